@@ -1,0 +1,92 @@
+package cairn
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+	"golang.org/x/text/unicode/rangetable"
+)
+
+// Path limits (docs/format.md).
+const (
+	MaxPathBytes    = 1024 // a whole vault-relative path
+	MaxSegmentBytes = 255  // one segment between slashes
+)
+
+// PathUnicodeVersion is the Unicode version whose assigned code points a path
+// may contain. Case folding and NFC are stable for assigned code points
+// (Unicode's stability policies), so the tree keys derived from paths never
+// change when a newer Go or x/text ships newer tables.
+const PathUnicodeVersion = "15.0.0"
+
+var assignedRunes = rangetable.Assigned(PathUnicodeVersion)
+
+const pathHint = "Paths are vault-relative, use forward slashes, and have no empty, '.' or '..' segments."
+
+// CleanPath checks a vault-relative path and returns its canonical form: NFC
+// normalized, slash separated. It refuses empty and absolute paths, '.', '..'
+// and empty segments, backslashes, NUL and control characters, code points
+// unassigned in Unicode 15.0, segments over 255 bytes, paths over 1024 bytes,
+// anything under .cairn/ and any .git segment. Errors have code EINVALID.
+func CleanPath(p string) (string, error) {
+	bad := func(format string, args ...any) (string, error) {
+		return "", Errorf(EINVALID, "path %q: %s", p, fmt.Sprintf(format, args...)).WithHint(pathHint)
+	}
+	if p == "" {
+		return bad("empty")
+	}
+	if !utf8.ValidString(p) {
+		return bad("not valid UTF-8")
+	}
+	for _, r := range p {
+		switch {
+		case r == 0:
+			return bad("contains a NUL byte")
+		case r == '\\':
+			return bad("contains a backslash; use '/' to separate folders")
+		case unicode.IsControl(r) || r == 0x7f:
+			return bad("contains the control character %U", r)
+		case !unicode.Is(assignedRunes, r):
+			return bad("contains %U, which is not an assigned Unicode %s character", r, PathUnicodeVersion)
+		}
+	}
+	if strings.HasPrefix(p, "/") {
+		return bad("absolute paths are not allowed")
+	}
+	if len(p) >= 2 && p[1] == ':' && (p[0]|0x20 >= 'a' && p[0]|0x20 <= 'z') {
+		return bad("looks like a Windows drive path")
+	}
+	p = norm.NFC.String(p)
+	if len(p) > MaxPathBytes {
+		return bad("%d bytes long; the limit is %d", len(p), MaxPathBytes)
+	}
+	for i, seg := range strings.Split(p, "/") {
+		switch {
+		case seg == "":
+			return bad("has an empty segment")
+		case seg == "." || seg == "..":
+			return bad("has a %q segment", seg)
+		case len(seg) > MaxSegmentBytes:
+			return bad("segment %.20q… is %d bytes; the limit is %d", seg, len(seg), MaxSegmentBytes)
+		case i == 0 && strings.EqualFold(seg, ".cairn"):
+			return bad(".cairn/ holds the vault's database and is never part of the tree")
+		case strings.EqualFold(seg, ".git"):
+			return bad(".git folders belong to git, not to the vault")
+		}
+	}
+	return p, nil
+}
+
+var folder = cases.Fold()
+
+// FoldPath returns the case-insensitive identity of a clean path: its Unicode
+// full case folding, NFC normalized. Two paths with the same fold cannot both
+// be in a vault (they collide on macOS and Windows); the vault tree is keyed
+// by the fold (docs/format.md).
+func FoldPath(p string) string {
+	return norm.NFC.String(folder.String(p))
+}
