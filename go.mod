@@ -1,5 +1,5 @@
 module cairn
 
-go 1.26.8
+go 1.26.0
 
-require golang.org/x/text v0.44.0 // indirect
+require golang.org/x/text v0.44.0
