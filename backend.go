@@ -124,6 +124,9 @@ type Backend interface {
 	// PutObjects stores objects in short transactions of its own; storing an
 	// object that exists is a no-op.
 	PutObjects(ctx context.Context, objs []Object) error
+	// ObjectsByPrefix returns up to limit hashes of objects of the given
+	// kind whose hex form starts with prefix (1 to 64 hex digits).
+	ObjectsByPrefix(ctx context.Context, kind ObjectKind, prefix string, limit int) ([]Hash, error)
 	// Objects calls fn for every stored object, in no particular order.
 	Objects(ctx context.Context, fn func(ObjectInfo) error) error
 	// DeleteObjects removes objects (garbage collection); missing ones are skipped.

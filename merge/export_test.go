@@ -1,0 +1,4 @@
+package merge
+
+// MatchLines exposes the line diff to the external tests.
+var MatchLines = matchLines

@@ -1,0 +1,537 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"cairn"
+)
+
+// FormatVersion returns the store format recorded in the database.
+func (db *DB) FormatVersion(ctx context.Context) (int, error) {
+	var v string
+	err := db.r.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'format_version'`).Scan(&v)
+	if err != nil {
+		return 0, translate(err)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, cairn.Errorf(cairn.EINTERNAL, "format version %q is not a number", v)
+	}
+	return n, nil
+}
+
+// GetObject returns one object.
+func (db *DB) GetObject(ctx context.Context, h cairn.Hash) (cairn.Object, error) {
+	var kind, codec int
+	var size int64
+	var data []byte
+	var purged bool
+	err := db.r.QueryRowContext(ctx, `SELECT kind, codec, size, data, data IS NULL FROM objects WHERE hash = ?`, h[:]).
+		Scan(&kind, &codec, &size, &data, &purged)
+	if err != nil {
+		err = translate(err)
+		if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+			return cairn.Object{}, cairn.Errorf(cairn.ENOTFOUND, "object %s not found", h.Short())
+		}
+		return cairn.Object{}, fmt.Errorf("read object %s: %w", h.Short(), err)
+	}
+	if purged {
+		return cairn.Object{}, db.purgedError(ctx, h)
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	data, err = db.codec.Decompress(data, codec, size)
+	if err != nil {
+		return cairn.Object{}, cairn.Errorf(cairn.EINTERNAL, "read object %s: %w", h.Short(), err)
+	}
+	return cairn.Object{Hash: h, Kind: cairn.ObjectKind(kind), Data: data}, nil
+}
+
+func (db *DB) purgedError(ctx context.Context, h cairn.Hash) error {
+	var p cairn.Purge
+	var t int64
+	var principal string
+	err := db.r.QueryRowContext(ctx, `SELECT principal, reason, time FROM purges WHERE hash = ?`, h[:]).Scan(&principal, &p.Reason, &t)
+	if err != nil {
+		return &cairn.Error{Code: cairn.ENOTFOUND, Message: fmt.Sprintf("the content of %s was purged", h.Short()), Err: cairn.ErrPurged}
+	}
+	return &cairn.Error{
+		Code: cairn.ENOTFOUND,
+		Message: fmt.Sprintf("the content of %s was purged on %s by %s (%s)",
+			h.Short(), time.Unix(0, t).UTC().Format(time.DateOnly), principal, p.Reason),
+		Err: cairn.ErrPurged,
+	}
+}
+
+// HasObjects reports which of hs are stored.
+func (db *DB) HasObjects(ctx context.Context, hs []cairn.Hash) ([]bool, error) {
+	out := make([]bool, len(hs))
+	index := make(map[cairn.Hash][]int, len(hs))
+	for i, h := range hs {
+		index[h] = append(index[h], i)
+	}
+	for start := 0; start < len(hs); start += 500 {
+		chunk := hs[start:min(start+500, len(hs))]
+		args := make([]any, len(chunk))
+		for i, h := range chunk {
+			args[i] = h[:]
+		}
+		rows, err := db.r.QueryContext(ctx, `SELECT hash FROM objects WHERE hash IN (`+placeholders(len(chunk))+`)`, args...)
+		if err != nil {
+			return nil, translate(err)
+		}
+		for rows.Next() {
+			var b []byte
+			if err := rows.Scan(&b); err != nil {
+				rows.Close()
+				return nil, translate(err)
+			}
+			for _, i := range index[cairn.Hash(b)] {
+				out[i] = true
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return nil, translate(err)
+		}
+	}
+	return out, nil
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+// PutObjects stores objects in transactions of up to 5,000 objects,
+// compressing them (on every core) before taking the write lock, and
+// inserting them in hash order so the hash index grows sequentially.
+func (db *DB) PutObjects(ctx context.Context, objs []cairn.Object) error {
+	objs = slices.Clone(objs)
+	slices.SortFunc(objs, func(a, b cairn.Object) int { return bytes.Compare(a.Hash[:], b.Hash[:]) })
+	for start := 0; start < len(objs); start += 5000 {
+		rows := db.encode(objs[start:min(start+5000, len(objs))])
+		err := db.update(ctx, func(tx *sql.Tx) error { return db.insert(ctx, tx, rows) })
+		if err != nil {
+			return fmt.Errorf("store objects: %w", err)
+		}
+	}
+	return nil
+}
+
+type objectRow struct {
+	obj   cairn.Object
+	codec int
+	data  []byte
+}
+
+// encode compresses objects, in parallel when there are many.
+func (db *DB) encode(objs []cairn.Object) []objectRow {
+	rows := make([]objectRow, len(objs))
+	workers := 1
+	if len(objs) >= 64 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(objs); i += workers {
+				data, codec := db.codec.Compress(objs[i].Data)
+				rows[i] = objectRow{obj: objs[i], codec: codec, data: data}
+			}
+		}()
+	}
+	wg.Wait()
+	return rows
+}
+
+func (db *DB) insert(ctx context.Context, tx *sql.Tx, rows []objectRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	// coalesce: the driver binds an empty byte slice as NULL, and NULL
+	// means purged.
+	stmt, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO objects (hash, kind, codec, size, data, created)
+		VALUES (?, ?, ?, ?, coalesce(?, X''), ?)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	now := db.now().Unix()
+	for _, r := range rows {
+		if _, err := stmt.ExecContext(ctx, r.obj.Hash[:], int(r.obj.Kind), r.codec, len(r.obj.Data), r.data, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ObjectsByPrefix returns up to limit hashes of objects of a kind whose hex
+// form starts with prefix.
+func (db *DB) ObjectsByPrefix(ctx context.Context, kind cairn.ObjectKind, prefix string, limit int) ([]cairn.Hash, error) {
+	if prefix == "" || len(prefix) > 64 {
+		return nil, cairn.Errorf(cairn.EINVALID, "hash prefix %q must be 1 to 64 hex digits", prefix)
+	}
+	lo, err := hex.DecodeString(prefix + strings.Repeat("0", len(prefix)%2))
+	if err != nil {
+		return nil, cairn.Errorf(cairn.EINVALID, "hash prefix %q is not hexadecimal", prefix)
+	}
+	hi := upperBound(lo, len(prefix)%2 == 1)
+	q := `SELECT hash FROM objects WHERE hash >= ? AND kind = ?`
+	args := []any{lo, int(kind)}
+	if hi != nil {
+		q += ` AND hash < ?`
+		args = append(args, hi)
+	}
+	rows, err := db.r.QueryContext(ctx, q+` ORDER BY hash LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []cairn.Hash
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return nil, translate(err)
+		}
+		out = append(out, cairn.Hash(b))
+	}
+	return out, translate(rows.Err())
+}
+
+// upperBound returns the smallest byte string greater than every string
+// that starts with the prefix lo (whose last nibble is free when half is
+// set), or nil when there is none.
+func upperBound(lo []byte, half bool) []byte {
+	hi := append([]byte(nil), lo...)
+	if half {
+		if hi[len(hi)-1] < 0xf0 {
+			hi[len(hi)-1] += 0x10
+			return hi
+		}
+		hi = hi[:len(hi)-1]
+	}
+	for i := len(hi) - 1; i >= 0; i-- {
+		if hi[i] < 0xff {
+			hi[i]++
+			return hi[:i+1]
+		}
+	}
+	return nil
+}
+
+// Objects calls fn for every stored object.
+func (db *DB) Objects(ctx context.Context, fn func(cairn.ObjectInfo) error) error {
+	rows, err := db.r.QueryContext(ctx, `SELECT hash, kind, size, created, data IS NULL FROM objects`)
+	if err != nil {
+		return translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var o cairn.ObjectInfo
+		var b []byte
+		var kind int
+		var created int64
+		if err := rows.Scan(&b, &kind, &o.Size, &created, &o.Purged); err != nil {
+			return translate(err)
+		}
+		o.Hash, o.Kind, o.Created = cairn.Hash(b), cairn.ObjectKind(kind), time.Unix(created, 0)
+		if err := fn(o); err != nil {
+			return err
+		}
+	}
+	return translate(rows.Err())
+}
+
+// DeleteObjects removes objects and returns their pages to the file system.
+func (db *DB) DeleteObjects(ctx context.Context, hs []cairn.Hash) error {
+	for start := 0; start < len(hs); start += 500 {
+		chunk := hs[start:min(start+500, len(hs))]
+		args := make([]any, len(chunk))
+		for i, h := range chunk {
+			args[i] = h[:]
+		}
+		err := db.update(ctx, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `DELETE FROM objects WHERE hash IN (`+placeholders(len(chunk))+`)`, args...)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("delete objects: %w", err)
+		}
+	}
+	_, err := db.w.ExecContext(ctx, `PRAGMA incremental_vacuum`)
+	return translate(err)
+}
+
+// Purge removes an object's content (overwriting it on disk: the writer
+// runs with secure_delete) and records why, then checkpoints the
+// write-ahead log so that no copy stays in it.
+func (db *DB) Purge(ctx context.Context, p cairn.Purge) error {
+	err := db.update(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE objects SET data = NULL, codec = 0 WHERE hash = ? AND data IS NOT NULL`, p.Hash[:])
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			var exists int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM objects WHERE hash = ?`, p.Hash[:]).Scan(&exists); err != nil {
+				return err
+			}
+			if exists == 0 {
+				return cairn.Errorf(cairn.ENOTFOUND, "object %s not found", p.Hash.Short())
+			}
+			return nil // already purged
+		}
+		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO purges (hash, principal, reason, time) VALUES (?, ?, ?, ?)`,
+			p.Hash[:], string(p.Principal), p.Reason, p.Time.UnixNano())
+		if err == nil && db.crash != nil {
+			db.crash("purge:updated")
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("purge %s: %w", p.Hash.Short(), err)
+	}
+	if db.crash != nil {
+		db.crash("purge:committed")
+	}
+	if err := db.Checkpoint(ctx); err != nil {
+		db.log.WarnContext(ctx, "purge: checkpoint after purge did not complete; the log is rewritten at the next checkpoint", "err", err)
+	}
+	return nil
+}
+
+// Purges lists the purge records, oldest first.
+func (db *DB) Purges(ctx context.Context) ([]cairn.Purge, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT hash, principal, reason, time FROM purges ORDER BY time, hash`)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []cairn.Purge
+	for rows.Next() {
+		var p cairn.Purge
+		var b []byte
+		var principal string
+		var t int64
+		if err := rows.Scan(&b, &principal, &p.Reason, &t); err != nil {
+			return nil, translate(err)
+		}
+		p.Hash, p.Principal, p.Time = cairn.Hash(b), cairn.Principal(principal), time.Unix(0, t).UTC()
+		out = append(out, p)
+	}
+	return out, translate(rows.Err())
+}
+
+// Ref returns one ref.
+func (db *DB) Ref(ctx context.Context, name string) (cairn.Ref, error) {
+	return readRef(ctx, db.r, name)
+}
+
+type queryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func readRef(ctx context.Context, q queryer, name string) (cairn.Ref, error) {
+	r := cairn.Ref{Name: name}
+	var b []byte
+	var kind int
+	var updated int64
+	err := q.QueryRowContext(ctx, `SELECT kind, hash, updated FROM refs WHERE name = ?`, name).Scan(&kind, &b, &updated)
+	if err != nil {
+		err = translate(err)
+		if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+			return r, cairn.Errorf(cairn.ENOTFOUND, "ref %s not found", name)
+		}
+		return r, err
+	}
+	r.Kind, r.Hash, r.Updated = cairn.RefKind(kind), cairn.Hash(b), time.Unix(0, updated).UTC()
+	return r, nil
+}
+
+// Refs returns the refs whose names start with prefix, sorted by name.
+func (db *DB) Refs(ctx context.Context, prefix string) ([]cairn.Ref, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT name, kind, hash, updated FROM refs WHERE substr(name, 1, ?) = ? ORDER BY name`,
+		len(prefix), prefix)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []cairn.Ref
+	for rows.Next() {
+		var r cairn.Ref
+		var b []byte
+		var kind int
+		var updated int64
+		if err := rows.Scan(&r.Name, &kind, &b, &updated); err != nil {
+			return nil, translate(err)
+		}
+		r.Kind, r.Hash, r.Updated = cairn.RefKind(kind), cairn.Hash(b), time.Unix(0, updated).UTC()
+		out = append(out, r)
+	}
+	return out, translate(rows.Err())
+}
+
+// RefLog returns ref updates newer than since, newest first.
+func (db *DB) RefLog(ctx context.Context, name string, since time.Time) ([]cairn.RefLogEntry, error) {
+	q := `SELECT name, old, new, principal, message, time FROM reflog WHERE time > ?`
+	args := []any{since.UnixNano()}
+	if since.IsZero() {
+		args[0] = int64(-1 << 63)
+	}
+	if name != "" {
+		q += ` AND name = ?`
+		args = append(args, name)
+	}
+	rows, err := db.r.QueryContext(ctx, q+` ORDER BY time DESC, id DESC`, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []cairn.RefLogEntry
+	for rows.Next() {
+		var e cairn.RefLogEntry
+		var old, new []byte
+		var principal string
+		var t int64
+		if err := rows.Scan(&e.Name, &old, &new, &principal, &e.Message, &t); err != nil {
+			return nil, translate(err)
+		}
+		copy(e.Old[:], old)
+		copy(e.New[:], new)
+		e.Principal, e.Time = cairn.Principal(principal), time.Unix(0, t).UTC()
+		out = append(out, e)
+	}
+	return out, translate(rows.Err())
+}
+
+// Pins returns the pins that have not expired at now.
+func (db *DB) Pins(ctx context.Context, now time.Time) ([]cairn.Pin, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT hash, reason, created, expires FROM pins
+		WHERE expires IS NULL OR expires > ? ORDER BY created, reason`, now.UnixNano())
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []cairn.Pin
+	for rows.Next() {
+		var p cairn.Pin
+		var b []byte
+		var created int64
+		var expires sql.NullInt64
+		if err := rows.Scan(&b, &p.Reason, &created, &expires); err != nil {
+			return nil, translate(err)
+		}
+		p.Hash, p.Created = cairn.Hash(b), time.Unix(0, created).UTC()
+		if expires.Valid {
+			p.Expires = time.Unix(0, expires.Int64).UTC()
+		}
+		out = append(out, p)
+	}
+	return out, translate(rows.Err())
+}
+
+// Update runs fn in one write transaction.
+func (db *DB) Update(ctx context.Context, fn func(cairn.Tx) error) error {
+	return db.update(ctx, func(tx *sql.Tx) error { return fn(&Tx{db: db, tx: tx}) })
+}
+
+// Tx is a write transaction; it implements cairn.Tx.
+type Tx struct {
+	db *DB
+	tx *sql.Tx
+}
+
+var _ cairn.Tx = (*Tx)(nil)
+
+// SQL returns the database transaction.
+func (t *Tx) SQL() *sql.Tx { return t.tx }
+
+// PutObjects stores objects as part of the transaction.
+func (t *Tx) PutObjects(ctx context.Context, objs []cairn.Object) error {
+	return t.db.insert(ctx, t.tx, t.db.encode(objs))
+}
+
+// Ref reads a ref inside the transaction.
+func (t *Tx) Ref(ctx context.Context, name string) (cairn.Ref, error) {
+	return readRef(ctx, t.tx, name)
+}
+
+// UpdateRef applies one compare-and-swap and logs it.
+func (t *Tx) UpdateRef(ctx context.Context, u cairn.RefUpdate) error {
+	what := "branch"
+	if u.Kind == cairn.RefTag {
+		what = "tag"
+	}
+	short := u.Name[strings.IndexByte(u.Name, '/')+1:]
+	cur, err := t.Ref(ctx, u.Name)
+	exists := err == nil
+	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+		return err
+	}
+	switch {
+	case exists && cur.Kind == cairn.RefTag:
+		return cairn.Errorf(cairn.ECONFLICT, "tag %s exists and never moves", short).WithHint("Choose another tag name.")
+	case exists && cur.Kind != u.Kind:
+		return cairn.Errorf(cairn.ECONFLICT, "%s is not a %s", short, what)
+	case !exists && !u.Old.IsZero():
+		return cairn.Errorf(cairn.ECONFLICT, "%s %s does not exist (expected it at %s)", what, short, u.Old.Short()).
+			WithHint("Try: cairn branch")
+	case exists && u.Old.IsZero():
+		return cairn.Errorf(cairn.ECONFLICT, "%s %s already exists (at %s)", what, short, cur.Hash.Short())
+	case exists && cur.Hash != u.Old:
+		return cairn.Errorf(cairn.ECONFLICT, "%s %s moved: expected %s, found %s", what, short, u.Old.Short(), cur.Hash.Short()).
+			WithHint("Another change landed first; merge it and try again.")
+	case u.New.IsZero() && !exists:
+		return cairn.Errorf(cairn.ENOTFOUND, "%s %s does not exist", what, short)
+	}
+	now := t.db.now().UnixNano()
+	if u.New.IsZero() {
+		_, err = t.tx.ExecContext(ctx, `DELETE FROM refs WHERE name = ?`, u.Name)
+	} else {
+		_, err = t.tx.ExecContext(ctx, `INSERT INTO refs (name, kind, hash, updated) VALUES (?, ?, ?, ?)
+			ON CONFLICT (name) DO UPDATE SET hash = excluded.hash, updated = excluded.updated`,
+			u.Name, int(u.Kind), u.New[:], now)
+	}
+	if err != nil {
+		return translate(err)
+	}
+	_, err = t.tx.ExecContext(ctx, `INSERT INTO reflog (name, old, new, principal, message, time) VALUES (?, ?, ?, ?, ?, ?)`,
+		u.Name, nullHash(u.Old), nullHash(u.New), string(u.Principal), u.Message, now)
+	return translate(err)
+}
+
+func nullHash(h cairn.Hash) any {
+	if h.IsZero() {
+		return nil
+	}
+	return h[:]
+}
+
+// SetPin adds or replaces the pin (p.Hash, p.Reason).
+func (t *Tx) SetPin(ctx context.Context, p cairn.Pin) error {
+	var expires any
+	if !p.Expires.IsZero() {
+		expires = p.Expires.UnixNano()
+	}
+	_, err := t.tx.ExecContext(ctx, `INSERT OR REPLACE INTO pins (hash, reason, created, expires) VALUES (?, ?, ?, ?)`,
+		p.Hash[:], p.Reason, p.Created.UnixNano(), expires)
+	return translate(err)
+}
+
+// DeletePin removes the pin (h, reason) if it exists.
+func (t *Tx) DeletePin(ctx context.Context, h cairn.Hash, reason string) error {
+	_, err := t.tx.ExecContext(ctx, `DELETE FROM pins WHERE hash = ? AND reason = ?`, h[:], reason)
+	return translate(err)
+}

@@ -1,0 +1,244 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	sqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"cairn"
+	"cairn/internal/codec"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Options configure a database. The zero value gives the defaults.
+type Options struct {
+	// BusyTimeout is how long a write waits for another process's write
+	// lock before failing with EUNAVAILABLE. Default 5s.
+	BusyTimeout time.Duration
+	// Synchronous is the SQLite synchronous setting: "FULL" (default; a
+	// returned commit survives power loss) or "NORMAL" (faster; the last
+	// commits may be lost on power loss, never corrupted).
+	Synchronous string
+	// Readers is the size of the read-only connection pool. Default 4.
+	Readers int
+	// Logger receives the database's logs. Default: discard.
+	Logger *slog.Logger
+	// Crash, when set, is called at named points inside purges; crash tests
+	// kill the process there. Nil in production.
+	Crash func(point string)
+}
+
+// Validate reports whether the options are usable.
+func (o *Options) Validate() error {
+	switch strings.ToUpper(o.Synchronous) {
+	case "", "FULL", "NORMAL":
+	default:
+		return cairn.Errorf(cairn.EINVALID, "synchronous must be FULL or NORMAL, not %q", o.Synchronous)
+	}
+	if o.BusyTimeout < 0 || o.Readers < 0 {
+		return cairn.Errorf(cairn.EINVALID, "busy timeout and readers must not be negative")
+	}
+	return nil
+}
+
+// DB is an open vault database. It implements cairn.Backend.
+type DB struct {
+	path  string
+	w     *sql.DB // one connection; transactions BEGIN IMMEDIATE
+	r     *sql.DB // read-only pool
+	log   *slog.Logger
+	codec codec.Codec
+	now   func() time.Time
+	crash func(string)
+}
+
+var _ cairn.Backend = (*DB)(nil)
+
+// Open opens (creating if needed) the database file at path and brings its
+// schema up to date.
+func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	busy := cmp.Or(opts.BusyTimeout, 5*time.Second)
+	sync := strings.ToUpper(cmp.Or(opts.Synchronous, "FULL"))
+	base := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?_busy_timeout=" + strconv.FormatInt(busy.Milliseconds(), 10)
+	db := &DB{
+		path:  abs,
+		log:   cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
+		now:   time.Now,
+		crash: opts.Crash,
+	}
+	db.w, err = sql.Open("sqlite", base+"&_auto_vacuum=INCREMENTAL&_journal_mode=WAL&_synchronous="+sync+
+		"&_txlock=immediate&_pragma=secure_delete(ON)&_pragma=foreign_keys(ON)&_pragma=cache_size(-32768)")
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	db.w.SetMaxOpenConns(1)
+	db.w.SetMaxIdleConns(1)
+	db.w.SetConnMaxLifetime(0)
+	db.w.SetConnMaxIdleTime(0)
+	if err := db.migrate(ctx); err != nil {
+		db.w.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	db.r, err = sql.Open("sqlite", base+"&_query_only=1&_pragma=cache_size(-8192)")
+	if err != nil {
+		db.w.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	n := cmp.Or(opts.Readers, 4)
+	db.r.SetMaxOpenConns(n)
+	db.r.SetMaxIdleConns(n)
+	db.r.SetConnMaxIdleTime(0)
+	return db, nil
+}
+
+// Path returns the absolute path of the database file.
+func (db *DB) Path() string { return db.path }
+
+// Read returns the read-only connection pool, for subsystems that query
+// their own tables.
+func (db *DB) Read() *sql.DB { return db.r }
+
+// Close checkpoints the write-ahead log and closes the database.
+func (db *DB) Close() error {
+	var errs []error
+	if db.r != nil {
+		errs = append(errs, db.r.Close())
+	}
+	if db.w != nil {
+		_, err := db.w.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+		if err != nil && cairn.ErrorCode(translate(err)) != cairn.EUNAVAILABLE {
+			errs = append(errs, err)
+		}
+		errs = append(errs, db.w.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Checkpoint copies the write-ahead log into the database file and truncates
+// the log; it is what a size measurement must call first.
+func (db *DB) Checkpoint(ctx context.Context) error {
+	_, err := db.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
+	return translate(err)
+}
+
+// migrate applies the embedded migrations that the database has not seen,
+// each in its own transaction, in the order of their numbers.
+func (db *DB) migrate(ctx context.Context) error {
+	if _, err := db.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied INTEGER NOT NULL)`); err != nil {
+		return translate(err)
+	}
+	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		base := filepath.Base(name)
+		num, _, ok := strings.Cut(base, "_")
+		version, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return fmt.Errorf("migration %s: name must start with a number", base)
+		}
+		err = db.update(ctx, func(tx *sql.Tx) error {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil
+			}
+			body, err := migrationFS.ReadFile(name)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+				return fmt.Errorf("migration %s: %w", base, err)
+			}
+			_, err = tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)`,
+				version, base, db.now().Unix())
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// update runs fn in one IMMEDIATE transaction on the writer connection.
+func (db *DB) update(ctx context.Context, fn func(*sql.Tx) error) (err error) {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return translate(err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			tx.Rollback()
+			panic(p)
+		}
+	}()
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return translate(err)
+	}
+	return translate(tx.Commit())
+}
+
+// translate maps driver errors to cairn errors at the package boundary.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *cairn.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return &cairn.Error{Code: cairn.ENOTFOUND, Message: "not found"}
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return &cairn.Error{
+				Code:    cairn.EUNAVAILABLE,
+				Message: "the vault database is locked by another cairn process",
+				Hint:    "Wait for the other command to finish and try again.",
+				Err:     err,
+			}
+		case sqlite3.SQLITE_FULL:
+			return &cairn.Error{Code: cairn.EUNAVAILABLE, Message: "the disk is full", Err: err}
+		case sqlite3.SQLITE_READONLY:
+			return &cairn.Error{Code: cairn.EFORBIDDEN, Message: "the vault database is read-only", Err: err}
+		}
+	}
+	return err
+}

@@ -1,0 +1,150 @@
+package store
+
+import (
+	"context"
+	"sync"
+
+	"cairn"
+)
+
+// Batch collects new objects (blobs and tree nodes) in memory until they are
+// written: by [Store.Commit] or [Tx.Commit], which write the objects the new
+// commit reaches in the commit's own transaction, or by [Batch.Flush]. A
+// Batch is safe for concurrent use; a failed operation may leave unneeded
+// objects in it, which are never written unless flushed.
+type Batch struct {
+	s     *Store
+	mu    sync.Mutex
+	blobs map[cairn.Hash][]byte
+	nodes map[cairn.Hash]*node
+}
+
+// NewBatch returns an empty batch.
+func (s *Store) NewBatch() *Batch {
+	return &Batch{s: s, blobs: make(map[cairn.Hash][]byte), nodes: make(map[cairn.Hash]*node)}
+}
+
+// Store returns the store the batch belongs to.
+func (b *Batch) Store() *Store { return b.s }
+
+// PutBlob adds content to the batch and returns its hash. The batch keeps
+// data; the caller must not modify it afterwards.
+func (b *Batch) PutBlob(data []byte) cairn.Hash {
+	h := BlobHash(data)
+	b.mu.Lock()
+	b.blobs[h] = data
+	b.mu.Unlock()
+	return h
+}
+
+// Len returns the number of objects waiting to be written.
+func (b *Batch) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.blobs) + len(b.nodes)
+}
+
+func (b *Batch) putNode(n *node) {
+	b.mu.Lock()
+	b.nodes[n.hash] = n
+	b.mu.Unlock()
+}
+
+// node returns a node from the batch or the store.
+func (b *Batch) node(ctx context.Context, h cairn.Hash) (*node, error) {
+	b.mu.Lock()
+	n, ok := b.nodes[h]
+	b.mu.Unlock()
+	if ok {
+		return n, nil
+	}
+	return b.s.node(ctx, h)
+}
+
+// ReadBlob returns content from the batch or the store.
+func (b *Batch) ReadBlob(ctx context.Context, h cairn.Hash) ([]byte, error) {
+	b.mu.Lock()
+	data, ok := b.blobs[h]
+	b.mu.Unlock()
+	if ok {
+		return data, nil
+	}
+	return b.s.ReadBlob(ctx, h)
+}
+
+// Flush writes every object in the batch, in transactions of its own, and
+// empties the batch. Bulk imports flush as they go so memory stays bounded.
+func (b *Batch) Flush(ctx context.Context) error {
+	b.mu.Lock()
+	objs := make([]cairn.Object, 0, len(b.blobs)+len(b.nodes))
+	for h, data := range b.blobs {
+		objs = append(objs, cairn.Object{Hash: h, Kind: cairn.KindBlob, Data: data})
+	}
+	for h, n := range b.nodes {
+		objs = append(objs, cairn.Object{Hash: h, Kind: cairn.KindNode, Data: n.enc})
+	}
+	b.mu.Unlock()
+	if err := b.s.b.PutObjects(ctx, objs); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	for _, o := range objs {
+		if o.Kind == cairn.KindNode {
+			b.s.nodes.Add(o.Hash, b.nodes[o.Hash])
+			delete(b.nodes, o.Hash)
+		} else {
+			delete(b.blobs, o.Hash)
+		}
+	}
+	b.mu.Unlock()
+	return nil
+}
+
+// reachable returns the batch's objects that tree reaches: the pending nodes
+// under it and the pending blobs they name. Subtrees already stored are not
+// entered.
+func (b *Batch) reachable(tree cairn.Hash) []cairn.Object {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var objs []cairn.Object
+	seen := make(map[cairn.Hash]bool)
+	var walk func(h cairn.Hash)
+	walk = func(h cairn.Hash) {
+		n, ok := b.nodes[h]
+		if !ok || seen[h] {
+			return
+		}
+		seen[h] = true
+		objs = append(objs, cairn.Object{Hash: h, Kind: cairn.KindNode, Data: n.enc})
+		for _, it := range n.items {
+			if n.level > 0 {
+				walk(it.hash)
+				continue
+			}
+			if data, ok := b.blobs[it.hash]; ok && !seen[it.hash] {
+				seen[it.hash] = true
+				objs = append(objs, cairn.Object{Hash: it.hash, Kind: cairn.KindBlob, Data: data})
+			}
+		}
+	}
+	walk(tree)
+	return objs
+}
+
+// written moves objects that were committed out of the batch into the
+// store's node cache.
+func (b *Batch) written(objs []cairn.Object) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, o := range objs {
+		if o.Kind == cairn.KindNode {
+			if n, ok := b.nodes[o.Hash]; ok {
+				n.enc = nil
+				b.s.nodes.Add(o.Hash, n)
+			}
+			delete(b.nodes, o.Hash)
+		} else {
+			delete(b.blobs, o.Hash)
+		}
+	}
+}
