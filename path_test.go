@@ -1,0 +1,106 @@
+package cairn_test
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+
+	"cairn"
+)
+
+func TestCleanPath(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"index.md", "index.md"},
+		{"notes/Alpha Beta.md", "notes/Alpha Beta.md"},
+		{"cafe\u0301.md", "caf\u00e9.md"}, // NFD in, NFC out
+		{"raw/paper (1).pdf", "raw/paper (1).pdf"},
+		{".obsidian/app.json", ".obsidian/app.json"},
+		{"a/.cairn/x", "a/.cairn/x"}, // only the top-level .cairn is reserved
+		{strings.Repeat("a", 255), strings.Repeat("a", 255)},
+	} {
+		got, err := cairn.CleanPath(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("CleanPath(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+	for _, in := range []string{
+		"", "/abs.md", "C:/x.md", "c:x", "a//b.md", "a/./b.md", "../up.md", "a/../b.md", "a/", "a\\b.md",
+		"a\x00b", "a\x1fb", "a\x7fb", "a\u0085b", "bad\xff.md", ".cairn/cairn.db", ".CAIRN/x", "x/.git/config", ".git",
+		strings.Repeat("a", 256), strings.Repeat("abcdefghi/", 103) + "x", "a\U000E0080b", "\U0010FFFF.md",
+	} {
+		if got, err := cairn.CleanPath(in); cairn.ErrorCode(err) != cairn.EINVALID || cairn.ErrorHint(err) == "" {
+			t.Errorf("CleanPath(%q) = %q, %v; want an invalid-path error with a hint", in, got, err)
+		}
+	}
+}
+
+func TestFoldPath(t *testing.T) {
+	for _, tc := range []struct{ a, b string }{
+		{"Notes/A.md", "notes/a.md"},
+		{"STRASSE.md", "straße.md"},
+		{"Ǆ.md", "ǆ.md"},
+		{"café.md", "CAFÉ.md"},
+	} {
+		if cairn.FoldPath(tc.a) != cairn.FoldPath(tc.b) {
+			t.Errorf("FoldPath(%q) = %q, FoldPath(%q) = %q; want equal", tc.a, cairn.FoldPath(tc.a), tc.b, cairn.FoldPath(tc.b))
+		}
+	}
+	if cairn.FoldPath("a.md") == cairn.FoldPath("b.md") {
+		t.Errorf("FoldPath folds different names together")
+	}
+}
+
+// FuzzCleanPath checks the path rules on arbitrary input: an accepted path
+// is clean (NFC, no empty, '.' or '..' segment, no control characters,
+// within the limits) and cleaning it again changes nothing; its fold is
+// stable.
+func FuzzCleanPath(f *testing.F) {
+	for _, s := range []string{"index.md", "a/b/c.md", "../x", "cafe\u0301", "a//b", ".cairn/x", "x/.git/y", "Ａ.md", "\xff", "a\\b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		p, err := cairn.CleanPath(in)
+		if err != nil {
+			if cairn.ErrorCode(err) != cairn.EINVALID {
+				t.Fatalf("CleanPath(%q) error code = %s, want %s", in, cairn.ErrorCode(err), cairn.EINVALID)
+			}
+			return
+		}
+		if !utf8.ValidString(p) || !norm.NFC.IsNormalString(p) || len(p) > cairn.MaxPathBytes {
+			t.Fatalf("CleanPath(%q) = %q: not valid NFC within limits", in, p)
+		}
+		for _, seg := range strings.Split(p, "/") {
+			if seg == "" || seg == "." || seg == ".." || len(seg) > cairn.MaxSegmentBytes {
+				t.Fatalf("CleanPath(%q) = %q: bad segment %q", in, p, seg)
+			}
+		}
+		if strings.ContainsAny(p, "\x00\\") {
+			t.Fatalf("CleanPath(%q) = %q contains NUL or backslash", in, p)
+		}
+		again, err := cairn.CleanPath(p)
+		if err != nil || again != p {
+			t.Fatalf("CleanPath(CleanPath(%q)) = %q, %v; want %q", in, again, err, p)
+		}
+		if k := cairn.FoldPath(p); cairn.FoldPath(k) != k {
+			t.Fatalf("FoldPath is not idempotent on %q", p)
+		}
+	})
+}
+
+func TestPrincipal(t *testing.T) {
+	for _, ok := range []string{"system", "user:alice", "agent:extractive", "job:42", "user:a.b@example.org"} {
+		if _, err := cairn.ParsePrincipal(ok); err != nil {
+			t.Errorf("ParsePrincipal(%q): %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "alice", "user:", "robot:x", "user:a b", "user:" + strings.Repeat("a", 129), "System"} {
+		if _, err := cairn.ParsePrincipal(bad); cairn.ErrorCode(err) != cairn.EINVALID {
+			t.Errorf("ParsePrincipal(%q) error = %v, want code %s", bad, err, cairn.EINVALID)
+		}
+	}
+	if k := cairn.Agent("extractive").Kind(); k != "agent" {
+		t.Errorf("Kind() = %q", k)
+	}
+}
