@@ -1,0 +1,37 @@
+# cairn — run `make help` for the targets.
+
+GO       ?= go
+PKGS     := ./...
+BENCHOUT ?= bench/latest.txt
+
+.PHONY: help build test test-short bench fuzz lint tidy clean
+
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+build: ## Build the cairn binary into ./cairn.
+	$(GO) build -o cairn ./cmd/cairn
+
+test: ## Run every test (what CI runs): vet, then the tests with fuzz seeds.
+	$(GO) vet $(PKGS)
+	$(GO) test -count=1 $(PKGS)
+
+test-short: ## Run the tests without the slow crash and multi-process ones.
+	$(GO) test -short $(PKGS)
+
+bench: ## Run the benchmarks, 1k/10k/100k-page vaults included (slow: tens of minutes).
+	@mkdir -p $(dir $(BENCHOUT))
+	$(GO) test -run '^$$' -bench . -benchtime 100x -timeout 3h $(PKGS) | tee $(BENCHOUT)
+
+fuzz: ## Fuzz each parser and merge for FUZZTIME each (default 60s).
+	@./scripts/fuzz.sh $(or $(FUZZTIME),60s)
+
+lint: ## Check formatting and vet.
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+tidy: ## Tidy go.mod and go.sum.
+	$(GO) mod tidy
+
+clean: ## Remove build output.
+	rm -f cairn
