@@ -1,0 +1,84 @@
+package markdown_test
+
+import (
+	"strings"
+	"testing"
+
+	"cairn/markdown"
+)
+
+// typicalPage is about 2 KB: frontmatter in the common form, headings, a
+// list, a code fence, five links.
+var typicalPage = []byte(`---
+title: Attention Is All You Need
+type: summary
+source: raw/attention.pdf
+updated: 2024-03-01
+aliases: [Transformer paper, Vaswani 2017]
+tags:
+  - ml
+  - nlp
+---
+# Attention Is All You Need
+
+The paper introduces the [[Transformer]], an architecture based solely on
+attention mechanisms, dispensing with recurrence and convolutions entirely.
+Experiments on two machine translation tasks show these models to be superior
+in quality while being more parallelizable and requiring significantly less
+time to train.
+
+## Key ideas
+
+- Scaled dot-product attention and [[multi-head attention|multi-head]] let the
+  model attend to information from different representation subspaces.
+- Positional encodings inject order information; see [[Positional encoding#Sinusoids]].
+- The encoder and decoder stacks each have six identical layers. ^stacks
+
+` + "```python" + `
+def attention(q, k, v):
+    return softmax(q @ k.T / sqrt(d)) @ v  # [[not a link]]
+` + "```" + `
+
+## Results
+
+The model reaches 28.4 BLEU on the WMT 2014 English-to-German translation
+task, improving over the existing best results, including ensembles, by over
+2 BLEU. On English-to-French it establishes a new single-model state of the
+art BLEU score of 41.8 after training for 3.5 days on eight GPUs, a small
+fraction of the training costs of the best models from the literature. See
+the [original paper](../raw/attention.pdf) and ![[architecture.png]] for the
+full picture. The ` + "`inline [[code]]`" + ` is not a link either.
+
+## Notes
+
+It generalizes well to other tasks, applied successfully to English
+constituency parsing both with large and limited training data. Later work
+built encoder-only and decoder-only models on the same blocks, which now
+dominate natural language processing and increasingly vision and speech.
+`)
+
+func BenchmarkParse(b *testing.B) {
+	b.SetBytes(int64(len(typicalPage)))
+	b.ReportAllocs()
+	for b.Loop() {
+		markdown.Parse("summaries/attention.md", typicalPage)
+	}
+}
+
+func BenchmarkPlainText(b *testing.B) {
+	b.SetBytes(int64(len(typicalPage)))
+	b.ReportAllocs()
+	for b.Loop() {
+		markdown.PlainText(typicalPage)
+	}
+}
+
+// BenchmarkParseSlowYAML parses a page whose frontmatter needs yaml.v3.
+func BenchmarkParseSlowYAML(b *testing.B) {
+	src := []byte(strings.Replace(string(typicalPage), "type: summary", "type: summary # a comment\nnested:\n  a: 1", 1))
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		markdown.Parse("summaries/attention.md", src)
+	}
+}

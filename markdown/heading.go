@@ -1,0 +1,165 @@
+package markdown
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"cairn"
+)
+
+// appendSlug writes the GitHub-style anchor of text: lower case, letters,
+// marks, digits, '_' and '-' kept, spaces turned into '-', everything else
+// dropped.
+func appendSlug(b *strings.Builder, text []byte) {
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c >= 'A' && c <= 'Z':
+				b.WriteByte(c + 'a' - 'A')
+			case c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_':
+				b.WriteByte(c)
+			case c == ' ':
+				b.WriteByte('-')
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(text[i:])
+		i += n
+		if unicode.IsLetter(r) || unicode.IsMark(r) || unicode.IsNumber(r) {
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+}
+
+// headingKey normalizes heading text for matching a link's heading the way
+// Obsidian does: the characters a link cannot hold (# | ^ : % [ ] \) become
+// spaces, runs of spaces shrink to one, and case is folded.
+func headingKey(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch r {
+		case '#', '|', '^', ':', '%', '[', ']', '\\':
+			return ' '
+		}
+		if unicode.IsSpace(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	return fold(strings.Join(strings.Fields(s), " "))
+}
+
+// fold is cairn.FoldPath, with a fast path for ASCII, where full case
+// folding is lower-casing and NFC changes nothing.
+func fold(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return cairn.FoldPath(s)
+		}
+	}
+	return strings.ToLower(s)
+}
+
+// HasHeading reports whether the page has a heading that heading names.
+// A chained heading ("Part#Detail", Obsidian's nested form) names its last
+// part. Matching ignores case and the characters a link cannot hold, as
+// Obsidian's does; a GitHub-style slug ("my-heading", the form Markdown
+// link fragments take elsewhere) matches too.
+func (p *Page) HasHeading(heading string) bool {
+	if i := strings.LastIndexByte(heading, '#'); i >= 0 {
+		heading = heading[i+1:]
+	}
+	lower := strings.ToLower(strings.TrimSpace(heading))
+	key := ""
+	for _, h := range p.Headings {
+		if h.Slug == lower {
+			return true
+		}
+		if same, ok := sameHeadingASCII(h.Text, heading); ok {
+			if same {
+				return true
+			}
+			continue
+		}
+		if key == "" {
+			key = headingKey(heading)
+		}
+		if headingKey(h.Text) == key {
+			return true
+		}
+	}
+	return false
+}
+
+// sameHeadingASCII compares a and b as headingKey does, without
+// allocating; ok is false when either is not ASCII.
+func sameHeadingASCII(a, b string) (same, ok bool) {
+	ra, rb := headingReader{s: a}, headingReader{s: b}
+	for {
+		ca, na := ra.next()
+		cb, nb := rb.next()
+		switch {
+		case ca >= utf8.RuneSelf || cb >= utf8.RuneSelf:
+			return false, false
+		case !na || !nb:
+			return na == nb, true
+		case ca != cb:
+			// Text further on could still fold onto these bytes.
+			return false, isASCII(a[ra.i:]) && isASCII(b[rb.i:])
+		}
+	}
+}
+
+// headingReader yields the bytes of s as headingKey would produce them:
+// lower case, the characters a link cannot hold and runs of white space
+// read as one space, none at either end.
+type headingReader struct {
+	s              string
+	i              int
+	started, space bool
+}
+
+func (r *headingReader) next() (byte, bool) {
+	for r.i < len(r.s) {
+		c := r.s[r.i]
+		switch c {
+		case ' ', '\t', '\n', '\r', '\v', '\f', '#', '|', '^', ':', '%', '[', ']', '\\':
+			r.space = true
+			r.i++
+			continue
+		}
+		if r.space && r.started {
+			r.space = false
+			return ' ', true
+		}
+		r.space, r.started = false, true
+		r.i++
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		return c, true
+	}
+	return 0, false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// HasBlock reports whether the page has the block id (without '^'); block
+// ids match case-insensitively.
+func (p *Page) HasBlock(id string) bool {
+	for _, b := range p.BlockIDs {
+		if strings.EqualFold(b, id) {
+			return true
+		}
+	}
+	return false
+}

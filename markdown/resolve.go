@@ -1,0 +1,278 @@
+package markdown
+
+import (
+	"slices"
+	"strings"
+)
+
+// Step is one step of link resolution. A link looks its target up step by
+// step, in the order below; the first step where any file answers decides:
+// one file resolves the link, several make it ambiguous (never silently the
+// first). All matching is on folded text (Unicode full case folding and
+// NFC, as cairn.FoldPath), so it ignores case.
+type Step int
+
+// Resolution steps, in the order they are tried.
+const (
+	// StepFile: a path the link spells out — a Markdown destination or a
+	// "./", "../" or "/" wikilink — resolved against the linking page's
+	// folder or the vault root; "x" also finds "x.md".
+	StepFile Step = iota + 1
+	// StepPath: a page's id, or its path without ".md"; an attachment's
+	// path.
+	StepPath
+	// StepSuffix: trailing whole segments of a path, two or more:
+	// "sub/note" finds "a/sub/note.md" but "b/note" does not find
+	// "a/sub/note.md" and "ub/note" finds nothing.
+	StepSuffix
+	// StepStem: a page's file name without ".md", an attachment's file
+	// name with its extension ("diagram.png").
+	StepStem
+	// StepTitle: a page's title from its frontmatter or its first
+	// heading (a title from the file name is its stem already).
+	StepTitle
+	// StepAlias: one of a page's aliases.
+	StepAlias
+)
+
+var stepNames = [...]string{"none", "file", "path", "suffix", "stem", "title", "alias"}
+
+// String returns the step's name: file, path, suffix, stem, title, alias;
+// "none" for 0, the step of a broken or same-page link.
+func (s Step) String() string {
+	if s >= 0 && int(s) < len(stepNames) {
+		return stepNames[s]
+	}
+	return "step(" + itoa(int(s)) + ")"
+}
+
+// Key is one thing a file answers to, or a link looks up, at one step:
+// Value is folded text. The incremental index stores a page's keys (key →
+// file rows) and each link's lookup keys (link → key rows): when a key
+// gains or loses a file, exactly the links that look it up may resolve
+// differently.
+type Key struct {
+	Step  Step   `json:"step"`
+	Value string `json:"value"`
+}
+
+// ResolutionKeys returns the keys page p answers to: its folded path
+// (StepFile); its id and its path without ".md" (StepPath); each trailing
+// run of two or more path segments short of the whole (StepSuffix); its
+// file name without ".md" (StepStem); its title unless it comes from the
+// file name (StepTitle); its aliases (StepAlias). No key repeats.
+func ResolutionKeys(p *Page) []Key {
+	path := fold(p.Path)
+	noExt := trimMD(path)
+	keys := []Key{{StepFile, path}, {StepPath, fold(p.ID)}}
+	if noExt != keys[1].Value {
+		keys = append(keys, Key{StepPath, noExt})
+	}
+	keys = appendSuffixKeys(keys, noExt)
+	if p.TitleSource != TitleFromFilename && p.Title != "" {
+		keys = append(keys, Key{StepTitle, fold(p.Title)})
+	}
+	for _, a := range p.Aliases {
+		k := Key{StepAlias, fold(a)}
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// AttachmentKeys returns the keys an attachment (any file that is not a
+// page) answers to: its folded path at StepFile and StepPath, its trailing
+// segments at StepSuffix, its file name with extension at StepStem.
+func AttachmentKeys(path string) []Key {
+	path = fold(path)
+	return appendSuffixKeys([]Key{{StepFile, path}, {StepPath, path}}, path)
+}
+
+// appendSuffixKeys adds the StepSuffix and StepStem keys of path.
+func appendSuffixKeys(keys []Key, path string) []Key {
+	last := strings.LastIndexByte(path, '/')
+	for i := 0; i < last; i++ {
+		if path[i] == '/' {
+			keys = append(keys, Key{StepSuffix, path[i+1:]})
+		}
+	}
+	return append(keys, Key{StepStem, path[last+1:]})
+}
+
+// LookupKeys returns the keys link l looks up, in step order; several keys
+// of one step are alternatives (StepFile tries "x" and "x.md").
+//
+//   - A same-page link ("[[#h]]", "[x](#h)") and a path escaping the vault
+//     look up nothing.
+//   - A wikilink, embed or frontmatter link spelling a path ("./", "../",
+//     "/") looks up that file only.
+//   - Any other wikilink looks its Target up at StepPath, then StepSuffix
+//     (a target with '/') or StepStem (one without), StepTitle, StepAlias.
+//   - A Markdown link looks up the file its destination names relative to
+//     the page (CommonMark's and GitHub's reading); unless the destination
+//     starts with "./", "../" or "/", it then falls back to StepPath,
+//     StepSuffix or StepStem with its Target, because Obsidian resolves
+//     Markdown destinations like wikilinks, vault-wide ("Sub/My%20Note.md"
+//     written in "Sub/x.md" means "Sub/My Note.md"). A Markdown link names
+//     a file, never a title or alias.
+func LookupKeys(l Link) []Key {
+	if l.Escapes || l.SamePage() {
+		return nil
+	}
+	var keys []Key
+	if l.Path != "" {
+		p := fold(l.Path)
+		keys = append(keys, Key{StepFile, p})
+		if trimMD(p) == p {
+			keys = append(keys, Key{StepFile, p + ".md"})
+		}
+	}
+	if isExplicitPath(l.Target) || l.Target == "" {
+		return keys
+	}
+	t := fold(l.Target)
+	keys = append(keys, Key{StepPath, t})
+	if strings.Contains(t, "/") {
+		keys = append(keys, Key{StepSuffix, t})
+	} else {
+		keys = append(keys, Key{StepStem, t})
+	}
+	if l.Kind != LinkMarkdown {
+		keys = append(keys, Key{StepTitle, t}, Key{StepAlias, t})
+	}
+	return keys
+}
+
+// Status is the outcome of resolving a link.
+type Status string
+
+// Statuses.
+const (
+	StatusResolved  Status = "resolved"  // exactly one file answered first
+	StatusBroken    Status = "broken"    // no file answers any key
+	StatusAmbiguous Status = "ambiguous" // several files answered at the deciding step
+)
+
+// Resolution is where a link leads.
+type Resolution struct {
+	Status Status `json:"status"`
+	// Path is the file the link leads to, when resolved; for a same-page
+	// link, the linking page.
+	Path string `json:"path,omitempty"`
+	// Step is the step that decided (0 for broken and same-page links).
+	Step Step `json:"step,omitempty"`
+	// Candidates are the files that answered, sorted, when ambiguous.
+	Candidates []string `json:"candidates,omitempty"`
+	// SamePage marks "[[#heading]]" and "[x](#heading)" links.
+	SamePage bool `json:"same_page,omitempty"`
+	// MissingHeading and MissingBlock mark a resolved link to a page that
+	// has no such heading or block id (lint warns). Attachments are not
+	// checked: "#page=3" in a PDF link is no heading.
+	MissingHeading bool `json:"missing_heading,omitempty"`
+	MissingBlock   bool `json:"missing_block,omitempty"`
+}
+
+// Match applies the resolution rule to a link's lookup keys: holders
+// returns the files (paths) answering one key. The first step at which any
+// key has holders decides. It is exported so the incremental index, which
+// keeps holders in SQL, decides exactly as Resolver does.
+func Match(keys []Key, holders func(Key) []string) Resolution {
+	for i := 0; i < len(keys); {
+		step := keys[i].Step
+		j := i + 1
+		for j < len(keys) && keys[j].Step == step {
+			j++
+		}
+		found := holders(keys[i])
+		if j > i+1 || len(found) > 1 {
+			found = slices.Clone(found)
+			for _, k := range keys[i+1 : j] {
+				found = append(found, holders(k)...)
+			}
+			slices.Sort(found)
+			found = slices.Compact(found)
+		}
+		i = j
+		switch len(found) {
+		case 0:
+			continue
+		case 1:
+			return Resolution{Status: StatusResolved, Path: found[0], Step: step}
+		}
+		return Resolution{Status: StatusAmbiguous, Step: step, Candidates: found}
+	}
+	return Resolution{Status: StatusBroken}
+}
+
+// Resolver resolves links within one vault, in memory: full index builds,
+// lint, and the oracle the incremental index is tested against. It is
+// immutable, so safe for concurrent use.
+type Resolver struct {
+	holders map[Key][]string // sorted, unique
+	pages   map[string]*Page // by path
+}
+
+// NewResolver indexes the vault's pages and attachments (the paths of its
+// other files). Paths should be unique; an attachment path that is also a
+// page's is ignored. The result does not depend on the order of either
+// slice.
+func NewResolver(pages []*Page, attachments []string) *Resolver {
+	r := &Resolver{
+		holders: make(map[Key][]string, len(pages)*6+len(attachments)*4),
+		pages:   make(map[string]*Page, len(pages)),
+	}
+	for _, p := range pages {
+		if q, dup := r.pages[p.Path]; dup && q.ID <= p.ID {
+			continue // keep one page per path, whatever the order
+		}
+		r.pages[p.Path] = p
+	}
+	for path, p := range r.pages {
+		for _, k := range ResolutionKeys(p) {
+			r.holders[k] = append(r.holders[k], path)
+		}
+	}
+	for _, a := range attachments {
+		if _, isPage := r.pages[a]; isPage {
+			continue
+		}
+		for _, k := range AttachmentKeys(a) {
+			r.holders[k] = append(r.holders[k], a)
+		}
+	}
+	for k, paths := range r.holders {
+		slices.Sort(paths)
+		r.holders[k] = slices.Compact(paths)
+	}
+	return r
+}
+
+// Holders returns the files answering key, sorted. The slice must not be
+// modified.
+func (r *Resolver) Holders(k Key) []string { return r.holders[k] }
+
+// Resolve resolves link l written in page from. from is needed only for
+// same-page links, which are broken when it is nil.
+func (r *Resolver) Resolve(from *Page, l Link) Resolution {
+	if l.SamePage() {
+		if from == nil {
+			return Resolution{Status: StatusBroken}
+		}
+		res := Resolution{Status: StatusResolved, Path: from.Path, SamePage: true}
+		checkFragment(&res, from, l)
+		return res
+	}
+	res := Match(LookupKeys(l), r.Holders)
+	if res.Status == StatusResolved {
+		if p := r.pages[res.Path]; p != nil {
+			checkFragment(&res, p, l)
+		}
+	}
+	return res
+}
+
+func checkFragment(res *Resolution, p *Page, l Link) {
+	res.MissingHeading = l.Heading != "" && !p.HasHeading(l.Heading)
+	res.MissingBlock = l.Block != "" && !p.HasBlock(l.Block)
+}
