@@ -74,9 +74,11 @@ type CommitRequest struct {
 // Tx is a write transaction of the store: ref updates, the objects they
 // make reachable, and the rows of other subsystems (via SQL) commit together.
 type Tx struct {
-	s     *Store
-	tx    cairn.Tx
-	after []func()
+	s       *Store
+	tx      cairn.Tx
+	after   []func()
+	batches []*Batch                     // batches whose objects this transaction wrote
+	pending map[cairn.Hash]*cairn.Commit // commits this transaction wrote
 }
 
 // Update runs fn in one write transaction. Nothing fn did is kept if it
@@ -196,6 +198,11 @@ func (tx *Tx) Commit(ctx context.Context, b *Batch, req CommitRequest) (*cairn.C
 		return nil, err
 	}
 	s.point("commit:objects-written")
+	tx.batches = append(tx.batches, b)
+	if tx.pending == nil {
+		tx.pending = map[cairn.Hash]*cairn.Commit{}
+	}
+	tx.pending[c.Hash] = c
 	err = tx.UpdateRef(ctx, cairn.RefUpdate{
 		Name:      branchPrefix + req.Branch,
 		Kind:      cairn.RefBranch,

@@ -1,0 +1,140 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+
+	"cairn"
+	"cairn/lint"
+	"cairn/markdown"
+)
+
+// holdersFunc returns the paths of the files answering a key, sorted.
+type holdersFunc func(context.Context, markdown.Key) ([]string, error)
+
+// pageFacts completes the facts of a page from the holders of keys: the
+// title and id clashes and the missing sources. The full build and the
+// incremental update both use it, over memory and over SQL.
+func pageFacts(ctx context.Context, f *lint.Facts, holders holdersFunc) error {
+	p := f.Page
+	written := map[string]string{} // folded title or alias → as written
+	if p.TitleSource != markdown.TitleFromFilename && p.Title != "" {
+		written[cairn.FoldPath(p.Title)] = p.Title
+	}
+	for _, a := range p.Aliases {
+		if _, ok := written[cairn.FoldPath(a)]; !ok {
+			written[cairn.FoldPath(a)] = a
+		}
+	}
+	for v, w := range written {
+		var with []string
+		for _, step := range []markdown.Step{markdown.StepTitle, markdown.StepAlias} {
+			h, err := holders(ctx, markdown.Key{Step: step, Value: v})
+			if err != nil {
+				return err
+			}
+			with = append(with, h...)
+		}
+		with = others(with, p.Path)
+		if len(with) > 0 {
+			f.TitleClashes = append(f.TitleClashes, lint.Clash{Value: w, With: with})
+		}
+	}
+	slices.SortFunc(f.TitleClashes, func(a, b lint.Clash) int { return compare(a.Value, b.Value) })
+	h, err := holders(ctx, markdown.Key{Step: markdown.StepPath, Value: cairn.FoldPath(p.ID)})
+	if err != nil {
+		return err
+	}
+	for _, o := range others(h, p.Path) {
+		if lint.Classify(o) == lint.KindPage {
+			f.IDClashes = append(f.IDClashes, o)
+		}
+	}
+	for _, s := range p.Sources {
+		keys := sourceKeys(s)
+		if len(keys) == 0 {
+			continue
+		}
+		found := false
+		for _, k := range keys {
+			h, err := holders(ctx, k)
+			if err != nil {
+				return err
+			}
+			if len(h) > 0 {
+				found = true
+				break
+			}
+		}
+		if !found {
+			f.MissingSources = append(f.MissingSources, s)
+		}
+	}
+	return nil
+}
+
+func compare(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// others returns paths without self, sorted and unique.
+func others(paths []string, self string) []string {
+	var out []string
+	for _, p := range paths {
+		if p != self {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// sqlFacts reads the facts of one file from the index.
+func sqlFacts(ctx context.Context, q dbtx, id int64, v vault, holders holdersFunc) (*lint.Facts, error) {
+	p, kind, path, err := pageRow(ctx, q, id)
+	if err != nil {
+		return nil, err
+	}
+	f := &lint.Facts{Path: path, Kind: kind, Page: p, HasIndex: v.index != 0}
+	if kind != lint.KindPage {
+		return f, nil
+	}
+	var depth sql.NullInt64
+	if err := q.QueryRowContext(ctx, `SELECT inbound, depth FROM files WHERE id = ?`, id).Scan(&f.Inbound, &depth); err != nil {
+		return nil, err
+	}
+	f.Reachable = depth.Valid
+	rows, err := q.QueryContext(ctx, `SELECT `+linkColumns+` FROM links WHERE src = ? ORDER BY ord`, id)
+	if err != nil {
+		return nil, err
+	}
+	var dsts []int64
+	for rows.Next() {
+		r, err := scanLink(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		f.Links = append(f.Links, lint.Link{Link: r.link, Res: r.res})
+		dsts = append(dsts, r.dst)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	for i, d := range dsts {
+		if d == 0 {
+			continue
+		}
+		if err := q.QueryRowContext(ctx, `SELECT path FROM files WHERE id = ?`, d).Scan(&f.Links[i].Res.Path); err != nil {
+			return nil, err
+		}
+	}
+	return f, pageFacts(ctx, f, holders)
+}

@@ -1,0 +1,370 @@
+package index_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"cairn"
+	"cairn/index"
+	"cairn/lint"
+	"cairn/sqlite"
+	"cairn/store"
+)
+
+var propertySeeds = flag.Int("seeds", 6, "random edit sequences for TestIndex_Incremental")
+
+type env struct {
+	t   *testing.T
+	ctx context.Context
+	db  *sqlite.DB
+	s   *store.Store
+	ix  *index.Index
+}
+
+func setup(t *testing.T) *env {
+	t.Helper()
+	ctx := t.Context()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "cairn.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	s, err := store.New(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := index.New(s, db.Read(), nil)
+	s.AddHook(ix.Hook())
+	return &env{t: t, ctx: ctx, db: db, s: s, ix: ix}
+}
+
+// commit applies changes to main: path → content, "" deletes.
+func (e *env) commit(files map[string]string) *cairn.Commit {
+	e.t.Helper()
+	head, err := e.s.Head(e.ctx, "main")
+	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+		e.t.Fatal(err)
+	}
+	base := store.EmptyTree
+	if !head.IsZero() {
+		c, _ := e.s.ReadCommit(e.ctx, head)
+		base = c.Tree
+	}
+	var changes []store.FileChange
+	for p, d := range files {
+		if d == "" {
+			changes = append(changes, store.FileChange{Path: p, Delete: true})
+		} else {
+			changes = append(changes, store.FileChange{Path: p, Data: []byte(d)})
+		}
+	}
+	b := e.s.NewBatch()
+	tree, err := b.Edit(e.ctx, base, changes)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	c, err := e.s.Commit(e.ctx, b, store.CommitRequest{Branch: "main", Expected: head, Tree: tree, Principal: cairn.User("test"), Message: "edit", AllowEmpty: true})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return c
+}
+
+func (e *env) check() {
+	e.t.Helper()
+	d, err := e.ix.Check(e.ctx, true)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if !d.OK() {
+		e.t.Fatalf("incremental index differs from a rebuild:\n%s", strings.Join(d.Problems, "\n"))
+	}
+}
+
+func (e *env) findings() []string {
+	e.t.Helper()
+	fs, err := e.ix.Main().Findings(e.ctx, index.FindingFilter{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []string
+	for _, f := range fs {
+		out = append(out, fmt.Sprintf("%s %s %s %q", f.Page, f.Rule, f.Severity, f.Subject))
+	}
+	return out
+}
+
+func TestIndex_Basics(t *testing.T) {
+	e := setup(t)
+	e.commit(map[string]string{
+		"index.md":            "---\ntitle: Home\ntype: index\n---\n# Home\n- [[Alpha]]\n- [[concepts/beta|Beta]]\n",
+		"entities/alpha.md":   "---\ntitle: Alpha\ntype: entity\naliases: [The First]\n---\nAlpha meets [[beta#Origins]] and [[gamma]].\n\n```\n[[not a link]]\n```\n",
+		"concepts/beta.md":    "---\ntitle: Beta\ntype: concept\n---\n# Beta\n## Origins\nBeta came from [[The First]] and ![[diagram.png]].\n",
+		"images/diagram.png":  "\x89PNG",
+		"summaries/paper.md":  "---\ntitle: Paper\ntype: summary\nsource: raw/paper.md\n---\nA summary of a paper about quantum gardening.\n",
+		"raw/paper.md":        "The paper.",
+		"notes/lonely.md":     "Nobody links here. [[Beta#Nowhere]]",
+		"notes/loop-a.md":     "---\ntitle: Loop A\ntype: concept\n---\n[[loop-b]]",
+		"notes/loop-b.md":     "---\ntitle: Loop B\ntype: concept\n---\n[[loop-a]]",
+		"scripts/run.sh":      "#!/bin/sh",
+		"cairn.yaml":          "version: 1\n",
+		"notes/twin-one.md":   "---\ntitle: Twin\ntype: concept\n---\n[[index]]",
+		"concepts/twin-2.md":  "---\ntitle: Twin\ntype: concept\n---\n[[Twin]]",
+		"notes/beta.md":       "---\ntitle: Other beta\ntype: concept\n---\nsee [[beta]]",
+	})
+	e.check()
+	r := e.ix.Main()
+	links, err := r.Links(e.ctx, "Alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range links {
+		got = append(got, l.Raw+" -> "+l.Status+" "+l.To)
+	}
+	want := []string{"[[beta#Origins]] -> ambiguous ", "[[gamma]] -> broken "}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Links(Alpha) mismatch (-want +got):\n%s", diff)
+	}
+	back, err := r.Backlinks(e.ctx, "entities/alpha.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, l := range back {
+		got = append(got, l.From+" "+l.Raw)
+	}
+	want = []string{"concepts/beta.md [[The First]]", "index.md [[Alpha]]"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Backlinks(alpha) mismatch (-want +got):\n%s", diff)
+	}
+	res, err := r.Search(e.ctx, index.SearchQuery{Text: "quantum gard*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Path != "summaries/paper.md" || !strings.Contains(res[0].Snippet, "**quantum**") || !strings.Contains(res[0].Snippet, "**gardening**") {
+		t.Errorf("Search = %+v", res)
+	}
+	if _, err := r.Search(e.ctx, index.SearchQuery{Text: "type:concept"}); cairn.ErrorCode(err) != cairn.EINVALID {
+		t.Errorf("Search with no words: error = %v, want invalid", err)
+	}
+	res, err = r.Search(e.ctx, index.SearchQuery{Text: "beta", Type: "concept", Folder: "concepts"})
+	if err != nil || len(res) != 1 || res[0].Path != "concepts/beta.md" {
+		t.Errorf("Search(beta, type concept, folder concepts) = %+v, %v", res, err)
+	}
+	// Two pages have the stem beta and two the title Twin: links by those
+	// names are ambiguous, never silently the first.
+	wantFindings := []string{
+		`concepts/twin-2.md ambiguous-link warning "Twin"`,
+		`concepts/twin-2.md duplicate-title warning "Twin"`,
+		`concepts/twin-2.md orphan warning ""`,
+		`entities/alpha.md ambiguous-link warning "beta"`,
+		`entities/alpha.md broken-link warning "gamma"`,
+		`notes/beta.md ambiguous-link warning "beta"`,
+		`notes/beta.md orphan warning ""`,
+		`notes/lonely.md ambiguous-link warning "Beta"`,
+		`notes/lonely.md missing-title warning "title"`,
+		`notes/lonely.md missing-type warning "type"`,
+		`notes/lonely.md orphan warning ""`,
+		`notes/loop-a.md unreachable warning ""`,
+		`notes/loop-b.md unreachable warning ""`,
+		`notes/twin-one.md duplicate-title warning "Twin"`,
+		`notes/twin-one.md orphan warning ""`,
+		`scripts/run.sh non-markdown-file warning ""`,
+		`summaries/paper.md orphan warning ""`,
+	}
+	if diff := cmp.Diff(wantFindings, e.findings()); diff != "" {
+		t.Errorf("findings mismatch (-want +got):\n%s", diff)
+	}
+	// Fixing things updates only what changed, and equals a rebuild.
+	e.commit(map[string]string{"notes/beta.md": "", "entities/gamma.md": "---\ntitle: Gamma\ntype: entity\n---\nBack to [[alpha]].", "scripts/run.sh": ""})
+	e.check()
+	got = e.findings()
+	if !slices.Contains(got, `notes/lonely.md missing-heading warning "Beta#Nowhere"`) {
+		t.Errorf("after the fix, [[Beta#Nowhere]] is not reported as a missing heading:\n%s", strings.Join(got, "\n"))
+	}
+	for _, f := range got {
+		if strings.HasPrefix(f, "entities/") || strings.HasPrefix(f, "notes/beta.md") || strings.HasPrefix(f, "scripts/") {
+			t.Errorf("after the fix, still: %s", f)
+		}
+	}
+	links, _ = r.Links(e.ctx, "Alpha")
+	if links[0].Status != "resolved" || links[0].To != "concepts/beta.md" || links[1].To != "entities/gamma.md" {
+		t.Errorf("after the fix Links(Alpha) = %+v", links)
+	}
+}
+
+// TestIndex_Incremental runs random edit sequences and checks after every
+// commit that the incrementally updated index (links, backlinks,
+// reachability, findings, full text) equals a rebuild from scratch.
+func TestIndex_Incremental(t *testing.T) {
+	seeds, steps := *propertySeeds, 40
+	if testing.Short() {
+		seeds, steps = 2, 15
+	}
+	for seed := range seeds {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			e := setup(t)
+			g := newGen(uint64(seed))
+			for step := range steps {
+				e.commit(g.edits())
+				d, err := e.ix.Check(e.ctx, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !d.OK() {
+					t.Fatalf("step %d: incremental index differs from a rebuild:\n%s", step, strings.Join(d.Problems, "\n"))
+				}
+			}
+		})
+	}
+}
+
+// gen makes random edits to a small vault whose pages link to each other
+// by every route resolution knows: path, suffix, stem, title, alias,
+// headings and blocks, with collisions, renames and index.md coming and
+// going.
+type gen struct {
+	rng   *rand.Rand
+	files map[string]string
+}
+
+func newGen(seed uint64) *gen {
+	return &gen{rng: rand.New(rand.NewPCG(seed, 99)), files: map[string]string{}}
+}
+
+var (
+	folders = []string{"", "notes/", "concepts/", "a/b/"}
+	names   = []string{"alpha", "beta", "gamma", "delta", "index", "Alpha", "omega"}
+	titles  = []string{"Alpha", "Beta", "Home", "Gamma", "Shared"}
+)
+
+func (g *gen) page() string {
+	var b strings.Builder
+	if g.rng.IntN(4) > 0 {
+		b.WriteString("---\n")
+		fmt.Fprintf(&b, "title: %s\n", titles[g.rng.IntN(len(titles))])
+		if g.rng.IntN(2) == 0 {
+			fmt.Fprintf(&b, "type: %s\n", []string{"concept", "summary", "index"}[g.rng.IntN(3)])
+		}
+		if g.rng.IntN(3) == 0 {
+			fmt.Fprintf(&b, "aliases: [%s]\n", names[g.rng.IntN(len(names))])
+		}
+		if g.rng.IntN(4) == 0 {
+			fmt.Fprintf(&b, "sources: raw/%s.md, %s\n", names[g.rng.IntN(len(names))], names[g.rng.IntN(len(names))])
+		}
+		b.WriteString("---\n")
+	}
+	fmt.Fprintf(&b, "# %s\n\n## Part %d\n", titles[g.rng.IntN(len(titles))], g.rng.IntN(3))
+	for range g.rng.IntN(5) {
+		target := names[g.rng.IntN(len(names))]
+		switch g.rng.IntN(6) {
+		case 0:
+			target = folders[g.rng.IntN(len(folders))] + target
+		case 1:
+			target = titles[g.rng.IntN(len(titles))]
+		case 2:
+			target += fmt.Sprintf("#Part %d", g.rng.IntN(3))
+		case 3:
+			target = "#Part 1"
+		}
+		fmt.Fprintf(&b, "See [[%s]]. ", target)
+	}
+	if g.rng.IntN(5) == 0 {
+		b.WriteString("![[pic.png]] [rel](../notes/beta.md)\n")
+	}
+	b.WriteString("\nwords about gardens\n")
+	return b.String()
+}
+
+func (g *gen) edits() map[string]string {
+	out := map[string]string{}
+	for range 1 + g.rng.IntN(4) {
+		var p string
+		switch g.rng.IntN(10) {
+		case 0:
+			p = "raw/" + names[g.rng.IntN(len(names))] + ".md"
+		case 1:
+			p = folders[g.rng.IntN(len(folders))] + "pic.png"
+		default:
+			p = folders[g.rng.IntN(len(folders))] + names[g.rng.IntN(len(names))] + ".md"
+		}
+		if _, exists := g.files[p]; exists && g.rng.IntN(3) == 0 {
+			out[p] = ""
+			continue
+		}
+		if strings.HasSuffix(p, ".png") || strings.HasPrefix(p, "raw/") {
+			out[p] = fmt.Sprint("data ", g.rng.IntN(100))
+		} else {
+			out[p] = g.page()
+		}
+	}
+	// Drop edits the store would refuse: case clashes with other files.
+	for p, d := range out {
+		for q := range g.files {
+			if q != p && strings.EqualFold(q, p) {
+				delete(out, p)
+			}
+		}
+		for q := range out {
+			if q != p && strings.EqualFold(q, p) && q < p {
+				delete(out, p)
+			}
+		}
+		_ = d
+	}
+	for p, d := range out {
+		if d == "" {
+			if _, ok := g.files[p]; !ok {
+				delete(out, p)
+				continue
+			}
+			delete(g.files, p)
+		} else {
+			g.files[p] = d
+		}
+	}
+	return out
+}
+
+func TestIndex_View(t *testing.T) {
+	e := setup(t)
+	c := e.commit(map[string]string{"a.md": "[[b]]", "b.md": "hello"})
+	b := e.s.NewBatch()
+	tree, err := b.Edit(e.ctx, c.Tree, []store.FileChange{{Path: "b.md", Delete: true}, {Path: "c.md", Data: []byte("[[a]]")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Flush(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	var inView []lint.Finding
+	err = e.ix.View(e.ctx, tree, func(r *index.Reader) error {
+		var err error
+		inView, err = r.Findings(e.ctx, index.FindingFilter{Rule: lint.BrokenLink})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inView) != 1 || inView[0].Page != "a.md" {
+		t.Errorf("findings in the view = %+v, want a.md's broken link", inView)
+	}
+	// The view left nothing behind.
+	now, _ := e.ix.Main().Findings(e.ctx, index.FindingFilter{Rule: lint.BrokenLink})
+	if len(now) != 0 {
+		t.Errorf("the view changed the index: %+v", now)
+	}
+	e.check()
+	if !slices.Contains([]string{"a.md"}, inView[0].Page) {
+		t.Fail()
+	}
+}

@@ -1,0 +1,262 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"cairn"
+	"cairn/lint"
+	"cairn/markdown"
+)
+
+// Reader answers questions about one state of the index: the committed
+// index of main ([Index.Main]) or a view of another tree ([Index.View]).
+type Reader struct {
+	q dbtx
+	t trees
+}
+
+// PageInfo is what the index knows about a file.
+type PageInfo struct {
+	ID          string             `json:"id"`
+	Path        string             `json:"path"`
+	Kind        string             `json:"kind"` // page, attachment, source, contract, hidden
+	Title       string             `json:"title,omitempty"`
+	TitleSource string             `json:"title_source,omitempty"`
+	Type        string             `json:"type,omitempty"`
+	Frontmatter map[string]any     `json:"frontmatter,omitempty"`
+	Aliases     []string           `json:"aliases,omitempty"`
+	Sources     []string           `json:"sources,omitempty"`
+	Headings    []markdown.Heading `json:"headings,omitempty"`
+	Blob        cairn.Hash         `json:"blob"`
+	Size        int64              `json:"size"`
+	Inbound     int                `json:"inbound"`
+	// Depth is the number of links from index.md; -1 when unreachable or
+	// when the vault has no index.md.
+	Depth int `json:"depth"`
+}
+
+var kindNames = map[lint.Kind]string{
+	lint.KindPage: "page", lint.KindAttachment: "attachment", lint.KindSource: "source",
+	lint.KindContract: "contract", lint.KindHidden: "hidden",
+}
+
+// Resolve finds the file a reference names, the way a wikilink would: an
+// exact path, an id, a path without .md, a path suffix, a file name, a
+// title or an alias. Ambiguity is an error (EINVALID) listing the
+// candidates; nothing found is ENOTFOUND.
+func (r *Reader) Resolve(ctx context.Context, ref string) (string, error) {
+	ref = strings.TrimSpace(ref)
+	if ref == "" {
+		return "", cairn.Errorf(cairn.EINVALID, "no page named").WithHint("Name a page by path, id or title.")
+	}
+	var path string
+	err := r.q.QueryRowContext(ctx, `SELECT path FROM files WHERE path = ?`, ref).Scan(&path)
+	if err == nil {
+		return path, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return "", err
+	}
+	l := markdown.Link{Kind: markdown.LinkWiki, Target: strings.TrimSuffix(ref, ".md")}
+	var qerr error
+	res := markdown.Match(markdown.LookupKeys(l), func(k markdown.Key) []string {
+		h, err := holders(ctx, r.q, k)
+		if err != nil && qerr == nil {
+			qerr = err
+		}
+		return h
+	})
+	switch {
+	case qerr != nil:
+		return "", qerr
+	case res.Status == markdown.StatusAmbiguous:
+		return "", cairn.Errorf(cairn.EINVALID, "%q could mean any of %s", ref, strings.Join(res.Candidates, ", ")).
+			WithHint("Name the page by its path.")
+	case res.Status != markdown.StatusResolved:
+		return "", cairn.Errorf(cairn.ENOTFOUND, "no page or file is named %q", ref).WithHint("Try: cairn search " + ref)
+	}
+	return res.Path, nil
+}
+
+// Page returns what the index knows about the file a reference names.
+func (r *Reader) Page(ctx context.Context, ref string) (*PageInfo, error) {
+	path, err := r.Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	var id int64
+	var kind int
+	var blob []byte
+	var depth sql.NullInt64
+	p := &PageInfo{Path: path, Depth: -1}
+	err = r.q.QueryRowContext(ctx, `SELECT id, kind, blob, size, inbound, depth FROM files WHERE path = ?`, path).
+		Scan(&id, &kind, &blob, &p.Size, &p.Inbound, &depth)
+	if err != nil {
+		return nil, err
+	}
+	copy(p.Blob[:], blob)
+	if depth.Valid {
+		p.Depth = int(depth.Int64)
+	}
+	p.Kind = kindNames[lint.Kind(kind)]
+	p.ID = path
+	if lint.Kind(kind) == lint.KindPage {
+		pg, _, _, err := pageRow(ctx, r.q, id)
+		if err != nil {
+			return nil, err
+		}
+		p.ID, p.Title, p.TitleSource, p.Type = pg.ID, pg.Title, string(pg.TitleSource), pg.Type
+		p.Frontmatter, p.Aliases, p.Sources, p.Headings = pg.Frontmatter, pg.Aliases, pg.Sources, pg.Headings
+	}
+	return p, nil
+}
+
+// LinkInfo is one link between two files.
+type LinkInfo struct {
+	// ID names the link: the linking file's path and the link's position.
+	ID      string `json:"id"`
+	From    string `json:"from"`
+	To      string `json:"to,omitempty"` // the file it leads to, when resolved
+	Kind    string `json:"kind"`
+	Raw     string `json:"raw"`
+	Target  string `json:"target,omitempty"`
+	Heading string `json:"heading,omitempty"`
+	Block   string `json:"block,omitempty"`
+	Label   string `json:"label,omitempty"`
+	Line    int    `json:"line"`
+	Status  string `json:"status"` // resolved, broken, ambiguous
+	// Candidates are the files an ambiguous link could mean.
+	Candidates []string `json:"candidates,omitempty"`
+	// MissingHeading is set when the target has no such heading or block.
+	MissingHeading bool `json:"missing_heading,omitempty"`
+}
+
+const linkInfoQuery = `SELECT l.ord, s.path, d.path, l.kind, l.raw, l.target, l.heading, l.block, l.label, l.line, l.status, l.detail
+	FROM links l JOIN files s ON s.id = l.src LEFT JOIN files d ON d.id = l.dst `
+
+func (r *Reader) linkInfos(ctx context.Context, where string, args ...any) ([]LinkInfo, error) {
+	rows, err := r.q.QueryContext(ctx, linkInfoQuery+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []LinkInfo
+	for rows.Next() {
+		var l LinkInfo
+		var ord int
+		var to, detail sql.NullString
+		if err := rows.Scan(&ord, &l.From, &to, &l.Kind, &l.Raw, &l.Target, &l.Heading, &l.Block, &l.Label, &l.Line, &l.Status, &detail); err != nil {
+			return nil, err
+		}
+		l.To = to.String
+		l.ID = l.From + "#" + itoa(ord)
+		if detail.Valid {
+			var d markdown.Resolution
+			if err := json.Unmarshal([]byte(detail.String), &d); err != nil {
+				return nil, err
+			}
+			l.Candidates, l.MissingHeading = d.Candidates, d.MissingHeading || d.MissingBlock
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	for ; n > 0; n /= 10 {
+		i--
+		b[i] = byte('0' + n%10)
+	}
+	return string(b[i:])
+}
+
+// Links returns the links of the file a reference names, in order.
+func (r *Reader) Links(ctx context.Context, ref string) ([]LinkInfo, error) {
+	path, err := r.Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return r.linkInfos(ctx, `WHERE s.path = ? ORDER BY l.ord`, path)
+}
+
+// Backlinks returns the links from other files that lead to the file a
+// reference names, by linking path and position.
+func (r *Reader) Backlinks(ctx context.Context, ref string) ([]LinkInfo, error) {
+	path, err := r.Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return r.linkInfos(ctx, `WHERE l.dst = (SELECT id FROM files WHERE path = ?) AND l.src != l.dst ORDER BY s.path, l.ord`, path)
+}
+
+// FindingFilter selects findings. The zero value selects all.
+type FindingFilter struct {
+	Page string        // a path; "" for every file
+	Rule string        // a rule id; "" for every rule
+	Min  lint.Severity // the least severity; "" for all
+}
+
+// Findings returns the lint findings that match f, sorted by page, rule and
+// subject.
+func (r *Reader) Findings(ctx context.Context, f FindingFilter) ([]lint.Finding, error) {
+	q := `SELECT f.path, n.rule, n.severity, n.subject, n.message FROM findings n JOIN files f ON f.id = n.file WHERE 1`
+	var args []any
+	if f.Page != "" {
+		q += ` AND f.path = ?`
+		args = append(args, f.Page)
+	}
+	if f.Rule != "" {
+		q += ` AND n.rule = ?`
+		args = append(args, f.Rule)
+	}
+	rows, err := r.q.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []lint.Finding
+	for rows.Next() {
+		var fd lint.Finding
+		var sev string
+		if err := rows.Scan(&fd.Page, &fd.Rule, &sev, &fd.Subject, &fd.Message); err != nil {
+			return nil, err
+		}
+		fd.Severity = lint.Severity(sev)
+		if fd.Severity.Rank() >= f.Min.Rank() {
+			out = append(out, fd)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	lint.Sort(out)
+	return out, nil
+}
+
+// Stats counts what the index holds.
+type Stats struct {
+	Files    int `json:"files"`
+	Pages    int `json:"pages"`
+	Links    int `json:"links"`
+	Broken   int `json:"broken"`
+	Findings int `json:"findings"`
+}
+
+// Stats returns counts of files, pages, links and findings.
+func (r *Reader) Stats(ctx context.Context) (Stats, error) {
+	var s Stats
+	err := r.q.QueryRowContext(ctx, `SELECT
+		(SELECT count(*) FROM files), (SELECT count(*) FROM files WHERE kind = 1),
+		(SELECT count(*) FROM links), (SELECT count(*) FROM links WHERE status != 'resolved'),
+		(SELECT count(*) FROM findings)`).Scan(&s.Files, &s.Pages, &s.Links, &s.Broken, &s.Findings)
+	return s, err
+}

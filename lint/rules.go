@@ -1,0 +1,238 @@
+package lint
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"cairn/markdown"
+)
+
+// Kind classifies a vault file for linting and linking.
+type Kind int
+
+// File kinds.
+const (
+	// KindPage is a Markdown page of the wiki.
+	KindPage Kind = iota + 1
+	// KindAttachment is any other file a page may link to or embed.
+	KindAttachment
+	// KindSource is a file under raw/: an immutable source, never a page.
+	KindSource
+	// KindContract is the vault's contract and bookkeeping at the root:
+	// cairn.yaml, and in Eva vaults eva.json, EVA.md, AGENTS.md, CLAUDE.md;
+	// and log.md. Not pages, not linted.
+	KindContract
+	// KindHidden is a file with a path segment starting with '.'
+	// (.gitignore, .obsidian/...): configuration, not linted.
+	KindHidden
+)
+
+var contractFiles = []string{"cairn.yaml", "eva.json", "eva.md", "agents.md", "claude.md", "log.md"}
+
+// Classify returns the kind of the file at a vault path.
+func Classify(p string) Kind {
+	for _, seg := range strings.Split(p, "/") {
+		if strings.HasPrefix(seg, ".") {
+			return KindHidden
+		}
+	}
+	lower := strings.ToLower(p)
+	switch {
+	case strings.HasPrefix(lower, "raw/"):
+		return KindSource
+	case slices.Contains(contractFiles, lower):
+		return KindContract
+	case strings.HasSuffix(lower, ".md"):
+		return KindPage
+	}
+	return KindAttachment
+}
+
+// DefaultAttachmentFolders are the folder names where files of any type are
+// expected, at any depth.
+var DefaultAttachmentFolders = []string{"attachments", "assets", "images", "img", "media", "files", "resources", "_resources"}
+
+// mediaExt are the file types Obsidian shows itself; outside attachment
+// folders they get an info, anything else a warning.
+var mediaExt = []string{
+	".png", ".jpg", ".jpeg", ".gif", ".bmp", ".svg", ".webp", ".avif", ".ico",
+	".mp3", ".wav", ".m4a", ".ogg", ".3gp", ".flac", ".webm", ".mp4", ".ogv", ".mov", ".mkv",
+	".pdf", ".canvas", ".base",
+}
+
+// Config says how strict a vault is. The zero value suits a plain Obsidian
+// vault.
+type Config struct {
+	// Contract is set when the vault has a contract (cairn.yaml or
+	// eva.json): pages must have a title and a type (warnings, not infos).
+	Contract bool
+	// AttachmentFolders are folder names (at any depth) where files of any
+	// type belong. Default DefaultAttachmentFolders.
+	AttachmentFolders []string
+}
+
+// Link is a page's link with where it leads.
+type Link struct {
+	markdown.Link
+	Res markdown.Resolution
+}
+
+// Clash is a title or alias (or id) of a page that other pages answer to as
+// well.
+type Clash struct {
+	Value string   // as the page writes it
+	With  []string // the other pages' paths, sorted
+}
+
+// Facts is everything the rules need to know about one file.
+type Facts struct {
+	Path string
+	Kind Kind
+	// Page is the parsed page, for KindPage files.
+	Page *markdown.Page
+	// Links are the page's links, with their resolutions.
+	Links []Link
+	// Inbound counts resolved links from other pages to this file.
+	Inbound int
+	// HasIndex is set when the vault has a root index.md page.
+	HasIndex bool
+	// Reachable is set when the page can be reached from index.md by
+	// following links.
+	Reachable bool
+	// TitleClashes are this page's title and aliases that other pages
+	// answer to as titles or aliases.
+	TitleClashes []Clash
+	// IDClashes are other pages whose id equals this page's, ignoring case.
+	IDClashes []string
+	// MissingSources are the entries of source/sources naming no file or
+	// page.
+	MissingSources []string
+}
+
+var misplacedRoots = []string{"private", "var", "tmp", "usr", "etc", "opt", "home", "users", "library", "system", "volumes"}
+
+// Check returns the findings for one file, sorted.
+func Check(f *Facts, cfg *Config) []Finding {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	var out []Finding
+	add := func(rule string, sev Severity, subject, format string, args ...any) {
+		out = append(out, Finding{Rule: rule, Severity: sev, Page: f.Path, Subject: subject, Message: fmt.Sprintf(format, args...)})
+	}
+	if first, _, ok := strings.Cut(f.Path, "/"); ok && slices.Contains(misplacedRoots, strings.ToLower(first)) && f.Kind != KindHidden {
+		add(MisplacedPage, Error, f.Path, "%s recreates an absolute file system path (/%s/...) inside the vault: likely an agent writing to a hallucinated location; reject the change", f.Path, first)
+	}
+	switch f.Kind {
+	case KindAttachment:
+		checkAttachment(f, cfg, add)
+	case KindPage:
+		checkPage(f, cfg, add)
+	}
+	Sort(out)
+	return out
+}
+
+type addFunc func(rule string, sev Severity, subject, format string, args ...any)
+
+func checkAttachment(f *Facts, cfg *Config, add addFunc) {
+	folders := cfg.AttachmentFolders
+	if folders == nil {
+		folders = DefaultAttachmentFolders
+	}
+	dir := path.Dir(f.Path)
+	for _, seg := range strings.Split(dir, "/") {
+		if slices.Contains(folders, strings.ToLower(seg)) {
+			return
+		}
+	}
+	ext := strings.ToLower(path.Ext(f.Path))
+	if slices.Contains(mediaExt, ext) {
+		add(NonMarkdownFile, Info, "", "%s is an attachment outside the attachment folders (%s) and raw/", f.Path, strings.Join(folders, ", "))
+		return
+	}
+	add(NonMarkdownFile, Warning, "", "%s is not Markdown and not an attachment (a script, executable or data file?); it belongs in raw/ or an attachment folder", f.Path)
+}
+
+func checkPage(f *Facts, cfg *Config, add addFunc) {
+	p := f.Page
+	for _, pr := range p.Problems {
+		switch pr.Kind {
+		case markdown.ProblemMalformedFrontmatter:
+			add(MalformedFrontmatter, Error, "frontmatter", "the frontmatter is not valid YAML: %s", pr.Message)
+		case markdown.ProblemInvalidEncoding:
+			add(InvalidEncoding, Error, "", "%s", pr.Message)
+		}
+	}
+	required := Info
+	if cfg.Contract {
+		required = Warning
+	}
+	isIndex := p.Type == "index" || strings.EqualFold(f.Path, "index.md")
+	if p.TitleSource != markdown.TitleFromFrontmatter {
+		add(MissingTitle, required, "title", "the frontmatter has no title (the page shows as %q)", p.Title)
+	}
+	if p.Type == "" {
+		add(MissingType, required, "type", "the frontmatter has no type")
+	}
+	if p.Type == "summary" {
+		source, _ := p.Frontmatter["source"].(string)
+		switch {
+		case strings.TrimSpace(source) == "":
+			add(MissingSource, Warning, "source", "a summary must name its source: add source: raw/<file>")
+		case !strings.HasPrefix(source, "raw/"):
+			add(InvalidSource, Warning, source, "a summary's source must be a file in raw/, not %q", source)
+		}
+	}
+	for _, s := range f.MissingSources {
+		add(SourceNotFound, Warning, s, "the source %q names no file or page in the vault", s)
+	}
+	for _, l := range f.Links {
+		subject := linkSubject(l.Link)
+		switch l.Res.Status {
+		case markdown.StatusBroken:
+			add(BrokenLink, Warning, subject, "%s does not lead to any page or file in the vault", l.Raw)
+		case markdown.StatusAmbiguous:
+			add(AmbiguousLink, Warning, subject, "%s could mean any of %s; link by path to choose one", l.Raw, strings.Join(l.Res.Candidates, ", "))
+		case markdown.StatusResolved:
+			if l.Res.MissingHeading {
+				add(MissingHeading, Warning, subject+"#"+l.Heading, "%s: %s has no heading %q", l.Raw, l.Res.Path, l.Heading)
+			}
+			if l.Res.MissingBlock {
+				add(MissingHeading, Warning, subject+"#^"+l.Block, "%s: %s has no block ^%s", l.Raw, l.Res.Path, l.Block)
+			}
+		}
+	}
+	for _, c := range f.TitleClashes {
+		add(DuplicateTitle, Warning, c.Value, "%q is also the title or an alias of %s; links by that name are ambiguous", c.Value, strings.Join(c.With, ", "))
+	}
+	if len(f.IDClashes) > 0 {
+		add(CaseCollision, Error, p.ID, "the id %q is also the id of %s (ignoring case)", p.ID, strings.Join(f.IDClashes, ", "))
+	}
+	if isIndex {
+		return
+	}
+	orphan := Info
+	if cfg.Contract || f.HasIndex {
+		orphan = Warning
+	}
+	if f.Inbound == 0 {
+		add(Orphan, orphan, "", "no other page links to this page")
+	} else if f.HasIndex && !f.Reachable {
+		add(Unreachable, Warning, "", "this page cannot be reached from index.md by following links")
+	}
+}
+
+// linkSubject is what identifies a link in a finding: its target as
+// written, or the path it spells.
+func linkSubject(l markdown.Link) string {
+	switch {
+	case l.Target != "":
+		return l.Target
+	case l.Path != "":
+		return l.Path
+	}
+	return l.Raw
+}
