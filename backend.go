@@ -119,6 +119,11 @@ type Backend interface {
 
 	// GetObject returns one object.
 	GetObject(ctx context.Context, h Hash) (Object, error)
+	// GetObjects calls fn with each of the objects hs that is stored and
+	// not purged, in no particular order, possibly from several goroutines
+	// at once; missing and purged ones are skipped. It reads in bulk, for
+	// index builds and exports.
+	GetObjects(ctx context.Context, hs []Hash, fn func(Object) error) error
 	// HasObjects reports which of hs are stored (purged objects count as stored).
 	HasObjects(ctx context.Context, hs []Hash) ([]bool, error)
 	// PutObjects stores objects in short transactions of its own; storing an

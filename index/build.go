@@ -3,6 +3,8 @@ package index
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sync"
 
 	"cairn"
 	"cairn/lint"
@@ -27,21 +29,34 @@ func (ix *Index) Rebuild(ctx context.Context) error {
 			}
 			tree = c.Tree
 		}
-		if err := build(ctx, tx.SQL(), tx, tree); err != nil {
+		q := newPrepared(tx.SQL())
+		defer q.close()
+		if err := build(ctx, q, tx, tree); err != nil {
 			return err
 		}
 		return writeState(ctx, tx.SQL(), State{Commit: head, Tree: tree})
 	})
 }
 
-// build replaces the whole index with the index of tree, computed in
-// memory: every link resolved with a markdown.Resolver, reachability by one
-// breadth-first search.
-func build(ctx context.Context, q dbtx, t trees, tree cairn.Hash) error {
-	for _, stmt := range []string{
+// The index's secondary indexes, as in the migration.
+var (
+	dropIndexes   = []string{`DROP INDEX IF EXISTS files_type`, `DROP INDEX IF EXISTS links_dst`, `DROP INDEX IF EXISTS findings_file`}
+	createIndexes = []string{
+		`CREATE INDEX files_type ON files (type) WHERE type IS NOT NULL`,
+		`CREATE INDEX links_dst ON links (dst) WHERE dst IS NOT NULL`,
+		`CREATE INDEX findings_file ON findings (file)`,
+	}
+)
+
+// build replaces the whole index with the index of tree. Pages are read and
+// parsed on every core; links are resolved (markdown.Resolver) and rows
+// prepared on every core; rows are written in key order, secondary indexes
+// made afterwards, and the full text last.
+func build(ctx context.Context, q *prepared, t trees, tree cairn.Hash) error {
+	for _, stmt := range append([]string{
 		`DELETE FROM files`, `DELETE FROM keys`, `DELETE FROM links`, `DELETE FROM link_keys`,
 		`DELETE FROM cites`, `DELETE FROM findings`, `INSERT INTO fts (fts) VALUES ('delete-all')`,
-	} {
+	}, dropIndexes...) {
 		if _, err := q.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("index: clear: %w", err)
 		}
@@ -53,88 +68,161 @@ func build(ctx context.Context, q dbtx, t trees, tree cairn.Hash) error {
 		}
 		entries = append(entries, e)
 	}
-	files, err := parseAll(ctx, t, entries)
+	first, err := nextID(ctx, q, "files")
 	if err != nil {
 		return err
 	}
+	w := newWriter(q)
+	w.bulk = true
+
+	files, err := parseAll(ctx, t, entries, nil)
+	if err != nil {
+		return err
+	}
+	for i, f := range files {
+		f.id = first + int64(i)
+	}
+
+	// Resolve links and prepare rows on every core.
 	ids := make(map[string]int64, len(files))
 	var pages []*markdown.Page
 	var attachments []string
+	var v vault
 	for _, f := range files {
-		if err := writeFile(ctx, q, f); err != nil {
-			return err
-		}
 		ids[f.path] = f.id
 		if f.page != nil {
 			pages = append(pages, f.page)
 		} else {
 			attachments = append(attachments, f.path)
 		}
+		switch {
+		case f.kind == lint.KindPage && equalFold(f.path, "index.md"):
+			v.index = f.id
+		case equalFold(f.path, "cairn.yaml") || equalFold(f.path, "eva.json"):
+			v.contract = true
+		}
 	}
 	r := markdown.NewResolver(pages, attachments)
-	holders := func(_ context.Context, k markdown.Key) ([]string, error) { return r.Holders(k), nil }
-
-	// Resolve every link; count inbound links; collect the graph.
-	inbound := map[int64]int{}
-	edges := map[int64][]int64{}
-	resolved := map[int64][]markdown.Resolution{}
-	for _, f := range files {
+	resolved := make([][]markdown.Resolution, len(files))
+	dsts := make([][]int64, len(files))
+	parallel(len(files), func(i int) {
+		f := files[i]
 		if f.page == nil {
-			continue
+			return
 		}
-		res := make([]markdown.Resolution, len(f.page.Links))
-		dsts := make([]int64, len(f.page.Links))
-		for i, l := range f.page.Links {
-			res[i] = r.Resolve(f.page, l)
-			if res[i].Status == markdown.StatusResolved {
-				dsts[i] = ids[res[i].Path]
-				if dsts[i] != f.id {
-					inbound[dsts[i]]++
-					edges[f.id] = append(edges[f.id], dsts[i])
-				}
+		resolved[i] = make([]markdown.Resolution, len(f.page.Links))
+		dsts[i] = make([]int64, len(f.page.Links))
+		for j, l := range f.page.Links {
+			resolved[i][j] = r.Resolve(f.page, l)
+			if resolved[i][j].Status == markdown.StatusResolved {
+				dsts[i][j] = ids[resolved[i][j].Path]
 			}
 		}
-		resolved[f.id] = res
-		if err := writeLinks(ctx, q, f, res, dsts); err != nil {
-			return err
+	})
+	inbound := map[int64]int{}
+	edges := map[int64][]int64{}
+	for i, f := range files {
+		for _, d := range dsts[i] {
+			if d != 0 && d != f.id {
+				inbound[d]++
+				edges[f.id] = append(edges[f.id], d)
+			}
 		}
-	}
-	v, err := readVault(ctx, q)
-	if err != nil {
-		return err
 	}
 	var depth map[int64]int
 	if v.index != 0 {
 		depth = bfs(v.index, edges)
 	}
-	for id, n := range inbound {
-		if _, err := q.ExecContext(ctx, `UPDATE files SET inbound = ? WHERE id = ?`, n, id); err != nil {
-			return err
-		}
-	}
-	for id, d := range depth {
-		if err := setDepth(ctx, q, id, d); err != nil {
-			return err
-		}
-	}
 	cfg := v.config()
+	holders := func(_ context.Context, k markdown.Key) ([]string, error) { return r.Holders(k), nil }
+	workers := make([]*writer, runtime.GOMAXPROCS(0))
+	errs := make([]error, len(workers))
+	var wg sync.WaitGroup
+	for n := range workers {
+		pw := &writer{batches: map[string]*batch{}, bulk: true}
+		workers[n] = pw
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := n; i < len(files) && errs[n] == nil; i += len(workers) {
+				errs[n] = prepareRows(ctx, pw, files[i], resolved[i], dsts[i], inbound, depth, v, cfg, holders)
+			}
+		}()
+	}
+	wg.Wait()
+	for n, pw := range workers {
+		if errs[n] != nil {
+			return errs[n]
+		}
+		w.take(pw)
+	}
+	if err := w.flush(ctx); err != nil {
+		return err
+	}
+	for _, stmt := range createIndexes {
+		if _, err := q.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+	}
+	// Full text last, one page a statement and nothing in between, so
+	// that FTS5 keeps every page in memory and writes large segments.
 	for _, f := range files {
-		facts := &lint.Facts{Path: f.path, Kind: f.kind, Page: f.page, HasIndex: v.index != 0}
 		if f.page != nil {
-			facts.Inbound = inbound[f.id]
-			_, facts.Reachable = depth[f.id]
-			for i, l := range f.page.Links {
-				facts.Links = append(facts.Links, lint.Link{Link: l, Res: resolved[f.id][i]})
-			}
-			if err := pageFacts(ctx, facts, holders); err != nil {
-				return err
+			if err := w.writeText(ctx, f); err != nil {
+				return fmt.Errorf("index: full text: %w", err)
 			}
 		}
-		if fs := lint.Check(facts, cfg); len(fs) > 0 {
-			if err := writeFindings(ctx, q, f.id, fs); err != nil {
-				return err
-			}
-		}
+	}
+	// One segment: the smallest full-text index, and the fastest to query.
+	if _, err := q.ExecContext(ctx, `INSERT INTO fts (fts) VALUES ('optimize')`); err != nil {
+		return fmt.Errorf("index: full text: %w", err)
 	}
 	return nil
+}
+
+// prepareRows collects one file's rows in a bulk writer: the file, its
+// keys, citations and links, and its findings.
+func prepareRows(ctx context.Context, w *writer, f *file, res []markdown.Resolution, dsts []int64,
+	inbound map[int64]int, depth map[int64]int, v vault, cfg *lint.Config, holders holdersFunc) error {
+	d, reachable := depth[f.id]
+	if !reachable {
+		d = unreachable
+	}
+	if err := w.insertFile(ctx, f, inbound[f.id], d); err != nil {
+		return err
+	}
+	facts := &lint.Facts{Path: f.path, Kind: f.kind, Page: f.page, HasIndex: v.index != 0}
+	if f.page != nil {
+		if err := w.writeLinks(ctx, f, res, dsts); err != nil {
+			return err
+		}
+		facts.Inbound, facts.Reachable = inbound[f.id], reachable
+		for i, l := range f.page.Links {
+			l.Raw = rawLink(l) // as the index stores it
+			facts.Links = append(facts.Links, lint.Link{Link: l, Res: res[i]})
+		}
+		if err := pageFacts(ctx, facts, holders); err != nil {
+			return err
+		}
+	}
+	if fs := lint.Check(facts, cfg); len(fs) > 0 {
+		return w.writeFindings(ctx, f.id, fs)
+	}
+	return nil
+}
+
+// parallel calls fn(i) for i in [0, n) on every core.
+func parallel(n int, fn func(int)) {
+	workers := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }

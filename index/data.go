@@ -21,7 +21,8 @@ type file struct {
 	blob cairn.Hash
 	size int64
 	page *markdown.Page // for pages
-	text string         // the page's plain text, for full-text search
+	// title and text are the page's words as full-text search indexes them.
+	title, text string
 }
 
 // parse derives what the index stores about one file.
@@ -29,7 +30,8 @@ func parse(e cairn.Entry, data []byte) *file {
 	f := &file{path: e.Path, kind: lint.Classify(e.Path), blob: e.Blob, size: e.Size}
 	if f.kind == lint.KindPage {
 		f.page = markdown.Parse(e.Path, data)
-		f.text = markdown.PlainText(data)
+		f.text = ftsText(markdown.PlainText(data))
+		f.title = ftsText(f.page.Title)
 	}
 	return f
 }
@@ -42,24 +44,171 @@ func (f *file) keys() []markdown.Key {
 	return markdown.AttachmentKeys(f.path)
 }
 
-func jsonText(v any) any {
-	switch x := v.(type) {
-	case []string:
-		if len(x) == 0 {
-			return nil
+// Link kinds and statuses are stored as small numbers.
+var (
+	kindCodes   = map[markdown.LinkKind]int{markdown.LinkWiki: 1, markdown.LinkEmbed: 2, markdown.LinkMarkdown: 3, markdown.LinkFrontmatter: 4}
+	kindNames   = map[int]markdown.LinkKind{1: markdown.LinkWiki, 2: markdown.LinkEmbed, 3: markdown.LinkMarkdown, 4: markdown.LinkFrontmatter}
+	statusCodes = map[markdown.Status]int{markdown.StatusResolved: 1, markdown.StatusBroken: 2, markdown.StatusAmbiguous: 3}
+	statusNames = map[int]markdown.Status{1: markdown.StatusResolved, 2: markdown.StatusBroken, 3: markdown.StatusAmbiguous}
+)
+
+const statusResolved = 1
+
+// writer writes index rows with statements prepared once per transaction.
+// Inserts are batched, many rows to a statement: call flush before reading
+// what was written.
+type writer struct {
+	q       *prepared
+	batches map[string]*batch
+	order   []string // batch heads, in the order rows must reach the tables
+	// bulk holds every row until flush, which inserts each table's rows in
+	// primary key order: a full build loads B-trees sequentially.
+	bulk bool
+}
+
+func newWriter(q *prepared) *writer {
+	return &writer{q: q, batches: map[string]*batch{}}
+}
+
+// batch collects the rows of one INSERT statement.
+type batch struct {
+	head string // "INSERT INTO t (a, b) VALUES "
+	row  string // "(?, ?)"
+	args []any
+	n    int
+}
+
+// batchRows is the most rows one statement inserts.
+const batchRows = 100
+
+// insert adds a row to the batch for head, writing a full batch at once.
+func (w *writer) insert(ctx context.Context, head string, vals ...any) error {
+	b, ok := w.batches[head]
+	if !ok {
+		b = &batch{head: head, row: "(" + strings.TrimSuffix(strings.Repeat("?,", len(vals)), ",") + ")"}
+		w.batches[head] = b
+		w.order = append(w.order, head)
+	}
+	b.args = append(b.args, vals...)
+	if b.n++; b.n == batchRows && !w.bulk {
+		return w.flushBatch(ctx, b)
+	}
+	return nil
+}
+
+func (w *writer) flushBatch(ctx context.Context, b *batch) error {
+	if b.n == 0 {
+		return nil
+	}
+	if w.bulk {
+		sortRows(b)
+	}
+	width := len(b.args) / b.n
+	for start := 0; start < b.n; start += batchRows {
+		n := min(batchRows, b.n-start)
+		q := b.head + strings.TrimSuffix(strings.Repeat(b.row+",", n), ",")
+		if err := w.exec(ctx, q, b.args[start*width:(start+n)*width]...); err != nil {
+			return err
 		}
-	case map[string]any:
-		if len(x) == 0 {
-			return nil
+	}
+	b.args, b.n = b.args[:0], 0
+	return nil
+}
+
+// sortRows orders a batch's rows by their values, first column first: the
+// primary key order of the tables written in bulk (files and links already
+// come in order).
+func sortRows(b *batch) {
+	width := len(b.args) / b.n
+	rows := make([][]any, b.n)
+	for i := range rows {
+		rows[i] = b.args[i*width : (i+1)*width]
+	}
+	slices.SortStableFunc(rows, func(x, y []any) int {
+		for i := range x {
+			if c := compareValues(x[i], y[i]); c != 0 {
+				return c
+			}
 		}
-	case []markdown.Heading:
-		if len(x) == 0 {
-			return nil
+		return 0
+	})
+	sorted := make([]any, 0, len(b.args))
+	for _, r := range rows {
+		sorted = append(sorted, r...)
+	}
+	b.args = sorted
+}
+
+func compareValues(a, b any) int {
+	switch x := a.(type) {
+	case string:
+		if y, ok := b.(string); ok {
+			return strings.Compare(x, y)
 		}
-	case []markdown.Problem:
-		if len(x) == 0 {
-			return nil
+	case int:
+		if y, ok := b.(int); ok {
+			return x - y
 		}
+	case int64:
+		if y, ok := b.(int64); ok {
+			switch {
+			case x < y:
+				return -1
+			case x > y:
+				return 1
+			}
+			return 0
+		}
+	}
+	return 0
+}
+
+// take moves the rows other collected (in bulk mode, without writing) into
+// w.
+func (w *writer) take(other *writer) {
+	for _, head := range other.order {
+		ob := other.batches[head]
+		b, ok := w.batches[head]
+		if !ok {
+			b = &batch{head: head, row: ob.row}
+			w.batches[head] = b
+			w.order = append(w.order, head)
+		}
+		b.args = append(b.args, ob.args...)
+		b.n += ob.n
+	}
+}
+
+// flush writes every pending row.
+func (w *writer) flush(ctx context.Context) error {
+	for _, head := range w.order {
+		if err := w.flushBatch(ctx, w.batches[head]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exec runs a statement, preparing it the first time.
+func (w *writer) exec(ctx context.Context, query string, args ...any) error {
+	_, err := w.q.ExecContext(ctx, query, args...)
+	return err
+}
+
+// nextID returns the next unused id of an AUTOINCREMENT table; ids are
+// assigned by the writer so that inserts need no RETURNING.
+func nextID(ctx context.Context, q dbtx, table string) (int64, error) {
+	var seq sql.NullInt64
+	err := q.QueryRowContext(ctx, `SELECT seq FROM sqlite_sequence WHERE name = ?`, table).Scan(&seq)
+	if err != nil && err != sql.ErrNoRows {
+		return 0, err
+	}
+	return seq.Int64 + 1, nil
+}
+
+func jsonText(v any, empty bool) any {
+	if empty {
+		return nil
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -68,38 +217,123 @@ func jsonText(v any) any {
 	return string(b)
 }
 
-// writeFile inserts (f.id == 0) or replaces the file's row, keeping its id
-// and inbound count, then its keys, citations and full text. Links are
-// written by writeLinks.
-func writeFile(ctx context.Context, q dbtx, f *file) error {
+// Headings are stored as [level, text] pairs; slugs follow from the texts.
+func headingsJSON(hs []markdown.Heading) any {
+	rows := make([][2]any, len(hs))
+	for i, h := range hs {
+		rows[i] = [2]any{h.Level, h.Text}
+	}
+	return jsonText(rows, len(hs) == 0)
+}
+
+func parseHeadings(s string) ([]markdown.Heading, error) {
+	var rows [][2]json.RawMessage
+	if err := json.Unmarshal([]byte(s), &rows); err != nil {
+		return nil, err
+	}
+	hs := make([]markdown.Heading, len(rows))
+	for i, r := range rows {
+		if err := json.Unmarshal(r[0], &hs[i].Level); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(r[1], &hs[i].Text); err != nil {
+			return nil, err
+		}
+	}
+	markdown.SetSlugs(hs)
+	return hs, nil
+}
+
+var titleSources = map[markdown.TitleSource]int{markdown.TitleFromFrontmatter: 1, markdown.TitleFromHeading: 2, markdown.TitleFromFilename: 3}
+
+// storedFrontmatter leaves out title and type when the columns hold them
+// as the same strings; loadedFrontmatter puts them back.
+func storedFrontmatter(p *markdown.Page) map[string]any {
+	fm := p.Frontmatter
+	title, dupTitle := fm["title"].(string)
+	typ, dupType := fm["type"].(string)
+	dupTitle = dupTitle && title == p.Title && p.TitleSource == markdown.TitleFromFrontmatter
+	dupType = dupType && typ == p.Type
+	if !dupTitle && !dupType {
+		return fm
+	}
+	out := make(map[string]any, len(fm))
+	for k, v := range fm {
+		if k == "title" && dupTitle || k == "type" && dupType {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func loadedFrontmatter(p *markdown.Page) {
+	_, hasTitle := p.Frontmatter["title"]
+	_, hasType := p.Frontmatter["type"]
+	if (hasTitle || p.TitleSource != markdown.TitleFromFrontmatter) && (hasType || p.Type == "") {
+		return
+	}
+	if p.Frontmatter == nil {
+		p.Frontmatter = map[string]any{}
+	}
+	if !hasTitle && p.TitleSource == markdown.TitleFromFrontmatter {
+		p.Frontmatter["title"] = p.Title
+	}
+	if !hasType && p.Type != "" {
+		p.Frontmatter["type"] = p.Type
+	}
+}
+
+// fileArgs returns the values of a file's columns, path to problems.
+func fileArgs(f *file) []any {
 	var pageID, title, titleSource, typ any
 	var fm, aliases, sources, headings, blocks, problems any
 	if p := f.page; p != nil {
-		pageID, title, titleSource = p.ID, p.Title, string(p.TitleSource)
+		if p.ID != strings.TrimSuffix(p.Path, ".md") {
+			pageID = p.ID
+		}
+		title, titleSource = p.Title, titleSources[p.TitleSource]
 		if p.Type != "" {
 			typ = p.Type
 		}
-		fm, aliases, sources = jsonText(p.Frontmatter), jsonText(p.Aliases), jsonText(p.Sources)
-		headings, blocks, problems = jsonText(p.Headings), jsonText(p.BlockIDs), jsonText(p.Problems)
+		sfm := storedFrontmatter(p)
+		fm, aliases, sources = jsonText(sfm, len(sfm) == 0), jsonText(p.Aliases, len(p.Aliases) == 0), jsonText(p.Sources, len(p.Sources) == 0)
+		headings, blocks, problems = headingsJSON(p.Headings), jsonText(p.BlockIDs, len(p.BlockIDs) == 0), jsonText(p.Problems, len(p.Problems) == 0)
 	}
-	args := []any{f.path, int(f.kind), f.blob[:], f.size, pageID, title, titleSource, typ, fm, aliases, sources, headings, blocks, problems}
-	if f.id == 0 {
-		err := q.QueryRowContext(ctx, `INSERT INTO files (path, kind, blob, size, page_id, title, title_source, type,
-			frontmatter, aliases, sources, headings, block_ids, problems) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`,
-			args...).Scan(&f.id)
-		if err != nil {
-			return fmt.Errorf("index %s: %w", f.path, err)
-		}
-	} else {
-		_, err := q.ExecContext(ctx, `UPDATE files SET path = ?, kind = ?, blob = ?, size = ?, page_id = ?, title = ?,
-			title_source = ?, type = ?, frontmatter = ?, aliases = ?, sources = ?, headings = ?, block_ids = ?, problems = ?
-			WHERE id = ?`, append(args, f.id)...)
-		if err != nil {
-			return fmt.Errorf("index %s: %w", f.path, err)
-		}
+	return []any{f.path, int(f.kind), f.blob[:], f.size, pageID, title, titleSource, typ, fm, aliases, sources, headings, blocks, problems}
+}
+
+// insertFile inserts a file's row with its id, inbound count and depth,
+// and its keys and citations. Links and full text are written separately.
+func (w *writer) insertFile(ctx context.Context, f *file, inbound int, depth int) error {
+	var d any
+	if depth != unreachable {
+		d = depth
 	}
+	args := append([]any{f.id}, fileArgs(f)...)
+	err := w.insert(ctx, `INSERT INTO files (id, path, kind, blob, size, page_id, title, title_source, type, frontmatter,
+		aliases, sources, headings, block_ids, problems, inbound, depth) VALUES `, append(args, inbound, d)...)
+	if err != nil {
+		return fmt.Errorf("index %s: %w", f.path, err)
+	}
+	return w.fileData(ctx, f)
+}
+
+// updateFile replaces a file's row in place, keeping its id, inbound count
+// and depth, and writes its keys and citations.
+func (w *writer) updateFile(ctx context.Context, f *file) error {
+	err := w.exec(ctx, `UPDATE files SET path = ?, kind = ?, blob = ?, size = ?, page_id = ?, title = ?, title_source = ?,
+		type = ?, frontmatter = ?, aliases = ?, sources = ?, headings = ?, block_ids = ?, problems = ? WHERE id = ?`,
+		append(fileArgs(f), f.id)...)
+	if err != nil {
+		return fmt.Errorf("index %s: %w", f.path, err)
+	}
+	return w.fileData(ctx, f)
+}
+
+func (w *writer) fileData(ctx context.Context, f *file) error {
 	for _, k := range f.keys() {
-		if _, err := q.ExecContext(ctx, `INSERT OR IGNORE INTO keys (value, step, file) VALUES (?, ?, ?)`, k.Value, int(k.Step), f.id); err != nil {
+		if err := w.insert(ctx, `INSERT OR IGNORE INTO keys (value, step, file) VALUES `, k.Value, int(k.Step), f.id); err != nil {
 			return err
 		}
 	}
@@ -107,37 +341,42 @@ func writeFile(ctx context.Context, q dbtx, f *file) error {
 		return nil
 	}
 	for _, v := range citeValues(f.page) {
-		if _, err := q.ExecContext(ctx, `INSERT OR IGNORE INTO cites (value, file) VALUES (?, ?)`, v, f.id); err != nil {
+		if err := w.insert(ctx, `INSERT OR IGNORE INTO cites (value, file) VALUES `, v, f.id); err != nil {
 			return err
 		}
 	}
-	_, err := q.ExecContext(ctx, `INSERT INTO fts (rowid, title, body) VALUES (?, ?, ?)`, f.id, f.page.Title, f.text)
-	return err
+	return nil
+}
+
+// writeText adds a page to the full-text index. One row a statement: a
+// statement of several rows opens a savepoint, which makes FTS5 flush its
+// pending terms to a new segment every time.
+func (w *writer) writeText(ctx context.Context, f *file) error {
+	return w.exec(ctx, `INSERT INTO fts (rowid, title, body) VALUES (?, ?, ?)`, f.id, f.title, f.text)
 }
 
 // writeLinks inserts a page's links. res holds their resolutions and dsts
 // the ids they lead to (full builds); with nil res they are stored broken,
-// to be resolved by the caller (updates).
-func writeLinks(ctx context.Context, q dbtx, f *file, res []markdown.Resolution, dsts []int64) error {
+// for the caller to resolve (updates).
+func (w *writer) writeLinks(ctx context.Context, f *file, res []markdown.Resolution, dsts []int64) error {
 	for i, l := range f.page.Links {
-		status, step, detail := "broken", 0, any(nil)
+		status, step, detail := statusCodes[markdown.StatusBroken], 0, any(nil)
 		var dst any
 		if res != nil {
-			status, step, detail = string(res[i].Status), int(res[i].Step), detailJSON(res[i])
+			status, step, detail = statusCodes[res[i].Status], int(res[i].Step), detailJSON(res[i])
 			if dsts[i] != 0 {
 				dst = dsts[i]
 			}
 		}
-		var id int64
-		err := q.QueryRowContext(ctx, `INSERT INTO links (src, ord, kind, raw, target, heading, block, label, path, flags,
-			property, line, col, status, dst, step, detail) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`,
-			f.id, i, string(l.Kind), l.Raw, l.Target, l.Heading, l.Block, l.Label, l.Path, linkFlags(l), l.Property, l.Line, l.Col,
-			status, dst, step, detail).Scan(&id)
+		err := w.insert(ctx, `INSERT INTO links (src, ord, kind, target, heading, block, label, path, flags, property,
+			line, col, status, dst, step, detail) VALUES `,
+			f.id, i, kindCodes[l.Kind], l.Target, l.Heading, l.Block, l.Label, l.Path, linkFlags(l), l.Property,
+			l.Line, l.Col, status, dst, step, detail)
 		if err != nil {
 			return err
 		}
 		for _, v := range lookupValues(l) {
-			if _, err := q.ExecContext(ctx, `INSERT OR IGNORE INTO link_keys (value, link) VALUES (?, ?)`, v, id); err != nil {
+			if err := w.insert(ctx, `INSERT OR IGNORE INTO link_keys (value, src, ord) VALUES `, v, f.id, i); err != nil {
 				return err
 			}
 		}
@@ -156,6 +395,35 @@ func linkFlags(l markdown.Link) int {
 	return flags
 }
 
+// rawLink writes a link the way a person would have: the form shown in
+// findings and link listings.
+func rawLink(l markdown.Link) string {
+	var b strings.Builder
+	if l.Embed {
+		b.WriteByte('!')
+	}
+	dest := l.Target
+	if l.Kind == markdown.LinkMarkdown && l.Path != "" {
+		dest = l.Path
+	}
+	if l.Heading != "" {
+		dest += "#" + l.Heading
+	} else if l.Block != "" {
+		dest += "#^" + l.Block
+	}
+	if l.Kind == markdown.LinkMarkdown {
+		fmt.Fprintf(&b, "[%s](%s)", l.Label, dest)
+		return b.String()
+	}
+	b.WriteString("[[")
+	b.WriteString(dest)
+	if l.Label != "" {
+		b.WriteString("|" + l.Label)
+	}
+	b.WriteString("]]")
+	return b.String()
+}
+
 // lookupValues returns the distinct key values a link looks up.
 func lookupValues(l markdown.Link) []string {
 	var out []string
@@ -167,9 +435,7 @@ func lookupValues(l markdown.Link) []string {
 	return out
 }
 
-// citeValues returns the key values a page's sources are looked up by:
-// each source as a path, with ".md" added, and as an id. Sources written as
-// wikilinks are links, checked as such.
+// citeValues returns the key values a page's sources are looked up by.
 func citeValues(p *markdown.Page) []string {
 	var out []string
 	for _, s := range p.Sources {
@@ -182,8 +448,9 @@ func citeValues(p *markdown.Page) []string {
 	return out
 }
 
-// sourceKeys returns the keys a source entry may be found by; none for a
-// wikilink.
+// sourceKeys returns the keys a source entry may be found by: as a path,
+// with ".md" added, and as an id; none for a wikilink, which is checked as a
+// link.
 func sourceKeys(s string) []markdown.Key {
 	s = strings.TrimPrefix(strings.TrimSpace(s), "/")
 	if s == "" || strings.Contains(s, "[[") {
@@ -197,67 +464,74 @@ func sourceKeys(s string) []markdown.Key {
 	return keys
 }
 
-// deleteFileData removes what writeFile added for a file, except the
-// files row itself. It returns the file's old key values and its resolved
-// outgoing edges, which the caller needs to find what the removal affects.
-func deleteFileData(ctx context.Context, q dbtx, id int64, kind lint.Kind) (values []string, edges []edge, err error) {
-	rows, err := q.QueryContext(ctx, `SELECT value FROM keys WHERE file = ?`, id)
+// deleteFileData removes a file's keys, links, citations, findings and full
+// text (everything but its row), recomputing the keys it wrote from what it
+// stored. It returns the file's keys and its resolved outgoing edges, which
+// the caller needs to find what the removal affects.
+func (w *writer) deleteFileData(ctx context.Context, q dbtx, id int64) (keys []markdown.Key, edges []edge, err error) {
+	p, kind, path, err := pageRow(ctx, q, id)
 	if err != nil {
 		return nil, nil, err
 	}
+	f := &file{id: id, path: path, kind: kind, page: p}
+	keys = f.keys()
+	for _, k := range keys {
+		if err := w.exec(ctx, `DELETE FROM keys WHERE value = ? AND step = ? AND file = ?`, k.Value, int(k.Step), id); err != nil {
+			return nil, nil, err
+		}
+	}
+	if p == nil {
+		return keys, nil, w.exec(ctx, `DELETE FROM findings WHERE file = ?`, id)
+	}
+	rows, err := q.QueryContext(ctx, `SELECT `+linkColumns+` FROM links WHERE src = ?`, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	var links []linkRow
 	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
+		r, err := scanLink(rows)
+		if err != nil {
 			rows.Close()
 			return nil, nil, err
 		}
-		values = append(values, v)
+		links = append(links, r)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, nil, err
 	}
-	rows, err = q.QueryContext(ctx, `SELECT dst FROM links WHERE src = ? AND dst IS NOT NULL AND dst != src`, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	for rows.Next() {
-		e := edge{src: id}
-		if err := rows.Scan(&e.dst); err != nil {
-			rows.Close()
-			return nil, nil, err
+	for _, r := range links {
+		if r.dst != 0 && r.dst != id {
+			edges = append(edges, edge{src: id, dst: r.dst})
 		}
-		edges = append(edges, e)
+		for _, v := range lookupValues(r.link) {
+			if err := w.exec(ctx, `DELETE FROM link_keys WHERE value = ? AND src = ? AND ord = ?`, v, r.src, r.ord); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
-	if err := rows.Close(); err != nil {
-		return nil, nil, err
-	}
-	for _, stmt := range []string{
-		`DELETE FROM keys WHERE file = ?`,
-		`DELETE FROM link_keys WHERE link IN (SELECT id FROM links WHERE src = ?)`,
-		`DELETE FROM links WHERE src = ?`,
-		`DELETE FROM cites WHERE file = ?`,
-		`DELETE FROM findings WHERE file = ?`,
-	} {
-		if _, err := q.ExecContext(ctx, stmt, id); err != nil {
+	for _, v := range citeValues(p) {
+		if err := w.exec(ctx, `DELETE FROM cites WHERE value = ? AND file = ?`, v, id); err != nil {
 			return nil, nil, err
 		}
 	}
-	if kind == lint.KindPage {
-		if _, err := q.ExecContext(ctx, `DELETE FROM fts WHERE rowid = ?`, id); err != nil {
+	for _, stmt := range []string{`DELETE FROM links WHERE src = ?`, `DELETE FROM findings WHERE file = ?`, `DELETE FROM fts WHERE rowid = ?`} {
+		if err := w.exec(ctx, stmt, id); err != nil {
 			return nil, nil, err
 		}
 	}
-	return values, edges, nil
+	return keys, edges, nil
 }
 
 // edge is a resolved link between two different files.
 type edge struct{ src, dst int64 }
 
-// pageRow reads back the parts of a page that lint needs.
+// pageRow reads back a file's kind and path, and for a page the parts lint
+// and resolution need.
 func pageRow(ctx context.Context, q dbtx, id int64) (*markdown.Page, lint.Kind, string, error) {
 	var path string
 	var kind int
-	var pageID, title, titleSource, typ, fm, aliases, sources, headings, blocks, problems sql.NullString
+	var pageID, title, typ, fm, aliases, sources, headings, blocks, problems sql.NullString
+	var titleSource sql.NullInt64
 	err := q.QueryRowContext(ctx, `SELECT path, kind, page_id, title, title_source, type, frontmatter, aliases, sources,
 		headings, block_ids, problems FROM files WHERE id = ?`, id).
 		Scan(&path, &kind, &pageID, &title, &titleSource, &typ, &fm, &aliases, &sources, &headings, &blocks, &problems)
@@ -267,16 +541,30 @@ func pageRow(ctx context.Context, q dbtx, id int64) (*markdown.Page, lint.Kind, 
 	if lint.Kind(kind) != lint.KindPage {
 		return nil, lint.Kind(kind), path, nil
 	}
-	p := &markdown.Page{Path: path, ID: pageID.String, Title: title.String, TitleSource: markdown.TitleSource(titleSource.String), Type: typ.String}
+	p := &markdown.Page{Path: path, ID: pageID.String, Title: title.String, Type: typ.String}
+	for ts, code := range titleSources {
+		if int64(code) == titleSource.Int64 {
+			p.TitleSource = ts
+		}
+	}
+	if !pageID.Valid {
+		p.ID = strings.TrimSuffix(path, ".md")
+	}
 	for _, x := range []struct {
 		s   sql.NullString
 		dst any
-	}{{fm, &p.Frontmatter}, {aliases, &p.Aliases}, {sources, &p.Sources}, {headings, &p.Headings}, {blocks, &p.BlockIDs}, {problems, &p.Problems}} {
+	}{{fm, &p.Frontmatter}, {aliases, &p.Aliases}, {sources, &p.Sources}, {blocks, &p.BlockIDs}, {problems, &p.Problems}} {
 		if x.s.Valid {
 			if err := json.Unmarshal([]byte(x.s.String), x.dst); err != nil {
 				return nil, 0, "", fmt.Errorf("index row of %s: %w", path, err)
 			}
 		}
 	}
+	if headings.Valid {
+		if p.Headings, err = parseHeadings(headings.String); err != nil {
+			return nil, 0, "", fmt.Errorf("index row of %s: %w", path, err)
+		}
+	}
+	loadedFrontmatter(p)
 	return p, lint.KindPage, path, nil
 }

@@ -138,3 +138,5 @@ func sqlFacts(ctx context.Context, q dbtx, id int64, v vault, holders holdersFun
 	}
 	return f, pageFacts(ctx, f, holders)
 }
+
+func equalFold(a, b string) bool { return len(a) == len(b) && cairn.FoldPath(a) == cairn.FoldPath(b) }

@@ -59,12 +59,68 @@ type dbtx interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
+// prepared is a transaction whose statements are prepared once and reused:
+// SQLite spends longer parsing SQL than running the small statements an
+// update is made of.
+type prepared struct {
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+func newPrepared(tx *sql.Tx) *prepared { return &prepared{tx: tx, stmts: map[string]*sql.Stmt{}} }
+
+func (p *prepared) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := p.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := p.tx.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	p.stmts[query] = st
+	return st, nil
+}
+
+// ExecContext runs a prepared statement.
+func (p *prepared) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := p.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+// QueryContext runs a prepared query.
+func (p *prepared) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := p.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// QueryRowContext runs a prepared query for one row.
+func (p *prepared) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := p.stmt(ctx, query)
+	if err != nil {
+		return p.tx.QueryRowContext(ctx, query, args...) // reports the same error
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+func (p *prepared) close() {
+	for _, st := range p.stmts {
+		st.Close()
+	}
+}
+
 // trees reads trees and content: the store, or a store transaction whose new
 // objects are not committed yet.
 type trees interface {
 	Diff(ctx context.Context, a, b cairn.Hash, opts *store.DiffOptions) ([]cairn.Change, error)
 	Files(ctx context.Context, tree cairn.Hash, prefix string) iter.Seq2[cairn.Entry, error]
 	ReadBlob(ctx context.Context, h cairn.Hash) ([]byte, error)
+	ReadBlobs(ctx context.Context, hs []cairn.Hash, fn func(h cairn.Hash, data []byte) error) error
 	ReadCommit(ctx context.Context, h cairn.Hash) (*cairn.Commit, error)
 }
 
@@ -115,7 +171,9 @@ func (ix *Index) Hook() store.RefHook {
 
 // follow brings the index to commit c (zero: main was deleted), updating
 // incrementally from the indexed commit.
-func (ix *Index) follow(ctx context.Context, q dbtx, t trees, c cairn.Hash) error {
+func (ix *Index) follow(ctx context.Context, tx *sql.Tx, t trees, c cairn.Hash) error {
+	q := newPrepared(tx)
+	defer q.close()
 	st, err := readState(ctx, q)
 	if err != nil {
 		return err
@@ -170,10 +228,12 @@ func (ix *Index) View(ctx context.Context, tree cairn.Hash, fn func(*Reader) err
 		if err != nil {
 			return err
 		}
-		if err := ix.apply(ctx, tx.SQL(), tx, st.Tree, tree); err != nil {
+		q := newPrepared(tx.SQL())
+		defer q.close()
+		if err := ix.apply(ctx, q, tx, st.Tree, tree); err != nil {
 			return err
 		}
-		fnErr = fn(&Reader{q: tx.SQL(), t: tx})
+		fnErr = fn(&Reader{q: q, t: tx})
 		return errRollback
 	})
 	if errors.Is(err, errRollback) {

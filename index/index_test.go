@@ -105,20 +105,20 @@ func (e *env) findings() []string {
 func TestIndex_Basics(t *testing.T) {
 	e := setup(t)
 	e.commit(map[string]string{
-		"index.md":            "---\ntitle: Home\ntype: index\n---\n# Home\n- [[Alpha]]\n- [[concepts/beta|Beta]]\n",
-		"entities/alpha.md":   "---\ntitle: Alpha\ntype: entity\naliases: [The First]\n---\nAlpha meets [[beta#Origins]] and [[gamma]].\n\n```\n[[not a link]]\n```\n",
-		"concepts/beta.md":    "---\ntitle: Beta\ntype: concept\n---\n# Beta\n## Origins\nBeta came from [[The First]] and ![[diagram.png]].\n",
-		"images/diagram.png":  "\x89PNG",
-		"summaries/paper.md":  "---\ntitle: Paper\ntype: summary\nsource: raw/paper.md\n---\nA summary of a paper about quantum gardening.\n",
-		"raw/paper.md":        "The paper.",
-		"notes/lonely.md":     "Nobody links here. [[Beta#Nowhere]]",
-		"notes/loop-a.md":     "---\ntitle: Loop A\ntype: concept\n---\n[[loop-b]]",
-		"notes/loop-b.md":     "---\ntitle: Loop B\ntype: concept\n---\n[[loop-a]]",
-		"scripts/run.sh":      "#!/bin/sh",
-		"cairn.yaml":          "version: 1\n",
-		"notes/twin-one.md":   "---\ntitle: Twin\ntype: concept\n---\n[[index]]",
-		"concepts/twin-2.md":  "---\ntitle: Twin\ntype: concept\n---\n[[Twin]]",
-		"notes/beta.md":       "---\ntitle: Other beta\ntype: concept\n---\nsee [[beta]]",
+		"index.md":           "---\ntitle: Home\ntype: index\n---\n# Home\n- [[Alpha]]\n- [[concepts/beta|Beta]]\n",
+		"entities/alpha.md":  "---\ntitle: Alpha\ntype: entity\naliases: [The First]\n---\nAlpha meets [[beta#Origins]] and [[gamma]].\n\n```\n[[not a link]]\n```\n",
+		"concepts/beta.md":   "---\ntitle: Beta\ntype: concept\n---\n# Beta\n## Origins\nBeta came from [[The First]] and ![[diagram.png]].\n",
+		"images/diagram.png": "\x89PNG",
+		"summaries/paper.md": "---\ntitle: Paper\ntype: summary\nsource: raw/paper.md\n---\nA summary of a paper about quantum gardening.\n",
+		"raw/paper.md":       "The paper.",
+		"notes/lonely.md":    "Nobody links here. [[Beta#Nowhere]]",
+		"notes/loop-a.md":    "---\ntitle: Loop A\ntype: concept\n---\n[[loop-b]]",
+		"notes/loop-b.md":    "---\ntitle: Loop B\ntype: concept\n---\n[[loop-a]]",
+		"scripts/run.sh":     "#!/bin/sh",
+		"cairn.yaml":         "version: 1\n",
+		"notes/twin-one.md":  "---\ntitle: Twin\ntype: concept\n---\n[[index]]",
+		"concepts/twin-2.md": "---\ntitle: Twin\ntype: concept\n---\n[[Twin]]",
+		"notes/beta.md":      "---\ntitle: Other beta\ntype: concept\n---\nsee [[beta]]",
 	})
 	e.check()
 	r := e.ix.Main()

@@ -199,7 +199,7 @@ func (u *update) reach(ctx context.Context, before, after vault) error {
 		if now == was {
 			continue
 		}
-		if err := setDepth(ctx, u.q, id, now); err != nil {
+		if err := u.setDepth(ctx, id, now); err != nil {
 			return err
 		}
 		if (now == unreachable) != (was == unreachable) {
@@ -209,13 +209,12 @@ func (u *update) reach(ctx context.Context, before, after vault) error {
 	return nil
 }
 
-func setDepth(ctx context.Context, q dbtx, id int64, d int) error {
+func (u *update) setDepth(ctx context.Context, id int64, d int) error {
 	var arg any
 	if d != unreachable {
 		arg = d
 	}
-	_, err := q.ExecContext(ctx, `UPDATE files SET depth = ? WHERE id = ?`, arg, id)
-	return err
+	return u.w.exec(ctx, `UPDATE files SET depth = ? WHERE id = ?`, arg, id)
 }
 
 // reachAll computes every depth again from index (0: no index.md).
@@ -232,7 +231,7 @@ func (u *update) reachAll(ctx context.Context, index int64) error {
 		return err
 	}
 	for id, d := range bfs(index, edges) {
-		if err := setDepth(ctx, u.q, id, d); err != nil {
+		if err := u.setDepth(ctx, id, d); err != nil {
 			return err
 		}
 	}

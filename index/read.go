@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"strings"
 
 	"cairn"
@@ -39,7 +38,7 @@ type PageInfo struct {
 	Depth int `json:"depth"`
 }
 
-var kindNames = map[lint.Kind]string{
+var fileKinds = map[lint.Kind]string{
 	lint.KindPage: "page", lint.KindAttachment: "attachment", lint.KindSource: "source",
 	lint.KindContract: "contract", lint.KindHidden: "hidden",
 }
@@ -53,13 +52,10 @@ func (r *Reader) Resolve(ctx context.Context, ref string) (string, error) {
 	if ref == "" {
 		return "", cairn.Errorf(cairn.EINVALID, "no page named").WithHint("Name a page by path, id or title.")
 	}
-	var path string
-	err := r.q.QueryRowContext(ctx, `SELECT path FROM files WHERE path = ?`, ref).Scan(&path)
-	if err == nil {
-		return path, nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
+	if id, _, err := fileID(ctx, r.q, ref); err != nil {
 		return "", err
+	} else if id != 0 {
+		return ref, nil
 	}
 	l := markdown.Link{Kind: markdown.LinkWiki, Target: strings.TrimSuffix(ref, ".md")}
 	var qerr error
@@ -93,8 +89,11 @@ func (r *Reader) Page(ctx context.Context, ref string) (*PageInfo, error) {
 	var blob []byte
 	var depth sql.NullInt64
 	p := &PageInfo{Path: path, Depth: -1}
-	err = r.q.QueryRowContext(ctx, `SELECT id, kind, blob, size, inbound, depth FROM files WHERE path = ?`, path).
-		Scan(&id, &kind, &blob, &p.Size, &p.Inbound, &depth)
+	if id, _, err = fileID(ctx, r.q, path); err != nil {
+		return nil, err
+	}
+	err = r.q.QueryRowContext(ctx, `SELECT kind, blob, size, inbound, depth FROM files WHERE id = ?`, id).
+		Scan(&kind, &blob, &p.Size, &p.Inbound, &depth)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +101,7 @@ func (r *Reader) Page(ctx context.Context, ref string) (*PageInfo, error) {
 	if depth.Valid {
 		p.Depth = int(depth.Int64)
 	}
-	p.Kind = kindNames[lint.Kind(kind)]
+	p.Kind = fileKinds[lint.Kind(kind)]
 	p.ID = path
 	if lint.Kind(kind) == lint.KindPage {
 		pg, _, _, err := pageRow(ctx, r.q, id)
@@ -135,8 +134,8 @@ type LinkInfo struct {
 	MissingHeading bool `json:"missing_heading,omitempty"`
 }
 
-const linkInfoQuery = `SELECT l.ord, s.path, d.path, l.kind, l.raw, l.target, l.heading, l.block, l.label, l.line, l.status, l.detail
-	FROM links l JOIN files s ON s.id = l.src LEFT JOIN files d ON d.id = l.dst `
+const linkInfoQuery = `SELECT l.ord, s.path, d.path, l.kind, l.target, l.heading, l.block, l.label, l.path, l.flags,
+	l.line, l.status, l.detail FROM links l JOIN files s ON s.id = l.src LEFT JOIN files d ON d.id = l.dst `
 
 func (r *Reader) linkInfos(ctx context.Context, where string, args ...any) ([]LinkInfo, error) {
 	rows, err := r.q.QueryContext(ctx, linkInfoQuery+where, args...)
@@ -146,22 +145,26 @@ func (r *Reader) linkInfos(ctx context.Context, where string, args ...any) ([]Li
 	defer rows.Close()
 	var out []LinkInfo
 	for rows.Next() {
-		var l LinkInfo
-		var ord int
+		var li LinkInfo
+		var l markdown.Link
+		var ord, kind, flags, status int
 		var to, detail sql.NullString
-		if err := rows.Scan(&ord, &l.From, &to, &l.Kind, &l.Raw, &l.Target, &l.Heading, &l.Block, &l.Label, &l.Line, &l.Status, &detail); err != nil {
+		if err := rows.Scan(&ord, &li.From, &to, &kind, &l.Target, &l.Heading, &l.Block, &l.Label, &l.Path, &flags,
+			&li.Line, &status, &detail); err != nil {
 			return nil, err
 		}
-		l.To = to.String
-		l.ID = l.From + "#" + itoa(ord)
+		l.Kind, l.Embed = kindNames[kind], flags&1 != 0
+		li.Kind, li.Raw, li.Target, li.Heading, li.Block, li.Label = string(l.Kind), rawLink(l), l.Target, l.Heading, l.Block, l.Label
+		li.To, li.Status = to.String, string(statusNames[status])
+		li.ID = li.From + "#" + itoa(ord)
 		if detail.Valid {
 			var d markdown.Resolution
 			if err := json.Unmarshal([]byte(detail.String), &d); err != nil {
 				return nil, err
 			}
-			l.Candidates, l.MissingHeading = d.Candidates, d.MissingHeading || d.MissingBlock
+			li.Candidates, li.MissingHeading = d.Candidates, d.MissingHeading || d.MissingBlock
 		}
-		out = append(out, l)
+		out = append(out, li)
 	}
 	return out, rows.Err()
 }
@@ -185,7 +188,11 @@ func (r *Reader) Links(ctx context.Context, ref string) ([]LinkInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.linkInfos(ctx, `WHERE s.path = ? ORDER BY l.ord`, path)
+	id, _, err := fileID(ctx, r.q, path)
+	if err != nil {
+		return nil, err
+	}
+	return r.linkInfos(ctx, `WHERE l.src = ? ORDER BY l.ord`, id)
 }
 
 // Backlinks returns the links from other files that lead to the file a
@@ -195,7 +202,11 @@ func (r *Reader) Backlinks(ctx context.Context, ref string) ([]LinkInfo, error) 
 	if err != nil {
 		return nil, err
 	}
-	return r.linkInfos(ctx, `WHERE l.dst = (SELECT id FROM files WHERE path = ?) AND l.src != l.dst ORDER BY s.path, l.ord`, path)
+	id, _, err := fileID(ctx, r.q, path)
+	if err != nil {
+		return nil, err
+	}
+	return r.linkInfos(ctx, `WHERE l.dst = ? AND l.src != l.dst ORDER BY s.path, l.ord`, id)
 }
 
 // FindingFilter selects findings. The zero value selects all.
@@ -211,8 +222,12 @@ func (r *Reader) Findings(ctx context.Context, f FindingFilter) ([]lint.Finding,
 	q := `SELECT f.path, n.rule, n.severity, n.subject, n.message FROM findings n JOIN files f ON f.id = n.file WHERE 1`
 	var args []any
 	if f.Page != "" {
-		q += ` AND f.path = ?`
-		args = append(args, f.Page)
+		id, _, err := fileID(ctx, r.q, f.Page)
+		if err != nil {
+			return nil, err
+		}
+		q += ` AND n.file = ?`
+		args = append(args, id)
 	}
 	if f.Rule != "" {
 		q += ` AND n.rule = ?`
@@ -256,7 +271,7 @@ func (r *Reader) Stats(ctx context.Context) (Stats, error) {
 	var s Stats
 	err := r.q.QueryRowContext(ctx, `SELECT
 		(SELECT count(*) FROM files), (SELECT count(*) FROM files WHERE kind = 1),
-		(SELECT count(*) FROM links), (SELECT count(*) FROM links WHERE status != 'resolved'),
+		(SELECT count(*) FROM links), (SELECT count(*) FROM links WHERE status != 1),
 		(SELECT count(*) FROM findings)`).Scan(&s.Files, &s.Pages, &s.Links, &s.Broken, &s.Findings)
 	return s, err
 }

@@ -6,17 +6,15 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"golang.org/x/text/runes"
-	"golang.org/x/text/transform"
-	"golang.org/x/text/unicode/norm"
-
 	"cairn"
 	"cairn/markdown"
 )
 
-// SearchQuery is a full-text search. Text holds words (all must occur),
-// "quoted phrases", prefixes ending in * (model*), and the filters
-// type:T and folder:F, which may also be given in Type and Folder.
+// SearchQuery is a full-text search. Text holds words (every one must
+// occur), "quoted phrases", prefixes ending in * (model*), and the filters
+// type:T and folder:F, which may also be given in Type and Folder. Common
+// English words (the, of, and, ...) are not indexed and are ignored outside
+// phrases.
 type SearchQuery struct {
 	Text   string
 	Type   string // only pages of this type
@@ -43,8 +41,8 @@ type term struct {
 	prefix bool
 }
 
-// parseQuery splits a query into terms and filters.
-func parseQuery(q *SearchQuery) ([]term, error) {
+// parseQuery splits a query into terms and sets the filters it names.
+func parseQuery(q *SearchQuery) []term {
 	var terms []term
 	s := q.Text
 	for s = strings.TrimSpace(s); s != ""; s = strings.TrimSpace(s) {
@@ -81,58 +79,49 @@ func parseQuery(q *SearchQuery) ([]term, error) {
 			terms = append(terms, term{words: []string{w}, prefix: prefix && i == len(ws)-1})
 		}
 	}
-	if len(terms) == 0 {
-		return nil, cairn.Errorf(cairn.EINVALID, "the search %q has no words to look for", q.Text).
-			WithHint(`Try: cairn search "some words"`)
-	}
-	return terms, nil
+	return terms
 }
 
-// fold is how the index compares words: lower case, without diacritics
-// (as FTS5's unicode61 tokenizer with remove_diacritics 2).
-func fold(s string) string {
-	t := transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
-	out, _, err := transform.String(t, s)
-	if err != nil {
-		out = s
+// match builds the FTS5 MATCH expression: every indexed word of every term,
+// quoted. A phrase matches as the AND of its words; Search checks the words'
+// order against the page afterwards.
+func match(terms []term) string {
+	var parts []string
+	for _, t := range terms {
+		for i, w := range t.words {
+			prefix := t.prefix && i == len(t.words)-1
+			if stopwords[w] && !prefix {
+				continue
+			}
+			p := `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
+			if prefix {
+				p += "*"
+			}
+			parts = append(parts, p)
+		}
 	}
-	return strings.ToLower(out)
+	return strings.Join(parts, " ")
 }
 
-func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) }
-
-// words splits text into folded words as the tokenizer does.
-func words(s string) []string {
-	var out []string
-	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return !isWordRune(r) }) {
-		out = append(out, fold(w))
+// phrases returns the terms of several words.
+func phrases(terms []term) []term {
+	var out []term
+	for _, t := range terms {
+		if len(t.words) > 1 {
+			out = append(out, t)
+		}
 	}
 	return out
-}
-
-// match builds the FTS5 MATCH expression: every term, quoted.
-func match(terms []term) string {
-	var b strings.Builder
-	for i, t := range terms {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteByte('"')
-		b.WriteString(strings.ReplaceAll(strings.Join(t.words, " "), `"`, `""`))
-		b.WriteByte('"')
-		if t.prefix {
-			b.WriteByte('*')
-		}
-	}
-	return b.String()
 }
 
 // Search returns the pages that contain every term, best first by BM25
 // (title matches weigh ten times body matches), with snippets.
 func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, error) {
-	terms, err := parseQuery(&q)
-	if err != nil {
-		return nil, err
+	terms := parseQuery(&q)
+	expr := match(terms)
+	if expr == "" {
+		return nil, cairn.Errorf(cairn.EINVALID, "the search %q has no words to look for (common words like \"the\" are not indexed)", q.Text).
+			WithHint(`Try: cairn search "some words"`)
 	}
 	limit := q.Limit
 	if limit <= 0 {
@@ -141,9 +130,14 @@ func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, err
 	if limit > 100 {
 		return nil, cairn.Errorf(cairn.EINVALID, "a search returns at most 100 results, not %d", q.Limit)
 	}
-	sqlq := `SELECT f.path, f.page_id, f.title, coalesce(f.type, ''), f.blob, -bm25(fts, 10.0, 1.0) AS score
-		FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?`
-	args := []any{match(terms)}
+	want := phrases(terms)
+	candidates := limit
+	if len(want) > 0 {
+		candidates = 500 // phrases are checked against the text, below
+	}
+	sqlq := `SELECT f.path, coalesce(f.page_id, substr(f.path, 1, length(f.path) - 3)), f.title, coalesce(f.type, ''), f.blob,
+		-bm25(fts, 10.0, 1.0) AS score FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?`
+	args := []any{expr}
 	if q.Type != "" {
 		sqlq += ` AND f.type = ?`
 		args = append(args, q.Type)
@@ -154,12 +148,12 @@ func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, err
 		args = append(args, len(folder), folder)
 	}
 	sqlq += ` ORDER BY score DESC, f.path LIMIT ?`
-	args = append(args, limit)
+	args = append(args, candidates)
 	rows, err := r.q.QueryContext(ctx, sqlq, args...)
 	if err != nil {
 		return nil, cairn.Errorf(cairn.EINVALID, "search %q: %w", q.Text, err).WithHint("Use words, \"phrases\" and prefix*.")
 	}
-	var out []SearchResult
+	var found []SearchResult
 	var blobs []cairn.Hash
 	for rows.Next() {
 		var res SearchResult
@@ -168,55 +162,74 @@ func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, err
 			rows.Close()
 			return nil, err
 		}
-		out = append(out, res)
+		found = append(found, res)
 		blobs = append(blobs, cairn.Hash(blob))
 	}
 	if err := rows.Close(); err != nil {
 		return nil, err
 	}
-	for i := range out {
+	out := make([]SearchResult, 0, limit)
+	for i := range found {
+		if len(out) == limit {
+			break
+		}
 		data, err := r.t.ReadBlob(ctx, blobs[i])
 		if err != nil {
-			continue // purged: no snippet
+			if len(want) > 0 {
+				continue // purged: the phrase cannot be checked
+			}
+			out = append(out, found[i])
+			continue
 		}
-		out[i].Snippet = snippet(markdown.PlainText(data), terms, 200)
+		text := markdown.PlainText(data)
+		if len(want) > 0 && !hasPhrases(found[i].Title+"\n"+text, want) {
+			continue
+		}
+		found[i].Snippet = snippet(text, terms, 200)
+		out = append(out, found[i])
 	}
 	return out, nil
 }
 
+// hasPhrases reports whether text holds each phrase's words in order.
+func hasPhrases(text string, ps []term) bool {
+	ws := words(text)
+	for _, p := range ps {
+		ok := false
+		for i := 0; i+len(p.words) <= len(ws) && !ok; i++ {
+			ok = true
+			for j, w := range p.words {
+				last := j == len(p.words)-1
+				if ws[i+j] != w && !(last && p.prefix && strings.HasPrefix(ws[i+j], w)) {
+					ok = false
+					break
+				}
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // snippet cuts a passage of about width bytes from text around the first
-// match of the first term that occurs, and marks every match with **.
+// match of any term, and marks every match with **.
 func snippet(text string, terms []term, width int) string {
 	type span struct{ start, end int }
 	var spans []span
 	first := -1
-	// Walk the words of the text once, marking those that match a term.
-	for i := 0; i < len(text); {
-		r, n := utf8.DecodeRuneInString(text[i:])
-		if !isWordRune(r) {
-			i += n
-			continue
-		}
-		j := i
-		for j < len(text) {
-			r, n := utf8.DecodeRuneInString(text[j:])
-			if !isWordRune(r) {
-				break
-			}
-			j += n
-		}
-		w := fold(text[i:j])
+	eachWord(text, func(i, j int, w string) {
 		for _, t := range terms {
 			if hit(w, t) {
 				spans = append(spans, span{i, j})
 				if first < 0 {
 					first = i
 				}
-				break
+				return
 			}
 		}
-		i = j
-	}
+	})
 	if first < 0 {
 		first = 0
 	}
@@ -224,7 +237,7 @@ func snippet(text string, terms []term, width int) string {
 	for start > 0 && !utf8.RuneStart(text[start]) {
 		start--
 	}
-	if i := strings.IndexAny(text[start:min(first, len(text))], " \n"); start > 0 && i >= 0 {
+	if i := strings.IndexAny(text[start:first], " \n"); start > 0 && i >= 0 {
 		start += i + 1
 	}
 	end := min(len(text), start+width)
@@ -240,7 +253,7 @@ func snippet(text string, terms []term, width int) string {
 	}
 	pos := start
 	for _, s := range spans {
-		if s.start < start || s.end > end {
+		if s.start < pos || s.end > end {
 			continue
 		}
 		b.WriteString(text[pos:s.start])
@@ -257,8 +270,11 @@ func snippet(text string, terms []term, width int) string {
 }
 
 func hit(w string, t term) bool {
-	for _, tw := range t.words {
-		if w == tw || t.prefix && strings.HasPrefix(w, tw) {
+	for i, tw := range t.words {
+		if stopwords[tw] && len(t.words) == 1 {
+			return false
+		}
+		if w == tw || t.prefix && i == len(t.words)-1 && strings.HasPrefix(w, tw) {
 			return true
 		}
 	}

@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
-	"sync"
 
 	"cairn"
 	"cairn/lint"
@@ -19,24 +17,25 @@ import (
 // update is the state of one incremental update: what changed and what it
 // affects.
 type update struct {
-	q       dbtx
+	q       *prepared
+	w       *writer
 	t       trees
 	holders map[markdown.Key][]string // cache of key → holder paths
 	ids     map[string]int64          // cache of path → file id
 	paths   map[int64]string          // cache of file id → path
 	pages   map[int64]*markdown.Page  // cache of page rows, for headings
 
-	values     map[string]bool // key values whose holders changed
-	dirtyLinks map[int64]bool  // links to resolve again
-	dirtyFiles map[int64]bool  // files whose findings to compute again
-	removed    []edge          // edges that went away
-	added      []edge          // edges that appeared
-	gone       map[int64]int   // depths of deleted files
+	values     map[string]bool  // key values whose holders changed
+	dirtyLinks map[linkKey]bool // links to resolve again
+	dirtyFiles map[int64]bool   // files whose findings to compute again
+	removed    []edge           // edges that went away
+	added      []edge           // edges that appeared
+	gone       map[int64]int    // depths of deleted files
 	relintAll  bool
 }
 
 // apply changes the index from tree from to tree to.
-func (ix *Index) apply(ctx context.Context, q dbtx, t trees, from, to cairn.Hash) error {
+func (ix *Index) apply(ctx context.Context, q *prepared, t trees, from, to cairn.Hash) error {
 	if from == to {
 		return nil
 	}
@@ -44,17 +43,19 @@ func (ix *Index) apply(ctx context.Context, q dbtx, t trees, from, to cairn.Hash
 	if err != nil {
 		return fmt.Errorf("index: diff: %w", err)
 	}
+	w := newWriter(q)
 	u := &update{
-		q: q, t: t,
+		q: q, w: w, t: t,
 		holders: map[markdown.Key][]string{}, ids: map[string]int64{}, paths: map[int64]string{}, pages: map[int64]*markdown.Page{},
-		values: map[string]bool{}, dirtyLinks: map[int64]bool{}, dirtyFiles: map[int64]bool{}, gone: map[int64]int{},
+		values: map[string]bool{}, dirtyLinks: map[linkKey]bool{}, dirtyFiles: map[int64]bool{}, gone: map[int64]int{},
 	}
 	before, err := u.vaultFacts(ctx)
 	if err != nil {
 		return err
 	}
 	// Take out what the old versions put in.
-	keep := map[string]int64{} // modified files keep their ids
+	keep := map[string]int64{}            // modified files keep their ids
+	oldKeys := map[int64][]markdown.Key{} // the keys of modified files
 	for _, c := range changes {
 		if c.Kind == cairn.Added {
 			continue
@@ -66,13 +67,16 @@ func (ix *Index) apply(ctx context.Context, q dbtx, t trees, from, to cairn.Hash
 		if id == 0 {
 			return fmt.Errorf("index: %s is not in the index; run cairn reindex", c.Old.Path)
 		}
-		values, edges, err := deleteFileData(ctx, q, id, kind)
+		keys, edges, err := w.deleteFileData(ctx, q, id)
 		if err != nil {
 			return err
 		}
-		u.addValues(values)
+		_ = kind
 		u.removed = append(u.removed, edges...)
 		if c.Kind == cairn.Deleted {
+			for _, k := range keys {
+				u.values[k.Value] = true
+			}
 			if u.gone[id], err = depthOf(ctx, q, id); err != nil {
 				return err
 			}
@@ -84,8 +88,9 @@ func (ix *Index) apply(ctx context.Context, q dbtx, t trees, from, to cairn.Hash
 			continue
 		}
 		keep[c.Path] = id
+		oldKeys[id] = keys
 		// Links into a changed page must check their heading again.
-		if err := u.collect(ctx, `SELECT id FROM links WHERE dst = ? AND (heading != '' OR block != '')`, id, u.dirtyLinks); err != nil {
+		if err := u.collectLinks(ctx, `SELECT src, ord FROM links WHERE dst = ? AND (heading != '' OR block != '')`, id); err != nil {
 			return err
 		}
 	}
@@ -96,35 +101,62 @@ func (ix *Index) apply(ctx context.Context, q dbtx, t trees, from, to cairn.Hash
 			entries = append(entries, c.New)
 		}
 	}
-	files, err := parseAll(ctx, t, entries)
+	files, err := parseAll(ctx, t, entries, nil)
+	if err != nil {
+		return err
+	}
+	nextFile, err := nextID(ctx, q, "files")
 	if err != nil {
 		return err
 	}
 	for _, f := range files {
-		f.id = keep[f.path]
-		if err := writeFile(ctx, q, f); err != nil {
+		if id, ok := keep[f.path]; ok {
+			f.id = id
+			err = w.updateFile(ctx, f)
+		} else {
+			f.id, nextFile = nextFile, nextFile+1
+			err = w.insertFile(ctx, f, 0, unreachable)
+		}
+		if err != nil {
 			return err
 		}
 		if f.page != nil {
-			if err := writeLinks(ctx, q, f, nil, nil); err != nil {
+			if err := w.writeLinks(ctx, f, nil, nil); err != nil {
 				return err
+			}
+			if err := w.writeText(ctx, f); err != nil {
+				return err
+			}
+			for i := range f.page.Links {
+				u.dirtyLinks[linkKey{f.id, i}] = true
 			}
 		}
 		u.ids[f.path], u.paths[f.id] = f.id, f.path
 		delete(u.pages, f.id)
-		for _, k := range f.keys() {
-			u.values[k.Value] = true
+		// Only keys that came or went change what links find: a page
+		// whose title did not change answers its links as before.
+		old := oldKeys[f.id]
+		now := f.keys()
+		for _, k := range now {
+			if !slices.Contains(old, k) {
+				u.values[k.Value] = true
+			}
+		}
+		for _, k := range old {
+			if !slices.Contains(now, k) {
+				u.values[k.Value] = true
+			}
 		}
 		u.dirtyFiles[f.id] = true
-		if err := u.collect(ctx, `SELECT id FROM links WHERE src = ?`, f.id, u.dirtyLinks); err != nil {
-			return err
-		}
+	}
+	if err := w.flush(ctx); err != nil {
+		return err
 	}
 	// Links that look up a value whose holders changed; pages whose title,
 	// alias or id clash may have changed; pages citing a file that came or
 	// went.
 	for v := range u.values {
-		if err := u.collect(ctx, `SELECT link FROM link_keys WHERE value = ?`, v, u.dirtyLinks); err != nil {
+		if err := u.collectLinks(ctx, `SELECT src, ord FROM link_keys WHERE value = ?`, v); err != nil {
 			return err
 		}
 		if err := u.collect(ctx, `SELECT file FROM keys WHERE value = ? AND step IN (2, 5, 6)`, v, u.dirtyFiles); err != nil {
@@ -150,7 +182,10 @@ func (ix *Index) apply(ctx context.Context, q dbtx, t trees, from, to cairn.Hash
 	if err := u.reach(ctx, before, after); err != nil {
 		return err
 	}
-	return u.relint(ctx, after)
+	if err := u.relint(ctx, after); err != nil {
+		return err
+	}
+	return w.flush(ctx)
 }
 
 // vault is what findings depend on vault-wide.
@@ -165,22 +200,41 @@ func (u *update) vaultFacts(ctx context.Context) (vault, error) {
 
 func readVault(ctx context.Context, q dbtx) (vault, error) {
 	var v vault
-	err := q.QueryRowContext(ctx, `SELECT id FROM files WHERE path = 'index.md' COLLATE NOCASE AND kind = ?`, int(lint.KindPage)).Scan(&v.index)
+	err := q.QueryRowContext(ctx, `SELECT f.id FROM keys k JOIN files f ON f.id = k.file
+		WHERE k.value = 'index.md' AND k.step = 1 AND f.kind = ?`, int(lint.KindPage)).Scan(&v.index)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return v, err
 	}
 	var n int
-	err = q.QueryRowContext(ctx, `SELECT count(*) FROM files WHERE path IN ('cairn.yaml', 'eva.json') COLLATE NOCASE`).Scan(&n)
+	err = q.QueryRowContext(ctx, `SELECT count(*) FROM keys WHERE value IN ('cairn.yaml', 'eva.json') AND step = 1`).Scan(&n)
 	v.contract = n > 0
 	return v, err
 }
 
 func (v vault) config() *lint.Config { return &lint.Config{Contract: v.contract} }
 
-func (u *update) addValues(vs []string) {
-	for _, v := range vs {
-		u.values[v] = true
+// linkKey names a link: the linking file and the link's position in it.
+type linkKey struct {
+	src int64
+	ord int
+}
+
+// collectLinks adds the links a one-argument query returns (src, ord) to
+// the dirty links.
+func (u *update) collectLinks(ctx context.Context, query string, arg any) error {
+	rows, err := u.q.QueryContext(ctx, query, arg)
+	if err != nil {
+		return err
 	}
+	defer rows.Close()
+	for rows.Next() {
+		var k linkKey
+		if err := rows.Scan(&k.src, &k.ord); err != nil {
+			return err
+		}
+		u.dirtyLinks[k] = true
+	}
+	return rows.Err()
 }
 
 // collect adds the ids a one-argument query returns to set.
@@ -201,9 +255,15 @@ func (u *update) collect(ctx context.Context, query string, arg any, set map[int
 }
 
 func (u *update) fileID(ctx context.Context, path string) (int64, lint.Kind, error) {
+	return fileID(ctx, u.q, path)
+}
+
+// fileID finds a file by path: 0 when there is none.
+func fileID(ctx context.Context, q dbtx, path string) (int64, lint.Kind, error) {
 	var id int64
 	var kind int
-	err := u.q.QueryRowContext(ctx, `SELECT id, kind FROM files WHERE path = ?`, path).Scan(&id, &kind)
+	err := q.QueryRowContext(ctx, `SELECT f.id, f.kind FROM keys k JOIN files f ON f.id = k.file
+		WHERE k.value = ? AND k.step = 1 AND f.path = ?`, cairn.FoldPath(path), path).Scan(&id, &kind)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, 0, nil
 	}
@@ -267,34 +327,34 @@ func (u *update) page(ctx context.Context, id int64) (*markdown.Page, error) {
 
 // linkRow is a stored link.
 type linkRow struct {
-	id, src int64
-	link    markdown.Link
-	res     markdown.Resolution
-	dst     int64
+	src  int64
+	ord  int
+	link markdown.Link
+	res  markdown.Resolution
+	dst  int64
 }
 
-const linkColumns = `id, src, kind, raw, target, heading, block, label, path, flags, property, line, col, status, dst, step, detail`
+const linkColumns = `src, ord, kind, target, heading, block, label, path, flags, property, line, col, status, dst, step, detail`
 
 func scanLink(sc interface{ Scan(...any) error }) (linkRow, error) {
 	var r linkRow
-	var kind, status string
-	var flags, step int
+	var kind, status, flags, step int
 	var dst sql.NullInt64
 	var detail sql.NullString
 	l := &r.link
-	err := sc.Scan(&r.id, &r.src, &kind, &l.Raw, &l.Target, &l.Heading, &l.Block, &l.Label, &l.Path, &flags, &l.Property,
+	err := sc.Scan(&r.src, &r.ord, &kind, &l.Target, &l.Heading, &l.Block, &l.Label, &l.Path, &flags, &l.Property,
 		&l.Line, &l.Col, &status, &dst, &step, &detail)
 	if err != nil {
 		return r, err
 	}
-	l.Kind, l.Embed, l.Escapes = markdown.LinkKind(kind), flags&1 != 0, flags&2 != 0
-	r.res.Status, r.res.Step, r.dst = markdown.Status(status), markdown.Step(step), dst.Int64
+	l.Kind, l.Embed, l.Escapes = kindNames[kind], flags&1 != 0, flags&2 != 0
+	l.Raw = rawLink(*l)
 	if detail.Valid {
 		if err := json.Unmarshal([]byte(detail.String), &r.res); err != nil {
 			return r, err
 		}
-		r.res.Status, r.res.Step = markdown.Status(status), markdown.Step(step)
 	}
+	r.res.Status, r.res.Step, r.dst = statusNames[status], markdown.Step(step), dst.Int64
 	return r, nil
 }
 
@@ -311,13 +371,18 @@ func detailJSON(res markdown.Resolution) any {
 
 // resolveLinks resolves every dirty link again and records what changed.
 func (u *update) resolveLinks(ctx context.Context) error {
-	ids := make([]int64, 0, len(u.dirtyLinks))
-	for id := range u.dirtyLinks {
-		ids = append(ids, id)
+	keys := make([]linkKey, 0, len(u.dirtyLinks))
+	for k := range u.dirtyLinks {
+		keys = append(keys, k)
 	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		r, err := scanLink(u.q.QueryRowContext(ctx, `SELECT `+linkColumns+` FROM links WHERE id = ?`, id))
+	slices.SortFunc(keys, func(a, b linkKey) int {
+		if a.src != b.src {
+			return int(a.src - b.src)
+		}
+		return a.ord - b.ord
+	})
+	for _, k := range keys {
+		r, err := scanLink(u.q.QueryRowContext(ctx, `SELECT `+linkColumns+` FROM links WHERE src = ? AND ord = ?`, k.src, k.ord))
 		if errors.Is(err, sql.ErrNoRows) {
 			continue // its page went away
 		}
@@ -335,8 +400,8 @@ func (u *update) resolveLinks(ctx context.Context) error {
 		if dst != 0 {
 			dstArg = dst
 		}
-		if _, err := u.q.ExecContext(ctx, `UPDATE links SET status = ?, dst = ?, step = ?, detail = ? WHERE id = ?`,
-			string(res.Status), dstArg, int(res.Step), detailJSON(res), id); err != nil {
+		if err := u.w.exec(ctx, `UPDATE links SET status = ?, dst = ?, step = ?, detail = ? WHERE src = ? AND ord = ?`,
+			statusCodes[res.Status], dstArg, int(res.Step), detailJSON(res), k.src, k.ord); err != nil {
 			return err
 		}
 		u.dirtyFiles[r.src] = true
@@ -377,7 +442,7 @@ func (u *update) resolve(ctx context.Context, src int64, l markdown.Link) (markd
 	if err != nil {
 		return res, 0, err
 	}
-	if lint.Classify(res.Path) == lint.KindPage {
+	if (l.Heading != "" || l.Block != "") && lint.Classify(res.Path) == lint.KindPage {
 		p, err := u.page(ctx, dst)
 		if err != nil {
 			return res, 0, err
@@ -403,7 +468,7 @@ func (u *update) applyInbound(ctx context.Context) error {
 		if d == 0 {
 			continue
 		}
-		if _, err := u.q.ExecContext(ctx, `UPDATE files SET inbound = inbound + ? WHERE id = ?`, d, id); err != nil {
+		if err := u.w.exec(ctx, `UPDATE files SET inbound = inbound + ? WHERE id = ?`, d, id); err != nil {
 			return err
 		}
 		u.dirtyFiles[id] = true
@@ -433,19 +498,20 @@ func (u *update) relint(ctx context.Context, v vault) error {
 		if err != nil {
 			return err
 		}
-		if err := writeFindings(ctx, u.q, id, lint.Check(f, cfg)); err != nil {
+		if err := u.w.exec(ctx, `DELETE FROM findings WHERE file = ?`, id); err != nil {
+			return err
+		}
+		if err := u.w.writeFindings(ctx, id, lint.Check(f, cfg)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func writeFindings(ctx context.Context, q dbtx, id int64, fs []lint.Finding) error {
-	if _, err := q.ExecContext(ctx, `DELETE FROM findings WHERE file = ?`, id); err != nil {
-		return err
-	}
+// writeFindings adds a file's findings; the caller removes old ones.
+func (w *writer) writeFindings(ctx context.Context, id int64, fs []lint.Finding) error {
 	for _, f := range fs {
-		if _, err := q.ExecContext(ctx, `INSERT INTO findings (file, rule, severity, subject, message) VALUES (?, ?, ?, ?, ?)`,
+		if err := w.insert(ctx, `INSERT INTO findings (file, rule, severity, subject, message) VALUES `,
 			id, f.Rule, string(f.Severity), f.Subject, f.Message); err != nil {
 			return err
 		}
@@ -453,32 +519,43 @@ func writeFindings(ctx context.Context, q dbtx, id int64, fs []lint.Finding) err
 	return nil
 }
 
-// parseAll reads and parses entries, on every core when there are many.
-func parseAll(ctx context.Context, t trees, entries []cairn.Entry) ([]*file, error) {
+// parseAll reads and parses entries: content is read in bulk and parsed on
+// every core. Purged content is indexed as empty. each, when set, is called
+// with every parsed file as soon as it is ready, possibly concurrently.
+func parseAll(ctx context.Context, t trees, entries []cairn.Entry, each func(int, *file)) ([]*file, error) {
 	out := make([]*file, len(entries))
-	workers := 1
-	if len(entries) > 16 {
-		workers = runtime.GOMAXPROCS(0)
+	at := make(map[cairn.Hash][]int, len(entries))
+	hs := make([]cairn.Hash, 0, len(entries))
+	for i, e := range entries {
+		if _, ok := at[e.Blob]; !ok {
+			hs = append(hs, e.Blob)
+		}
+		at[e.Blob] = append(at[e.Blob], i)
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, workers)
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(entries); i += workers {
-				data, err := t.ReadBlob(ctx, entries[i].Blob)
-				if err != nil {
-					if !errors.Is(err, cairn.ErrPurged) {
-						errs[w] = fmt.Errorf("index %s: %w", entries[i].Path, err)
-						return
-					}
-					data = nil // purged content indexes as empty
-				}
-				out[i] = parse(entries[i], data)
+	err := t.ReadBlobs(ctx, hs, func(h cairn.Hash, data []byte) error {
+		for _, i := range at[h] {
+			out[i] = parse(entries[i], data)
+			if each != nil {
+				each(i, out[i])
 			}
-		}()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("index: read content: %w", err)
 	}
-	wg.Wait()
-	return out, errors.Join(errs...)
+	for i, f := range out {
+		if f != nil {
+			continue
+		}
+		data, err := t.ReadBlob(ctx, entries[i].Blob)
+		if err != nil && !errors.Is(err, cairn.ErrPurged) {
+			return nil, fmt.Errorf("index %s: %w", entries[i].Path, err)
+		}
+		out[i] = parse(entries[i], data)
+		if each != nil {
+			each(i, out[i])
+		}
+	}
+	return out, nil
 }

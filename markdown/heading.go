@@ -163,3 +163,15 @@ func (p *Page) HasBlock(id string) bool {
 	}
 	return false
 }
+
+// SetSlugs fills in the Slug of each heading from its Text, numbering
+// repeated slugs as Parse does ("a", "a-1"), so that a store of headings
+// may keep only their levels and texts.
+func SetSlugs(hs []Heading) {
+	var s scanner
+	for i := range hs {
+		var b strings.Builder
+		appendSlug(&b, []byte(hs[i].Text))
+		hs[i].Slug = s.uniqueSlug(b.String())
+	}
+}

@@ -36,8 +36,7 @@ func (db *DB) GetObject(ctx context.Context, h cairn.Hash) (cairn.Object, error)
 	var size int64
 	var data []byte
 	var purged bool
-	err := db.r.QueryRowContext(ctx, `SELECT kind, codec, size, data, data IS NULL FROM objects WHERE hash = ?`, h[:]).
-		Scan(&kind, &codec, &size, &data, &purged)
+	err := db.getObject.QueryRowContext(ctx, h[:]).Scan(&kind, &codec, &size, &data, &purged)
 	if err != nil {
 		err = translate(err)
 		if cairn.ErrorCode(err) == cairn.ENOTFOUND {
@@ -56,6 +55,84 @@ func (db *DB) GetObject(ctx context.Context, h cairn.Hash) (cairn.Object, error)
 		return cairn.Object{}, cairn.Errorf(cairn.EINTERNAL, "read object %s: %w", h.Short(), err)
 	}
 	return cairn.Object{Hash: h, Kind: cairn.ObjectKind(kind), Data: data}, nil
+}
+
+// GetObjects reads objects in batches of 500, in hash order, and
+// decompresses them on every core.
+func (db *DB) GetObjects(ctx context.Context, hs []cairn.Hash, fn func(cairn.Object) error) error {
+	hs = slices.Clone(hs)
+	slices.SortFunc(hs, func(a, b cairn.Hash) int { return bytes.Compare(a[:], b[:]) })
+	hs = slices.Compact(hs)
+	type stored struct {
+		obj   cairn.Object
+		codec int
+		size  int64
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	work := make(chan stored, 256)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for s := range work {
+				data, err := db.codec.Decompress(s.obj.Data, s.codec, s.size)
+				if err == nil {
+					if data == nil {
+						data = []byte{}
+					}
+					s.obj.Data = data
+					err = fn(s.obj)
+				} else {
+					err = cairn.Errorf(cairn.EINTERNAL, "read object %s: %w", s.obj.Hash.Short(), err)
+				}
+				if err != nil {
+					cancel(err)
+				}
+			}
+		}()
+	}
+	err := func() error {
+		defer close(work)
+		for start := 0; start < len(hs); start += 500 {
+			chunk := hs[start:min(start+500, len(hs))]
+			args := make([]any, len(chunk))
+			for i, h := range chunk {
+				args[i] = h[:]
+			}
+			rows, err := db.r.QueryContext(ctx, `SELECT hash, kind, codec, size, data FROM objects
+				WHERE hash IN (`+placeholders(len(chunk))+`) AND data IS NOT NULL`, args...)
+			if err != nil {
+				return translate(err)
+			}
+			for rows.Next() {
+				var s stored
+				var h []byte
+				var kind int
+				if err := rows.Scan(&h, &kind, &s.codec, &s.size, &s.obj.Data); err != nil {
+					rows.Close()
+					return translate(err)
+				}
+				s.obj.Hash, s.obj.Kind = cairn.Hash(h), cairn.ObjectKind(kind)
+				select {
+				case work <- s:
+				case <-ctx.Done():
+					rows.Close()
+					return context.Cause(ctx)
+				}
+			}
+			if err := rows.Close(); err != nil {
+				return translate(err)
+			}
+		}
+		return nil
+	}()
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	return context.Cause(ctx)
 }
 
 func (db *DB) purgedError(ctx context.Context, h cairn.Hash) error {
@@ -112,20 +189,55 @@ func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
 }
 
-// PutObjects stores objects in transactions of up to 5,000 objects,
-// compressing them (on every core) before taking the write lock, and
-// inserting them in hash order so the hash index grows sequentially.
+// PutObjects stores objects in transactions of up to 2,000 objects,
+// inserted in hash order so the hash index grows sequentially. Objects are
+// compressed on every core before the write lock is taken, the next chunk
+// while the current one is written.
+//
+// These transactions run with synchronous=NORMAL: they write objects that
+// nothing reaches yet, and the commit that makes them reachable runs with
+// the database's setting (FULL by default) and so syncs the write-ahead log
+// up to and including them.
 func (db *DB) PutObjects(ctx context.Context, objs []cairn.Object) error {
 	objs = slices.Clone(objs)
 	slices.SortFunc(objs, func(a, b cairn.Object) int { return bytes.Compare(a.Hash[:], b.Hash[:]) })
-	for start := 0; start < len(objs); start += 5000 {
-		rows := db.encode(objs[start:min(start+5000, len(objs))])
-		err := db.update(ctx, func(tx *sql.Tx) error { return db.insert(ctx, tx, rows) })
+	const chunk = 2000
+	encoded := make(chan []objectRow, 1)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		defer close(encoded)
+		for start := 0; start < len(objs); start += chunk {
+			select {
+			case encoded <- db.encode(objs[start:min(start+chunk, len(objs))]):
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	conn, err := db.w.Conn(ctx)
+	if err != nil {
+		return translate(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `PRAGMA synchronous = NORMAL`); err != nil {
+		return translate(err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA synchronous = `+db.sync)
+	for rows := range encoded {
+		tx, err := conn.BeginTx(ctx, nil)
 		if err != nil {
-			return fmt.Errorf("store objects: %w", err)
+			return fmt.Errorf("store objects: %w", translate(err))
+		}
+		if err := db.insert(ctx, tx, rows); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("store objects: %w", translate(err))
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("store objects: %w", translate(err))
 		}
 	}
-	return nil
+	return ctx.Err()
 }
 
 type objectRow struct {
@@ -156,21 +268,23 @@ func (db *DB) encode(objs []cairn.Object) []objectRow {
 	return rows
 }
 
+// insertBatch is the number of objects one INSERT statement writes.
+const insertBatch = 64
+
 func (db *DB) insert(ctx context.Context, tx *sql.Tx, rows []objectRow) error {
-	if len(rows) == 0 {
-		return nil
-	}
 	// coalesce: the driver binds an empty byte slice as NULL, and NULL
 	// means purged.
-	stmt, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO objects (hash, kind, codec, size, data, created)
-		VALUES (?, ?, ?, ?, coalesce(?, X''), ?)`)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
+	const values = `(?, ?, ?, ?, coalesce(?, X''), ?),`
+	const head = `INSERT OR IGNORE INTO objects (hash, kind, codec, size, data, created) VALUES `
 	now := db.now().Unix()
-	for _, r := range rows {
-		if _, err := stmt.ExecContext(ctx, r.obj.Hash[:], int(r.obj.Kind), r.codec, len(r.obj.Data), r.data, now); err != nil {
+	for start := 0; start < len(rows); start += insertBatch {
+		part := rows[start:min(start+insertBatch, len(rows))]
+		args := make([]any, 0, 6*len(part))
+		for _, r := range part {
+			args = append(args, r.obj.Hash[:], int(r.obj.Kind), r.codec, len(r.obj.Data), r.data, now)
+		}
+		q := head + strings.TrimSuffix(strings.Repeat(values, len(part)), ",")
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return err
 		}
 	}
@@ -336,7 +450,7 @@ func (db *DB) Purges(ctx context.Context) ([]cairn.Purge, error) {
 
 // Ref returns one ref.
 func (db *DB) Ref(ctx context.Context, name string) (cairn.Ref, error) {
-	return readRef(ctx, db.r, name)
+	return scanRef(name, db.getRef.QueryRowContext(ctx, name))
 }
 
 type queryer interface {
@@ -344,11 +458,15 @@ type queryer interface {
 }
 
 func readRef(ctx context.Context, q queryer, name string) (cairn.Ref, error) {
+	return scanRef(name, q.QueryRowContext(ctx, `SELECT kind, hash, updated FROM refs WHERE name = ?`, name))
+}
+
+func scanRef(name string, row *sql.Row) (cairn.Ref, error) {
 	r := cairn.Ref{Name: name}
 	var b []byte
 	var kind int
 	var updated int64
-	err := q.QueryRowContext(ctx, `SELECT kind, hash, updated FROM refs WHERE name = ?`, name).Scan(&kind, &b, &updated)
+	err := row.Scan(&kind, &b, &updated)
 	if err != nil {
 		err = translate(err)
 		if cairn.ErrorCode(err) == cairn.ENOTFOUND {

@@ -67,6 +67,10 @@ type DB struct {
 	codec codec.Codec
 	now   func() time.Time
 	crash func(string)
+	sync  string // the synchronous setting: FULL or NORMAL
+
+	// Statements of the hot read paths, prepared once.
+	getObject, getRef *sql.Stmt
 }
 
 var _ cairn.Backend = (*DB)(nil)
@@ -93,6 +97,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		now:   time.Now,
 		crash: opts.Crash,
 	}
+	db.sync = sync
 	db.w, err = sql.Open("sqlite", base+"&_auto_vacuum=INCREMENTAL&_journal_mode=WAL&_synchronous="+sync+
 		"&_txlock=immediate&_pragma=secure_delete(ON)&_pragma=foreign_keys(ON)&_pragma=cache_size(-32768)")
 	if err != nil {
@@ -115,6 +120,13 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	db.r.SetMaxOpenConns(n)
 	db.r.SetMaxIdleConns(n)
 	db.r.SetConnMaxIdleTime(0)
+	if db.getObject, err = db.r.PrepareContext(ctx, `SELECT kind, codec, size, data, data IS NULL FROM objects WHERE hash = ?`); err == nil {
+		db.getRef, err = db.r.PrepareContext(ctx, `SELECT kind, hash, updated FROM refs WHERE name = ?`)
+	}
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
 	return db, nil
 }
 
@@ -128,6 +140,11 @@ func (db *DB) Read() *sql.DB { return db.r }
 // Close checkpoints the write-ahead log and closes the database.
 func (db *DB) Close() error {
 	var errs []error
+	for _, st := range []*sql.Stmt{db.getObject, db.getRef} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
 	if db.r != nil {
 		errs = append(errs, db.r.Close())
 	}

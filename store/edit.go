@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"cairn"
 )
@@ -94,6 +96,7 @@ func (b *Batch) resolveEdits(ctx context.Context, base cairn.Hash, changes []Fil
 	if err := b.checkBlobs(ctx, changes); err != nil {
 		return nil, err
 	}
+	hashes := hashAll(changes)
 	edits := make([]edit, 0, len(keys))
 	for _, k := range keys {
 		ops := byKey[k]
@@ -139,8 +142,11 @@ func (b *Batch) resolveEdits(ctx context.Context, base cairn.Hash, changes []Fil
 			return nil, cairn.Errorf(cairn.EINVALID, "%s: unknown mode %d", put.path, it.mode)
 		}
 		if put.ch.Blob.IsZero() {
-			it.hash = b.PutBlob(put.ch.Data)
+			it.hash = hashes[put.ch]
 			it.size = uint64(len(put.ch.Data))
+			b.mu.Lock()
+			b.blobs[it.hash] = put.ch.Data
+			b.mu.Unlock()
 		} else {
 			if put.ch.Size < 0 {
 				return nil, cairn.Errorf(cairn.EINVALID, "%s: negative size", put.path)
@@ -150,6 +156,38 @@ func (b *Batch) resolveEdits(ctx context.Context, base cairn.Hash, changes []Fil
 		edits = append(edits, edit{key: k, put: it})
 	}
 	return edits, nil
+}
+
+// hashAll names the new content of changes, on every core when there is
+// much of it.
+func hashAll(changes []FileChange) map[*FileChange]cairn.Hash {
+	out := make(map[*FileChange]cairn.Hash, len(changes))
+	var todo []*FileChange
+	for i := range changes {
+		if ch := &changes[i]; !ch.Delete && ch.Blob.IsZero() {
+			todo = append(todo, ch)
+		}
+	}
+	hs := make([]cairn.Hash, len(todo))
+	workers := 1
+	if len(todo) >= 64 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(todo); i += workers {
+				hs[i] = BlobHash(todo[i].Data)
+			}
+		}()
+	}
+	wg.Wait()
+	for i, ch := range todo {
+		out[ch] = hs[i]
+	}
+	return out
 }
 
 // checkBlobs makes sure that every change naming stored content names

@@ -142,6 +142,18 @@ func (s *Store) ReadBlob(ctx context.Context, h cairn.Hash) ([]byte, error) {
 	return obj.Data, nil
 }
 
+// ReadBlobs calls fn with the content of each of hs that is stored and not
+// purged, in no particular order, possibly from several goroutines at once.
+// It reads in bulk; use ReadBlob to learn why one is missing.
+func (s *Store) ReadBlobs(ctx context.Context, hs []cairn.Hash, fn func(h cairn.Hash, data []byte) error) error {
+	return s.b.GetObjects(ctx, hs, func(o cairn.Object) error {
+		if o.Kind != cairn.KindBlob {
+			return cairn.Errorf(cairn.EINVALID, "object %s is a %s, not file content", o.Hash.Short(), o.Kind)
+		}
+		return fn(o.Hash, o.Data)
+	})
+}
+
 // ReadCommit returns a commit by its full hash.
 func (s *Store) ReadCommit(ctx context.Context, h cairn.Hash) (*cairn.Commit, error) {
 	if c, ok := s.commits.Get(h); ok {

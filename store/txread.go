@@ -37,6 +37,30 @@ func (tx *Tx) ReadBlob(ctx context.Context, h cairn.Hash) ([]byte, error) {
 	return tx.s.ReadBlob(ctx, h)
 }
 
+// ReadBlobs is [Store.ReadBlobs] inside the transaction.
+func (tx *Tx) ReadBlobs(ctx context.Context, hs []cairn.Hash, fn func(h cairn.Hash, data []byte) error) error {
+	var rest []cairn.Hash
+	for _, h := range hs {
+		found := false
+		for _, b := range tx.batches {
+			b.mu.Lock()
+			data, ok := b.blobs[h]
+			b.mu.Unlock()
+			if ok {
+				if err := fn(h, data); err != nil {
+					return err
+				}
+				found = true
+				break
+			}
+		}
+		if !found {
+			rest = append(rest, h)
+		}
+	}
+	return tx.s.ReadBlobs(ctx, rest, fn)
+}
+
 // ReadCommit returns a commit, including one written by the transaction.
 func (tx *Tx) ReadCommit(ctx context.Context, h cairn.Hash) (*cairn.Commit, error) {
 	if c, ok := tx.s.commits.Get(h); ok {

@@ -87,7 +87,26 @@ func testObjects(t *testing.T, b cairn.Backend) {
 			t.Errorf("GetObject(%s) = kind %v, %d bytes; want kind %v, %d bytes", want.Hash.Short(), got.Kind, len(got.Data), want.Kind, len(want.Data))
 		}
 	}
+	// GetObjects reads in bulk and skips what is not there.
 	missing := obj(cairn.KindBlob, "never stored")
+	var mu sync.Mutex
+	got := map[cairn.Hash][]byte{}
+	err := b.GetObjects(ctx, []cairn.Hash{objs[3].Hash, missing.Hash, objs[1].Hash, objs[1].Hash, objs[0].Hash}, func(o cairn.Object) error {
+		mu.Lock()
+		defer mu.Unlock()
+		got[o.Hash] = o.Data
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("GetObjects: %v", err)
+	}
+	if len(got) != 3 || string(got[objs[3].Hash]) != big || string(got[objs[1].Hash]) != "hello\n" || got[objs[0].Hash] == nil {
+		t.Errorf("GetObjects returned %d objects", len(got))
+	}
+	boom := errors.New("stop")
+	if err := b.GetObjects(ctx, []cairn.Hash{objs[1].Hash}, func(cairn.Object) error { return boom }); !errors.Is(err, boom) {
+		t.Errorf("GetObjects with a failing callback: error = %v, want %v", err, boom)
+	}
 	if _, err := b.GetObject(ctx, missing.Hash); cairn.ErrorCode(err) != cairn.ENOTFOUND {
 		t.Errorf("GetObject(missing) error = %v, want code %s", err, cairn.ENOTFOUND)
 	}
@@ -352,6 +371,9 @@ func testBackendPurge(t *testing.T, b cairn.Backend) {
 	}
 	if !strings.Contains(err.Error(), "purged") || !strings.Contains(err.Error(), "leaked key") {
 		t.Errorf("GetObject(purged) error %q should say it was purged and why", err)
+	}
+	if err := b.GetObjects(ctx, []cairn.Hash{secret.Hash}, func(cairn.Object) error { return errors.New("purged object returned") }); err != nil {
+		t.Errorf("GetObjects(purged): %v", err)
 	}
 	if has, _ := b.HasObjects(ctx, []cairn.Hash{secret.Hash}); !has[0] {
 		t.Errorf("HasObjects(purged) = false; the hash must stay")

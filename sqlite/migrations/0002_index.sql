@@ -9,21 +9,22 @@ CREATE TABLE index_state (
     tree        BLOB    NOT NULL
 ) WITHOUT ROWID;
 
--- Every file of the tree; pages carry what their parse found.
+-- Every file of the tree; pages carry what their parse found. Files are
+-- found by path through keys (step 1 holds each path's case fold).
 CREATE TABLE files (
     id           INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused; also the full-text rowid
-    path         TEXT    NOT NULL UNIQUE,
+    path         TEXT    NOT NULL,
     kind         INTEGER NOT NULL,     -- 1 page, 2 attachment, 3 source, 4 contract, 5 hidden
     blob         BLOB    NOT NULL,
     size         INTEGER NOT NULL,
-    page_id      TEXT,
+    page_id      TEXT,                 -- NULL when the path without .md
     title        TEXT,
-    title_source TEXT,
+    title_source INTEGER,              -- 1 frontmatter, 2 heading, 3 file name
     type         TEXT,
-    frontmatter  TEXT,                 -- JSON object
+    frontmatter  TEXT,                 -- JSON object; title and type are in their columns
     aliases      TEXT,                 -- JSON array
     sources      TEXT,                 -- JSON array
-    headings     TEXT,                 -- JSON array
+    headings     TEXT,                 -- JSON array of [level, text]
     block_ids    TEXT,                 -- JSON array
     problems     TEXT,                 -- JSON array
     inbound      INTEGER NOT NULL DEFAULT 0,  -- resolved links from other files
@@ -38,15 +39,12 @@ CREATE TABLE keys (
     file  INTEGER NOT NULL,
     PRIMARY KEY (value, step, file)
 ) WITHOUT ROWID;
-CREATE INDEX keys_file ON keys (file);
 
 -- Every link of every page, with where it leads.
 CREATE TABLE links (
-    id       INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused
     src      INTEGER NOT NULL,
     ord      INTEGER NOT NULL,
-    kind     TEXT    NOT NULL,
-    raw      TEXT    NOT NULL,
+    kind     INTEGER NOT NULL,        -- 1 wiki, 2 embed, 3 markdown, 4 frontmatter
     target   TEXT    NOT NULL,
     heading  TEXT    NOT NULL,
     block    TEXT    NOT NULL,
@@ -56,22 +54,22 @@ CREATE TABLE links (
     property TEXT    NOT NULL,
     line     INTEGER NOT NULL,
     col      INTEGER NOT NULL,
-    status   TEXT    NOT NULL,        -- resolved, broken, ambiguous
+    status   INTEGER NOT NULL,        -- 1 resolved, 2 broken, 3 ambiguous
     dst      INTEGER,                 -- files.id when resolved
     step     INTEGER NOT NULL,
-    detail   TEXT                     -- JSON: candidates, missing heading/block, same page
-);
-CREATE INDEX links_src ON links (src);
+    detail   TEXT,                    -- JSON: candidates, missing heading/block, same page
+    PRIMARY KEY (src, ord)
+) WITHOUT ROWID;
 CREATE INDEX links_dst ON links (dst) WHERE dst IS NOT NULL;
 
 -- The key values each link looks up: when a value gains or loses a
 -- holder, exactly these links may resolve differently.
 CREATE TABLE link_keys (
     value TEXT    NOT NULL,
-    link  INTEGER NOT NULL,
-    PRIMARY KEY (value, link)
+    src   INTEGER NOT NULL,
+    ord   INTEGER NOT NULL,
+    PRIMARY KEY (value, src, ord)
 ) WITHOUT ROWID;
-CREATE INDEX link_keys_link ON link_keys (link);
 
 -- The sources each page cites, folded, for source-not-found.
 CREATE TABLE cites (
@@ -79,7 +77,6 @@ CREATE TABLE cites (
     file  INTEGER NOT NULL,
     PRIMARY KEY (value, file)
 ) WITHOUT ROWID;
-CREATE INDEX cites_file ON cites (file);
 
 CREATE TABLE findings (
     id       INTEGER PRIMARY KEY,
@@ -90,12 +87,15 @@ CREATE TABLE findings (
     message  TEXT    NOT NULL
 );
 CREATE INDEX findings_file ON findings (file);
-CREATE INDEX findings_rule ON findings (rule);
 
 -- Full text of pages, contentless: bodies live only in the store, and
--- snippets are cut from there.
+-- snippets are cut from there. The index folds words itself (lower case,
+-- no diacritics, no stopwords) and hands FTS5 words separated by spaces;
+-- columns without positions keep the index small (phrases are checked
+-- against the text). A 64 MB hash lets a rebuild write few segments.
 CREATE VIRTUAL TABLE fts USING fts5 (
     title, body,
     content = '', contentless_delete = 1,
-    tokenize = 'unicode61 remove_diacritics 2'
+    tokenize = 'ascii', detail = column
 );
+INSERT INTO fts (fts, rank) VALUES ('hashsize', 67108864);

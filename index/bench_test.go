@@ -1,0 +1,230 @@
+package index_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"cairn"
+	"cairn/index"
+	"cairn/internal/vaultgen"
+	"cairn/sqlite"
+	"cairn/store"
+)
+
+// Benchmarks on generated vaults (see internal/vaultgen); `make bench`
+// runs them all, the 100k-page ones included.
+
+type generated struct {
+	v     *vaultgen.Vault
+	files []store.FileChange
+}
+
+var (
+	vaultMu sync.Mutex
+	vaults  = map[int]*generated{}
+)
+
+func vault(pages int) *generated {
+	vaultMu.Lock()
+	defer vaultMu.Unlock()
+	if g, ok := vaults[pages]; ok {
+		return g
+	}
+	g := &generated{v: vaultgen.New(vaultgen.Config{Pages: pages, Raw: true})}
+	for _, f := range g.v.All() {
+		g.files = append(g.files, store.FileChange{Path: f.Path, Data: f.Data})
+	}
+	vaults[pages] = g
+	return g
+}
+
+type fixture struct {
+	db   *sqlite.DB
+	s    *store.Store
+	ix   *index.Index
+	head cairn.Hash
+	tree cairn.Hash
+	g    *generated
+	// storeBytes and indexBytes are the database's size without and with
+	// the index, after a checkpoint.
+	storeBytes, indexBytes int64
+	importTime, buildTime  time.Duration
+}
+
+func size(b *testing.B, db *sqlite.DB) int64 {
+	if err := db.Checkpoint(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	fi, err := os.Stat(db.Path())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// benchSetup imports a generated vault into the store, then builds the index.
+func benchSetup(b *testing.B, pages int) *fixture {
+	b.Helper()
+	ctx := context.Background()
+	f := &fixture{g: vault(pages)}
+	var err error
+	f.db, err = sqlite.Open(ctx, filepath.Join(b.TempDir(), "cairn.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.db.Close() })
+	if f.s, err = store.New(ctx, f.db, nil); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	bt := f.s.NewBatch()
+	if f.tree, err = bt.BuildTree(ctx, f.g.files); err != nil {
+		b.Fatal(err)
+	}
+	if err := bt.Flush(ctx); err != nil {
+		b.Fatal(err)
+	}
+	c, err := f.s.Commit(ctx, bt, store.CommitRequest{Branch: "main", Tree: f.tree, Principal: cairn.PrincipalSystem, Message: "import"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.importTime = time.Since(start)
+	f.head = c.Hash
+	f.storeBytes = size(b, f.db)
+	f.ix = index.New(f.s, f.db.Read(), nil)
+	f.s.AddHook(f.ix.Hook())
+	start = time.Now()
+	if err := f.ix.Rebuild(ctx); err != nil {
+		b.Fatal(err)
+	}
+	f.buildTime = time.Since(start)
+	f.indexBytes = size(b, f.db) - f.storeBytes
+	return f
+}
+
+var sizes = []int{1_000, 10_000, 100_000}
+
+// BenchmarkBuild imports a vault into the store and builds its index from
+// scratch: pages per second for the whole, and the index's size against the
+// raw bytes.
+func BenchmarkBuild(b *testing.B) {
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {
+			vault(n)
+			var total time.Duration
+			var f *fixture
+			for range b.N {
+				f = benchSetup(b, n)
+				total += f.importTime + f.buildTime
+			}
+			b.ReportMetric(float64(len(f.g.files))*float64(b.N)/total.Seconds(), "pages/s")
+			b.ReportMetric(float64(len(f.g.files))/f.buildTime.Seconds(), "index-pages/s")
+			b.ReportMetric(float64(f.indexBytes)/float64(f.g.v.RawBytes()), "index/raw")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// BenchmarkUpdate10 commits a change of 10 pages to main: store commit,
+// index update and lint in one transaction.
+func BenchmarkUpdate10(b *testing.B) {
+	for _, n := range sizes[:2] {
+		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {
+			f := benchSetup(b, n)
+			ctx := context.Background()
+			rng := rand.New(rand.NewPCG(3, uint64(n)))
+			head, tree := f.head, f.tree
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := range b.N {
+				b.StopTimer()
+				var changes []store.FileChange
+				for _, page := range rng.Perm(n)[:10] {
+					p := f.g.v.Edit(page, i+1)
+					changes = append(changes, store.FileChange{Path: p.Path, Data: p.Data})
+				}
+				b.StartTimer()
+				start := time.Now()
+				bt := f.s.NewBatch()
+				next, err := bt.Edit(ctx, tree, changes)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c, err := f.s.Commit(ctx, bt, store.CommitRequest{Branch: "main", Expected: head, Tree: next, Principal: cairn.User("bench"), Message: "ten edits"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+				head, tree = c.Hash, next
+			}
+			b.StopTimer()
+			b.ReportMetric(percentile(lat, 0.5), "p50-ms")
+			b.ReportMetric(percentile(lat, 0.95), "p95-ms")
+		})
+	}
+}
+
+func percentile(ds []time.Duration, p float64) float64 {
+	ds = slices.Clone(ds)
+	slices.Sort(ds)
+	return float64(ds[int(float64(len(ds)-1)*p)]) / float64(time.Millisecond)
+}
+
+// BenchmarkSearch runs a mix of 1–3-term queries drawn from page titles,
+// top 10 with snippets.
+func BenchmarkSearch(b *testing.B) {
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {
+			f := benchSetup(b, n)
+			ctx := context.Background()
+			queries := f.g.v.Queries(1000, 7)
+			r := f.ix.Main()
+			lat := make([]time.Duration, 0, b.N)
+			results := 0
+			b.ResetTimer()
+			for i := range b.N {
+				start := time.Now()
+				res, err := r.Search(ctx, index.SearchQuery{Text: queries[i%len(queries)], Limit: 10})
+				if err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+				results += len(res)
+			}
+			b.StopTimer()
+			b.ReportMetric(percentile(lat, 0.5), "p50-ms")
+			b.ReportMetric(percentile(lat, 0.95), "p95-ms")
+			b.ReportMetric(float64(results)/float64(b.N), "results/query")
+		})
+	}
+}
+
+// BenchmarkLinks reads the links and the backlinks of random pages.
+func BenchmarkLinks(b *testing.B) {
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {
+			f := benchSetup(b, n)
+			ctx := context.Background()
+			r := f.ix.Main()
+			rng := rand.New(rand.NewPCG(4, uint64(n)))
+			b.ResetTimer()
+			for range b.N {
+				p := f.g.v.Path(rng.IntN(n))
+				if _, err := r.Links(ctx, p); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := r.Backlinks(ctx, p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/2, "µs/read")
+		})
+	}
+}
