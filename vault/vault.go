@@ -1,0 +1,225 @@
+// Package vault opens a cairn vault: a folder holding plain files (the
+// working tree of main, unless the vault is bare) and a .cairn directory
+// with the database. It wires the store, the index and the working trees
+// together, so that every change to main goes through the same hooks.
+package vault
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"cairn"
+	"cairn/index"
+	"cairn/sqlite"
+	"cairn/store"
+	"cairn/worktree"
+)
+
+// Names inside a vault.
+const (
+	DirName = ".cairn"   // the vault's own directory, at the root
+	DBName  = "cairn.db" // the database, in DirName
+)
+
+// Options configure opening a vault. The zero value gives the defaults.
+type Options struct {
+	// Logger receives logs. Default: discard.
+	Logger *slog.Logger
+	// BusyTimeout is how long a write waits for another process. Default 5s.
+	BusyTimeout time.Duration
+	// Crash, when set, is called at named points (crash tests).
+	Crash func(string)
+}
+
+// Vault is an open vault.
+type Vault struct {
+	// Root is the folder that holds DirName.
+	Root string
+	// Bare is set for a vault without a working tree.
+	Bare  bool
+	DB    *sqlite.DB
+	Store *store.Store
+	Index *index.Index
+	Trees *worktree.Manager
+	log   *slog.Logger
+}
+
+// Init makes dir (created if missing) a vault. A folder that already holds
+// files is adopted by the caller's first commit; Init itself writes only
+// .cairn/ (and, in a git repository, a .gitignore line for it).
+func Init(ctx context.Context, dir string, bare bool, opts *Options) (*Vault, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if root, err := find(abs); err == nil {
+		return nil, cairn.Errorf(cairn.EINVALID, "%s is already inside the vault at %s", dir, root).WithHint("Try: cairn status")
+	}
+	if err := os.MkdirAll(filepath.Join(abs, DirName), 0o755); err != nil {
+		return nil, fmt.Errorf("init %s: %w", dir, err)
+	}
+	v, err := open(ctx, abs, opts)
+	if err != nil {
+		os.RemoveAll(filepath.Join(abs, DirName))
+		return nil, err
+	}
+	v.Bare = bare
+	if bare {
+		err = v.Store.Update(ctx, func(tx *store.Tx) error {
+			_, err := tx.SQL().ExecContext(ctx, `INSERT OR REPLACE INTO meta (key, value) VALUES ('bare', '1')`)
+			return err
+		})
+	} else {
+		_, err = v.Trees.Register(ctx, abs, index.Branch, cairn.Hash{})
+	}
+	if err == nil && !bare {
+		err = ignoreInGit(abs)
+	}
+	if err != nil {
+		v.Close()
+		os.RemoveAll(filepath.Join(abs, DirName))
+		return nil, fmt.Errorf("init %s: %w", dir, err)
+	}
+	return v, nil
+}
+
+// ignoreInGit adds ".cairn/" to the .gitignore of a folder that is a git
+// repository, so a person's own git use keeps working. cairn never runs git
+// in a vault.
+func ignoreInGit(root string) error {
+	if _, err := os.Lstat(filepath.Join(root, ".git")); err != nil {
+		return nil
+	}
+	path := filepath.Join(root, ".gitignore")
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if l := strings.TrimSpace(line); l == ".cairn/" || l == ".cairn" || l == "/.cairn/" || l == "/.cairn" {
+			return nil
+		}
+	}
+	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
+		data = append(data, '\n')
+	}
+	data = append(data, []byte("# cairn's database\n.cairn/\n")...)
+	return os.WriteFile(path, data, 0o644)
+}
+
+// Open opens the vault that dir is in (dir itself, a folder below it, or a
+// secondary working tree). It also returns the working tree dir is in, or
+// nil (a bare vault, or a folder outside every working tree).
+func Open(ctx context.Context, dir string, opts *Options) (*Vault, *worktree.Tree, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	root, err := find(abs)
+	if err != nil {
+		return nil, nil, err
+	}
+	treeRoot := root
+	// A secondary working tree has a pointer file naming the vault.
+	if data, err := os.ReadFile(filepath.Join(root, worktree.PointerFile)); err == nil {
+		vaultRoot, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "vault: ")
+		if !ok {
+			return nil, nil, cairn.Errorf(cairn.EINVALID, "%s is not a cairn pointer file", filepath.Join(root, worktree.PointerFile))
+		}
+		treeRoot, root = root, vaultRoot
+	}
+	v, err := open(ctx, root, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	var bare string
+	if err := v.DB.Read().QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'bare'`).Scan(&bare); err == nil {
+		v.Bare = bare == "1"
+	}
+	t, err := v.Trees.Get(ctx, treeRoot)
+	if err != nil {
+		if cairn.ErrorCode(err) != cairn.ENOTFOUND {
+			v.Close()
+			return nil, nil, err
+		}
+		t = nil
+	}
+	return v, t, nil
+}
+
+func open(ctx context.Context, root string, opts *Options) (*Vault, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	log := cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	db, err := sqlite.Open(ctx, filepath.Join(root, DirName, DBName), &sqlite.Options{
+		BusyTimeout: opts.BusyTimeout, Logger: log, Crash: opts.Crash,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s, err := store.New(ctx, db, &store.Options{Logger: log, Crash: opts.Crash})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	ix := index.New(s, db.Read(), &index.Options{Logger: log})
+	s.AddHook(ix.Hook())
+	trees := worktree.NewManager(s, db.Read(), filepath.Join(root, DirName))
+	trees.Crash = opts.Crash
+	return &Vault{Root: root, DB: db, Store: s, Index: ix, Trees: trees, log: log}, nil
+}
+
+// find walks up from dir to the folder holding DirName (a directory for a
+// vault, a pointer file for a secondary working tree).
+func find(dir string) (string, error) {
+	for d := dir; ; {
+		if _, err := os.Lstat(filepath.Join(d, DirName)); err == nil {
+			return d, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", cairn.Errorf(cairn.ENOTFOUND, "%s is not in a cairn vault", dir).
+				WithHint("Try: cairn init, or cairn --vault DIR")
+		}
+		d = parent
+	}
+}
+
+// Main returns the working tree of main, or nil for a bare vault.
+func (v *Vault) Main(ctx context.Context) (*worktree.Tree, error) {
+	if v.Bare {
+		return nil, nil
+	}
+	return v.Trees.Get(ctx, v.Root)
+}
+
+// SyncMain brings the main working tree to main's head after main moved:
+// files without local edits are updated, the others left alone and listed.
+// It does nothing for a bare vault.
+func (v *Vault) SyncMain(ctx context.Context) (*worktree.SyncReport, error) {
+	t, err := v.Main(ctx)
+	if err != nil || t == nil {
+		return &worktree.SyncReport{}, err
+	}
+	head, err := v.Store.Head(ctx, index.Branch)
+	if err != nil {
+		return nil, err
+	}
+	if head == t.Base && t.Pending.IsZero() {
+		return &worktree.SyncReport{}, nil
+	}
+	return v.Trees.Sync(ctx, t, head)
+}
+
+// Close closes the database.
+func (v *Vault) Close() error { return v.DB.Close() }

@@ -1,0 +1,209 @@
+package worktree
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"cairn"
+	"cairn/store"
+)
+
+// CommitRequest describes a commit of local edits.
+type CommitRequest struct {
+	// Message says why (required).
+	Message string
+	// Paths limits the commit to these files or folders; empty means every
+	// local edit.
+	Paths []string
+	// Principal makes the commit (required).
+	Principal cairn.Principal
+	// Meta is the commit's metadata.
+	Meta map[string]string
+}
+
+// CommitResult is the outcome of a commit of local edits.
+type CommitResult struct {
+	// Commit is the new commit; nil when there were conflicts.
+	Commit *cairn.Commit `json:"commit,omitempty"`
+	// Changes are the local edits committed.
+	Changes []Change `json:"changes"`
+	// Conflicts, when the branch moved and could not be merged with the
+	// edits; nothing was written.
+	Conflicts []cairn.Conflict `json:"conflicts,omitempty"`
+	// Merged is set when the branch had moved since the base and the edits
+	// were merged onto its head.
+	Merged bool `json:"merged,omitempty"`
+	// Sync is what bringing the folder to the new commit did.
+	Sync *SyncReport `json:"sync,omitempty"`
+}
+
+// Commit turns local edits into a commit on the tree's branch. When the
+// branch moved since the base, the edits are merged three-way onto its head
+// (each file from the version the person edited); a conflict is returned in
+// the result and nothing is written. The folder is then brought to the new
+// commit: files the branch changed meanwhile are written, and merged files
+// get their merged content.
+func (m *Manager) Commit(ctx context.Context, t *Tree, req CommitRequest) (*CommitResult, error) {
+	unlock, err := m.lock(t)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.reload(ctx, t); err != nil {
+		unlock()
+		return nil, err
+	}
+	if !t.Pending.IsZero() {
+		if _, err := m.sync(ctx, t, t.Pending); err != nil {
+			unlock()
+			return nil, err
+		}
+	}
+	res, err := m.commit(ctx, t, req)
+	unlock()
+	if err != nil || res.Commit == nil {
+		return res, err
+	}
+	res.Sync, err = m.Sync(ctx, t, res.Commit.Hash)
+	return res, err
+}
+
+func (m *Manager) commit(ctx context.Context, t *Tree, req CommitRequest) (*CommitResult, error) {
+	snap, err := m.scan(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	all := snap.changes()
+	res := &CommitResult{}
+	for _, c := range all {
+		if selected(c.Path, req.Paths) {
+			res.Changes = append(res.Changes, c)
+		}
+	}
+	for _, p := range req.Paths {
+		found := false
+		for _, c := range res.Changes {
+			found = found || selected(c.Path, []string{p})
+		}
+		if !found {
+			return nil, cairn.Errorf(cairn.EINVALID, "%s has no local edits", p).WithHint("Try: cairn status")
+		}
+	}
+	if len(res.Changes) == 0 {
+		return nil, cairn.Errorf(cairn.EINVALID, "nothing to commit: the folder matches %s", t.Branch).WithHint("Try: cairn status")
+	}
+	for attempt := 0; ; attempt++ {
+		b := m.s.NewBatch()
+		var over []store.FileChange
+		for p, e := range snap.over {
+			if e.Blob.IsZero() {
+				if _, inTree := lookupEntry(ctx, m.s, snap.baseTree, p); inTree {
+					over = append(over, store.FileChange{Path: p, Delete: true})
+				}
+				continue
+			}
+			over = append(over, store.FileChange{Path: p, Blob: e.Blob, Size: e.Size, Mode: e.Mode})
+		}
+		base, err := b.Edit(ctx, snap.baseTree, over)
+		if err != nil {
+			return nil, err
+		}
+		var edits []store.FileChange
+		for _, c := range res.Changes {
+			d := snap.disk[c.Path]
+			switch {
+			case c.Kind == cairn.Deleted:
+				edits = append(edits, store.FileChange{Path: c.Path, Delete: true})
+			case d.data != nil:
+				edits = append(edits, store.FileChange{Path: c.Path, Data: d.data, Mode: d.Mode})
+			default:
+				data, err := readFile(d.File, m.maxSize())
+				if err != nil {
+					return nil, err
+				}
+				edits = append(edits, store.FileChange{Path: c.Path, Data: data, Mode: d.Mode})
+			}
+		}
+		ours, err := b.Edit(ctx, base, edits)
+		if err != nil {
+			return nil, err
+		}
+		head, err := m.s.Head(ctx, t.Branch)
+		if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+			return nil, err
+		}
+		result := ours
+		if head != t.Base || len(snap.over) > 0 {
+			headTree, err := m.treeOf(ctx, head)
+			if err != nil {
+				return nil, err
+			}
+			mr, err := b.MergeTrees(ctx, base, ours, headTree, nil)
+			if err != nil {
+				return nil, err
+			}
+			if len(mr.Conflicts) > 0 {
+				res.Conflicts = mr.Conflicts
+				return res, nil
+			}
+			result, res.Merged = mr.Tree, head != t.Base
+		}
+		var c *cairn.Commit
+		err = m.s.Update(ctx, func(tx *store.Tx) error {
+			c, err = tx.Commit(ctx, b, store.CommitRequest{
+				Branch: t.Branch, Expected: head, Tree: result,
+				Principal: req.Principal, Message: req.Message, Meta: req.Meta,
+			})
+			if err != nil {
+				return err
+			}
+			// The committed files' base becomes what is on disk, so the
+			// sync that follows writes merged content over them.
+			for _, ch := range res.Changes {
+				d := snap.disk[ch.Path]
+				var blob any
+				var size int64
+				var mode cairn.Mode
+				if d != nil {
+					blob, size, mode = d.blob[:], d.Size, d.Mode
+				}
+				if _, err := tx.SQL().ExecContext(ctx, `INSERT OR REPLACE INTO worktree_bases (worktree, path, blob, size, mode) VALUES (?, ?, ?, ?, ?)`,
+					t.ID, ch.Path, blob, size, int(mode)); err != nil {
+					return err
+				}
+			}
+			_, err := tx.SQL().ExecContext(ctx, `UPDATE worktrees SET pending = ? WHERE id = ?`, c.Hash[:], t.ID)
+			return err
+		})
+		if cairn.ErrorCode(err) == cairn.ECONFLICT && attempt < 3 {
+			continue // the branch moved again under us: merge onto the new head
+		}
+		if err != nil {
+			return nil, err
+		}
+		m.point("commit:committed")
+		res.Commit = c
+		return res, nil
+	}
+}
+
+// selected reports whether path is one of paths or under one of them.
+func selected(path string, paths []string) bool {
+	if len(paths) == 0 {
+		return true
+	}
+	for _, p := range paths {
+		p = strings.Trim(p, "/")
+		if p == "" || p == "." || path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func lookupEntry(ctx context.Context, s *store.Store, tree cairn.Hash, p string) (cairn.Entry, bool) {
+	e, err := s.Get(ctx, tree, p)
+	return e, err == nil
+}
+
+var _ = errors.New

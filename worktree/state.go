@@ -1,0 +1,231 @@
+package worktree
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"sort"
+
+	"cairn"
+	"cairn/store"
+)
+
+// onDisk is one file of a folder, with its content's hash.
+type onDisk struct {
+	File
+	blob cairn.Hash
+	data []byte // when it was read for this scan
+	// fresh is set when the file had to be read: its stat row is new.
+	fresh bool
+}
+
+// snapshot is a folder compared with its base.
+type snapshot struct {
+	disk     map[string]*onDisk
+	skips    []Skip
+	base     map[string]cairn.Entry // the effective base: the base commit's files and the overrides
+	over     map[string]cairn.Entry // the overrides (a zero Blob: absent)
+	baseTree cairn.Hash
+}
+
+type statRow struct {
+	size, mtime, checked int64
+	blob                 cairn.Hash
+}
+
+func (m *Manager) loadStats(ctx context.Context, t *Tree) (map[string]statRow, error) {
+	rows, err := m.db.QueryContext(ctx, `SELECT path, size, mtime, checked, blob FROM worktree_files WHERE worktree = ?`, t.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]statRow{}
+	for rows.Next() {
+		var p string
+		var r statRow
+		var b []byte
+		if err := rows.Scan(&p, &r.size, &r.mtime, &r.checked, &b); err != nil {
+			return nil, err
+		}
+		r.blob = cairn.Hash(b)
+		out[p] = r
+	}
+	return out, rows.Err()
+}
+
+func (m *Manager) loadOverrides(ctx context.Context, t *Tree) (map[string]cairn.Entry, error) {
+	rows, err := m.db.QueryContext(ctx, `SELECT path, blob, size, mode FROM worktree_bases WHERE worktree = ?`, t.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]cairn.Entry{}
+	for rows.Next() {
+		e := cairn.Entry{}
+		var b []byte
+		var mode int
+		if err := rows.Scan(&e.Path, &b, &e.Size, &mode); err != nil {
+			return nil, err
+		}
+		copy(e.Blob[:], b)
+		e.Mode = cairn.Mode(mode)
+		out[e.Path] = e
+	}
+	return out, rows.Err()
+}
+
+// treeOf returns a commit's tree; the empty tree for no commit.
+func (m *Manager) treeOf(ctx context.Context, c cairn.Hash) (cairn.Hash, error) {
+	if c.IsZero() {
+		return store.EmptyTree, nil
+	}
+	cm, err := m.s.ReadCommit(ctx, c)
+	if err != nil {
+		return cairn.Hash{}, err
+	}
+	return cm.Tree, nil
+}
+
+// racyWindow is how close to the time it was recorded a file may have been
+// modified for its stat row to be distrusted: a change within the same
+// clock tick would not show in the modification time.
+const racyWindow = 2e9
+
+// scan reads the folder and its base. Files whose size and modification
+// time match their stat row are not read.
+func (m *Manager) scan(ctx context.Context, t *Tree) (*snapshot, error) {
+	stats, err := m.loadStats(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	snap := &snapshot{disk: map[string]*onDisk{}, base: map[string]cairn.Entry{}}
+	if snap.over, err = m.loadOverrides(ctx, t); err != nil {
+		return nil, err
+	}
+	max := m.maxSize()
+	snap.skips, err = Walk(t.Path, &WalkOptions{MaxFileSize: max}, func(f File) error {
+		d := &onDisk{File: f}
+		if r, ok := stats[f.Path]; ok && r.size == f.Size && r.mtime == f.Mtime && f.Mtime < r.checked-racyWindow {
+			d.blob = r.blob
+		} else {
+			data, err := readFile(f, max)
+			if err != nil {
+				return err
+			}
+			d.data, d.blob, d.fresh = data, store.BlobHash(data), true
+		}
+		snap.disk[f.Path] = d
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if snap.baseTree, err = m.treeOf(ctx, t.Base); err != nil {
+		return nil, err
+	}
+	for e, err := range m.s.Files(ctx, snap.baseTree, "") {
+		if err != nil {
+			return nil, err
+		}
+		snap.base[e.Path] = e
+	}
+	for p, e := range snap.over {
+		if e.Blob.IsZero() {
+			delete(snap.base, p)
+		} else {
+			snap.base[p] = e
+		}
+	}
+	return snap, nil
+}
+
+// Change is one local edit: how a file on disk differs from its base.
+type Change struct {
+	Path string           `json:"path"`
+	Kind cairn.ChangeKind `json:"kind"` // added, modified or deleted
+	// Incoming is set when the branch changed this file too since the
+	// person started editing it: a commit merges the two.
+	Incoming bool `json:"incoming,omitempty"`
+}
+
+// changes lists the local edits of a snapshot, by path.
+func (snap *snapshot) changes() []Change {
+	var out []Change
+	for p, d := range snap.disk {
+		b, ok := snap.base[p]
+		switch {
+		case !ok:
+			out = append(out, Change{Path: p, Kind: cairn.Added})
+		case b.Blob != d.blob || b.Mode != d.Mode:
+			out = append(out, Change{Path: p, Kind: cairn.Modified})
+		}
+	}
+	for p := range snap.base {
+		if _, ok := snap.disk[p]; !ok {
+			out = append(out, Change{Path: p, Kind: cairn.Deleted})
+		}
+	}
+	for i := range out {
+		_, out[i].Incoming = snap.over[out[i].Path]
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// Status is a working tree compared with its base and its branch.
+type Status struct {
+	Tree    *Tree    `json:"tree"`
+	Head    cairn.Hash `json:"head"` // the branch's head; differs from Tree.Base when it moved
+	Changes []Change `json:"changes"`
+	Skipped []Skip   `json:"skipped,omitempty"`
+}
+
+// Status lists the local edits of a working tree. It writes nothing but
+// the stat rows of files it had to read, so the next status is quick.
+func (m *Manager) Status(ctx context.Context, t *Tree) (*Status, error) {
+	if err := m.reload(ctx, t); err != nil {
+		return nil, err
+	}
+	snap, err := m.scan(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	st := &Status{Tree: t, Changes: snap.changes(), Skipped: snap.skips}
+	if st.Head, err = m.s.Head(ctx, t.Branch); err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+		return nil, err
+	}
+	m.remember(ctx, t, snap) // best effort: a busy vault only makes the next status slower
+	return st, nil
+}
+
+// remember writes the stat rows of files a scan read.
+func (m *Manager) remember(ctx context.Context, t *Tree, snap *snapshot) error {
+	var fresh []*onDisk
+	for _, d := range snap.disk {
+		if d.fresh {
+			fresh = append(fresh, d)
+		}
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+	return m.s.Update(ctx, func(tx *store.Tx) error { return m.writeStats(ctx, tx.SQL(), t, fresh) })
+}
+
+func (m *Manager) writeStats(ctx context.Context, q *sql.Tx, t *Tree, files []*onDisk) error {
+	st, err := q.PrepareContext(ctx, `INSERT INTO worktree_files (worktree, path, size, mtime, blob, checked) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (worktree, path) DO UPDATE SET size = excluded.size, mtime = excluded.mtime, blob = excluded.blob, checked = excluded.checked`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	now := m.Now().UnixNano()
+	for _, d := range files {
+		if _, err := st.ExecContext(ctx, t.ID, d.Path, d.Size, d.Mtime, d.blob[:], now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var errStale = errors.New("stale")

@@ -1,0 +1,256 @@
+package worktree
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"cairn"
+	"cairn/store"
+)
+
+// SyncReport says what a sync did to a folder.
+type SyncReport struct {
+	// Updated are the files written or deleted.
+	Updated []string `json:"updated"`
+	// LeftAlone are the files the branch changed but the person had edited:
+	// they keep the person's version, and the next commit merges the two.
+	LeftAlone []string `json:"left_alone"`
+}
+
+// Sync brings a working tree to commit target. Every file the branch
+// changed between the tree's base and target is written, unless the person
+// edited it; those are left alone and listed. Syncs are journaled: when one
+// is interrupted, Recover (or the next Sync) completes it.
+func (m *Manager) Sync(ctx context.Context, t *Tree, target cairn.Hash) (*SyncReport, error) {
+	unlock, err := m.lock(t)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := m.reload(ctx, t); err != nil {
+		return nil, err
+	}
+	if t.Pending != target {
+		err := m.s.Update(ctx, func(tx *store.Tx) error {
+			_, err := tx.SQL().ExecContext(ctx, `UPDATE worktrees SET pending = ? WHERE id = ?`, target[:], t.ID)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("sync %s: %w", t.Path, err)
+		}
+		t.Pending = target
+	}
+	m.point("sync:journaled")
+	return m.sync(ctx, t, target)
+}
+
+// Recover completes a sync that a dead process left unfinished.
+func (m *Manager) Recover(ctx context.Context, t *Tree) (*SyncReport, error) {
+	if t.Pending.IsZero() {
+		return &SyncReport{}, nil
+	}
+	return m.Sync(ctx, t, t.Pending)
+}
+
+func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash) (*SyncReport, error) {
+	snap, err := m.scan(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	targetTree, err := m.treeOf(ctx, target)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := m.s.Diff(ctx, snap.baseTree, targetTree, &store.DiffOptions{NoRenames: true})
+	if err != nil {
+		return nil, err
+	}
+	// One operation per path: a change of case alone is a deletion of the
+	// old spelling and an addition of the new one.
+	type op struct {
+		path string
+		want cairn.Entry // zero: delete
+	}
+	var ops []op
+	for _, c := range changes {
+		switch {
+		case c.Kind == cairn.Deleted:
+			ops = append(ops, op{c.Old.Path, cairn.Entry{}})
+		case c.Kind == cairn.Modified && c.Old.Path != c.New.Path:
+			ops = append(ops, op{c.Old.Path, cairn.Entry{}}, op{c.New.Path, c.New})
+		default:
+			ops = append(ops, op{c.Path, c.New})
+		}
+	}
+	rep := &SyncReport{}
+	var written []*onDisk
+	clear := map[string]bool{}       // overrides to drop
+	keep := map[string]cairn.Entry{} // overrides to add
+	for _, o := range ops {
+		p, want := o.path, o.want
+		d := snap.disk[p]
+		base, hasBase := snap.base[p]
+		switch {
+		case d == nil && want.Blob.IsZero(), d != nil && d.blob == want.Blob && d.Mode == want.Mode:
+			// Already as the target has it (an interrupted sync got here).
+			clear[p] = true
+			if d != nil && d.fresh {
+				written = append(written, d)
+			}
+		case d == nil && !hasBase, d != nil && hasBase && d.blob == base.Blob && d.Mode == base.Mode:
+			// No local edit: write the target's version.
+			nd, err := m.write(ctx, t, p, want)
+			if err != nil {
+				return nil, err
+			}
+			if nd != nil {
+				written = append(written, nd)
+			}
+			clear[p] = true
+			rep.Updated = append(rep.Updated, p)
+			m.point("sync:file-written")
+		default:
+			// A local edit: leave it; it keeps the base it was made from.
+			rep.LeftAlone = append(rep.LeftAlone, p)
+			if _, ok := snap.over[p]; !ok {
+				if hasBase {
+					keep[p] = base
+				} else {
+					keep[p] = cairn.Entry{Path: p}
+				}
+			}
+		}
+	}
+	m.point("sync:files-written")
+	err = m.s.Update(ctx, func(tx *store.Tx) error {
+		q := tx.SQL()
+		for p := range clear {
+			if _, err := q.ExecContext(ctx, `DELETE FROM worktree_bases WHERE worktree = ? AND path = ?`, t.ID, p); err != nil {
+				return err
+			}
+		}
+		for p, e := range keep {
+			if _, err := q.ExecContext(ctx, `INSERT OR REPLACE INTO worktree_bases (worktree, path, blob, size, mode) VALUES (?, ?, ?, ?, ?)`,
+				t.ID, p, hashArg(e.Blob), e.Size, int(e.Mode)); err != nil {
+				return err
+			}
+		}
+		for _, o := range ops {
+			if o.want.Blob.IsZero() {
+				if _, err := q.ExecContext(ctx, `DELETE FROM worktree_files WHERE worktree = ? AND path = ?`, t.ID, o.path); err != nil {
+					return err
+				}
+			}
+		}
+		if err := m.writeStats(ctx, q, t, written); err != nil {
+			return err
+		}
+		_, err := q.ExecContext(ctx, `UPDATE worktrees SET base = ?, pending = NULL WHERE id = ?`, hashArg(target), t.ID)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sync %s: %w", t.Path, err)
+	}
+	t.Base, t.Pending = target, cairn.Hash{}
+	return rep, nil
+}
+
+// write puts one file of the target on disk (a zero entry deletes it) and
+// returns its new stat, or nil after a deletion. Files are written to a
+// temporary name and renamed, so a reader never sees half a file.
+func (m *Manager) write(ctx context.Context, t *Tree, p string, e cairn.Entry) (*onDisk, error) {
+	abs := filepath.Join(t.Path, filepath.FromSlash(p))
+	if e.Blob.IsZero() {
+		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("sync %s: %w", p, err)
+		}
+		removeEmptyParents(t.Path, filepath.Dir(abs))
+		return nil, nil
+	}
+	data, err := m.s.ReadBlob(ctx, e.Blob)
+	if err != nil {
+		if errors.Is(err, cairn.ErrPurged) {
+			data = []byte(fmt.Sprintf("(the content of %s was purged)\n", p))
+		} else {
+			return nil, fmt.Errorf("sync %s: %w", p, err)
+		}
+	}
+	dir := filepath.Dir(abs)
+	if err := mkdirInside(t.Path, dir); err != nil {
+		return nil, fmt.Errorf("sync %s: %w", p, err)
+	}
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	tmp := filepath.Join(dir, tmpPrefix+hex.EncodeToString(rnd[:]))
+	perm := os.FileMode(0o644)
+	if e.Mode == cairn.ModeExecutable {
+		perm = 0o755
+	}
+	if err := os.WriteFile(tmp, data, perm); err != nil {
+		return nil, fmt.Errorf("sync %s: %w", p, err)
+	}
+	if err := os.Chmod(tmp, perm); err != nil {
+		os.Remove(tmp)
+		return nil, fmt.Errorf("sync %s: %w", p, err)
+	}
+	if err := os.Rename(tmp, abs); err != nil {
+		os.Remove(tmp)
+		return nil, fmt.Errorf("sync %s: %w", p, err)
+	}
+	info, err := os.Lstat(abs)
+	if err != nil {
+		return nil, err
+	}
+	return &onDisk{
+		File: File{Path: p, Abs: abs, Size: info.Size(), Mtime: info.ModTime().UnixNano(), Mode: e.Mode},
+		blob: store.BlobHash(data), fresh: true,
+	}, nil
+}
+
+// mkdirInside creates dir and its parents, refusing to go through a
+// symbolic link or a file on the way: a sync writes only inside the tree.
+func mkdirInside(root, dir string) error {
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return fmt.Errorf("%s is outside %s", dir, root)
+	}
+	cur := root
+	if rel == "." {
+		return nil
+	}
+	for _, seg := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, seg)
+		info, err := os.Lstat(cur)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if err := os.Mkdir(cur, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return err
+			}
+		case err != nil:
+			return err
+		case info.Mode()&fs.ModeSymlink != 0:
+			return fmt.Errorf("%s is a symbolic link; cairn does not write through it", cur)
+		case !info.IsDir():
+			return fmt.Errorf("%s is a file where a folder is needed", cur)
+		}
+	}
+	return nil
+}
+
+// removeEmptyParents removes dir and its parents while they are empty,
+// never root.
+func removeEmptyParents(root, dir string) {
+	for dir != root && strings.HasPrefix(dir, root) {
+		if err := os.Remove(dir); err != nil {
+			return
+		}
+		dir = filepath.Dir(dir)
+	}
+}

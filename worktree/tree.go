@@ -1,0 +1,205 @@
+package worktree
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"cairn"
+	"cairn/store"
+)
+
+// PointerFile is the file at the top of a secondary working tree that names
+// the vault it belongs to, as git's ".git" file does for worktrees.
+const PointerFile = ".cairn"
+
+// Manager keeps a vault's working trees.
+type Manager struct {
+	s       *store.Store
+	db      *sql.DB // read-only pool
+	lockDir string  // where the per-tree lock files live (.cairn/)
+	// MaxFileSize is the largest file read from a folder; default
+	// DefaultMaxFileSize.
+	MaxFileSize int64
+	// Now returns the time; default time.Now.
+	Now func() time.Time
+	// Crash, when set, is called at named points of a sync; crash tests
+	// kill the process there.
+	Crash func(string)
+}
+
+// NewManager returns the manager of the working trees of the vault whose
+// database directory is lockDir.
+func NewManager(s *store.Store, db *sql.DB, lockDir string) *Manager {
+	return &Manager{s: s, db: db, lockDir: lockDir, Now: time.Now}
+}
+
+func (m *Manager) maxSize() int64 {
+	if m.MaxFileSize > 0 {
+		return m.MaxFileSize
+	}
+	return DefaultMaxFileSize
+}
+
+func (m *Manager) point(name string) {
+	if m.Crash != nil {
+		m.Crash(name)
+	}
+}
+
+// Tree is a working tree: a folder that holds a branch.
+type Tree struct {
+	ID     int64      `json:"-"`
+	Path   string     `json:"path"`
+	Branch string     `json:"branch"`
+	Base   cairn.Hash `json:"base"`
+	// Pending is a sync that did not finish (the process died); Recover
+	// completes it.
+	Pending cairn.Hash `json:"pending,omitzero"`
+}
+
+const treeColumns = `id, path, branch, base, pending`
+
+func scanTree(sc interface{ Scan(...any) error }) (*Tree, error) {
+	t := &Tree{}
+	var base, pending []byte
+	if err := sc.Scan(&t.ID, &t.Path, &t.Branch, &base, &pending); err != nil {
+		return nil, err
+	}
+	copy(t.Base[:], base)
+	copy(t.Pending[:], pending)
+	return t, nil
+}
+
+func hashArg(h cairn.Hash) any {
+	if h.IsZero() {
+		return nil
+	}
+	return h[:]
+}
+
+// List returns every working tree, by path.
+func (m *Manager) List(ctx context.Context) ([]*Tree, error) {
+	rows, err := m.db.QueryContext(ctx, `SELECT `+treeColumns+` FROM worktrees ORDER BY path`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Tree
+	for rows.Next() {
+		t, err := scanTree(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// Get returns the working tree at an absolute folder path; ENOTFOUND when
+// there is none.
+func (m *Manager) Get(ctx context.Context, path string) (*Tree, error) {
+	t, err := scanTree(m.db.QueryRowContext(ctx, `SELECT `+treeColumns+` FROM worktrees WHERE path = ?`, path))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, cairn.Errorf(cairn.ENOTFOUND, "%s is not a working tree of this vault", path).WithHint("Try: cairn worktree list")
+	}
+	return t, err
+}
+
+// reload reads a tree's row again.
+func (m *Manager) reload(ctx context.Context, t *Tree) error {
+	n, err := scanTree(m.db.QueryRowContext(ctx, `SELECT `+treeColumns+` FROM worktrees WHERE id = ?`, t.ID))
+	if err != nil {
+		return err
+	}
+	*t = *n
+	return nil
+}
+
+// Register records a folder as the working tree of branch, based on base
+// (zero: the branch has no commit yet). It writes no files.
+func (m *Manager) Register(ctx context.Context, path, branch string, base cairn.Hash) (*Tree, error) {
+	t := &Tree{Path: path, Branch: branch, Base: base}
+	err := m.s.Update(ctx, func(tx *store.Tx) error {
+		return tx.SQL().QueryRowContext(ctx, `INSERT INTO worktrees (path, branch, base, created) VALUES (?, ?, ?, ?) RETURNING id`,
+			path, branch, hashArg(base), m.Now().UnixNano()).Scan(&t.ID)
+	})
+	if err != nil {
+		if strings.Contains(err.Error(), "UNIQUE") {
+			return nil, cairn.Errorf(cairn.EINVALID, "%s is already a working tree", path)
+		}
+		return nil, fmt.Errorf("register working tree %s: %w", path, err)
+	}
+	return t, nil
+}
+
+// Add makes dir (missing or empty) a working tree of branch and writes the
+// branch's files into it, with a pointer file naming the vault at vaultRoot.
+func (m *Manager) Add(ctx context.Context, dir, branch, vaultRoot string) (*Tree, *SyncReport, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	head, err := m.s.Head(ctx, branch)
+	if err != nil {
+		return nil, nil, err
+	}
+	if entries, err := os.ReadDir(abs); err == nil && len(entries) > 0 {
+		return nil, nil, cairn.Errorf(cairn.EINVALID, "%s is not empty", dir).WithHint("Choose a new folder for the working tree.")
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, nil, err
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, nil, err
+	}
+	if err := os.WriteFile(filepath.Join(abs, PointerFile), []byte("vault: "+vaultRoot+"\n"), 0o644); err != nil {
+		return nil, nil, err
+	}
+	t, err := m.Register(ctx, abs, branch, cairn.Hash{})
+	if err != nil {
+		os.Remove(filepath.Join(abs, PointerFile))
+		return nil, nil, err
+	}
+	rep, err := m.Sync(ctx, t, head)
+	return t, rep, err
+}
+
+// Remove forgets a secondary working tree and deletes its folder. It
+// refuses a tree with local edits unless force is set.
+func (m *Manager) Remove(ctx context.Context, t *Tree, force bool) error {
+	if _, err := os.Stat(filepath.Join(t.Path, PointerFile)); err != nil {
+		return cairn.Errorf(cairn.EINVALID, "%s is the vault's own folder; it cannot be removed", t.Path)
+	}
+	if !force {
+		st, err := m.Status(ctx, t)
+		if err != nil {
+			return err
+		}
+		if len(st.Changes) > 0 {
+			return cairn.Errorf(cairn.ECONFLICT, "%s has %d local edits", t.Path, len(st.Changes)).
+				WithHint("Commit them, or remove with --force to throw them away.")
+		}
+	}
+	err := m.s.Update(ctx, func(tx *store.Tx) error {
+		for _, q := range []string{`DELETE FROM worktree_files WHERE worktree = ?`, `DELETE FROM worktree_bases WHERE worktree = ?`, `DELETE FROM worktrees WHERE id = ?`} {
+			if _, err := tx.SQL().ExecContext(ctx, q, t.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return os.RemoveAll(t.Path)
+}
+
+// lock takes the tree's lock for the duration of a change.
+func (m *Manager) lock(t *Tree) (func(), error) {
+	return lockFile(filepath.Join(m.lockDir, fmt.Sprintf("worktree-%d.lock", t.ID)))
+}
