@@ -114,8 +114,9 @@ func phrases(terms []term) []term {
 	return out
 }
 
-// Search returns the pages that contain every term, best first by BM25
-// (title matches weigh ten times body matches), with snippets.
+// Search returns the pages that contain every term, with snippets: first
+// those whose title holds every term, then by BM25 (title matches weigh ten
+// times body matches).
 func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, error) {
 	terms := parseQuery(&q)
 	expr := match(terms)
@@ -135,9 +136,13 @@ func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, err
 	if len(want) > 0 {
 		candidates = 500 // phrases are checked against the text, below
 	}
+	// Pages whose title holds every word come first (BM25 alone ranks a
+	// word found in most pages at nearly zero, title or not), then BM25
+	// with title matches weighing ten times body matches.
 	sqlq := `SELECT f.path, coalesce(f.page_id, substr(f.path, 1, length(f.path) - 3)), f.title, coalesce(f.type, ''), f.blob,
-		-bm25(fts, 10.0, 1.0) AS score FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?`
-	args := []any{expr}
+		-bm25(fts, 10.0, 1.0) AS score, fts.rowid IN (SELECT rowid FROM fts WHERE fts MATCH ?) AS in_title
+		FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?`
+	args := []any{"title : (" + expr + ")", expr}
 	if q.Type != "" {
 		sqlq += ` AND f.type = ?`
 		args = append(args, q.Type)
@@ -147,7 +152,7 @@ func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, err
 		sqlq += ` AND substr(f.path, 1, ?) = ? COLLATE NOCASE`
 		args = append(args, len(folder), folder)
 	}
-	sqlq += ` ORDER BY score DESC, f.path LIMIT ?`
+	sqlq += ` ORDER BY in_title DESC, score DESC, f.path LIMIT ?`
 	args = append(args, candidates)
 	rows, err := r.q.QueryContext(ctx, sqlq, args...)
 	if err != nil {
@@ -158,7 +163,8 @@ func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, err
 	for rows.Next() {
 		var res SearchResult
 		var blob []byte
-		if err := rows.Scan(&res.Path, &res.ID, &res.Title, &res.Type, &blob, &res.Score); err != nil {
+		var inTitle bool
+		if err := rows.Scan(&res.Path, &res.ID, &res.Title, &res.Type, &blob, &res.Score, &inTitle); err != nil {
 			rows.Close()
 			return nil, err
 		}

@@ -14,6 +14,10 @@ import (
 	"cairn/store"
 )
 
+// bulkChanges is the size of a change above which the index is built from
+// scratch rather than updated.
+const bulkChanges = 5000
+
 // update is the state of one incremental update: what changed and what it
 // affects.
 type update struct {
@@ -42,6 +46,10 @@ func (ix *Index) apply(ctx context.Context, q *prepared, t trees, from, to cairn
 	changes, err := t.Diff(ctx, from, to, &store.DiffOptions{NoRenames: true})
 	if err != nil {
 		return fmt.Errorf("index: diff: %w", err)
+	}
+	if from == store.EmptyTree || len(changes) > bulkChanges {
+		// An import: building from scratch is faster than updating.
+		return build(ctx, q, t, to)
 	}
 	w := newWriter(q)
 	u := &update{

@@ -168,15 +168,28 @@ func (db *DB) Checkpoint(ctx context.Context) error {
 // migrate applies the embedded migrations that the database has not seen,
 // each in its own transaction, in the order of their numbers.
 func (db *DB) migrate(ctx context.Context) error {
-	if _, err := db.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied INTEGER NOT NULL)`); err != nil {
-		return translate(err)
-	}
 	names, err := fs.Glob(migrationFS, "migrations/*.sql")
 	if err != nil {
 		return err
 	}
 	slices.Sort(names)
+	// Usually everything is applied already: find out without taking the
+	// write lock, so that opening a vault never waits for another process.
+	var applied int
+	err = db.w.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'schema_migrations'`).Scan(&applied)
+	if err == nil && applied == 1 {
+		err = db.w.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&applied)
+		if err == nil && applied == len(names) {
+			return nil
+		}
+	}
+	if err != nil {
+		return translate(err)
+	}
+	if _, err := db.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied INTEGER NOT NULL)`); err != nil {
+		return translate(err)
+	}
 	for _, name := range names {
 		base := filepath.Base(name)
 		num, _, ok := strings.Cut(base, "_")

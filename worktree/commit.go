@@ -94,37 +94,11 @@ func (m *Manager) commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 	}
 	for attempt := 0; ; attempt++ {
 		b := m.s.NewBatch()
-		var over []store.FileChange
-		for p, e := range snap.over {
-			if e.Blob.IsZero() {
-				if _, inTree := lookupEntry(ctx, m.s, snap.baseTree, p); inTree {
-					over = append(over, store.FileChange{Path: p, Delete: true})
-				}
-				continue
-			}
-			over = append(over, store.FileChange{Path: p, Blob: e.Blob, Size: e.Size, Mode: e.Mode})
-		}
-		base, err := b.Edit(ctx, snap.baseTree, over)
+		base, err := m.baseTree(ctx, b, snap)
 		if err != nil {
 			return nil, err
 		}
-		var edits []store.FileChange
-		for _, c := range res.Changes {
-			d := snap.disk[c.Path]
-			switch {
-			case c.Kind == cairn.Deleted:
-				edits = append(edits, store.FileChange{Path: c.Path, Delete: true})
-			case d.data != nil:
-				edits = append(edits, store.FileChange{Path: c.Path, Data: d.data, Mode: d.Mode})
-			default:
-				data, err := readFile(d.File, m.maxSize())
-				if err != nil {
-					return nil, err
-				}
-				edits = append(edits, store.FileChange{Path: c.Path, Data: data, Mode: d.Mode})
-			}
-		}
-		ours, err := b.Edit(ctx, base, edits)
+		ours, err := m.applyEdits(ctx, b, snap, base, res.Changes)
 		if err != nil {
 			return nil, err
 		}
@@ -185,6 +159,60 @@ func (m *Manager) commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 		res.Commit = c
 		return res, nil
 	}
+}
+
+// baseTree builds in b the effective base: the base commit's tree with the
+// overrides applied.
+func (m *Manager) baseTree(ctx context.Context, b *store.Batch, snap *snapshot) (cairn.Hash, error) {
+	var over []store.FileChange
+	for p, e := range snap.over {
+		if e.Blob.IsZero() {
+			if _, inTree := lookupEntry(ctx, m.s, snap.baseTree, p); inTree {
+				over = append(over, store.FileChange{Path: p, Delete: true})
+			}
+			continue
+		}
+		over = append(over, store.FileChange{Path: p, Blob: e.Blob, Size: e.Size, Mode: e.Mode})
+	}
+	return b.Edit(ctx, snap.baseTree, over)
+}
+
+// applyEdits builds in b the tree base with the given local edits applied.
+func (m *Manager) applyEdits(ctx context.Context, b *store.Batch, snap *snapshot, base cairn.Hash, changes []Change) (cairn.Hash, error) {
+	var edits []store.FileChange
+	for _, c := range changes {
+		d := snap.disk[c.Path]
+		switch {
+		case c.Kind == cairn.Deleted:
+			edits = append(edits, store.FileChange{Path: c.Path, Delete: true})
+		case d.data != nil:
+			edits = append(edits, store.FileChange{Path: c.Path, Data: d.data, Mode: d.Mode})
+		default:
+			data, err := readFile(d.File, m.maxSize())
+			if err != nil {
+				return cairn.Hash{}, err
+			}
+			edits = append(edits, store.FileChange{Path: c.Path, Data: data, Mode: d.Mode})
+		}
+	}
+	return b.Edit(ctx, base, edits)
+}
+
+// FolderTree builds in b the tree of the folder as it is: the base with
+// every local edit applied.
+func (m *Manager) FolderTree(ctx context.Context, t *Tree, b *store.Batch) (cairn.Hash, error) {
+	if err := m.reload(ctx, t); err != nil {
+		return cairn.Hash{}, err
+	}
+	snap, err := m.scan(ctx, t)
+	if err != nil {
+		return cairn.Hash{}, err
+	}
+	base, err := m.baseTree(ctx, b, snap)
+	if err != nil {
+		return cairn.Hash{}, err
+	}
+	return m.applyEdits(ctx, b, snap, base, snap.changes())
 }
 
 // selected reports whether path is one of paths or under one of them.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"sort"
+	"time"
 
 	"cairn"
 	"cairn/store"
@@ -21,11 +22,13 @@ type onDisk struct {
 
 // snapshot is a folder compared with its base.
 type snapshot struct {
-	disk     map[string]*onDisk
-	skips    []Skip
-	base     map[string]cairn.Entry // the effective base: the base commit's files and the overrides
-	over     map[string]cairn.Entry // the overrides (a zero Blob: absent)
-	baseTree cairn.Hash
+	disk  map[string]*onDisk
+	skips []Skip
+	// leftovers are temporary files of interrupted syncs.
+	leftovers []string
+	base      map[string]cairn.Entry // the effective base: the base commit's files and the overrides
+	over      map[string]cairn.Entry // the overrides (a zero Blob: absent)
+	baseTree  cairn.Hash
 }
 
 type statRow struct {
@@ -103,7 +106,7 @@ func (m *Manager) scan(ctx context.Context, t *Tree) (*snapshot, error) {
 		return nil, err
 	}
 	max := m.maxSize()
-	snap.skips, err = Walk(t.Path, &WalkOptions{MaxFileSize: max}, func(f File) error {
+	snap.skips, err = Walk(t.Path, &WalkOptions{MaxFileSize: max, Leftovers: &snap.leftovers}, func(f File) error {
 		d := &onDisk{File: f}
 		if r, ok := stats[f.Path]; ok && r.size == f.Size && r.mtime == f.Mtime && f.Mtime < r.checked-racyWindow {
 			d.blob = r.blob
@@ -174,10 +177,10 @@ func (snap *snapshot) changes() []Change {
 
 // Status is a working tree compared with its base and its branch.
 type Status struct {
-	Tree    *Tree    `json:"tree"`
+	Tree    *Tree      `json:"tree"`
 	Head    cairn.Hash `json:"head"` // the branch's head; differs from Tree.Base when it moved
-	Changes []Change `json:"changes"`
-	Skipped []Skip   `json:"skipped,omitempty"`
+	Changes []Change   `json:"changes"`
+	Skipped []Skip     `json:"skipped,omitempty"`
 }
 
 // Status lists the local edits of a working tree. It writes nothing but
@@ -194,7 +197,11 @@ func (m *Manager) Status(ctx context.Context, t *Tree) (*Status, error) {
 	if st.Head, err = m.s.Head(ctx, t.Branch); err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
 		return nil, err
 	}
-	m.remember(ctx, t, snap) // best effort: a busy vault only makes the next status slower
+	// Best effort, and without waiting: a vault busy with another process
+	// only makes the next status slower.
+	quick, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	m.remember(quick, t, snap)
+	cancel()
 	return st, nil
 }
 

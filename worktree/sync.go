@@ -9,7 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 
 	"cairn"
 	"cairn/store"
@@ -64,6 +66,9 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash) (*SyncRe
 	if err != nil {
 		return nil, err
 	}
+	for _, p := range snap.leftovers {
+		os.Remove(p) // a dead sync's temporary file: its rename never happened
+	}
 	targetTree, err := m.treeOf(ctx, target)
 	if err != nil {
 		return nil, err
@@ -91,6 +96,7 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash) (*SyncRe
 	}
 	rep := &SyncReport{}
 	var written []*onDisk
+	var writes []op
 	clear := map[string]bool{}       // overrides to drop
 	keep := map[string]cairn.Entry{} // overrides to add
 	for _, o := range ops {
@@ -106,16 +112,9 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash) (*SyncRe
 			}
 		case d == nil && !hasBase, d != nil && hasBase && d.blob == base.Blob && d.Mode == base.Mode:
 			// No local edit: write the target's version.
-			nd, err := m.write(ctx, t, p, want)
-			if err != nil {
-				return nil, err
-			}
-			if nd != nil {
-				written = append(written, nd)
-			}
+			writes = append(writes, o)
 			clear[p] = true
 			rep.Updated = append(rep.Updated, p)
-			m.point("sync:file-written")
 		default:
 			// A local edit: leave it; it keeps the base it was made from.
 			rep.LeftAlone = append(rep.LeftAlone, p)
@@ -126,6 +125,52 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash) (*SyncRe
 					keep[p] = cairn.Entry{Path: p}
 				}
 			}
+		}
+	}
+	// Write in parallel, reading contents in bulk.
+	blobs := map[cairn.Hash][]byte{}
+	var hs []cairn.Hash
+	for _, o := range writes {
+		if !o.want.Blob.IsZero() {
+			hs = append(hs, o.want.Blob)
+		}
+	}
+	var mu sync.Mutex
+	err = m.s.ReadBlobs(ctx, hs, func(h cairn.Hash, data []byte) error {
+		mu.Lock()
+		blobs[h] = data
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sync %s: %w", t.Path, err)
+	}
+	results := make([]*onDisk, len(writes))
+	errs := make([]error, len(writes))
+	var wg sync.WaitGroup
+	workers := min(len(writes), 2*runtime.GOMAXPROCS(0))
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(writes); i += workers {
+				o := writes[i]
+				data, ok := blobs[o.want.Blob]
+				if !ok && !o.want.Blob.IsZero() {
+					data = []byte(fmt.Sprintf("(the content of %s was purged)\n", o.path))
+				}
+				results[i], errs[i] = m.write(t, o.path, o.want, data)
+				m.point("sync:file-written")
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for _, r := range results {
+		if r != nil {
+			written = append(written, r)
 		}
 	}
 	m.point("sync:files-written")
@@ -164,8 +209,9 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash) (*SyncRe
 
 // write puts one file of the target on disk (a zero entry deletes it) and
 // returns its new stat, or nil after a deletion. Files are written to a
-// temporary name and renamed, so a reader never sees half a file.
-func (m *Manager) write(ctx context.Context, t *Tree, p string, e cairn.Entry) (*onDisk, error) {
+// temporary name and renamed into place, so neither a reader (an editor) nor
+// a crash ever leaves half a file.
+func (m *Manager) write(t *Tree, p string, e cairn.Entry, data []byte) (*onDisk, error) {
 	abs := filepath.Join(t.Path, filepath.FromSlash(p))
 	if e.Blob.IsZero() {
 		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -174,35 +220,28 @@ func (m *Manager) write(ctx context.Context, t *Tree, p string, e cairn.Entry) (
 		removeEmptyParents(t.Path, filepath.Dir(abs))
 		return nil, nil
 	}
-	data, err := m.s.ReadBlob(ctx, e.Blob)
-	if err != nil {
-		if errors.Is(err, cairn.ErrPurged) {
-			data = []byte(fmt.Sprintf("(the content of %s was purged)\n", p))
-		} else {
-			return nil, fmt.Errorf("sync %s: %w", p, err)
-		}
-	}
 	dir := filepath.Dir(abs)
 	if err := mkdirInside(t.Path, dir); err != nil {
 		return nil, fmt.Errorf("sync %s: %w", p, err)
 	}
-	var rnd [6]byte
-	rand.Read(rnd[:])
-	tmp := filepath.Join(dir, tmpPrefix+hex.EncodeToString(rnd[:]))
 	perm := os.FileMode(0o644)
 	if e.Mode == cairn.ModeExecutable {
 		perm = 0o755
 	}
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	tmp := filepath.Join(dir, tmpPrefix+hex.EncodeToString(rnd[:]))
 	if err := os.WriteFile(tmp, data, perm); err != nil {
-		return nil, fmt.Errorf("sync %s: %w", p, err)
-	}
-	if err := os.Chmod(tmp, perm); err != nil {
-		os.Remove(tmp)
 		return nil, fmt.Errorf("sync %s: %w", p, err)
 	}
 	if err := os.Rename(tmp, abs); err != nil {
 		os.Remove(tmp)
 		return nil, fmt.Errorf("sync %s: %w", p, err)
+	}
+	if e.Mode == cairn.ModeExecutable {
+		if err := os.Chmod(abs, perm); err != nil {
+			return nil, fmt.Errorf("sync %s: %w", p, err)
+		}
 	}
 	info, err := os.Lstat(abs)
 	if err != nil {
@@ -210,7 +249,7 @@ func (m *Manager) write(ctx context.Context, t *Tree, p string, e cairn.Entry) (
 	}
 	return &onDisk{
 		File: File{Path: p, Abs: abs, Size: info.Size(), Mtime: info.ModTime().UnixNano(), Mode: e.Mode},
-		blob: store.BlobHash(data), fresh: true,
+		blob: e.Blob, fresh: true,
 	}, nil
 }
 

@@ -59,6 +59,9 @@ type Skip struct {
 type WalkOptions struct {
 	// MaxFileSize skips larger files. Default DefaultMaxFileSize.
 	MaxFileSize int64
+	// Leftovers, when set, collects the temporary files of syncs that a
+	// dead process left behind (absolute paths).
+	Leftovers *[]string
 }
 
 // Walk calls fn for every regular file under root that can be part of a
@@ -96,6 +99,9 @@ func Walk(root string, opts *WalkOptions, fn func(File) error) ([]Skip, error) {
 		if ignoredName(d.Name()) {
 			if d.IsDir() {
 				return filepath.SkipDir
+			}
+			if opts.Leftovers != nil && strings.HasPrefix(d.Name(), tmpPrefix) {
+				*opts.Leftovers = append(*opts.Leftovers, abs)
 			}
 			return nil
 		}
