@@ -26,12 +26,10 @@ type Error struct {
 	Err     error // the wrapped cause, if any
 }
 
-// Error returns the message, followed by the cause when there is one.
+// Error returns the message, or the cause's when there is no message. A
+// message made by Errorf already holds its cause's text.
 func (e *Error) Error() string {
-	if e.Err != nil && e.Message != "" {
-		return e.Message + ": " + e.Err.Error()
-	}
-	if e.Err != nil {
+	if e.Message == "" && e.Err != nil {
 		return e.Err.Error()
 	}
 	return e.Message

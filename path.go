@@ -42,7 +42,14 @@ func CleanPath(p string) (string, error) {
 	if !utf8.ValidString(p) {
 		return bad("not valid UTF-8")
 	}
+	ascii := true
+	for i := 0; i < len(p) && ascii; i++ {
+		ascii = p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\\'
+	}
 	for _, r := range p {
+		if ascii {
+			break // printable ASCII: assigned, no controls, already NFC
+		}
 		switch {
 		case r == 0:
 			return bad("contains a NUL byte")
@@ -60,7 +67,9 @@ func CleanPath(p string) (string, error) {
 	if len(p) >= 2 && p[1] == ':' && (p[0]|0x20 >= 'a' && p[0]|0x20 <= 'z') {
 		return bad("looks like a Windows drive path")
 	}
-	p = norm.NFC.String(p)
+	if !ascii {
+		p = norm.NFC.String(p)
+	}
 	if len(p) > MaxPathBytes {
 		return bad("%d bytes long; the limit is %d", len(p), MaxPathBytes)
 	}
@@ -88,5 +97,10 @@ var folder = cases.Fold()
 // be in a vault (they collide on macOS and Windows); the vault tree is keyed
 // by the fold (docs/format.md).
 func FoldPath(p string) string {
-	return norm.NFC.String(folder.String(p))
+	for i := 0; i < len(p); i++ {
+		if p[i] >= utf8.RuneSelf {
+			return norm.NFC.String(folder.String(p))
+		}
+	}
+	return strings.ToLower(p) // the full case folding of ASCII
 }

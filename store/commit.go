@@ -33,6 +33,9 @@ func ValidateRefName(name string) error {
 	if name == "" || len(name) > 200 {
 		return cairn.Errorf(cairn.EINVALID, "ref name %q must be 1 to 200 bytes", name).WithHint(refHint)
 	}
+	if strings.Contains(name, "..") {
+		return cairn.Errorf(cairn.EINVALID, "ref name %q contains \"..\"", name).WithHint(refHint)
+	}
 	for _, part := range strings.Split(name, "/") {
 		if part == "" || part[0] == '.' || strings.HasSuffix(part, ".lock") {
 			return cairn.Errorf(cairn.EINVALID, "ref name %q has an empty part or a part starting with '.'", name).WithHint(refHint)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"runtime"
 	"sort"
+	"sync"
 	"time"
 
 	"cairn"
@@ -97,40 +99,67 @@ const racyWindow = 2e9
 // scan reads the folder and its base. Files whose size and modification
 // time match their stat row are not read.
 func (m *Manager) scan(ctx context.Context, t *Tree) (*snapshot, error) {
-	stats, err := m.loadStats(ctx, t)
-	if err != nil {
-		return nil, err
-	}
 	snap := &snapshot{disk: map[string]*onDisk{}, base: map[string]cairn.Entry{}}
+	var err error
 	if snap.over, err = m.loadOverrides(ctx, t); err != nil {
-		return nil, err
-	}
-	max := m.maxSize()
-	snap.skips, err = Walk(t.Path, &WalkOptions{MaxFileSize: max, Leftovers: &snap.leftovers}, func(f File) error {
-		d := &onDisk{File: f}
-		if r, ok := stats[f.Path]; ok && r.size == f.Size && r.mtime == f.Mtime && f.Mtime < r.checked-racyWindow {
-			d.blob = r.blob
-		} else {
-			data, err := readFile(f, max)
-			if err != nil {
-				return err
-			}
-			d.data, d.blob, d.fresh = data, store.BlobHash(data), true
-		}
-		snap.disk[f.Path] = d
-		return nil
-	})
-	if err != nil {
 		return nil, err
 	}
 	if snap.baseTree, err = m.treeOf(ctx, t.Base); err != nil {
 		return nil, err
 	}
-	for e, err := range m.s.Files(ctx, snap.baseTree, "") {
-		if err != nil {
-			return nil, err
+	// The folder, the stat rows and the base tree are read at once.
+	var stats map[string]statRow
+	var statErr, baseErr error
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		stats, statErr = m.loadStats(ctx, t)
+	}()
+	go func() {
+		defer wg.Done()
+		for e, err := range m.s.Files(ctx, snap.baseTree, "") {
+			if err != nil {
+				baseErr = err
+				return
+			}
+			snap.base[e.Path] = e
 		}
-		snap.base[e.Path] = e
+	}()
+	max := m.maxSize()
+	var files []File
+	snap.skips, err = Walk(t.Path, &WalkOptions{MaxFileSize: max, Leftovers: &snap.leftovers}, func(f File) error {
+		files = append(files, f)
+		return nil
+	})
+	wg.Wait()
+	if err := errors.Join(err, statErr, baseErr); err != nil {
+		return nil, err
+	}
+	// Files whose size and modification time match their stat row are not
+	// read; the others are read and hashed on every core.
+	var toRead []*onDisk
+	for _, f := range files {
+		d := &onDisk{File: f}
+		if r, ok := stats[f.Path]; ok && r.size == f.Size && r.mtime == f.Mtime && f.Mtime < r.checked-racyWindow {
+			d.blob = r.blob
+		} else {
+			toRead = append(toRead, d)
+		}
+		snap.disk[f.Path] = d
+	}
+	errs := make([]error, len(toRead))
+	parallel(len(toRead), func(i int) {
+		d := toRead[i]
+		data, err := readFile(d.File, max)
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		d.data, d.blob, d.fresh = data, store.BlobHash(data), true
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	for p, e := range snap.over {
 		if e.Blob.IsZero() {
@@ -140,6 +169,22 @@ func (m *Manager) scan(ctx context.Context, t *Tree) (*snapshot, error) {
 		}
 	}
 	return snap, nil
+}
+
+// parallel calls fn(i) for i in [0, n) on every core.
+func parallel(n int, fn func(int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // Change is one local edit: how a file on disk differs from its base.

@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"cairn"
+	"cairn/vault"
+	"cairn/worktree"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0 // success
+	exitRefused = 1 // the operation was refused: a conflict, held findings, a busy vault
+	exitUsage   = 2 // bad usage or input
+)
+
+// app is one run of the command line.
+type app struct {
+	ctx            context.Context
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	json           bool
+	vaultDir       string
+	as             string
+	// code is set by commands that succeed in running but refuse (exit 1
+	// without an error message of their own).
+	code int
+}
+
+// Main runs the command line with args and returns the exit code.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	root := a.rootCmd()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return a.code
+	}
+	return a.fail(err)
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "cairn",
+		Short: "A knowledge base that agents maintain and people can trust",
+		Long: `cairn keeps a vault: a folder of Markdown pages and sources (it opens in
+Obsidian) with a database of its whole history in .cairn/. Every change is a
+commit; branches merge structurally; links, search and lint stay indexed.
+
+Exit codes: 0 success; 1 the operation was refused (a conflict, findings
+with --strict, a vault busy with another process); 2 usage or input error.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Example: `  cairn demo                 a guided tour in a temporary vault
+  cairn init my-vault        make a vault (adopts Markdown already there)
+  cairn status               what you changed
+  cairn commit -m "why"      record it`,
+	}
+	root.CompletionOptions.HiddenDefaultCmd = true
+	root.PersistentFlags().BoolVar(&a.json, "json", false, "print JSON: an object whose \"items\" list holds things that each have an \"id\"")
+	root.PersistentFlags().StringVarP(&a.vaultDir, "vault", "C", "", "the vault to use (default: the one the current folder is in, or $CAIRN_VAULT)")
+	root.PersistentFlags().StringVar(&a.as, "as", "", "who acts, as user:<name> (default: $CAIRN_USER, else your login name)")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return usageError("%s", err)
+	})
+	root.AddCommand(
+		a.initCmd(), a.statusCmd(), a.commitCmd(), a.logCmd(), a.showCmd(), a.diffCmd(),
+		a.branchCmd(), a.tagCmd(), a.mergeCmd(), a.revertCmd(),
+		a.searchCmd(), a.linksCmd(), a.backlinksCmd(), a.lintCmd(),
+		a.reindexCmd(), a.doctorCmd(), a.gcCmd(), a.purgeCmd(),
+		a.importCmd(), a.exportCmd(), a.worktreeCmd(), a.demoCmd(),
+	)
+	return root
+}
+
+// usage is an error in how cairn was called (exit 2).
+type usage struct{ msg string }
+
+func (u usage) Error() string { return u.msg }
+
+func usageError(format string, args ...any) error { return usage{fmt.Sprintf(format, args...)} }
+
+// fail prints an error and its hint and returns the exit code for it.
+func (a *app) fail(err error) int {
+	code := exitRefused
+	var u usage
+	switch {
+	case errors.As(err, &u):
+		code = exitUsage
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(a.stderr, "cairn: interrupted")
+		return exitRefused
+	default:
+		switch cairn.ErrorCode(err) {
+		case cairn.EINVALID, cairn.ENOTFOUND, cairn.EUNAUTHORIZED, cairn.EFORBIDDEN:
+			code = exitUsage
+		}
+	}
+	if a.json {
+		out := map[string]any{"error": map[string]string{"code": cmpOr(cairn.ErrorCode(err), "usage"), "message": err.Error(), "hint": hint(err)}}
+		enc := json.NewEncoder(a.stderr)
+		enc.SetIndent("", "  ")
+		enc.Encode(out)
+		return code
+	}
+	fmt.Fprintf(a.stderr, "cairn: %v\n", err)
+	if h := hint(err); h != "" {
+		fmt.Fprintf(a.stderr, "Hint: %s\n", h)
+	} else if code == exitUsage && errors.As(err, &u) {
+		fmt.Fprintln(a.stderr, "Hint: cairn --help lists the commands; cairn COMMAND --help explains one.")
+	}
+	return code
+}
+
+func hint(err error) string { return cairn.ErrorHint(err) }
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// emit prints v as JSON (with --json) or calls text to print it for people.
+func (a *app) emit(v any, text func(w io.Writer)) error {
+	if a.json {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	text(a.stdout)
+	return nil
+}
+
+// list is the one JSON shape: a list of items that each have an id, and
+// fields about the whole.
+type list map[string]any
+
+func items[T any](xs []T) list {
+	if xs == nil {
+		xs = []T{}
+	}
+	return list{"items": xs}
+}
+
+// principal returns who acts: --as, $CAIRN_USER, or the login name.
+func (a *app) principal() (cairn.Principal, error) {
+	if a.as != "" {
+		p := cairn.Principal(a.as)
+		if !strings.Contains(a.as, ":") {
+			p = cairn.User(a.as)
+		}
+		return cairn.ParsePrincipal(string(p))
+	}
+	name := os.Getenv("CAIRN_USER")
+	if name == "" {
+		if u, err := user.Current(); err == nil {
+			name = u.Username
+		}
+	}
+	var b strings.Builder
+	for _, r := range name {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._@+-", r) {
+			b.WriteRune(r)
+		}
+	}
+	if b.Len() == 0 {
+		b.WriteString("someone")
+	}
+	return cairn.ParsePrincipal("user:" + b.String())
+}
+
+// open opens the vault the command works on, and the working tree the
+// current folder is in (nil outside working trees). It first completes a
+// working-tree sync a dead process left unfinished.
+func (a *app) open() (*vault.Vault, *worktree.Tree, error) {
+	dir := a.vaultDir
+	if dir == "" {
+		dir = os.Getenv("CAIRN_VAULT")
+	}
+	if dir == "" {
+		dir = "."
+	}
+	v, t, err := vault.Open(a.ctx, dir, a.vaultOptions())
+	if err != nil {
+		return nil, nil, err
+	}
+	if t != nil && !t.Pending.IsZero() {
+		if _, err := v.Trees.Recover(a.ctx, t); err != nil {
+			v.Close()
+			return nil, nil, err
+		}
+	}
+	return v, t, nil
+}
+
+func (a *app) vaultOptions() *vault.Options {
+	opts := &vault.Options{}
+	if point := os.Getenv("CAIRN_CRASH_AT"); point != "" {
+		// Crash tests: die at a named point, as a power cut would.
+		opts.Crash = func(p string) {
+			if p == point {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				time.Sleep(time.Hour)
+			}
+		}
+	}
+	if ms := os.Getenv("CAIRN_BUSY_TIMEOUT_MS"); ms != "" {
+		var n int
+		fmt.Sscan(ms, &n)
+		opts.BusyTimeout = time.Duration(n) * time.Millisecond
+	}
+	return opts
+}
+
+// interactive reports whether progress may be drawn: stderr is a terminal
+// and the output is not JSON.
+func (a *app) interactive() bool {
+	if a.json {
+		return false
+	}
+	f, ok := a.stderr.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// tree returns the working tree for commands that need one.
+func needTree(t *worktree.Tree) error {
+	if t == nil {
+		return cairn.Errorf(cairn.EINVALID, "this command works in a working tree, and the current folder is not in one").
+			WithHint("Run it inside the vault's folder, or in one made with cairn worktree add")
+	}
+	return nil
+}

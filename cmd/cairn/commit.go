@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"cairn/worktree"
+)
+
+func (a *app) commitCmd() *cobra.Command {
+	var message string
+	cmd := &cobra.Command{
+		Use:   "commit -m MESSAGE [PATH...]",
+		Short: "Record your local edits (all, or under the given paths)",
+		Long: `Commit records the local edits of the working tree as a commit on its
+branch. If the branch moved since the working tree's base, the edits are
+merged three-way onto the new head (Markdown structurally: frontmatter field
+by field, list items as a union); a conflict is listed, nothing is written,
+and the exit code is 1. Afterwards the folder holds the committed result.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if message == "" {
+				return usageError("commit needs a message: cairn commit -m \"why\"")
+			}
+			p, err := a.principal()
+			if err != nil {
+				return err
+			}
+			v, t, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			if err := needTree(t); err != nil {
+				return err
+			}
+			defer v.MarkBusy("cairn commit")()
+			res, err := v.Trees.Commit(a.ctx, t, worktree.CommitRequest{Message: message, Paths: args, Principal: p})
+			if err != nil {
+				return v.ExplainBusy(err)
+			}
+			if len(res.Conflicts) > 0 {
+				a.code = exitRefused
+				return a.emit(conflictList(res.Conflicts), func(w io.Writer) {
+					fmt.Fprintf(w, "Not committed: the branch %s moved and %s remain.\n", t.Branch, plural(len(res.Conflicts), "conflict"))
+					printConflicts(w, res.Conflicts)
+					fmt.Fprintln(w, "Edit the files to settle them, then commit again.")
+				})
+			}
+			out := items([]map[string]any{{"id": res.Commit.Hash, "commit": res.Commit, "changes": res.Changes, "merged": res.Merged, "sync": res.Sync}})
+			return a.emit(out, func(w io.Writer) {
+				how := ""
+				if res.Merged {
+					how = " (merged onto the branch's new head)"
+				}
+				fmt.Fprintf(w, "Committed %s on %s: %s%s\n", res.Commit.Hash.Short(), t.Branch, plural(len(res.Changes), "file"), how)
+				printSync(w, res.Sync)
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&message, "message", "m", "", "why (required)")
+	return cmd
+}
+
+func printSync(w io.Writer, rep *worktree.SyncReport) {
+	if rep == nil {
+		return
+	}
+	if n := len(rep.Updated); n > 0 {
+		fmt.Fprintf(w, "Updated %s in the folder.\n", plural(n, "file"))
+	}
+	if len(rep.LeftAlone) > 0 {
+		fmt.Fprintf(w, "Left alone %s you are editing (your next commit merges them):\n", plural(len(rep.LeftAlone), "file"))
+		for _, p := range rep.LeftAlone {
+			fmt.Fprintf(w, "  %s\n", p)
+		}
+	}
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/schollz/progressbar/v3"
+
+	"cairn"
+	"cairn/gitio"
+	"cairn/index"
+	"cairn/store"
+	"cairn/vault"
+	"cairn/worktree"
+)
+
+// importHistory turns a git repository's first-parent history into cairn
+// commits: onto main when main holds nothing yet, else onto a new branch
+// import/<name>.
+func (a *app) importHistory(v *vault.Vault, dir string, p cairn.Principal) error {
+	branch := "import/" + filepath.Base(filepath.Clean(dir))
+	head, err := v.Store.Head(a.ctx, index.Branch)
+	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+		return err
+	}
+	intoMain := false
+	if tree, err := treeOf(a, v, head); err != nil {
+		return err
+	} else if tree == store.EmptyTree {
+		// main holds nothing (a new vault): the history becomes main's.
+		intoMain = true
+		branch = index.Branch
+		if !head.IsZero() {
+			if err := v.Store.SetBranch(a.ctx, index.Branch, head, cairn.Hash{}, p, "replaced by imported history"); err != nil {
+				return v.ExplainBusy(err)
+			}
+		}
+	}
+	var bar *progressbar.ProgressBar
+	opts := &gitio.ImportOptions{Branch: branch, Skip: worktree.Ignored}
+	if a.interactive() {
+		opts.Progress = func(done, total int) {
+			if bar == nil {
+				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(a.stderr), progressbar.OptionSetDescription("importing history"),
+					progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+			}
+			bar.Set(done)
+		}
+	}
+	res, err := gitio.ImportHistory(a.ctx, v.Store, dir, opts)
+	if err != nil {
+		if intoMain && !head.IsZero() {
+			// Put main back as it was.
+			if now, herr := v.Store.Head(a.ctx, index.Branch); herr != nil {
+				v.Store.SetBranch(a.ctx, index.Branch, cairn.Hash{}, head, p, "restored after a failed import")
+			} else if now != head {
+				v.Store.SetBranch(a.ctx, index.Branch, now, head, p, "restored after a failed import")
+			}
+		}
+		return v.ExplainBusy(err)
+	}
+	if bar != nil {
+		bar.Finish()
+	}
+	var rep *worktree.SyncReport
+	if intoMain {
+		if rep, err = v.SyncMain(a.ctx); err != nil {
+			return err
+		}
+	}
+	out := items([]map[string]any{{"id": res.Head, "branch": branch, "commits": res.Commits}})
+	out["skipped"], out["sync"] = res.Skipped, rep
+	return a.emit(out, func(w io.Writer) {
+		fmt.Fprintf(w, "Imported %s of %s onto %s (head %s)\n", plural(res.Commits, "commit"), dir, branch, res.Head.Short())
+		if len(res.Skipped) > 0 {
+			fmt.Fprintf(w, "Left out %s:\n", plural(len(res.Skipped), "file"))
+			for i, s := range res.Skipped {
+				if i == 20 {
+					fmt.Fprintf(w, "  ... and %d more (see --json)\n", len(res.Skipped)-20)
+					break
+				}
+				fmt.Fprintf(w, "  %s (git commit %.12s): %s\n", s.Path, s.Commit, s.Reason)
+			}
+		}
+		if !intoMain {
+			fmt.Fprintf(w, "main already has files, so the history is on its own branch: cairn merge %s\n", branch)
+		}
+	})
+}
+
+// exportGit writes the history of a branch as a new git repository.
+func (a *app) exportGit(v *vault.Vault, dir, branch string) error {
+	if err := gitio.ExportGit(a.ctx, v.Store, dir, &gitio.ExportOptions{Branch: branch}); err != nil {
+		return err
+	}
+	return a.emit(items([]map[string]any{{"id": dir, "branch": branch}}), func(w io.Writer) {
+		fmt.Fprintf(w, "Wrote the history of %s to the git repository %s\n", branch, dir)
+	})
+}

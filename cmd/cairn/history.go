@@ -1,0 +1,303 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	udiff "github.com/aymanbagabas/go-udiff"
+	"github.com/spf13/cobra"
+
+	"cairn"
+	"cairn/index"
+	"cairn/store"
+	"cairn/vault"
+	"cairn/worktree"
+)
+
+// branchOf is the branch commands default to: the working tree's, or main.
+func branchOf(t *worktree.Tree) string {
+	if t != nil {
+		return t.Branch
+	}
+	return index.Branch
+}
+
+// commitAt resolves a revision to a commit.
+func commitAt(a *app, v *vault.Vault, rev string) (*cairn.Commit, error) {
+	h, err := v.Store.Resolve(a.ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	return v.Store.ReadCommit(a.ctx, h)
+}
+
+func (a *app) logCmd() *cobra.Command {
+	var path string
+	var limit int
+	var firstParent bool
+	cmd := &cobra.Command{
+		Use:   "log [REF]",
+		Short: "Show the history, newest first",
+		Long: `Log lists the commits reachable from REF (default: the working tree's branch),
+newest first, with who made each and why. With --path, only commits that
+changed that file.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, t, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			rev := branchOf(t)
+			if len(args) == 1 {
+				rev = args[0]
+			}
+			c, err := commitAt(a, v, rev)
+			if err != nil {
+				return err
+			}
+			type item struct {
+				ID string `json:"id"`
+				*cairn.Commit
+			}
+			var out []item
+			for c, err := range v.Store.Log(a.ctx, c.Hash, store.LogOptions{Path: path, Limit: limit, FirstParent: firstParent}) {
+				if err != nil {
+					return err
+				}
+				out = append(out, item{ID: c.Hash.String(), Commit: c})
+			}
+			return a.emit(items(out), func(w io.Writer) {
+				for _, c := range out {
+					merge := ""
+					if len(c.Parents) > 1 {
+						merge = "  (merge)"
+					}
+					fmt.Fprintf(w, "%s  %s  %s%s\n", c.Hash.Short(), c.Time.Local().Format("2006-01-02 15:04"), c.Principal, merge)
+					for _, line := range strings.Split(strings.TrimSpace(c.Message), "\n") {
+						fmt.Fprintf(w, "    %s\n", line)
+					}
+				}
+			})
+		},
+	}
+	cmd.Flags().StringVar(&path, "path", "", "only commits that changed this file")
+	cmd.Flags().IntVarP(&limit, "limit", "n", 0, "at most this many commits")
+	cmd.Flags().BoolVar(&firstParent, "first-parent", false, "follow only the branch's own line")
+	return cmd
+}
+
+func (a *app) showCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "show [REF:]PATH | show REF",
+		Short: "Print a file as it is at a commit (default: the branch head), or a commit",
+		Long: `Show prints the content of PATH at REF (a branch, tag, commit hash or
+prefix, main~3...). Without REF, at the head of the working tree's branch.
+Given a revision alone, it shows that commit and what it changed.`,
+		Example: `  cairn show index.md
+  cairn show main~2:notes/idea.md
+  cairn show v1`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, t, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			rev, path, hasRev := strings.Cut(args[0], ":")
+			if !hasRev {
+				rev, path = branchOf(t), args[0]
+			}
+			c, err := commitAt(a, v, rev)
+			if err != nil {
+				return err
+			}
+			e, err := v.Store.Get(a.ctx, c.Tree, path)
+			if err != nil && !hasRev {
+				// Not a file: perhaps a revision.
+				if rc, rerr := commitAt(a, v, args[0]); rerr == nil {
+					return a.showCommit(v, rc)
+				}
+			}
+			if err != nil {
+				return err
+			}
+			data, err := v.Store.ReadBlob(a.ctx, e.Blob)
+			if err != nil {
+				return err
+			}
+			out := items([]map[string]any{{"id": c.Hash.Short() + ":" + e.Path, "path": e.Path, "commit": c.Hash, "blob": e.Blob, "size": e.Size, "content": string(data)}})
+			return a.emit(out, func(w io.Writer) { w.Write(data) })
+		},
+	}
+}
+
+func (a *app) showCommit(v *vault.Vault, c *cairn.Commit) error {
+	var parent cairn.Hash
+	if len(c.Parents) > 0 {
+		parent = c.Parents[0]
+	}
+	changes, err := v.Store.DiffCommits(a.ctx, parent, c.Hash, nil)
+	if err != nil {
+		return err
+	}
+	out := items([]map[string]any{{"id": c.Hash, "commit": c, "changes": changes}})
+	return a.emit(out, func(w io.Writer) {
+		fmt.Fprintf(w, "commit %s\n", c.Hash)
+		fmt.Fprintf(w, "by %s on %s\n", c.Principal, c.Time.Local().Format(time.RFC1123))
+		for k, val := range c.Meta {
+			fmt.Fprintf(w, "%s: %s\n", k, val)
+		}
+		fmt.Fprintf(w, "\n    %s\n\n", strings.ReplaceAll(strings.TrimSpace(c.Message), "\n", "\n    "))
+		printChanges(w, changes)
+	})
+}
+
+func printChanges(w io.Writer, changes []cairn.Change) {
+	for _, ch := range changes {
+		switch ch.Kind {
+		case cairn.Renamed:
+			fmt.Fprintf(w, "  R %s -> %s\n", ch.Old.Path, ch.Path)
+		default:
+			fmt.Fprintf(w, "  %s %s\n", strings.ToUpper(string(ch.Kind[:1])), ch.Path)
+		}
+	}
+}
+
+func (a *app) diffCmd() *cobra.Command {
+	var stat bool
+	cmd := &cobra.Command{
+		Use:   "diff [A [B]]",
+		Short: "Show changes: your local edits, a commit against your folder, or two commits",
+		Long: `Diff without arguments shows your local edits (the working tree against its
+base). With one revision, that commit against the working tree. With two,
+the first against the second. Text files get a unified diff.`,
+		Args: cobra.MaximumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, t, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			b := v.Store.NewBatch()
+			var from, to cairn.Hash
+			switch len(args) {
+			case 2:
+				ca, err := commitAt(a, v, args[0])
+				if err != nil {
+					return err
+				}
+				cb, err := commitAt(a, v, args[1])
+				if err != nil {
+					return err
+				}
+				from, to = ca.Tree, cb.Tree
+			default:
+				if err := needTree(t); err != nil {
+					return err
+				}
+				base := t.Base
+				if len(args) == 1 {
+					c, err := commitAt(a, v, args[0])
+					if err != nil {
+						return err
+					}
+					base = c.Hash
+				}
+				if from, err = treeOf(a, v, base); err != nil {
+					return err
+				}
+				if to, err = folderTree(a, v, t, b); err != nil {
+					return err
+				}
+				if len(args) == 0 {
+					// Local edits are relative to the working tree's own base.
+					if from, err = treeOf(a, v, t.Base); err != nil {
+						return err
+					}
+				}
+			}
+			changes, err := b.Diff(a.ctx, from, to, nil)
+			if err != nil {
+				return err
+			}
+			type item struct {
+				ID string `json:"id"`
+				cairn.Change
+				Patch string `json:"patch,omitempty"`
+			}
+			var out []item
+			for _, ch := range changes {
+				patch := ""
+				if !stat {
+					patch = unifiedDiff(a, b, ch)
+				}
+				out = append(out, item{ID: ch.Path, Change: ch, Patch: patch})
+			}
+			return a.emit(items(out), func(w io.Writer) {
+				if len(out) == 0 {
+					fmt.Fprintln(w, "No differences.")
+				}
+				for _, it := range out {
+					if stat || it.Patch == "" {
+						printChanges(w, []cairn.Change{it.Change})
+						continue
+					}
+					io.WriteString(w, it.Patch)
+				}
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&stat, "stat", false, "list the changed files only")
+	return cmd
+}
+
+func treeOf(a *app, v *vault.Vault, c cairn.Hash) (cairn.Hash, error) {
+	if c.IsZero() {
+		return store.EmptyTree, nil
+	}
+	cm, err := v.Store.ReadCommit(a.ctx, c)
+	if err != nil {
+		return cairn.Hash{}, err
+	}
+	return cm.Tree, nil
+}
+
+// folderTree builds, in b, the tree the working tree's folder holds.
+func folderTree(a *app, v *vault.Vault, t *worktree.Tree, b *store.Batch) (cairn.Hash, error) {
+	return v.Trees.FolderTree(a.ctx, t, b)
+}
+
+// unifiedDiff renders one change as a unified diff; "" for binary files.
+func unifiedDiff(a *app, b *store.Batch, ch cairn.Change) string {
+	read := func(e cairn.Entry) ([]byte, bool) {
+		if e.Blob.IsZero() {
+			return nil, true
+		}
+		data, err := b.ReadBlob(a.ctx, e.Blob)
+		if err != nil {
+			return nil, false
+		}
+		return data, utf8.Valid(data) && bytes.IndexByte(data, 0) < 0
+	}
+	old, ok1 := read(ch.Old)
+	new, ok2 := read(ch.New)
+	if !ok1 || !ok2 {
+		return fmt.Sprintf("Binary files a/%s and b/%s differ\n", cmpOr(ch.Old.Path, ch.Path), ch.Path)
+	}
+	oldName, newName := "a/"+ch.Path, "b/"+ch.Path
+	if ch.Old.Path != "" {
+		oldName = "a/" + ch.Old.Path
+	}
+	if ch.Old.Blob.IsZero() {
+		oldName = "/dev/null"
+	}
+	if ch.New.Blob.IsZero() {
+		newName = "/dev/null"
+	}
+	return udiff.Unified(oldName, newName, string(old), string(new))
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"cairn"
+	"cairn/index"
+	"cairn/store"
+	"cairn/vault"
+	"cairn/worktree"
+)
+
+func (a *app) initCmd() *cobra.Command {
+	var bare bool
+	var message string
+	cmd := &cobra.Command{
+		Use:   "init [DIR]",
+		Short: "Make a vault; Markdown already in the folder becomes its first commit",
+		Long: `Init makes DIR (default: the current folder) a vault. The folder becomes
+the working tree of branch main and keeps working in Obsidian; the history
+lives in DIR/.cairn/. Files already in the folder are adopted as the first
+commit. In a git repository, .cairn/ is added to .gitignore; cairn never runs
+git in a vault.
+
+With --bare the vault has no working tree (for servers).`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := cmpOr(a.vaultDir, ".")
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			p, err := a.principal()
+			if err != nil {
+				return err
+			}
+			v, err := vault.Init(a.ctx, dir, bare, a.vaultOptions())
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			out := list{"root": v.Root, "bare": bare}
+			var res *worktree.CommitResult
+			var skipped []worktree.Skip
+			if t, _ := v.Main(a.ctx); t != nil {
+				st, err := v.Trees.Status(a.ctx, t)
+				if err != nil {
+					return err
+				}
+				skipped = st.Skipped
+				if len(st.Changes) > 0 {
+					res, err = v.Trees.Commit(a.ctx, t, worktree.CommitRequest{
+						Message: cmpOr(message, "adopt "+filepath.Base(v.Root)), Principal: p,
+					})
+					if err != nil {
+						return err
+					}
+				}
+			}
+			if res == nil {
+				// An empty vault still has a first commit, so main exists.
+				c, err := v.Store.Commit(a.ctx, v.Store.NewBatch(), store.CommitRequest{
+					Branch: index.Branch, Tree: store.EmptyTree, Principal: p, Message: cmpOr(message, "init"),
+				})
+				if err != nil {
+					return err
+				}
+				if t, _ := v.Main(a.ctx); t != nil {
+					if _, err := v.Trees.Sync(a.ctx, t, c.Hash); err != nil {
+						return err
+					}
+				}
+				res = &worktree.CommitResult{Commit: c}
+			}
+			out["items"] = []map[string]any{{"id": res.Commit.Hash, "commit": res.Commit, "files": len(res.Changes)}}
+			out["skipped"] = skipped
+			return a.emit(out, func(w io.Writer) {
+				kind := "vault"
+				if bare {
+					kind = "bare vault"
+				}
+				fmt.Fprintf(w, "Made a %s in %s\n", kind, v.Root)
+				if n := len(res.Changes); n > 0 {
+					fmt.Fprintf(w, "Adopted %s as commit %s\n", plural(n, "file"), res.Commit.Hash.Short())
+				}
+				printSkips(w, skipped)
+				if !bare {
+					fmt.Fprintln(w, "Next: edit pages in the folder (Obsidian works), then cairn status and cairn commit -m \"why\"")
+				}
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&bare, "bare", false, "no working tree: only .cairn/")
+	cmd.Flags().StringVarP(&message, "message", "m", "", "the first commit's message")
+	return cmd
+}
+
+func printSkips(w io.Writer, skips []worktree.Skip) {
+	if len(skips) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Left out %s:\n", plural(len(skips), "file"))
+	for i, s := range skips {
+		if i == 20 {
+			fmt.Fprintf(w, "  ... and %d more (see --json)\n", len(skips)-20)
+			break
+		}
+		fmt.Fprintf(w, "  %s: %s\n", s.Path, s.Reason)
+	}
+}
+
+var _ = cairn.EINVALID

@@ -1,0 +1,30 @@
+// Command cairn is a knowledge base that agents maintain and people can
+// trust: a versioned vault of Markdown pages and sources, with history,
+// branches, structural merges, links, search and lint.
+//
+// Run cairn --help for the commands, and cairn demo for a tour.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// CAIRN_CPUPROFILE=FILE writes a CPU profile of the run, for
+	// investigating performance (go tool pprof).
+	if path := os.Getenv("CAIRN_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			pprof.StartCPUProfile(f)
+			defer f.Close()
+		}
+	}
+	code := Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	pprof.StopCPUProfile()
+	stop()
+	os.Exit(code)
+}

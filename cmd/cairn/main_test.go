@@ -1,0 +1,30 @@
+package main
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain lets the test binary run as the cairn command, for testscript
+// transcripts and for the child processes of the crash and concurrency
+// tests.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"cairn": func() { os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs the command-line transcripts in testdata/script: each
+// is a session of real cairn commands on real files, with their output.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("CAIRN_USER", "tester")
+			return nil
+		},
+	})
+}

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"cairn"
+	"cairn/index"
+	"cairn/store"
+)
+
+func (a *app) reindexCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "reindex",
+		Short: "Rebuild main's index (links, full text, lint) from the store",
+		Long:  `Reindex throws the derived index away and builds it again from main's head. Run it when cairn doctor reports drift; nothing in the index is needed to rebuild it.`,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, _, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			defer v.MarkBusy("cairn reindex")()
+			start := time.Now()
+			if err := v.Index.Rebuild(a.ctx); err != nil {
+				return v.ExplainBusy(err)
+			}
+			st, err := v.Index.Main().Stats(a.ctx)
+			if err != nil {
+				return err
+			}
+			took := time.Since(start)
+			return a.emit(items([]map[string]any{{"id": "main", "stats": st, "seconds": took.Seconds()}}), func(w io.Writer) {
+				fmt.Fprintf(w, "Indexed %d files (%d pages, %d links, %d findings) in %s\n", st.Files, st.Pages, st.Links, st.Findings, took.Round(time.Millisecond))
+			})
+		},
+	}
+}
+
+func (a *app) doctorCmd() *cobra.Command {
+	var quick bool
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the vault: objects, index against store, working trees",
+		Long: `Doctor reads every object reachable from a branch, tag or pin and checks its
+hash and encoding; compares the index with main's head (every derived row,
+unless --quick); and checks each working tree: its folder exists and no sync
+was left unfinished. Exit code 1 when it finds a problem.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, _, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			type problem struct {
+				ID      string `json:"id"`
+				Area    string `json:"area"`
+				Problem string `json:"problem"`
+			}
+			var out []problem
+			add := func(area, msg string) {
+				out = append(out, problem{ID: fmt.Sprintf("%s-%d", area, len(out)+1), Area: area, Problem: msg})
+			}
+			rep, err := v.Store.Verify(a.ctx)
+			if err != nil {
+				return err
+			}
+			for _, p := range rep.Problems {
+				add("store", p)
+			}
+			drift, err := v.Index.Check(a.ctx, !quick)
+			if err != nil {
+				return v.ExplainBusy(err)
+			}
+			for _, p := range drift.Problems {
+				add("index", p)
+			}
+			trees, err := v.Trees.List(a.ctx)
+			if err != nil {
+				return err
+			}
+			for _, t := range trees {
+				if _, err := os.Stat(t.Path); err != nil {
+					add("worktree", fmt.Sprintf("%s is registered but missing: %v", t.Path, err))
+				}
+				if !t.Pending.IsZero() {
+					add("worktree", fmt.Sprintf("%s has an unfinished sync to %s (any command run there finishes it)", t.Path, t.Pending.Short()))
+				}
+				if _, err := v.Store.Head(a.ctx, t.Branch); err != nil {
+					add("worktree", fmt.Sprintf("%s holds branch %s, which does not exist", t.Path, t.Branch))
+				}
+			}
+			if len(out) > 0 {
+				a.code = exitRefused
+			}
+			res := items(out)
+			res["commits"], res["nodes"], res["blobs"], res["purged"] = rep.Commits, rep.Nodes, rep.Blobs, rep.Purged
+			return a.emit(res, func(w io.Writer) {
+				fmt.Fprintf(w, "Store: %d commits, %d tree nodes, %d files checked (%d purged).\n", rep.Commits, rep.Nodes, rep.Blobs, rep.Purged)
+				if len(out) == 0 {
+					fmt.Fprintln(w, "No problems found.")
+					return
+				}
+				for _, p := range out {
+					fmt.Fprintf(w, "  %s: %s\n", p.Area, p.Problem)
+				}
+				fmt.Fprintln(w, "Index drift is repaired by cairn reindex.")
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&quick, "quick", false, "compare only files, not every derived row")
+	return cmd
+}
+
+func (a *app) gcCmd() *cobra.Command {
+	var grace time.Duration
+	var now, dry bool
+	cmd := &cobra.Command{
+		Use:   "gc",
+		Short: "Delete objects no branch, tag or pin reaches",
+		Long: `Gc deletes the objects that nothing reaches any more: abandoned branches and
+drafts. History is never collected. Objects younger than --grace (default one
+hour), and ref values logged within it, are kept, so a running import or a
+reader of an old head is never cut short; --now drops the grace (only safe
+when no other cairn process is writing).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, _, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			defer v.MarkBusy("cairn gc")()
+			opts := &store.GCOptions{Grace: grace, DryRun: dry}
+			if now {
+				opts.Grace = -1
+			}
+			st, err := v.Store.GC(a.ctx, opts)
+			if err != nil {
+				return v.ExplainBusy(err)
+			}
+			return a.emit(items([]map[string]any{{"id": "gc", "deleted": st.Deleted, "reachable": st.Reachable, "bytes": st.Bytes, "dry_run": dry}}), func(w io.Writer) {
+				verb := "Deleted"
+				if dry {
+					verb = "Would delete"
+				}
+				fmt.Fprintf(w, "%s %d objects (%d bytes); %d reachable.\n", verb, st.Deleted, st.Bytes, st.Reachable)
+			})
+		},
+	}
+	cmd.Flags().DurationVar(&grace, "grace", 0, "keep unreachable objects younger than this (default 1h)")
+	cmd.Flags().BoolVar(&now, "now", false, "no grace period")
+	cmd.Flags().BoolVar(&dry, "dry-run", false, "count, delete nothing")
+	return cmd
+}
+
+func (a *app) purgeCmd() *cobra.Command {
+	var at, reason string
+	cmd := &cobra.Command{
+		Use:   "purge PATH --at REF --reason WHY",
+		Short: "Remove a file's content from all history (a leaked secret, a takedown)",
+		Long: `Purge removes the content PATH has at REF from the database, in every commit
+that holds the same content, without rewriting history: the hash stays, and
+reading the content afterwards says it was purged, when, by whom and why. The
+freed pages are overwritten and the write-ahead log is checkpointed. Working
+trees keep their files; edit or delete them yourself.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if at == "" || reason == "" {
+				return usageError("purge needs --at REF and --reason WHY")
+			}
+			v, _, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			p, err := a.principal()
+			if err != nil {
+				return err
+			}
+			h, err := v.Store.PurgePath(a.ctx, at, args[0], p, reason)
+			if err != nil {
+				return v.ExplainBusy(err)
+			}
+			// The index may hold the page's words: index it again.
+			if head, err := v.Store.Head(a.ctx, index.Branch); err == nil {
+				c, _ := v.Store.ReadCommit(a.ctx, head)
+				if e, err := v.Store.Get(a.ctx, c.Tree, args[0]); err == nil && e.Blob == h {
+					if err := v.Index.Rebuild(a.ctx); err != nil {
+						return err
+					}
+				}
+			}
+			return a.emit(items([]map[string]any{{"id": h, "path": args[0], "at": at, "reason": reason}}), func(w io.Writer) {
+				fmt.Fprintf(w, "Purged the content %s of %s (%s).\n", h.Short(), args[0], reason)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&at, "at", "", "the commit, branch or tag whose version to purge (required)")
+	cmd.Flags().StringVar(&reason, "reason", "", "why (required; recorded)")
+	return cmd
+}
+
+var _ = cairn.EINVALID

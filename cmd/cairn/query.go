@@ -1,0 +1,223 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"cairn"
+	"cairn/index"
+	"cairn/lint"
+	"cairn/vault"
+)
+
+// mainReader returns a reader of main's index, bringing the index up to
+// main's head first if it lags (a vault written by an older cairn).
+func mainReader(a *app, v *vault.Vault) (*index.Reader, error) {
+	st, err := v.Index.State(a.ctx)
+	if err != nil {
+		return nil, err
+	}
+	head, err := v.Store.Head(a.ctx, index.Branch)
+	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+		return nil, err
+	}
+	if st.Commit != head {
+		if err := v.Index.Update(a.ctx); err != nil {
+			return nil, v.ExplainBusy(err)
+		}
+	}
+	return v.Index.Main(), nil
+}
+
+func (a *app) searchCmd() *cobra.Command {
+	var q index.SearchQuery
+	cmd := &cobra.Command{
+		Use:   "search QUERY",
+		Short: "Full-text search of main's pages, best first",
+		Long: `Search finds the pages of main that contain every word of QUERY, ranked by
+BM25 (title matches count most), with a snippet around the matches. QUERY may
+hold "quoted phrases", prefixes like garden*, and type:T or folder:F filters.`,
+		Example: `  cairn search printing press
+  cairn search '"movable type"' --type concept
+  cairn search ink* folder:summaries`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, _, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			r, err := mainReader(a, v)
+			if err != nil {
+				return err
+			}
+			q.Text = strings.Join(args, " ")
+			res, err := r.Search(a.ctx, q)
+			if err != nil {
+				return err
+			}
+			return a.emit(items(res), func(w io.Writer) {
+				if len(res) == 0 {
+					fmt.Fprintln(w, "No page matches.")
+				}
+				for _, s := range res {
+					typ := ""
+					if s.Type != "" {
+						typ = " [" + s.Type + "]"
+					}
+					fmt.Fprintf(w, "%s%s  (%s)\n    %s\n", s.Title, typ, s.Path, s.Snippet)
+				}
+			})
+		},
+	}
+	cmd.Flags().StringVar(&q.Type, "type", "", "only pages of this type")
+	cmd.Flags().StringVar(&q.Folder, "folder", "", "only pages under this folder")
+	cmd.Flags().IntVarP(&q.Limit, "limit", "n", 10, "at most this many results (up to 100)")
+	return cmd
+}
+
+func (a *app) linksCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "links PAGE",
+		Short: "List a page's links and where each leads",
+		Long:  `Links lists the links of PAGE (a path, id, title or alias) on main, in order, with where each resolves: a page, broken, or ambiguous (with the candidates).`,
+		Args:  cobra.ExactArgs(1),
+		RunE:  func(cmd *cobra.Command, args []string) error { return a.links(args[0], false) },
+	}
+}
+
+func (a *app) backlinksCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "backlinks PAGE",
+		Short: "List the links from other pages to a page",
+		Args:  cobra.ExactArgs(1),
+		RunE:  func(cmd *cobra.Command, args []string) error { return a.links(args[0], true) },
+	}
+}
+
+func (a *app) links(ref string, back bool) error {
+	v, _, err := a.open()
+	if err != nil {
+		return err
+	}
+	defer v.Close()
+	r, err := mainReader(a, v)
+	if err != nil {
+		return err
+	}
+	read := r.Links
+	if back {
+		read = r.Backlinks
+	}
+	ls, err := read(a.ctx, ref)
+	if err != nil {
+		return err
+	}
+	return a.emit(items(ls), func(w io.Writer) {
+		if len(ls) == 0 {
+			fmt.Fprintln(w, "No links.")
+		}
+		for _, l := range ls {
+			if back {
+				fmt.Fprintf(w, "%s:%d  %s\n", l.From, l.Line, l.Raw)
+				continue
+			}
+			switch l.Status {
+			case "resolved":
+				note := ""
+				if l.MissingHeading {
+					note = "  (no such heading)"
+				}
+				fmt.Fprintf(w, "%-40s -> %s%s\n", l.Raw, l.To, note)
+			case "ambiguous":
+				fmt.Fprintf(w, "%-40s -> ambiguous: %s\n", l.Raw, strings.Join(l.Candidates, ", "))
+			default:
+				fmt.Fprintf(w, "%-40s -> broken\n", l.Raw)
+			}
+		}
+	})
+}
+
+func (a *app) lintCmd() *cobra.Command {
+	var at, rule, page, min string
+	var strict bool
+	cmd := &cobra.Command{
+		Use:   "lint [--at REF]",
+		Short: "List lint findings (of main, or of any commit or branch)",
+		Long: `Lint lists the findings of the lint rules: broken, ambiguous and
+missing-heading links, orphans and pages unreachable from index.md, missing
+or invalid titles, types and sources, duplicate titles, malformed frontmatter,
+invalid encoding, misplaced pages, non-Markdown files, case collisions. Each
+finding has a rule, a severity (error, warning, info), a page and a subject.
+
+With --at, the findings of another commit or branch, computed without
+indexing it. With --strict, exit 1 when any finding is a warning or an error.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, _, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			filter := index.FindingFilter{Page: page, Rule: rule, Min: lint.Severity(min)}
+			if min != "" && filter.Min.Rank() == 0 {
+				return usageError("--min must be error, warning or info")
+			}
+			var fs []lint.Finding
+			if at == "" {
+				r, err := mainReader(a, v)
+				if err != nil {
+					return err
+				}
+				if fs, err = r.Findings(a.ctx, filter); err != nil {
+					return err
+				}
+			} else {
+				c, err := commitAt(a, v, at)
+				if err != nil {
+					return err
+				}
+				if _, err := mainReader(a, v); err != nil {
+					return err
+				}
+				err = v.Index.View(a.ctx, c.Tree, func(r *index.Reader) error {
+					fs, err = r.Findings(a.ctx, filter)
+					return err
+				})
+				if err != nil {
+					return v.ExplainBusy(err)
+				}
+			}
+			if strict && len(lint.AtLeast(fs, lint.Warning)) > 0 {
+				a.code = exitRefused
+			}
+			type item struct {
+				ID string `json:"id"`
+				lint.Finding
+			}
+			var out []item
+			counts := map[lint.Severity]int{}
+			for _, f := range fs {
+				out = append(out, item{ID: f.ID(), Finding: f})
+				counts[f.Severity]++
+			}
+			res := items(out)
+			res["errors"], res["warnings"], res["infos"] = counts[lint.Error], counts[lint.Warning], counts[lint.Info]
+			return a.emit(res, func(w io.Writer) {
+				for _, f := range fs {
+					fmt.Fprintf(w, "%-8s %-22s %s: %s\n", f.Severity, f.Rule, f.Page, f.Message)
+				}
+				fmt.Fprintf(w, "%d errors, %d warnings, %d infos\n", counts[lint.Error], counts[lint.Warning], counts[lint.Info])
+			})
+		},
+	}
+	cmd.Flags().StringVar(&at, "at", "", "lint this commit, branch or tag instead of main")
+	cmd.Flags().StringVar(&rule, "rule", "", "only this rule")
+	cmd.Flags().StringVar(&page, "page", "", "only this file (a path)")
+	cmd.Flags().StringVar(&min, "min", "", "only findings at least this severe: error, warning or info")
+	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 when a finding is a warning or an error")
+	return cmd
+}

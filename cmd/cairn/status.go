@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"cairn"
+)
+
+func (a *app) statusCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "List the files you changed in the working tree",
+		Long: `Status compares the working tree with the commit it is based on and lists
+local edits: added, modified, deleted. A file marked "incoming" was also
+changed on the branch since you started editing it; your next commit merges
+the two. Status also says when the branch moved ahead of the working tree.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, t, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			if err := needTree(t); err != nil {
+				return err
+			}
+			st, err := v.Trees.Status(a.ctx, t)
+			if err != nil {
+				return err
+			}
+			type item struct {
+				ID       string           `json:"id"`
+				Path     string           `json:"path"`
+				Kind     cairn.ChangeKind `json:"kind"`
+				Incoming bool             `json:"incoming,omitempty"`
+			}
+			var out []item
+			for _, c := range st.Changes {
+				out = append(out, item{ID: c.Path, Path: c.Path, Kind: c.Kind, Incoming: c.Incoming})
+			}
+			res := items(out)
+			res["branch"], res["base"], res["head"], res["skipped"] = t.Branch, t.Base, st.Head, st.Skipped
+			return a.emit(res, func(w io.Writer) {
+				fmt.Fprintf(w, "On branch %s at %s\n", t.Branch, short(t.Base))
+				if st.Head != t.Base {
+					fmt.Fprintf(w, "The branch has moved to %s; your next commit merges onto it.\n", short(st.Head))
+				}
+				if len(st.Changes) == 0 {
+					fmt.Fprintln(w, "Nothing changed.")
+				}
+				for _, c := range st.Changes {
+					mark := map[cairn.ChangeKind]string{cairn.Added: "A", cairn.Modified: "M", cairn.Deleted: "D"}[c.Kind]
+					note := ""
+					if c.Incoming {
+						note = "  (also changed on the branch; commit merges them)"
+					}
+					fmt.Fprintf(w, "  %s %s%s\n", mark, c.Path, note)
+				}
+				printSkips(w, st.Skipped)
+			})
+		},
+	}
+}
+
+func short(h cairn.Hash) string {
+	if h.IsZero() {
+		return "(nothing yet)"
+	}
+	return h.Short()
+}

@@ -1,0 +1,25 @@
+// Package gitio moves history between git repositories and a cairn store.
+//
+// [ImportHistory] reads the first-parent history of a ref in a git
+// repository and replays it, oldest first, as commits on a new cairn branch:
+// each git commit becomes one cairn commit with the same message and author
+// time, a principal derived from the author, and the git hash in the commit
+// metadata under "git.commit". A merge commit imports as its change against
+// its first parent; the history of the merged side is not imported. Files a
+// vault cannot hold (names [cairn.CleanPath] refuses, paths that differ
+// only in case, symbolic links, submodules, oversize files) are left out and
+// listed in the result; the import goes on without them.
+//
+// [ExportGit] writes the whole history of a branch, merges with all their
+// parents, into a new git repository through git fast-import and checks out
+// its head. Commit hash, principal and metadata travel as trailers at the end
+// of each commit message.
+//
+// Both talk to the git binary on PATH, never to a library: an import runs
+// rev-list once and then three long-lived processes (log, diff-tree --stdin,
+// cat-file --batch), however long the history; an export runs one
+// fast-import. Each is tied to the caller's context. Git runs
+// with the system and global configuration turned off and every inherited
+// GIT_* variable removed, so the result does not depend on the machine or on
+// a hook's environment.
+package gitio

@@ -1,0 +1,465 @@
+package gitio
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"cairn"
+	"cairn/store"
+)
+
+// Trailers ExportGit appends to each commit message.
+const (
+	TrailerCommit    = "Cairn-Commit"
+	TrailerPrincipal = "Cairn-Principal"
+	TrailerMeta      = "Cairn-Meta" // "Cairn-Meta-<key>: <value>" or "Cairn-Meta: <key>=<value>"
+)
+
+// Bounds on the file contents an export reads from the store at once.
+const (
+	exportChunkBytes = 32 << 20
+	exportChunkBlobs = 1024
+)
+
+// ExportOptions adjust ExportGit. The zero value gives the defaults.
+type ExportOptions struct {
+	// Branch is the cairn branch to export; the git branch gets its name.
+	// Default "main".
+	Branch string
+	// Author maps a principal to the git identity of its commits, as author
+	// and committer. Default DefaultAuthor. Neither part may hold '<', '>'
+	// or a newline.
+	Author func(p cairn.Principal) (name, email string)
+	// PurgedPlaceholder writes a one-line placeholder for content that was
+	// purged from the store. Default false: such content fails the export.
+	PurgedPlaceholder bool
+	// Progress, when set, is called after each exported commit.
+	Progress func(done, total int)
+}
+
+// ExportGit writes the history of a branch into a new git repository at
+// dir: every commit the branch reaches, merges with all their parents,
+// parents before children, through one `git fast-import`, and then checks
+// out the branch head so that the working tree matches it. Git author and
+// committer come from opts.Author and the commit time; the commit message
+// ends with trailers that keep what git has no place for:
+//
+//	Cairn-Commit: <cairn commit hash>
+//	Cairn-Principal: user:ada
+//	Cairn-Meta-job: 42               (one per metadata key, sorted)
+//	Cairn-Meta: git.commit=<hash>    (keys git does not allow in a trailer)
+//
+// Git allows only letters, digits and '-' in a trailer's key, and ignores a
+// whole block in which one line breaks that rule; a metadata key with any
+// other character is therefore written as "Cairn-Meta: <key>=<value>", with
+// '%', '=' and control characters in the key escaped as %XX. A value's
+// newlines become continuation lines that start with a space.
+//
+// dir must not exist or be an empty folder (EINVALID otherwise). Content
+// purged from the store cannot be exported: the error names the path and
+// the commit, has code ENOTFOUND and wraps cairn.ErrPurged, unless
+// opts.PurgedPlaceholder is set. When the export fails, whatever it wrote
+// into dir is removed.
+func ExportGit(ctx context.Context, s *store.Store, dir string, opts *ExportOptions) error {
+	var o ExportOptions
+	if opts != nil {
+		o = *opts
+	}
+	o.Branch = cmp.Or(o.Branch, "main")
+	if o.Author == nil {
+		o.Author = DefaultAuthor
+	}
+	if err := exportGit(ctx, s, dir, &o); err != nil {
+		return fmt.Errorf("export %s to %s: %w", o.Branch, dir, err)
+	}
+	return nil
+}
+
+func exportGit(ctx context.Context, s *store.Store, dir string, o *ExportOptions) (err error) {
+	head, err := s.Head(ctx, o.Branch)
+	if err != nil {
+		return err
+	}
+	created, err := prepareDir(dir)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			if cerr := cleanDir(dir, created); cerr != nil {
+				err = errors.Join(err, cerr)
+			}
+		}
+	}()
+	commits, err := topoOrder(ctx, s, head)
+	if err != nil {
+		return err
+	}
+	g, err := newRepo(dir)
+	if err != nil {
+		return err
+	}
+	if _, err := g.run(ctx, "init", "--quiet", "--initial-branch="+o.Branch); err != nil {
+		return err
+	}
+	p, err := g.start(ctx, true, "fast-import", "--quiet", "--done")
+	if err != nil {
+		return err
+	}
+	defer p.kill()
+	w := &fastImport{
+		s: s, o: o, w: bufio.NewWriterSize(p.stdin, 1<<20),
+		ref:     "refs/heads/" + o.Branch,
+		blobs:   make(map[cairn.Hash]int),
+		commits: make(map[cairn.Hash]int),
+	}
+	for i, c := range commits {
+		if err := w.commit(ctx, c); err != nil {
+			if w.broken {
+				return p.fail(err)
+			}
+			return err
+		}
+		if o.Progress != nil {
+			o.Progress(i+1, len(commits))
+		}
+	}
+	if _, err := io.WriteString(w.w, "done\n"); err != nil {
+		return p.fail(err)
+	}
+	if err := w.w.Flush(); err != nil {
+		return p.fail(err)
+	}
+	if err := p.wait(); err != nil {
+		return err
+	}
+	_, err = g.run(ctx, "reset", "--quiet", "--hard")
+	return err
+}
+
+// prepareDir checks that dir is missing or empty and makes it exist. It
+// reports whether it created dir.
+func prepareDir(dir string) (bool, error) {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return true, os.MkdirAll(dir, 0o777)
+	case err != nil:
+		if fi, serr := os.Stat(dir); serr == nil && !fi.IsDir() {
+			return false, cairn.Errorf(cairn.EINVALID, "not a folder").WithHint("Export into a new or empty folder.")
+		}
+		return false, err
+	case len(entries) > 0:
+		return false, cairn.Errorf(cairn.EINVALID, "the folder is not empty").WithHint("Export into a new or empty folder.")
+	}
+	return false, nil
+}
+
+// cleanDir undoes a failed export: it removes dir if the export created it,
+// else what the export put into it.
+func cleanDir(dir string, created bool) error {
+	if created {
+		return os.RemoveAll(dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		errs = append(errs, os.RemoveAll(filepath.Join(dir, e.Name())))
+	}
+	return errors.Join(errs...)
+}
+
+// topoOrder returns the commits head reaches, each after all its parents:
+// a depth-first walk that takes parents in order, so a branch's own line
+// comes before what was merged into it.
+func topoOrder(ctx context.Context, s *store.Store, head cairn.Hash) ([]*cairn.Commit, error) {
+	type frame struct {
+		c    *cairn.Commit
+		next int // the next parent to visit
+	}
+	c, err := s.ReadCommit(ctx, head)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[cairn.Hash]bool{head: true}
+	stack := []frame{{c: c}}
+	var order []*cairn.Commit
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		if f.next == len(f.c.Parents) {
+			order = append(order, f.c)
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		h := f.c.Parents[f.next]
+		f.next++
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		pc, err := s.ReadCommit(ctx, h)
+		if err != nil {
+			return nil, err
+		}
+		stack = append(stack, frame{c: pc})
+	}
+	return order, nil
+}
+
+// fastImport writes a git fast-import stream.
+type fastImport struct {
+	s       *store.Store
+	o       *ExportOptions
+	ref     string
+	mu      sync.Mutex // guards w and mark while blobs are read
+	w       *bufio.Writer
+	broken  bool // a write failed: fast-import has stopped reading
+	mark    int
+	blobs   map[cairn.Hash]int // blob → mark
+	commits map[cairn.Hash]int // commit → mark
+}
+
+// commit writes the blobs c adds and c itself. Its file changes are the
+// difference from its first parent, which fast-import starts from.
+func (w *fastImport) commit(ctx context.Context, c *cairn.Commit) error {
+	base := store.EmptyTree
+	if len(c.Parents) > 0 {
+		pc, err := w.s.ReadCommit(ctx, c.Parents[0])
+		if err != nil {
+			return err
+		}
+		base = pc.Tree
+	}
+	changes, err := w.s.Diff(ctx, base, c.Tree, &store.DiffOptions{NoRenames: true})
+	if err != nil {
+		return fmt.Errorf("commit %s: %w", c.Hash.Short(), err)
+	}
+	if err := w.writeBlobs(ctx, c, changes); err != nil {
+		return err
+	}
+	name, email := w.o.Author(c.Principal)
+	if strings.ContainsAny(name, "<>\n") || strings.ContainsAny(email, "<>\n") {
+		return cairn.Errorf(cairn.EINVALID, "git identity %q <%s> of %s holds '<', '>' or a newline", name, email, c.Principal)
+	}
+	ident := fmt.Sprintf("%s <%s> %d +0000", name, email, c.Time.Unix())
+	if name == "" {
+		ident = ident[1:]
+	}
+	msg := gitMessage(c)
+	var b strings.Builder
+	if len(c.Parents) == 0 {
+		// Without a from, fast-import would continue the branch.
+		fmt.Fprintf(&b, "reset %s\n\n", w.ref)
+	}
+	w.mark++
+	w.commits[c.Hash] = w.mark
+	fmt.Fprintf(&b, "commit %s\nmark :%d\nauthor %s\ncommitter %s\ndata %d\n%s\n", w.ref, w.mark, ident, ident, len(msg), msg)
+	for i, p := range c.Parents {
+		m, ok := w.commits[p]
+		if !ok {
+			return fmt.Errorf("commit %s: parent %s not exported before it", c.Hash.Short(), p.Short())
+		}
+		cmd := "merge"
+		if i == 0 {
+			cmd = "from"
+		}
+		fmt.Fprintf(&b, "%s :%d\n", cmd, m)
+	}
+	// Deletions first: a file may become a folder in the same commit. A
+	// change of case alone is a deletion and an addition to git.
+	for _, ch := range changes {
+		if ch.Kind == cairn.Deleted || ch.Kind != cairn.Added && ch.Old.Path != ch.New.Path {
+			fmt.Fprintf(&b, "D %s\n", quotePath(ch.Old.Path))
+		}
+	}
+	for _, ch := range changes {
+		if ch.Kind == cairn.Deleted {
+			continue
+		}
+		mode := "100644"
+		if ch.New.Mode == cairn.ModeExecutable {
+			mode = "100755"
+		}
+		fmt.Fprintf(&b, "M %s :%d %s\n", mode, w.blobs[ch.New.Blob], quotePath(ch.New.Path))
+	}
+	b.WriteString("\n")
+	return w.write(b.String())
+}
+
+func (w *fastImport) write(s string) error {
+	if _, err := w.w.WriteString(s); err != nil {
+		w.broken = true
+		return err
+	}
+	return nil
+}
+
+// writeBlobs writes the contents changes adds that no earlier commit had,
+// reading them from the store in bulk, a chunk at a time.
+func (w *fastImport) writeBlobs(ctx context.Context, c *cairn.Commit, changes []cairn.Change) error {
+	var todo []cairn.Entry
+	for _, ch := range changes {
+		if ch.Kind == cairn.Deleted {
+			continue
+		}
+		if _, ok := w.blobs[ch.New.Blob]; !ok {
+			w.blobs[ch.New.Blob] = 0 // marked when written
+			todo = append(todo, ch.New)
+		}
+	}
+	for len(todo) > 0 {
+		n, size := 0, int64(0)
+		for n < len(todo) && n < exportChunkBlobs && (n == 0 || size+todo[n].Size <= exportChunkBytes) {
+			size += todo[n].Size
+			n++
+		}
+		chunk := todo[:n]
+		todo = todo[n:]
+		hs := make([]cairn.Hash, len(chunk))
+		for i, e := range chunk {
+			hs[i] = e.Blob
+		}
+		err := w.s.ReadBlobs(ctx, hs, func(h cairn.Hash, data []byte) error {
+			return w.blob(h, data)
+		})
+		if err != nil {
+			return fmt.Errorf("commit %s: %w", c.Hash.Short(), err)
+		}
+		// ReadBlobs skips what it cannot read; ReadBlob says why.
+		for _, e := range chunk {
+			if w.blobs[e.Blob] != 0 {
+				continue
+			}
+			data, err := w.s.ReadBlob(ctx, e.Blob)
+			switch {
+			case errors.Is(err, cairn.ErrPurged) && w.o.PurgedPlaceholder:
+				data = fmt.Appendf(nil, "The content of this file (blob %s) was purged from the cairn vault.\n", e.Blob)
+			case errors.Is(err, cairn.ErrPurged):
+				return (&cairn.Error{Code: cairn.ENOTFOUND, Err: err,
+					Message: fmt.Sprintf("%s in commit %s was purged", e.Path, c.Hash.Short())}).
+					WithHint("Purged content cannot be exported; export with a placeholder for it instead.")
+			case err != nil:
+				return fmt.Errorf("%s in commit %s: %w", e.Path, c.Hash.Short(), err)
+			}
+			if err := w.blob(e.Blob, data); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// blob writes one blob; ReadBlobs may call it from several goroutines.
+func (w *fastImport) blob(h cairn.Hash, data []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.blobs[h] != 0 {
+		return nil
+	}
+	w.mark++
+	w.blobs[h] = w.mark
+	if err := w.write(fmt.Sprintf("blob\nmark :%d\ndata %d\n", w.mark, len(data))); err != nil {
+		return err
+	}
+	if _, err := w.w.Write(data); err != nil {
+		w.broken = true
+		return err
+	}
+	return w.write("\n")
+}
+
+// quotePath writes a path as fast-import reads it: as is, or C-quoted when
+// it starts with a quote or holds a character that would end the line.
+func quotePath(p string) string {
+	if !strings.HasPrefix(p, `"`) && !strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return p
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20 || c == 0x7f:
+			fmt.Fprintf(&b, "\\%03o", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// gitMessage is a commit's message followed by a blank line and its
+// trailers.
+func gitMessage(c *cairn.Commit) string {
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(c.Message, "\n"))
+	fmt.Fprintf(&b, "\n\n%s: %s\n%s: %s\n", TrailerCommit, c.Hash, TrailerPrincipal, c.Principal)
+	keys := make([]string, 0, len(c.Meta))
+	for k := range c.Meta {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		b.WriteString(metaTrailer(k, c.Meta[k]) + "\n")
+	}
+	return b.String()
+}
+
+// metaTrailer returns the trailer for one metadata key: Cairn-Meta-<key>
+// when the key is a valid trailer key (letters, digits and '-'), else
+// Cairn-Meta with "<key>=<value>", the key's '%', '=' and control characters
+// escaped as %XX. One key git cannot parse (git.commit) would make git
+// ignore the whole trailer block. A value's newlines become continuation
+// lines.
+func metaTrailer(k, v string) string {
+	v = strings.ReplaceAll(strings.TrimRight(v, "\n"), "\n", "\n ")
+	if k != "" && !strings.ContainsFunc(k, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-')
+	}) {
+		return TrailerMeta + "-" + k + ": " + v
+	}
+	var b strings.Builder
+	b.WriteString(TrailerMeta + ": ")
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c == '%' || c == '=' || c < 0x20 || c == 0x7f {
+			fmt.Fprintf(&b, "%%%02X", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	b.WriteString("=" + v)
+	return b.String()
+}
+
+// DefaultAuthor maps a principal to a git identity: user:ada is
+// "ada <ada@cairn.invalid>" (a name that is an email address is used as
+// the address), agent:extractive is "agent extractive
+// <agent.extractive@cairn.invalid>", and system is
+// "cairn <system@cairn.invalid>".
+func DefaultAuthor(p cairn.Principal) (name, email string) {
+	kind, n := p.Kind(), p.Name()
+	switch {
+	case kind == cairn.PrincipalSys || kind == "":
+		return "cairn", "system@cairn.invalid"
+	case kind == cairn.PrincipalUser && strings.Contains(n, "@"):
+		return n, n
+	case kind == cairn.PrincipalUser:
+		return n, n + "@cairn.invalid"
+	}
+	return kind + " " + n, kind + "." + n + "@cairn.invalid"
+}
