@@ -2,7 +2,6 @@
 
 GO       ?= go
 PKGS     := ./...
-BENCHOUT ?= bench/latest.txt
 
 .PHONY: help build test test-short bench fuzz lint tidy clean
 
@@ -19,9 +18,8 @@ test: ## Run every test (what CI runs): vet, then the tests with fuzz seeds.
 test-short: ## Run the tests without the slow crash and multi-process ones.
 	$(GO) test -short $(PKGS)
 
-bench: ## Run the benchmarks, 1k/10k/100k-page vaults included (slow: tens of minutes).
-	@mkdir -p $(dir $(BENCHOUT))
-	$(GO) test -run '^$$' -bench . -benchtime 100x -timeout 3h $(PKGS) | tee $(BENCHOUT)
+bench: ## Run the benchmarks behind BENCHMARKS.md, 100k-page vaults included (slow); results in bench/latest.txt.
+	./scripts/bench.sh
 
 fuzz: ## Fuzz each parser and merge for FUZZTIME each (default 60s).
 	@./scripts/fuzz.sh $(or $(FUZZTIME),60s)

@@ -64,6 +64,8 @@ type writer struct {
 	// bulk holds every row until flush, which inserts each table's rows in
 	// primary key order: a full build loads B-trees sequentially.
 	bulk bool
+	// delta, when set, collects the findings removed and added.
+	delta *Delta
 }
 
 func newWriter(q *prepared) *writer {
@@ -481,7 +483,7 @@ func (w *writer) deleteFileData(ctx context.Context, q dbtx, id int64) (keys []m
 		}
 	}
 	if p == nil {
-		return keys, nil, w.exec(ctx, `DELETE FROM findings WHERE file = ?`, id)
+		return keys, nil, w.dropFindings(ctx, id)
 	}
 	rows, err := q.QueryContext(ctx, `SELECT `+linkColumns+` FROM links WHERE src = ?`, id)
 	if err != nil {
@@ -514,12 +516,12 @@ func (w *writer) deleteFileData(ctx context.Context, q dbtx, id int64) (keys []m
 			return nil, nil, err
 		}
 	}
-	for _, stmt := range []string{`DELETE FROM links WHERE src = ?`, `DELETE FROM findings WHERE file = ?`, `DELETE FROM fts WHERE rowid = ?`} {
+	for _, stmt := range []string{`DELETE FROM links WHERE src = ?`, `DELETE FROM fts WHERE rowid = ?`} {
 		if err := w.exec(ctx, stmt, id); err != nil {
 			return nil, nil, err
 		}
 	}
-	return keys, edges, nil
+	return keys, edges, w.dropFindings(ctx, id)
 }
 
 // edge is a resolved link between two different files.

@@ -186,7 +186,7 @@ func (ix *Index) follow(ctx context.Context, tx *sql.Tx, t trees, c cairn.Hash) 
 		}
 		to = cm.Tree
 	}
-	if err := ix.apply(ctx, q, t, st.Tree, to); err != nil {
+	if err := ix.apply(ctx, q, t, st.Tree, to, nil); err != nil {
 		return err
 	}
 	return writeState(ctx, q, State{Commit: c, Tree: to})
@@ -230,7 +230,7 @@ func (ix *Index) View(ctx context.Context, tree cairn.Hash, fn func(*Reader) err
 		}
 		q := newPrepared(tx.SQL())
 		defer q.close()
-		if err := ix.apply(ctx, q, tx, st.Tree, tree); err != nil {
+		if err := ix.apply(ctx, q, tx, st.Tree, tree, nil); err != nil {
 			return err
 		}
 		fnErr = fn(&Reader{q: q, t: tx})

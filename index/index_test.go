@@ -368,3 +368,69 @@ func TestIndex_View(t *testing.T) {
 		t.Fail()
 	}
 }
+
+// TestIndex_Apply checks the findings delta Apply reports against the
+// findings of the whole vault before and after, on random edit sequences.
+func TestIndex_Apply(t *testing.T) {
+	seeds, steps := 3, 25
+	if testing.Short() {
+		seeds, steps = 1, 10
+	}
+	keys := func(fs []lint.Finding) []string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.Key())
+		}
+		slices.Sort(out)
+		return out
+	}
+	errRollback := fmt.Errorf("roll back")
+	for seed := range seeds {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			e := setup(t)
+			g := newGen(uint64(100 + seed))
+			for step := range steps {
+				edits := g.edits()
+				before, err := e.ix.Main().Findings(e.ctx, index.FindingFilter{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				c := e.commit(edits)
+				after, err := e.ix.Main().Findings(e.ctx, index.FindingFilter{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Go back to the parent and apply the same change again,
+				// this time through Apply, rolled back.
+				parentTree := store.EmptyTree
+				if len(c.Parents) > 0 {
+					parent, err := e.s.ReadCommit(e.ctx, c.Parents[0])
+					if err != nil {
+						t.Fatal(err)
+					}
+					parentTree = parent.Tree
+				}
+				var d *index.Delta
+				err = e.s.Update(e.ctx, func(tx *store.Tx) error {
+					if _, err := e.ix.Apply(e.ctx, tx, parentTree); err != nil {
+						return err
+					}
+					if d, err = e.ix.Apply(e.ctx, tx, c.Tree); err != nil {
+						return err
+					}
+					return errRollback
+				})
+				if err != errRollback {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(keys(lint.New(before, after)), keys(d.New())); diff != "" {
+					t.Fatalf("step %d: new findings (-whole vault +delta):\n%s", step, diff)
+				}
+				if diff := cmp.Diff(keys(lint.New(after, before)), keys(lint.New(d.Added, d.Removed))); diff != "" {
+					t.Fatalf("step %d: findings gone (-whole vault +delta):\n%s", step, diff)
+				}
+			}
+			e.check()
+		})
+	}
+}

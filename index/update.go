@@ -38,8 +38,9 @@ type update struct {
 	relintAll  bool
 }
 
-// apply changes the index from tree from to tree to.
-func (ix *Index) apply(ctx context.Context, q *prepared, t trees, from, to cairn.Hash) error {
+// apply changes the index from tree from to tree to. When delta is set, it
+// collects how the findings changed.
+func (ix *Index) apply(ctx context.Context, q *prepared, t trees, from, to cairn.Hash, delta *Delta) error {
 	if from == to {
 		return nil
 	}
@@ -49,9 +50,20 @@ func (ix *Index) apply(ctx context.Context, q *prepared, t trees, from, to cairn
 	}
 	if from == store.EmptyTree || len(changes) > bulkChanges {
 		// An import: building from scratch is faster than updating.
-		return build(ctx, q, t, to)
+		if delta == nil {
+			return build(ctx, q, t, to)
+		}
+		if delta.Removed, err = (&Reader{q: q}).Findings(ctx, FindingFilter{}); err != nil {
+			return err
+		}
+		if err := build(ctx, q, t, to); err != nil {
+			return err
+		}
+		delta.Added, err = (&Reader{q: q}).Findings(ctx, FindingFilter{})
+		return err
 	}
 	w := newWriter(q)
+	w.delta = delta
 	u := &update{
 		q: q, w: w, t: t,
 		holders: map[markdown.Key][]string{}, ids: map[string]int64{}, paths: map[int64]string{}, pages: map[int64]*markdown.Page{},
@@ -506,7 +518,7 @@ func (u *update) relint(ctx context.Context, v vault) error {
 		if err != nil {
 			return err
 		}
-		if err := u.w.exec(ctx, `DELETE FROM findings WHERE file = ?`, id); err != nil {
+		if err := u.w.dropFindings(ctx, id); err != nil {
 			return err
 		}
 		if err := u.w.writeFindings(ctx, id, lint.Check(f, cfg)); err != nil {
@@ -518,6 +530,9 @@ func (u *update) relint(ctx context.Context, v vault) error {
 
 // writeFindings adds a file's findings; the caller removes old ones.
 func (w *writer) writeFindings(ctx context.Context, id int64, fs []lint.Finding) error {
+	if w.delta != nil {
+		w.delta.Added = append(w.delta.Added, fs...)
+	}
 	for _, f := range fs {
 		if err := w.insert(ctx, `INSERT INTO findings (file, rule, severity, subject, message) VALUES `,
 			id, f.Rule, string(f.Severity), f.Subject, f.Message); err != nil {

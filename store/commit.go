@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -82,7 +83,21 @@ type Tx struct {
 	after   []func()
 	batches []*Batch                     // batches whose objects this transaction wrote
 	pending map[cairn.Hash]*cairn.Commit // commits this transaction wrote
+	values  map[any]any
 }
+
+// SetValue attaches a value to the transaction under key, for hooks that
+// must know what the code that opened it established (the admission
+// pipeline marks the commits it admitted).
+func (tx *Tx) SetValue(key, value any) {
+	if tx.values == nil {
+		tx.values = map[any]any{}
+	}
+	tx.values[key] = value
+}
+
+// Value returns the value attached under key, or nil.
+func (tx *Tx) Value(key any) any { return tx.values[key] }
 
 // Update runs fn in one write transaction. Nothing fn did is kept if it
 // returns an error.
@@ -128,16 +143,7 @@ func (s *Store) Commit(ctx context.Context, b *Batch, req CommitRequest) (*cairn
 // other than req.Expected (ECONFLICT: nothing is written).
 func (tx *Tx) Commit(ctx context.Context, b *Batch, req CommitRequest) (*cairn.Commit, error) {
 	s := tx.s
-	if b == nil {
-		b = s.NewBatch()
-	}
 	if err := ValidateRefName(req.Branch); err != nil {
-		return nil, err
-	}
-	if err := req.Principal.Validate(); err != nil {
-		return nil, err
-	}
-	if err := validateMessage(req.Message, req.Meta); err != nil {
 		return nil, err
 	}
 	// Check the head first: a stale base is the most common refusal and
@@ -156,21 +162,57 @@ func (tx *Tx) Commit(ctx context.Context, b *Batch, req CommitRequest) (*cairn.C
 		return nil, cairn.Errorf(cairn.ECONFLICT, "branch %s does not exist (expected it at %s)", req.Branch, req.Expected.Short()).
 			WithHint("Try: cairn branch")
 	}
-	parents := req.Parents
-	if parents == nil && !req.Expected.IsZero() {
-		parents = []cairn.Hash{req.Expected}
+	if req.Parents == nil && !req.Expected.IsZero() {
+		req.Parents = []cairn.Hash{req.Expected}
 	}
+	c, err := tx.WriteCommit(ctx, b, req)
+	if err != nil {
+		return nil, err
+	}
+	err = tx.UpdateRef(ctx, cairn.RefUpdate{
+		Name:      branchPrefix + req.Branch,
+		Kind:      cairn.RefBranch,
+		Old:       req.Expected,
+		New:       c.Hash,
+		Principal: req.Principal,
+		Message:   firstLine(req.Message),
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.point("commit:ref-updated")
+	return c, nil
+}
+
+// WriteCommit writes a commit and the batch's objects its tree reaches,
+// without moving any branch: req.Branch and req.Expected are ignored and
+// the parents are req.Parents. The admission pipeline writes a proposal's
+// commit this way and makes it a parent of the commit that admits it.
+func (tx *Tx) WriteCommit(ctx context.Context, b *Batch, req CommitRequest) (*cairn.Commit, error) {
+	s := tx.s
+	if b == nil {
+		b = s.NewBatch()
+	}
+	if err := req.Principal.Validate(); err != nil {
+		return nil, err
+	}
+	if err := validateMessage(req.Message, req.Meta); err != nil {
+		return nil, err
+	}
+	parents := req.Parents
 	if len(parents) > maxParents {
 		return nil, cairn.Errorf(cairn.EINVALID, "a commit has at most %d parents, not %d", maxParents, len(parents))
 	}
 	if req.Tree.IsZero() {
-		return nil, cairn.Errorf(cairn.EINVALID, "commit to %s: no tree given", req.Branch)
+		return nil, cairn.Errorf(cairn.EINVALID, "commit: no tree given")
 	}
 	if _, err := b.node(ctx, req.Tree); err != nil {
-		return nil, cairn.Errorf(cairn.ErrorCode(err), "commit to %s: tree %s: %w", req.Branch, req.Tree.Short(), err)
+		if _, err2 := tx.node(ctx, req.Tree); err2 != nil {
+			return nil, cairn.Errorf(cairn.ErrorCode(err), "commit: tree %s: %w", req.Tree.Short(), err)
+		}
 	}
 	for i, p := range parents {
-		pc, err := s.ReadCommit(ctx, p)
+		pc, err := tx.ReadCommit(ctx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -201,29 +243,25 @@ func (tx *Tx) Commit(ctx context.Context, b *Batch, req CommitRequest) (*cairn.C
 		return nil, err
 	}
 	s.point("commit:objects-written")
-	tx.batches = append(tx.batches, b)
+	tx.Use(b)
 	if tx.pending == nil {
 		tx.pending = map[cairn.Hash]*cairn.Commit{}
 	}
 	tx.pending[c.Hash] = c
-	err = tx.UpdateRef(ctx, cairn.RefUpdate{
-		Name:      branchPrefix + req.Branch,
-		Kind:      cairn.RefBranch,
-		Old:       req.Expected,
-		New:       c.Hash,
-		Principal: req.Principal,
-		Message:   firstLine(req.Message),
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.point("commit:ref-updated")
 	tx.AfterCommit(func() {
 		s.point("commit:committed")
 		b.written(objs)
 		s.commits.Add(c.Hash, c)
 	})
 	return c, nil
+}
+
+// Use makes the batch's objects visible to reads inside the transaction
+// (hooks, the index) before a commit writes them.
+func (tx *Tx) Use(b *Batch) {
+	if !slices.Contains(tx.batches, b) {
+		tx.batches = append(tx.batches, b)
+	}
 }
 
 func validateMessage(msg string, meta map[string]string) error {

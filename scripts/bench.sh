@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs the benchmarks that hold cairn's performance targets, on generated
+# vaults of 1k, 10k and 100k pages, and writes the results to bench/.
+# Slow: the 100k-page vaults take a while to generate and import.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p bench
+run() { # package, pattern, benchtime
+  echo "== $1 $2 ($3)" >&2
+  go test "$1" -run '^$' -bench "$2" -benchtime "$3" -timeout 3h | tee -a bench/latest.txt
+}
+: > bench/latest.txt
+{ uname -a; go version; nproc; grep -m1 'model name' /proc/cpuinfo || true; } | tee -a bench/latest.txt
+run ./store 'CommitOnePage|ReadPinned|Diff10' 100x
+run ./store 'Import' 3x
+run ./index 'Build' 1x
+run ./index 'Update10' 100x
+run ./index 'Search|Links' 500x
+run ./markdown 'Parse' 1s
+run ./merge 'Text10MB' 5x
+run ./cmd/cairn 'Import' 3x
+run ./cmd/cairn 'Status' 30x
+run ./cmd/cairn 'Read' 50x
