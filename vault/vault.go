@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"cairn"
+	"cairn/admit"
 	"cairn/index"
 	"cairn/sqlite"
 	"cairn/store"
@@ -50,6 +51,8 @@ type Vault struct {
 	Store *store.Store
 	Index *index.Index
 	Trees *worktree.Manager
+	// Admit is the admission pipeline: every change to main goes through it.
+	Admit *admit.Pipeline
 	log   *slog.Logger
 }
 
@@ -174,9 +177,10 @@ func open(ctx context.Context, root string, opts *Options) (*Vault, error) {
 	}
 	ix := index.New(s, db.Read(), &index.Options{Logger: log})
 	s.AddHook(ix.Hook())
+	adm := admit.New(s, ix, db.Read(), &admit.Options{Logger: log, Crash: opts.Crash})
 	trees := worktree.NewManager(s, db.Read(), filepath.Join(root, DirName))
 	trees.Crash = opts.Crash
-	return &Vault{Root: root, DB: db, Store: s, Index: ix, Trees: trees, log: log}, nil
+	return &Vault{Root: root, DB: db, Store: s, Index: ix, Trees: trees, Admit: adm, log: log}, nil
 }
 
 // find walks up from dir to the folder holding DirName (a directory for a

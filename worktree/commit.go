@@ -2,7 +2,6 @@ package worktree
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"cairn"
@@ -20,6 +19,25 @@ type CommitRequest struct {
 	Principal cairn.Principal
 	// Meta is the commit's metadata.
 	Meta map[string]string
+	// Land, when set, lands the edits instead of a plain commit: the
+	// admission pipeline, for main. It returns the commit that landed
+	// them (nil when they did not land, e.g. held for review) and the
+	// conflicts with the branch's head, if any.
+	Land func(ctx context.Context, l *Landing) (*cairn.Commit, []cairn.Conflict, error)
+}
+
+// Landing is a commit of local edits handed to a CommitRequest's Land.
+type Landing struct {
+	// Batch holds the trees' new objects.
+	Batch *store.Batch
+	// Base is the working tree's base commit; BaseTree the tree the edits
+	// were made on (the base with the files left alone by syncs).
+	Base, BaseTree cairn.Hash
+	// Tree is BaseTree with the edits.
+	Tree cairn.Hash
+	// Record writes the working tree's rows; Land calls it inside the
+	// transaction that moves the branch.
+	Record func(ctx context.Context, tx *store.Tx, c *cairn.Commit) error
 }
 
 // CommitResult is the outcome of a commit of local edits.
@@ -92,6 +110,29 @@ func (m *Manager) commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 	if len(res.Changes) == 0 {
 		return nil, cairn.Errorf(cairn.EINVALID, "nothing to commit: the folder matches %s", t.Branch).WithHint("Try: cairn status")
 	}
+	if req.Land != nil {
+		b := m.s.NewBatch()
+		base, err := m.baseTree(ctx, b, snap)
+		if err != nil {
+			return nil, err
+		}
+		ours, err := m.applyEdits(ctx, b, snap, base, res.Changes)
+		if err != nil {
+			return nil, err
+		}
+		c, conflicts, err := req.Land(ctx, &Landing{Batch: b, Base: t.Base, BaseTree: base, Tree: ours,
+			Record: func(ctx context.Context, tx *store.Tx, c *cairn.Commit) error {
+				return m.recordCommit(ctx, tx, t, snap, res.Changes, c)
+			}})
+		if err != nil {
+			return nil, err
+		}
+		res.Commit, res.Conflicts = c, conflicts
+		if c != nil {
+			m.point("commit:committed")
+		}
+		return res, nil
+	}
 	for attempt := 0; ; attempt++ {
 		b := m.s.NewBatch()
 		base, err := m.baseTree(ctx, b, snap)
@@ -131,23 +172,7 @@ func (m *Manager) commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 			if err != nil {
 				return err
 			}
-			// The committed files' base becomes what is on disk, so the
-			// sync that follows writes merged content over them.
-			for _, ch := range res.Changes {
-				d := snap.disk[ch.Path]
-				var blob any
-				var size int64
-				var mode cairn.Mode
-				if d != nil {
-					blob, size, mode = d.blob[:], d.Size, d.Mode
-				}
-				if _, err := tx.SQL().ExecContext(ctx, `INSERT OR REPLACE INTO worktree_bases (worktree, path, blob, size, mode) VALUES (?, ?, ?, ?, ?)`,
-					t.ID, ch.Path, blob, size, int(mode)); err != nil {
-					return err
-				}
-			}
-			_, err := tx.SQL().ExecContext(ctx, `UPDATE worktrees SET pending = ? WHERE id = ?`, c.Hash[:], t.ID)
-			return err
+			return m.recordCommit(ctx, tx, t, snap, res.Changes, c)
 		})
 		if cairn.ErrorCode(err) == cairn.ECONFLICT && attempt < 3 {
 			continue // the branch moved again under us: merge onto the new head
@@ -159,6 +184,27 @@ func (m *Manager) commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 		res.Commit = c
 		return res, nil
 	}
+}
+
+// recordCommit writes, inside the transaction of a commit of local edits,
+// the committed files' base (what is on disk, so the sync that follows
+// writes merged content over them) and the sync to come.
+func (m *Manager) recordCommit(ctx context.Context, tx *store.Tx, t *Tree, snap *snapshot, changes []Change, c *cairn.Commit) error {
+	for _, ch := range changes {
+		d := snap.disk[ch.Path]
+		var blob any
+		var size int64
+		var mode cairn.Mode
+		if d != nil {
+			blob, size, mode = d.blob[:], d.Size, d.Mode
+		}
+		if _, err := tx.SQL().ExecContext(ctx, `INSERT OR REPLACE INTO worktree_bases (worktree, path, blob, size, mode) VALUES (?, ?, ?, ?, ?)`,
+			t.ID, ch.Path, blob, size, int(mode)); err != nil {
+			return err
+		}
+	}
+	_, err := tx.SQL().ExecContext(ctx, `UPDATE worktrees SET pending = ? WHERE id = ?`, c.Hash[:], t.ID)
+	return err
 }
 
 // baseTree builds in b the effective base: the base commit's tree with the
@@ -233,5 +279,3 @@ func lookupEntry(ctx context.Context, s *store.Store, tree cairn.Hash, p string)
 	e, err := s.Get(ctx, tree, p)
 	return e, err == nil
 }
-
-var _ = errors.New

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"cairn/admit"
 	"cairn/worktree"
 )
 
@@ -18,7 +19,11 @@ func (a *app) commitCmd() *cobra.Command {
 branch. If the branch moved since the working tree's base, the edits are
 merged three-way onto the new head (Markdown structurally: frontmatter field
 by field, list items as a union); a conflict is listed, nothing is written,
-and the exit code is 1. Afterwards the folder holds the committed result.`,
+and the exit code is 1. Afterwards the folder holds the committed result.
+
+On main, the commit goes through admission like every other change: a
+change to raw/ or log.md, a script or a misplaced file is held for review
+(exit 1, with the proposal's id); new lint findings are admitted and listed.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if message == "" {
 				return usageError("commit needs a message: cairn commit -m \"why\"")
@@ -36,9 +41,20 @@ and the exit code is 1. Afterwards the folder holds the committed result.`,
 				return err
 			}
 			defer v.MarkBusy("cairn commit")()
-			res, err := v.Trees.Commit(a.ctx, t, worktree.CommitRequest{Message: message, Paths: args, Principal: p})
+			req := worktree.CommitRequest{Message: message, Paths: args, Principal: p}
+			var outcome *admit.Outcome
+			if t.Branch == admit.Branch {
+				req.Land = landOnMain(v, "commit", p, message, &outcome)
+			}
+			res, err := v.Trees.Commit(a.ctx, t, req)
 			if err != nil {
 				return v.ExplainBusy(err)
+			}
+			if outcome != nil && !outcome.Admitted() && len(outcome.Conflicts) == 0 {
+				return a.emit(items([]map[string]any{outcomeItem(outcome)}), func(w io.Writer) {
+					a.refused(w, outcome)
+					fmt.Fprintln(w, "Your edits stay in the folder as local edits.")
+				})
 			}
 			if len(res.Conflicts) > 0 {
 				a.code = exitRefused
@@ -48,13 +64,20 @@ and the exit code is 1. Afterwards the folder holds the committed result.`,
 					fmt.Fprintln(w, "Edit the files to settle them, then commit again.")
 				})
 			}
-			out := items([]map[string]any{{"id": res.Commit.Hash, "commit": res.Commit, "changes": res.Changes, "merged": res.Merged, "sync": res.Sync}})
-			return a.emit(out, func(w io.Writer) {
+			item := map[string]any{"id": res.Commit.Hash, "commit": res.Commit, "changes": res.Changes, "merged": res.Merged, "sync": res.Sync}
+			if outcome != nil {
+				item["admission"] = outcomeItem(outcome)
+				res.Merged = outcome.Rebased
+			}
+			return a.emit(items([]map[string]any{item}), func(w io.Writer) {
 				how := ""
 				if res.Merged {
 					how = " (merged onto the branch's new head)"
 				}
 				fmt.Fprintf(w, "Committed %s on %s: %s%s\n", res.Commit.Hash.Short(), t.Branch, plural(len(res.Changes), "file"), how)
+				if outcome != nil {
+					printLint(w, outcome)
+				}
 				printSync(w, res.Sync)
 			})
 		},

@@ -8,6 +8,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"cairn"
+	"cairn/admit"
 	"cairn/gitio"
 	"cairn/index"
 	"cairn/store"
@@ -16,27 +17,21 @@ import (
 )
 
 // importHistory turns a git repository's first-parent history into cairn
-// commits: onto main when main holds nothing yet, else onto a new branch
-// import/<name>.
+// commits on a new branch import/<name>; when main holds nothing yet, the
+// branch is then merged into main through admission.
 func (a *app) importHistory(v *vault.Vault, dir string, p cairn.Principal) error {
 	branch := "import/" + filepath.Base(filepath.Clean(dir))
 	head, err := v.Store.Head(a.ctx, index.Branch)
 	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
 		return err
 	}
-	intoMain := false
-	if tree, err := treeOf(a, v, head); err != nil {
+	mainTree, err := treeOf(a, v, head)
+	if err != nil {
 		return err
-	} else if tree == store.EmptyTree {
-		// main holds nothing (a new vault): the history becomes main's.
-		intoMain = true
-		branch = index.Branch
-		if !head.IsZero() {
-			if err := v.Store.SetBranch(a.ctx, index.Branch, head, cairn.Hash{}, p, "replaced by imported history"); err != nil {
-				return v.ExplainBusy(err)
-			}
-		}
 	}
+	// main holds nothing (a new vault): the history becomes main's, merged
+	// through admission once it is imported.
+	intoMain := mainTree == store.EmptyTree
 	var bar *progressbar.ProgressBar
 	opts := &gitio.ImportOptions{Branch: branch, Skip: worktree.Ignored}
 	if a.interactive() {
@@ -50,21 +45,32 @@ func (a *app) importHistory(v *vault.Vault, dir string, p cairn.Principal) error
 	}
 	res, err := gitio.ImportHistory(a.ctx, v.Store, dir, opts)
 	if err != nil {
-		if intoMain && !head.IsZero() {
-			// Put main back as it was.
-			if now, herr := v.Store.Head(a.ctx, index.Branch); herr != nil {
-				v.Store.SetBranch(a.ctx, index.Branch, cairn.Hash{}, head, p, "restored after a failed import")
-			} else if now != head {
-				v.Store.SetBranch(a.ctx, index.Branch, now, head, p, "restored after a failed import")
-			}
-		}
 		return v.ExplainBusy(err)
 	}
 	if bar != nil {
 		bar.Finish()
 	}
 	var rep *worktree.SyncReport
+	var outcome *admit.Outcome
 	if intoMain {
+		c, err := v.Store.ReadCommit(a.ctx, res.Head)
+		if err != nil {
+			return err
+		}
+		outcome, err = v.Admit.Submit(a.ctx, admit.Request{
+			Route: "import", Base: head, Tree: c.Tree, Parents: []cairn.Hash{res.Head}, Principal: p,
+			Message: fmt.Sprintf("import %s: %s of history", filepath.Base(filepath.Clean(dir)), plural(res.Commits, "commit")),
+			Meta:    map[string]string{"import": dir}, AllowEmpty: true,
+		})
+		if err != nil {
+			return v.ExplainBusy(err)
+		}
+		if !outcome.Admitted() {
+			return a.emit(items([]map[string]any{outcomeItem(outcome)}), func(w io.Writer) {
+				fmt.Fprintf(w, "Imported %s of %s onto %s (head %s), but main did not take it:\n", plural(res.Commits, "commit"), dir, branch, res.Head.Short())
+				a.refused(w, outcome)
+			})
+		}
 		if rep, err = v.SyncMain(a.ctx); err != nil {
 			return err
 		}
@@ -73,6 +79,12 @@ func (a *app) importHistory(v *vault.Vault, dir string, p cairn.Principal) error
 	out["skipped"], out["sync"] = res.Skipped, rep
 	return a.emit(out, func(w io.Writer) {
 		fmt.Fprintf(w, "Imported %s of %s onto %s (head %s)\n", plural(res.Commits, "commit"), dir, branch, res.Head.Short())
+		if outcome != nil {
+			fmt.Fprintf(w, "Merged into main: %s\n", outcome.Commit.Hash.Short())
+			printLint(w, outcome)
+		} else {
+			fmt.Fprintf(w, "Next: cairn merge %s (into main)\n", branch)
+		}
 		if len(res.Skipped) > 0 {
 			fmt.Fprintf(w, "Left out %s:\n", plural(len(res.Skipped), "file"))
 			for i, s := range res.Skipped {

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"cairn"
+	"cairn/admit"
 	"cairn/index"
 	"cairn/store"
 	"cairn/vault"
@@ -35,8 +36,9 @@ DIR is read; files that cannot be vault paths (names that are not UTF-8, names
 differing only in case, files over 64 MiB) are left out and listed.
 
 With --history, DIR must be a git repository: its first-parent history
-becomes cairn commits, one for each git commit, into main when main is empty,
-else into the branch import/<name> for you to merge.`,
+becomes cairn commits, one for each git commit, on the branch import/<name>;
+when main is empty, that branch is merged into main, else it waits for you
+to merge it. Into main, an import goes through admission like any change.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
@@ -154,14 +156,25 @@ func (a *app) importFolder(v *vault.Vault, dir, prefix, message string, p cairn.
 		}
 	}
 	var c *cairn.Commit
+	var outcome *admit.Outcome
 	if len(kept) > 0 {
-		c, err = v.Store.Commit(a.ctx, b, store.CommitRequest{
-			Branch: index.Branch, Expected: head, Tree: tree, Principal: p, Message: message,
+		outcome, err = v.Admit.Submit(a.ctx, admit.Request{
+			Route: "import", Base: head, Tree: tree, Batch: b, Principal: p, Message: message,
 			Meta: map[string]string{"import": dir},
 		})
 		if err != nil {
 			return v.ExplainBusy(err)
 		}
+		if !outcome.Admitted() {
+			if bar != nil {
+				bar.Finish()
+			}
+			return a.emit(items([]map[string]any{outcomeItem(outcome)}), func(w io.Writer) {
+				a.refused(w, outcome)
+				printSkips(w, skips)
+			})
+		}
+		c = outcome.Commit
 	}
 	if bar != nil {
 		bar.Describe("updating the folder")
@@ -181,6 +194,7 @@ func (a *app) importFolder(v *vault.Vault, dir, prefix, message string, p cairn.
 			fmt.Fprintf(w, "Nothing to import: the %d files of %s are in the vault already.\n", same, dir)
 		} else {
 			fmt.Fprintf(w, "Imported %s as %s: %d added, %d updated, %d unchanged (%s)\n", dir, c.Hash.Short(), added, updated, same, took.Round(time.Millisecond))
+			printLint(w, outcome)
 		}
 		printSkips(w, skips)
 		if len(rep.LeftAlone) > 0 {

@@ -7,8 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"cairn"
-	"cairn/index"
+	"cairn/admit"
 	"cairn/store"
 	"cairn/vault"
 	"cairn/worktree"
@@ -52,22 +51,31 @@ With --bare the vault has no working tree (for servers).`,
 				}
 				skipped = st.Skipped
 				if len(st.Changes) > 0 {
+					msg := cmpOr(message, "adopt "+filepath.Base(v.Root))
+					var outcome *admit.Outcome
 					res, err = v.Trees.Commit(a.ctx, t, worktree.CommitRequest{
-						Message: cmpOr(message, "adopt "+filepath.Base(v.Root)), Principal: p,
+						Message: msg, Principal: p, Land: landOnMain(v, "commit", p, msg, &outcome),
 					})
 					if err != nil {
 						return err
+					}
+					if res.Commit == nil {
+						return a.emit(items([]map[string]any{outcomeItem(outcome)}), func(w io.Writer) {
+							fmt.Fprintf(w, "Made a vault in %s, but the files already there were not adopted:\n", v.Root)
+							a.refused(w, outcome)
+						})
 					}
 				}
 			}
 			if res == nil {
 				// An empty vault still has a first commit, so main exists.
-				c, err := v.Store.Commit(a.ctx, v.Store.NewBatch(), store.CommitRequest{
-					Branch: index.Branch, Tree: store.EmptyTree, Principal: p, Message: cmpOr(message, "init"),
+				out, err := v.Admit.Submit(a.ctx, admit.Request{
+					Route: "init", Tree: store.EmptyTree, Principal: p, Message: cmpOr(message, "init"), AllowEmpty: true,
 				})
 				if err != nil {
 					return err
 				}
+				c := out.Commit
 				if t, _ := v.Main(a.ctx); t != nil {
 					if _, err := v.Trees.Sync(a.ctx, t, c.Hash); err != nil {
 						return err
@@ -112,4 +120,3 @@ func printSkips(w io.Writer, skips []worktree.Skip) {
 	}
 }
 
-var _ = cairn.EINVALID

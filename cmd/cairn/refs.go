@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"cairn"
+	"cairn/admit"
 	"cairn/index"
 	"cairn/store"
 	"cairn/vault"
@@ -178,9 +179,13 @@ are listed, nothing is applied, and the exit code is 1.`,
 				return err
 			}
 			msg := cmpOr(message, fmt.Sprintf("merge %s into %s", args[0], into))
-			c, conflicts, err := mergeCommits(a, v, into, ours, theirs, p, msg)
+			var outcome *admit.Outcome
+			c, conflicts, err := mergeCommits(a, v, into, ours, theirs, p, msg, &outcome)
 			if err != nil {
 				return v.ExplainBusy(err)
+			}
+			if outcome != nil && !outcome.Admitted() && len(conflicts) == 0 {
+				return a.emit(items([]map[string]any{outcomeItem(outcome)}), func(w io.Writer) { a.refused(w, outcome) })
 			}
 			if len(conflicts) > 0 {
 				a.code = exitRefused
@@ -193,13 +198,19 @@ are listed, nothing is applied, and the exit code is 1.`,
 			if err != nil {
 				return err
 			}
-			out := items([]map[string]any{{"id": c.Hash, "commit": c, "sync": rep}})
-			return a.emit(out, func(w io.Writer) {
+			item := map[string]any{"id": c.Hash, "commit": c, "sync": rep}
+			if outcome != nil {
+				item["admission"] = outcomeItem(outcome)
+			}
+			return a.emit(items([]map[string]any{item}), func(w io.Writer) {
 				if c.Hash == ours {
 					fmt.Fprintf(w, "%s already has everything in %s.\n", into, args[0])
 					return
 				}
 				fmt.Fprintf(w, "Merged %s into %s: %s\n", args[0], into, c.Hash.Short())
+				if outcome != nil {
+					printLint(w, outcome)
+				}
 				printSync(w, rep)
 			})
 		},
@@ -211,18 +222,22 @@ are listed, nothing is applied, and the exit code is 1.`,
 
 // mergeCommits merges theirs into branch (at ours) and commits the result
 // with both parents. It fast-forwards when ours is an ancestor of theirs,
-// and does nothing when theirs is an ancestor of ours.
-func mergeCommits(a *app, v *vault.Vault, branch string, ours, theirs cairn.Hash, p cairn.Principal, msg string) (*cairn.Commit, []cairn.Conflict, error) {
+// and does nothing when theirs is an ancestor of ours. Into main, the merge
+// goes through admission (never a fast-forward: the admitting commit
+// records the decision), and *outcome receives the verdict; a change not
+// admitted returns a nil commit.
+func mergeCommits(a *app, v *vault.Vault, branch string, ours, theirs cairn.Hash, p cairn.Principal, msg string, outcome **admit.Outcome) (*cairn.Commit, []cairn.Conflict, error) {
 	s := v.Store
 	base, err := s.MergeBase(a.ctx, ours, theirs)
 	if err != nil {
 		return nil, nil, err
 	}
-	switch base {
-	case theirs:
+	toMain := branch == admit.Branch
+	switch {
+	case base == theirs:
 		c, err := s.ReadCommit(a.ctx, ours)
 		return c, nil, err
-	case ours:
+	case base == ours && !toMain:
 		if err := s.SetBranch(a.ctx, branch, ours, theirs, p, msg+" (fast-forward)"); err != nil {
 			return nil, nil, err
 		}
@@ -245,6 +260,17 @@ func mergeCommits(a *app, v *vault.Vault, branch string, ours, theirs cairn.Hash
 	res, err := b.MergeTrees(a.ctx, bt, ot, tt, nil)
 	if err != nil || len(res.Conflicts) > 0 {
 		return nil, res.Conflicts, err
+	}
+	if toMain {
+		out, err := v.Admit.Submit(a.ctx, admit.Request{
+			Route: "merge", Base: ours, Tree: res.Tree, Batch: b, Parents: []cairn.Hash{theirs},
+			Principal: p, Message: msg, AllowEmpty: true,
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		*outcome = out
+		return out.Commit, out.Conflicts, nil
 	}
 	c, err := s.Commit(a.ctx, b, store.CommitRequest{
 		Branch: branch, Expected: ours, Parents: []cairn.Hash{ours, theirs}, Tree: res.Tree,
@@ -331,12 +357,30 @@ is kept: the reverted commit remains. Conflicts are listed with exit code 1.`,
 					printConflicts(w, res.Conflicts)
 				})
 			}
-			c, err := v.Store.Commit(a.ctx, b, store.CommitRequest{
-				Branch: branch, Expected: head, Tree: res.Tree, Principal: p,
-				Message: fmt.Sprintf("revert %s: %s", target.Hash.Short(), firstLine(target.Message)),
-				Meta:    map[string]string{"revert": target.Hash.String()},
-			})
-			if err != nil {
+			msg := fmt.Sprintf("revert %s: %s", target.Hash.Short(), firstLine(target.Message))
+			meta := map[string]string{"revert": target.Hash.String()}
+			var c *cairn.Commit
+			var outcome *admit.Outcome
+			if branch == admit.Branch {
+				outcome, err = v.Admit.Submit(a.ctx, admit.Request{Route: "revert", Base: head, Tree: res.Tree, Batch: b,
+					Principal: p, Message: msg, Meta: meta})
+				if err != nil {
+					return err
+				}
+				if !outcome.Admitted() {
+					if len(outcome.Conflicts) > 0 {
+						a.code = exitRefused
+						return a.emit(conflictList(outcome.Conflicts), func(w io.Writer) {
+							fmt.Fprintf(w, "Not reverted: later changes conflict with undoing %s.\n", target.Hash.Short())
+							printConflicts(w, outcome.Conflicts)
+						})
+					}
+					return a.emit(items([]map[string]any{outcomeItem(outcome)}), func(w io.Writer) { a.refused(w, outcome) })
+				}
+				c = outcome.Commit
+			} else if c, err = v.Store.Commit(a.ctx, b, store.CommitRequest{
+				Branch: branch, Expected: head, Tree: res.Tree, Principal: p, Message: msg, Meta: meta,
+			}); err != nil {
 				return err
 			}
 			rep, err := syncBranch(a, v, branch)

@@ -1,0 +1,15 @@
+// Package admit is the admission pipeline: every change to main — an
+// ingest agent's work, a person's commit, a merge, an import, a revert, a
+// settings change, a review decision — is a proposal that goes through the
+// same gates, and a store hook refuses any move of main the pipeline did
+// not make.
+//
+// Gates return findings with stable identities (gate, rule, page,
+// subject). The verdict table (defaultVerdicts, overridable under
+// verdicts: in cairn.yaml) maps each gate to a verdict for an agent's
+// change and for a person's: admit, hold (a review) or reject. An admitted
+// change lands in one transaction with the index update, the log entry,
+// the proposal, audit and event rows and the caller's rows (a job's
+// completion), so a replay can never admit twice. A held change waits as
+// the branch proposals/<id>; accepting or rejecting it is atomic too.
+package admit

@@ -1,0 +1,277 @@
+package admit
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"cairn"
+	"cairn/lint"
+)
+
+// Origin says whose change a proposal is; it picks the column of the
+// verdict table.
+type Origin string
+
+// Origins.
+const (
+	OriginAgent  Origin = "agent"  // an agent or a job
+	OriginPerson Origin = "person" // a user
+	OriginSystem Origin = "system" // cairn itself: sources it stored, log entries it wrote
+)
+
+// OriginOf returns the origin of a principal's changes.
+func OriginOf(p cairn.Principal) Origin {
+	switch {
+	case p == cairn.PrincipalSystem:
+		return OriginSystem
+	case strings.HasPrefix(string(p), "user:"):
+		return OriginPerson
+	}
+	return OriginAgent
+}
+
+// Gates, which are also the rows of the verdict table (the keys of
+// verdicts: in cairn.yaml).
+const (
+	GateProtected = "protected"      // a change under raw/, to log.md or to a protected path
+	GateContract  = "contract"       // a change to the vault's contract
+	GateOutside   = "outside"        // a write outside the agent's workspace
+	GateFileType  = "file-type"      // a script, executable, dot file, or a type or place not allowed
+	GateMisplaced = "misplaced-page" // a path that recreates an absolute one
+	GateDeletion  = "deletion"       // a file deleted
+	GateRename    = "rename"         // a file renamed (same content, new path)
+	GateLint      = "lint"           // a new lint finding of severity warning or error
+	GateConflict  = "conflict"       // main moved and the change does not merge onto it
+)
+
+// defaultVerdicts is the verdict table: for each gate, what an agent's
+// change and a person's change get.
+var defaultVerdicts = map[string]VerdictPair{
+	GateProtected: {cairn.Reject, cairn.Hold},
+	GateContract:  {cairn.Reject, cairn.Admit},
+	GateOutside:   {cairn.Reject, cairn.Reject},
+	GateFileType:  {cairn.Reject, cairn.Hold},
+	GateMisplaced: {cairn.Reject, cairn.Hold},
+	GateDeletion:  {cairn.Hold, cairn.Admit},
+	GateRename:    {cairn.Hold, cairn.Admit},
+	GateLint:      {cairn.Hold, cairn.Admit},
+	GateConflict:  {cairn.Hold, cairn.Hold},
+}
+
+var verdictHelp = map[string]string{
+	GateProtected: "a change under raw/, to log.md or to paths.protected",
+	GateContract:  "a change to cairn.yaml (or eva.json, EVA.md, AGENTS.md, CLAUDE.md)",
+	GateOutside:   "an agent wrote outside its workspace",
+	GateFileType:  "a script, executable, dot file, or a file type or place not allowed",
+	GateMisplaced: "a path that recreates an absolute one (private/var/...)",
+	GateDeletion:  "a file deleted",
+	GateRename:    "a file renamed",
+	GateLint:      "a new lint finding of severity warning or error",
+	GateConflict:  "main moved and the change does not merge onto it",
+}
+
+// verdictRules lists the rows of the verdict table in a fixed order.
+func verdictRules() []string {
+	return []string{GateProtected, GateContract, GateOutside, GateFileType, GateMisplaced,
+		GateDeletion, GateRename, GateLint, GateConflict}
+}
+
+// verdict returns the policy's verdict for a gate and a column.
+func (p *Policy) verdict(gate string, agent bool) cairn.Verdict {
+	def := defaultVerdicts[gate]
+	over := p.Verdict[gate]
+	if agent {
+		return cmpOr(over.Agent, def.Agent)
+	}
+	return cmpOr(over.Person, def.Person)
+}
+
+// VerdictFor returns what a finding of gate means for a change of origin.
+// cairn's own changes are always admitted; a conflict holds them too.
+func (p *Policy) VerdictFor(gate string, o Origin) cairn.Verdict {
+	if o == OriginSystem {
+		if gate == GateConflict {
+			return cairn.Hold
+		}
+		return cairn.Admit
+	}
+	return p.verdict(gate, o == OriginAgent)
+}
+
+// contractFiles are the vault's contract at the root: cairn's and Eva's.
+var contractFiles = []string{PolicyFile, "eva.json", "EVA.md", "AGENTS.md", "CLAUDE.md"}
+
+// scriptTypes are extensions of programs and scripts.
+var scriptTypes = []string{
+	".sh", ".bash", ".zsh", ".fish", ".ksh", ".csh", ".py", ".pyw", ".rb", ".pl", ".pm", ".php", ".lua", ".tcl",
+	".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx", ".ps1", ".psm1", ".bat", ".cmd", ".com", ".vbs",
+	".exe", ".dll", ".so", ".dylib", ".bin", ".elf", ".app", ".jar", ".class", ".wasm", ".msi", ".deb", ".rpm",
+	".scpt", ".command", ".applescript", ".awk", ".sed",
+}
+
+// Skipped is a file a workspace held that cannot be a vault file (a
+// symbolic link, a socket, a name that is not a vault path).
+type Skipped struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// within reports whether p is the path x or under the folder x ("dir/").
+func within(p, x string) bool {
+	if strings.HasSuffix(x, "/") {
+		return strings.HasPrefix(strings.ToLower(p), strings.ToLower(x))
+	}
+	return strings.EqualFold(p, x)
+}
+
+// gateChanges runs the path gates on the changes of a proposal and returns
+// their findings (verdicts not yet set).
+func (p *Policy) gateChanges(changes []cairn.Change, data func(cairn.Entry) []byte, o Origin) []cairn.Finding {
+	var out []cairn.Finding
+	add := func(gate, rule, page, format string, args ...any) {
+		out = append(out, cairn.Finding{Gate: gate, Rule: rule, Page: page, Subject: page, Message: fmt.Sprintf(format, args...)})
+	}
+	protected := append([]string{"raw/", "log.md"}, p.Paths.Protected...)
+	for _, c := range changes {
+		paths := []string{c.Path}
+		if c.Kind == cairn.Renamed {
+			paths = append(paths, c.Old.Path)
+		}
+		for _, x := range paths {
+			switch {
+			case slices.ContainsFunc(protected, func(pr string) bool { return within(x, pr) }):
+				rule := "protected-path"
+				switch {
+				case within(x, "raw/"):
+					rule = "raw"
+				case within(x, "log.md"):
+					rule = "log"
+				}
+				add(GateProtected, rule, x, "%s %s %s, which only people may change", x, c.Kind, protectedWhat(rule))
+			case slices.ContainsFunc(contractFiles, func(cf string) bool { return strings.EqualFold(x, cf) }):
+				add(GateContract, "contract", x, "%s %s: it is the vault's contract", x, c.Kind)
+			}
+		}
+		switch c.Kind {
+		case cairn.Deleted:
+			add(GateDeletion, "delete", c.Path, "%s deleted", c.Path)
+			continue
+		case cairn.Renamed:
+			add(GateRename, "rename", c.Path, "%s renamed from %s", c.Path, c.Old.Path)
+		}
+		out = append(out, p.gateFile(c.New, data, o)...)
+	}
+	return out
+}
+
+func protectedWhat(rule string) string {
+	switch rule {
+	case "raw":
+		return "under raw/, the sources"
+	case "log":
+		return "log.md, cairn's log"
+	}
+	return "a protected path (paths.protected in cairn.yaml)"
+}
+
+// gateFile checks one written file: its type, its name and its place.
+func (p *Policy) gateFile(e cairn.Entry, data func(cairn.Entry) []byte, o Origin) []cairn.Finding {
+	var out []cairn.Finding
+	add := func(rule, format string, args ...any) {
+		out = append(out, cairn.Finding{Gate: GateFileType, Rule: rule, Page: e.Path, Subject: e.Path, Message: fmt.Sprintf(format, args...)})
+	}
+	name := path.Base(e.Path)
+	ext := strings.ToLower(path.Ext(name))
+	isContract := slices.ContainsFunc(contractFiles, func(cf string) bool { return strings.EqualFold(e.Path, cf) })
+	switch {
+	case slices.ContainsFunc(strings.Split(e.Path, "/"), func(seg string) bool { return strings.HasPrefix(seg, ".") }):
+		if o == OriginAgent || !slices.Contains(p.Dotfiles(), e.Path) {
+			add("dotfile", "%s is a dot file or in a dot folder", e.Path)
+		}
+	case slices.Contains(scriptTypes, ext):
+		add("script", "%s is a script or program (%s)", e.Path, ext)
+	case e.Mode == cairn.ModeExecutable:
+		add("executable", "%s is executable", e.Path)
+	case isScript(data(e)):
+		add("script", "%s starts with #!, so it is a script", e.Path)
+	case !isContract && !slices.Contains(p.Types(), ext) && !within(e.Path, "raw/"):
+		what := "has no extension"
+		if ext != "" {
+			what = "is a " + ext + " file"
+		}
+		add("type", "%s %s, which paths.types does not allow", e.Path, what)
+	}
+	if o == OriginAgent && len(p.Paths.Allowed) > 0 && !slices.ContainsFunc(p.Paths.Allowed, func(a string) bool { return within(e.Path, a) }) {
+		add("path", "%s is outside the places agents may write (paths.allowed: %s)", e.Path, strings.Join(p.Paths.Allowed, ", "))
+	}
+	return out
+}
+
+// isScript reports whether content starts with a shebang.
+func isScript(data []byte) bool { return len(data) > 2 && data[0] == '#' && data[1] == '!' }
+
+// gateSkipped turns files a workspace held but the vault cannot (links,
+// special files) into findings.
+func gateSkipped(skipped []Skipped) []cairn.Finding {
+	var out []cairn.Finding
+	for _, s := range skipped {
+		out = append(out, cairn.Finding{Gate: GateFileType, Rule: "special", Page: s.Path, Subject: s.Path,
+			Message: fmt.Sprintf("%s cannot be a vault file: %s", s.Path, s.Reason)})
+	}
+	return out
+}
+
+// gateOutside turns writes outside the workspace into findings.
+func gateOutside(paths []string) []cairn.Finding {
+	var out []cairn.Finding
+	for _, x := range paths {
+		out = append(out, cairn.Finding{Gate: GateOutside, Rule: "outside-write", Subject: x,
+			Message: fmt.Sprintf("the agent wrote %s, outside its workspace", x)})
+	}
+	return out
+}
+
+// gateLint turns new lint findings into gate findings: misplaced pages have
+// their own row, any other new finding of severity warning or error is a
+// lint regression.
+func gateLint(fs []lint.Finding) []cairn.Finding {
+	var out []cairn.Finding
+	for _, f := range fs {
+		if f.Severity.Rank() < lint.Warning.Rank() {
+			continue
+		}
+		gate := GateLint
+		if f.Rule == lint.MisplacedPage {
+			gate = GateMisplaced
+		}
+		out = append(out, cairn.Finding{Gate: gate, Rule: f.Rule, Page: f.Page, Subject: f.Subject,
+			Severity: string(f.Severity), Message: f.Message})
+	}
+	return out
+}
+
+// gateConflicts turns merge conflicts into findings.
+func gateConflicts(cs []cairn.Conflict) []cairn.Finding {
+	var out []cairn.Finding
+	for _, c := range cs {
+		subject := c.Path
+		if c.Field != "" {
+			subject += "#" + c.Field
+		}
+		out = append(out, cairn.Finding{Gate: GateConflict, Rule: string(c.Kind), Page: c.Path, Subject: subject,
+			Message: fmt.Sprintf("%s: main changed it too (%s conflict)", c.Path, c.Kind)})
+	}
+	return out
+}
+
+// judge sets each finding's verdict and returns the worst.
+func (p *Policy) judge(fs []cairn.Finding, o Origin) cairn.Verdict {
+	v := cairn.Admit
+	for i := range fs {
+		fs[i].Verdict = p.VerdictFor(fs[i].Gate, o)
+		v = cairn.Worst(v, fs[i].Verdict)
+	}
+	return v
+}

@@ -1,0 +1,671 @@
+package admit
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"strconv"
+	"time"
+
+	"cairn"
+	"cairn/index"
+	"cairn/lint"
+	"cairn/store"
+)
+
+// Branch is the branch admission guards.
+const Branch = index.Branch
+
+// Options configure a Pipeline. The zero value gives the defaults.
+type Options struct {
+	// Logger receives the pipeline's logs. Default: discard.
+	Logger *slog.Logger
+	// Now returns the current time. Default time.Now.
+	Now func() time.Time
+	// Crash, when set, is called at named points (crash tests).
+	Crash func(point string)
+}
+
+// Pipeline is a vault's admission pipeline: every change to main is a
+// proposal that goes through Submit, whatever its route.
+type Pipeline struct {
+	s       *store.Store
+	ix      *index.Index
+	db      *sql.DB
+	decided []DecidedFunc
+	log     *slog.Logger
+	now   func() time.Time
+	crash func(string)
+}
+
+// DecidedFunc is called inside the transaction that gives a proposal a
+// status (admitted, held, rejected, accepted), whatever decided it: the
+// gates, a review, a recheck. Subsystems keep their rows in step with it
+// (an ingest's source status).
+type DecidedFunc func(ctx context.Context, tx *store.Tx, p *cairn.Proposal) error
+
+// New returns the pipeline of the vault whose store, index and read pool
+// are s, ix and db. It registers a hook that refuses any move of main it
+// did not make, so no route can skip it.
+func New(s *store.Store, ix *index.Index, db *sql.DB, opts *Options) *Pipeline {
+	if opts == nil {
+		opts = &Options{}
+	}
+	p := &Pipeline{
+		s:     s,
+		ix:    ix,
+		db:    db,
+		log:   cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
+		now:   opts.Now,
+		crash: opts.Crash,
+	}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	s.AddHook(p.guard)
+	return p
+}
+
+// OnDecided registers f to run whenever a proposal gets a status. Call it
+// before the pipeline is shared.
+func (p *Pipeline) OnDecided(f DecidedFunc) { p.decided = append(p.decided, f) }
+
+// runDecided calls the registered functions and the request's own.
+func (p *Pipeline) runDecided(ctx context.Context, tx *store.Tx, req *Request, out *Outcome) error {
+	for _, f := range p.decided {
+		if err := f(ctx, tx, out.Proposal); err != nil {
+			return err
+		}
+	}
+	if req != nil && req.Within != nil {
+		return req.Within(ctx, tx, out)
+	}
+	return nil
+}
+
+// Store returns the store the pipeline admits into.
+func (p *Pipeline) Store() *store.Store { return p.s }
+
+func (p *Pipeline) point(name string) {
+	if p.crash != nil {
+		p.crash(name)
+	}
+}
+
+// admittingKey marks, in a store transaction, the one ref update of main
+// the pipeline is making.
+type admittingKey struct{}
+
+// guard refuses every move of main but the pipeline's own.
+func (p *Pipeline) guard(ctx context.Context, tx *store.Tx, u cairn.RefUpdate) error {
+	if u.Name != "heads/"+Branch {
+		return nil
+	}
+	if h, _ := tx.Value(admittingKey{}).(bool); h && !u.New.IsZero() {
+		return nil
+	}
+	return cairn.Errorf(cairn.EINTERNAL, "main can only move through admission; a move to %s by %s was refused", u.New.Short(), u.Principal).
+		WithHint("This is a bug in cairn; please report it.")
+}
+
+// Request is a change submitted for admission into main.
+type Request struct {
+	// Key names the submission uniquely (a job attempt, a review decision);
+	// submitting a key a second time is refused (ECONFLICT), so a replay
+	// can never admit twice. Default: random.
+	Key string
+	// Route is how the change came: ingest, commit, merge, import, revert,
+	// settings, review (required).
+	Route string
+	// Base is the commit the change was made on (zero: main was empty).
+	Base cairn.Hash
+	// BaseTree is the tree the change was made on. Default: Base's tree.
+	BaseTree cairn.Hash
+	// Tree is the proposed tree (required).
+	Tree cairn.Hash
+	// Batch holds Tree's new objects. Default: Tree is stored already.
+	Batch *store.Batch
+	// Commit, when set, is a commit that holds Tree already (a proposal
+	// branch's head); the commit that admits the change has it as parent.
+	Commit cairn.Hash
+	// Parents are further parents of the commit that admits the change
+	// (the head of a merged branch).
+	Parents []cairn.Hash
+	// Principal made the change (required).
+	Principal cairn.Principal
+	// Origin picks the column of the verdict table. Default:
+	// OriginOf(Principal).
+	Origin Origin
+	// Message says why (required).
+	Message string
+	// Meta is added to the commit's metadata.
+	Meta map[string]string
+	// Summary is the agent's account of its change.
+	Summary string
+	// Log, when set, is appended to log.md by the commit that admits it.
+	Log *cairn.LogEntry
+	// Outside are writes the agent made outside its workspace.
+	Outside []string
+	// Skipped are files the workspace held that cannot be vault files.
+	Skipped []Skipped
+	// Source and Job name what an ingest integrates and the job that ran.
+	Source string
+	Job    int64
+	// Proposal, when set, decides a held proposal again (a review) instead
+	// of recording a new one.
+	Proposal int64
+	// Decider makes the decision (a reviewer). Default: the principal for
+	// people's changes, system for agents' changes the gates admit.
+	Decider cairn.Principal
+	// Force admits whatever the gates say, except a conflict: a person's
+	// review accepting a held proposal.
+	Force bool
+	// AllowEmpty admits a change that changes nothing (merging a branch
+	// main already has).
+	AllowEmpty bool
+	// Within runs inside the transaction that records the outcome, for
+	// the caller's own rows (a job's completion, a source's status). An
+	// error rolls everything back.
+	Within func(ctx context.Context, tx *store.Tx, out *Outcome) error
+}
+
+// Outcome is what admission decided.
+type Outcome struct {
+	// Proposal is the recorded proposal; nil when nothing was recorded (a
+	// person's change that conflicts with main).
+	Proposal *cairn.Proposal `json:"proposal,omitempty"`
+	Verdict  cairn.Verdict   `json:"verdict"`
+	// Findings are every gate's findings, with their verdicts.
+	Findings []cairn.Finding `json:"findings"`
+	// Lint are the new lint findings of severity warning or error.
+	Lint []lint.Finding `json:"lint,omitempty"`
+	// Commit is the commit that admitted the change.
+	Commit *cairn.Commit `json:"commit,omitempty"`
+	// Conflicts, when main moved and the change does not merge onto it.
+	Conflicts []cairn.Conflict `json:"conflicts,omitempty"`
+	// Rebased is set when main had moved and the change was merged onto
+	// its head (the gates judged the merged result).
+	Rebased bool `json:"rebased,omitempty"`
+	// Origin is the column of the verdict table that applied.
+	Origin Origin `json:"origin"`
+}
+
+// Admitted reports whether the change landed.
+func (o *Outcome) Admitted() bool { return o.Commit != nil }
+
+// ErrEmpty is the cause of the error Submit returns for a change that
+// changes nothing.
+var ErrEmpty = &cairn.Error{Code: cairn.EINVALID, Message: "the change is empty"}
+
+// errNotAdmitted rolls back the transaction that judged a change the gates
+// did not admit; the outcome is then recorded in a transaction of its own.
+var errNotAdmitted = errors.New("not admitted")
+
+func (p *Pipeline) checkRequest(req *Request) error {
+	if req.Route == "" || req.Message == "" || req.Tree.IsZero() {
+		return cairn.Errorf(cairn.EINVALID, "admission request: route, message and tree are required")
+	}
+	if err := req.Principal.Validate(); err != nil {
+		return err
+	}
+	if req.Origin == "" {
+		req.Origin = OriginOf(req.Principal)
+	}
+	if req.Key == "" {
+		var b [8]byte
+		rand.Read(b[:])
+		req.Key = req.Route + ":" + hex.EncodeToString(b[:])
+	}
+	if req.Batch == nil {
+		req.Batch = p.s.NewBatch()
+	}
+	return nil
+}
+
+// Submit runs the gates on a change to main and records the outcome: an
+// admitted change is committed (merged three-way onto main's head if main
+// moved since its base, its gates judging the merged result), with the
+// index update, the log entry, the proposal, audit and event rows and the
+// caller's rows, in one transaction; a held or rejected change is kept as
+// the branch proposals/<id> with its findings, in one transaction.
+//
+// Errors: a change that changes nothing wraps ErrEmpty; a key submitted
+// before, or a proposal that is not held, is ECONFLICT; a cairn.yaml the
+// change makes invalid is EINVALID. A person's change that conflicts with
+// main is returned with its conflicts and nothing recorded.
+func (p *Pipeline) Submit(ctx context.Context, req Request) (*Outcome, error) {
+	if err := p.checkRequest(&req); err != nil {
+		return nil, err
+	}
+	var out *Outcome
+	err := p.s.Update(ctx, func(tx *store.Tx) error {
+		var err error
+		if out, err = p.decide(ctx, tx, &req); err != nil {
+			return err
+		}
+		if !out.Admitted() {
+			return errNotAdmitted
+		}
+		return nil
+	})
+	if err == nil {
+		p.point("admit:committed")
+		return out, nil
+	}
+	if !errors.Is(err, errNotAdmitted) {
+		return nil, err
+	}
+	if len(out.Conflicts) > 0 && (req.Force || req.Origin == OriginPerson && req.Proposal == 0) {
+		// A person settles conflicts in their folder, and a review
+		// that cannot merge stays held with the error.
+		if req.Proposal != 0 {
+			msg := fmt.Sprintf("main changed the same places since the proposal was made (%d conflicts); nothing was merged", len(out.Conflicts))
+			if err := p.s.Update(ctx, func(tx *store.Tx) error {
+				_, err := tx.SQL().ExecContext(ctx, `UPDATE proposals SET error = ? WHERE id = ?`, msg, req.Proposal)
+				return err
+			}); err != nil {
+				return nil, err
+			}
+			return out, cairn.Errorf(cairn.ECONFLICT, "proposal %d: %s", req.Proposal, msg).
+				WithHint(fmt.Sprintf("Fix it in a working tree (cairn worktree add DIR proposals/%d), commit there, then cairn review recheck %d", req.Proposal, req.Proposal))
+		}
+		return out, nil
+	}
+	err = p.s.Update(ctx, func(tx *store.Tx) error { return p.record(ctx, tx, &req, out) })
+	if err != nil {
+		return nil, err
+	}
+	p.point("admit:recorded")
+	return out, nil
+}
+
+// decide judges the change inside tx and, when the gates admit it (or the
+// request forces it), commits it. A change not admitted is returned with
+// no commit, for the caller to roll back.
+func (p *Pipeline) decide(ctx context.Context, tx *store.Tx, req *Request) (*Outcome, error) {
+	b := req.Batch
+	tx.Use(b)
+	out := &Outcome{Origin: req.Origin}
+	if req.Proposal != 0 {
+		prop, err := getProposal(ctx, tx.SQL(), req.Proposal)
+		if err != nil {
+			return nil, err
+		}
+		if prop.Status != cairn.ProposalHeld {
+			return nil, cairn.Errorf(cairn.ECONFLICT, "proposal %d is %s; only a held proposal can be decided", prop.ID, prop.Status).
+				WithHint("Try: cairn review list")
+		}
+	} else {
+		var id int64
+		err := tx.SQL().QueryRowContext(ctx, `SELECT id FROM proposals WHERE key = ?`, req.Key).Scan(&id)
+		if err == nil {
+			return nil, cairn.Errorf(cairn.ECONFLICT, "%s was submitted already, as proposal %d", req.Key, id)
+		}
+	}
+	head, err := tx.Head(ctx, Branch)
+	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+		return nil, err
+	}
+	headTree, err := treeOf(ctx, tx, head)
+	if err != nil {
+		return nil, err
+	}
+	pol := p.policyAt(ctx, tx, headTree)
+	baseTree := req.BaseTree
+	if baseTree.IsZero() {
+		if baseTree, err = treeOf(ctx, tx, req.Base); err != nil {
+			return nil, err
+		}
+	}
+	result := req.Tree
+	if headTree != baseTree && req.Tree != headTree {
+		mr, err := b.MergeTrees(ctx, baseTree, req.Tree, headTree, nil)
+		if err != nil {
+			return nil, fmt.Errorf("admission: merge onto main: %w", err)
+		}
+		if len(mr.Conflicts) > 0 {
+			out.Conflicts = mr.Conflicts
+			changes, err := b.Diff(ctx, baseTree, req.Tree, nil)
+			if err != nil {
+				return nil, err
+			}
+			out.Findings = append(pol.gateChanges(changes, p.reader(ctx, b), req.Origin), gateConflicts(mr.Conflicts)...)
+			out.Verdict = pol.judge(out.Findings, req.Origin)
+			return out, nil
+		}
+		result, out.Rebased = mr.Tree, true
+	}
+	changes, err := b.Diff(ctx, headTree, result, nil)
+	if err != nil {
+		return nil, fmt.Errorf("admission: diff: %w", err)
+	}
+	if len(changes) == 0 && !req.AllowEmpty {
+		return nil, cairn.Errorf(cairn.EINVALID, "nothing to admit: %w", ErrEmpty)
+	}
+	for _, c := range changes {
+		if c.Path == PolicyFile && c.Kind != cairn.Deleted {
+			data, err := b.ReadBlob(ctx, c.New.Blob)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := ParsePolicy(data); err != nil {
+				return nil, err
+			}
+		}
+	}
+	findings := pol.gateChanges(changes, p.reader(ctx, b), req.Origin)
+	findings = append(findings, gateOutside(req.Outside)...)
+	findings = append(findings, gateSkipped(req.Skipped)...)
+	final := result
+	if req.Log != nil {
+		if final, err = p.appendLog(ctx, b, result, req.Log); err != nil {
+			return nil, err
+		}
+	}
+	delta, err := p.ix.Apply(ctx, tx, final)
+	if err != nil {
+		return nil, err
+	}
+	newLint := delta.New()
+	out.Lint = lint.AtLeast(newLint, lint.Warning)
+	findings = append(findings, gateLint(newLint)...)
+	out.Verdict = pol.judge(findings, req.Origin)
+	out.Findings = findings
+	if out.Verdict != cairn.Admit && !req.Force {
+		return out, nil
+	}
+	p.point("admit:judged")
+	return out, p.admit(ctx, tx, req, out, head, final)
+}
+
+// admit commits an admitted change and records it.
+func (p *Pipeline) admit(ctx context.Context, tx *store.Tx, req *Request, out *Outcome, head, final cairn.Hash) error {
+	b := req.Batch
+	now := p.now()
+	var prop *cairn.Proposal
+	var err error
+	status := cairn.ProposalAdmitted
+	if req.Force {
+		status = cairn.ProposalAccepted
+	}
+	if req.Proposal != 0 {
+		if prop, err = getProposal(ctx, tx.SQL(), req.Proposal); err != nil {
+			return err
+		}
+	} else {
+		prop = p.newProposal(req, out)
+		prop.Status = status
+		if err := insertProposal(ctx, tx.SQL(), prop); err != nil {
+			return err
+		}
+	}
+	parents := []cairn.Hash{}
+	if !head.IsZero() {
+		parents = append(parents, head)
+	}
+	decider := req.Decider
+	proposalCommit := req.Commit
+	if proposalCommit.IsZero() && req.Origin == OriginAgent {
+		// An agent's change keeps its own commit, by the agent, on its
+		// base; the commit that admits it is a merge by the decider.
+		c, err := tx.WriteCommit(ctx, b, store.CommitRequest{
+			Tree: req.Tree, Parents: nonZero(append([]cairn.Hash{req.Base}, req.Parents...)),
+			Principal: req.Principal, Message: req.Message, Meta: p.meta(req, prop.ID, "proposal"), AllowEmpty: true,
+		})
+		if err != nil {
+			return err
+		}
+		proposalCommit = c.Hash
+	}
+	if !proposalCommit.IsZero() {
+		parents = append(parents, proposalCommit)
+		if decider == "" {
+			decider = cairn.PrincipalSystem
+		}
+	} else {
+		parents = append(parents, req.Parents...)
+	}
+	if decider == "" {
+		decider = req.Principal
+	}
+	msg := req.Message
+	if req.Force {
+		msg = reviewedMessage(req.Message)
+	}
+	tx.SetValue(admittingKey{}, true)
+	c, err := tx.Commit(ctx, b, store.CommitRequest{
+		Branch: Branch, Expected: head, Parents: parents, Tree: final,
+		Principal: decider, Message: msg, Meta: p.meta(req, prop.ID, string(cairn.Admit)), AllowEmpty: true,
+	})
+	tx.SetValue(admittingKey{}, false)
+	if err != nil {
+		return err
+	}
+	p.point("admit:main-moved")
+	out.Commit = c
+	prop.Status, prop.Verdict, prop.Findings = status, out.Verdict, out.Findings
+	prop.Result, prop.Commit = c.Hash, proposalCommit
+	prop.Decided, prop.DecidedBy, prop.Error = now, decider, ""
+	if _, err := tx.SQL().ExecContext(ctx, `UPDATE proposals SET status = ?, verdict = ?, findings = ?, result = ?, proposal = ?,
+		decided = ?, decided_by = ?, error = '' WHERE id = ?`,
+		prop.Status, string(prop.Verdict), findingsJSON(prop.Findings), c.Hash[:], nullHash(proposalCommit),
+		now.UnixNano(), string(decider), prop.ID); err != nil {
+		return err
+	}
+	if req.Proposal != 0 {
+		if err := tx.UpdateRef(ctx, cairn.RefUpdate{Name: "heads/" + ProposalBranch(prop.ID), Kind: cairn.RefBranch,
+			Old: req.Commit, New: cairn.Hash{}, Principal: decider, Message: "accepted"}); err != nil && cairn.ErrorCode(err) != cairn.ECONFLICT {
+			return err
+		}
+	}
+	out.Proposal = prop
+	action := "admit"
+	if req.Force {
+		action = "accept"
+	}
+	if err := Audit(ctx, tx.SQL(), now, decider, action, prop.ID, c.Hash, map[string]any{"route": req.Route, "findings": len(out.Findings)}); err != nil {
+		return err
+	}
+	if err := Event(ctx, tx.SQL(), now, "proposal."+prop.Status, strconv.FormatInt(prop.ID, 10), map[string]any{
+		"route": req.Route, "commit": c.Hash, "source": req.Source, "rebased": out.Rebased}); err != nil {
+		return err
+	}
+	return p.runDecided(ctx, tx, req, out)
+}
+
+// record keeps a change the gates did not admit: the branch
+// proposals/<id> at a commit of its tree, the proposal row, audit and
+// event rows and the caller's rows.
+func (p *Pipeline) record(ctx context.Context, tx *store.Tx, req *Request, out *Outcome) error {
+	b := req.Batch
+	tx.Use(b)
+	now := p.now()
+	status := cairn.ProposalHeld
+	if out.Verdict == cairn.Reject {
+		status = cairn.ProposalRejected
+	}
+	var prop *cairn.Proposal
+	var err error
+	if req.Proposal != 0 {
+		if prop, err = getProposal(ctx, tx.SQL(), req.Proposal); err != nil {
+			return err
+		}
+		if prop.Status != cairn.ProposalHeld {
+			return cairn.Errorf(cairn.ECONFLICT, "proposal %d is %s; only a held proposal can be decided", prop.ID, prop.Status)
+		}
+		prop.Status, prop.Verdict, prop.Findings = status, out.Verdict, out.Findings
+		if status == cairn.ProposalRejected {
+			prop.Decided, prop.DecidedBy = now, cairn.PrincipalSystem
+		}
+		if _, err := tx.SQL().ExecContext(ctx, `UPDATE proposals SET status = ?, verdict = ?, findings = ?, error = '',
+			decided = ?, decided_by = ? WHERE id = ?`,
+			prop.Status, string(prop.Verdict), findingsJSON(prop.Findings), nullTime(prop.Decided), nullPrincipal(prop.DecidedBy), prop.ID); err != nil {
+			return err
+		}
+	} else {
+		prop = p.newProposal(req, out)
+		prop.Status = status
+		if status == cairn.ProposalRejected {
+			prop.Decided, prop.DecidedBy = now, cairn.PrincipalSystem
+		}
+		if err := insertProposal(ctx, tx.SQL(), prop); err != nil {
+			return err
+		}
+		c := req.Commit
+		if c.IsZero() {
+			cm, err := tx.WriteCommit(ctx, b, store.CommitRequest{
+				Tree: req.Tree, Parents: nonZero(append([]cairn.Hash{req.Base}, req.Parents...)),
+				Principal: req.Principal, Message: req.Message, Meta: p.meta(req, prop.ID, "proposal"), AllowEmpty: true,
+			})
+			if err != nil {
+				return err
+			}
+			c = cm.Hash
+		}
+		prop.Commit = c
+		if err := tx.UpdateRef(ctx, cairn.RefUpdate{Name: "heads/" + ProposalBranch(prop.ID), Kind: cairn.RefBranch,
+			New: c, Principal: req.Principal, Message: string(out.Verdict) + ": " + firstLine(req.Message)}); err != nil {
+			return err
+		}
+		if _, err := tx.SQL().ExecContext(ctx, `UPDATE proposals SET proposal = ? WHERE id = ?`, c[:], prop.ID); err != nil {
+			return err
+		}
+	}
+	out.Proposal = prop
+	action := string(out.Verdict)
+	if req.Proposal != 0 {
+		action = "recheck"
+	}
+	if err := Audit(ctx, tx.SQL(), now, cairn.PrincipalSystem, action, prop.ID, cairn.Hash{}, map[string]any{"route": req.Route, "findings": len(out.Findings)}); err != nil {
+		return err
+	}
+	if err := Event(ctx, tx.SQL(), now, "proposal."+prop.Status, strconv.FormatInt(prop.ID, 10), map[string]any{
+		"route": req.Route, "source": req.Source, "findings": len(out.Findings)}); err != nil {
+		return err
+	}
+	return p.runDecided(ctx, tx, req, out)
+}
+
+// ProposalBranch is the branch that keeps a proposal's tree.
+func ProposalBranch(id int64) string { return "proposals/" + strconv.FormatInt(id, 10) }
+
+func (p *Pipeline) newProposal(req *Request, out *Outcome) *cairn.Proposal {
+	return &cairn.Proposal{
+		Key: req.Key, Route: req.Route, Branch: Branch, Base: req.Base, Tree: req.Tree,
+		Principal: req.Principal, Origin: string(req.Origin), Verdict: out.Verdict, Findings: out.Findings,
+		Summary: req.Summary, Message: req.Message, Log: req.Log, Source: req.Source, Job: req.Job, Created: p.now(),
+	}
+}
+
+func (p *Pipeline) meta(req *Request, id int64, verdict string) map[string]string {
+	m := maps.Clone(req.Meta)
+	if m == nil {
+		m = map[string]string{}
+	}
+	m["proposal"] = strconv.FormatInt(id, 10)
+	m["route"] = req.Route
+	if verdict != "proposal" {
+		m["verdict"] = verdict
+	}
+	if req.Source != "" {
+		m["source"] = req.Source
+	}
+	if req.Job != 0 {
+		m["job"] = strconv.FormatInt(req.Job, 10)
+	}
+	return m
+}
+
+func reviewedMessage(msg string) string {
+	line, rest, _ := bytes.Cut([]byte(msg), []byte("\n"))
+	if route, subject, ok := bytes.Cut(line, []byte(": ")); ok && !bytes.Contains(route, []byte(" ")) {
+		line = []byte(string(route) + " (reviewed): " + string(subject))
+	} else {
+		line = append([]byte("reviewed: "), line...)
+	}
+	if len(rest) > 0 {
+		return string(line) + "\n" + string(rest)
+	}
+	return string(line)
+}
+
+// reader returns a function that reads an entry's content from the batch
+// or the store (nil when it cannot).
+func (p *Pipeline) reader(ctx context.Context, b *store.Batch) func(cairn.Entry) []byte {
+	return func(e cairn.Entry) []byte {
+		data, err := b.ReadBlob(ctx, e.Blob)
+		if err != nil {
+			return nil
+		}
+		return data
+	}
+}
+
+// policyAt reads cairn.yaml from a tree. A policy that does not parse
+// (one that reached main before this cairn checked it) gives the
+// defaults, with a log line: admission must never lock itself out.
+func (p *Pipeline) policyAt(ctx context.Context, tx *store.Tx, tree cairn.Hash) *Policy {
+	pol, err := PolicyAt(ctx, tx, tree)
+	if err != nil {
+		p.log.Warn("cairn.yaml on main does not parse; using the default policy", "err", err)
+		return &Policy{}
+	}
+	return pol
+}
+
+// treeReader reads trees: a store, a batch or a transaction.
+type treeReader interface {
+	Get(ctx context.Context, tree cairn.Hash, path string) (cairn.Entry, error)
+	ReadBlob(ctx context.Context, h cairn.Hash) ([]byte, error)
+}
+
+// PolicyAt reads the policy of a tree: its cairn.yaml, or the defaults
+// when it has none.
+func PolicyAt(ctx context.Context, r treeReader, tree cairn.Hash) (*Policy, error) {
+	e, err := r.Get(ctx, tree, PolicyFile)
+	if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+		return &Policy{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	data, err := r.ReadBlob(ctx, e.Blob)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePolicy(data)
+}
+
+func treeOf(ctx context.Context, tx *store.Tx, c cairn.Hash) (cairn.Hash, error) {
+	if c.IsZero() {
+		return store.EmptyTree, nil
+	}
+	cm, err := tx.ReadCommit(ctx, c)
+	if err != nil {
+		return cairn.Hash{}, err
+	}
+	return cm.Tree, nil
+}
+
+func nonZero(hs []cairn.Hash) []cairn.Hash {
+	out := []cairn.Hash{}
+	for _, h := range hs {
+		if !h.IsZero() {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	line, _, _ := bytes.Cut([]byte(s), []byte("\n"))
+	return string(line)
+}

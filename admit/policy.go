@@ -1,0 +1,439 @@
+package admit
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/google/shlex"
+	"go.yaml.in/yaml/v3"
+
+	"cairn"
+)
+
+// PolicyFile is the vault's contract: the admission policy, at the root of
+// main, versioned with the vault and protected from agents.
+const PolicyFile = "cairn.yaml"
+
+// Policy is what cairn.yaml says. The zero value of every field means its
+// default, written in its comment.
+type Policy struct {
+	Agent   AgentPolicy   `yaml:"agent,omitempty"`
+	Sources SourcePolicy  `yaml:"sources,omitempty"`
+	Paths   PathPolicy    `yaml:"paths,omitempty"`
+	Verdict VerdictPolicy `yaml:"verdicts,omitempty"`
+}
+
+// AgentPolicy configures the agent that integrates sources.
+type AgentPolicy struct {
+	// Runtime is "extractive" (default: offline, no key) or "command".
+	Runtime string `yaml:"runtime,omitempty"`
+	// Command is the argv of a command agent as one string, split like a
+	// shell would (quotes group words); the prompt arrives on stdin.
+	Command string `yaml:"command,omitempty"`
+	// Timeout bounds one agent run. Default 30m.
+	Timeout Duration `yaml:"timeout,omitempty"`
+	// Inactivity ends a run that printed nothing for this long. Default 180s.
+	Inactivity Duration `yaml:"inactivity,omitempty"`
+	// Attempts is how often a job runs when the infrastructure fails
+	// (agent errors are never retried by themselves). Default 3.
+	Attempts int `yaml:"attempts,omitempty"`
+	// Workers is how many jobs one process runs at once. Default 2.
+	Workers int `yaml:"workers,omitempty"`
+}
+
+// SourcePolicy limits what may be ingested.
+type SourcePolicy struct {
+	// MaxSize is the largest source accepted. Default 64MiB.
+	MaxSize Size `yaml:"max_size,omitempty"`
+}
+
+// PathPolicy says where changes may go.
+type PathPolicy struct {
+	// Protected are further paths (a file, or a folder ending in /) that
+	// only people may change, like raw/ and log.md.
+	Protected []string `yaml:"protected,omitempty"`
+	// Allowed are the paths (files, or folders ending in /) agents may
+	// write; empty means anywhere not protected.
+	Allowed []string `yaml:"allowed,omitempty"`
+	// Types are the file extensions allowed in the vault. Default: Markdown,
+	// text, images, PDF, audio, video, data and canvas files.
+	Types []string `yaml:"types,omitempty"`
+	// Dotfiles are dot files people may keep. Default .gitignore,
+	// .gitattributes. Agents may never write one.
+	Dotfiles []string `yaml:"dotfiles,omitempty"`
+}
+
+// VerdictPolicy overrides the default verdict table: for each rule, what an
+// agent's change and a person's change get.
+type VerdictPolicy map[string]VerdictPair
+
+// VerdictPair is one row of the verdict table.
+type VerdictPair struct {
+	Agent  cairn.Verdict `yaml:"agent,omitempty"`
+	Person cairn.Verdict `yaml:"person,omitempty"`
+}
+
+// Duration is a time.Duration written as "30m" or "180s".
+type Duration time.Duration
+
+// UnmarshalYAML reads a duration.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil || v < 0 {
+		return fmt.Errorf("line %d: %q is not a duration (like 30m or 180s)", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes a duration.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// Size is a number of bytes written as "64MiB" or "100MB".
+type Size int64
+
+// UnmarshalYAML reads a size.
+func (s *Size) UnmarshalYAML(n *yaml.Node) error {
+	v, err := humanize.ParseBytes(n.Value)
+	if err != nil || v > 1<<40 {
+		return fmt.Errorf("line %d: %q is not a size (like 64MiB)", n.Line, n.Value)
+	}
+	*s = Size(v)
+	return nil
+}
+
+// MarshalYAML writes a size.
+func (s Size) MarshalYAML() (any, error) { return humanize.IBytes(uint64(s)), nil }
+
+// Defaults.
+const (
+	DefaultTimeout    = 30 * time.Minute
+	DefaultInactivity = 180 * time.Second
+	DefaultAttempts   = 3
+	DefaultWorkers    = 2
+	DefaultMaxSize    = 64 << 20
+)
+
+// DefaultTypes are the file extensions allowed by default.
+var defaultTypes = []string{
+	".md", ".markdown", ".txt", ".canvas", ".base",
+	".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".avif", ".bmp", ".ico", ".tif", ".tiff",
+	".pdf", ".csv", ".tsv", ".json", ".yaml", ".yml", ".bib", ".tex", ".html", ".htm", ".xml",
+	".mp3", ".wav", ".m4a", ".ogg", ".flac", ".mp4", ".webm", ".mov", ".mkv",
+	".excalidraw", ".drawio",
+}
+
+var defaultDotfiles = []string{".gitignore", ".gitattributes"}
+
+// Runtime returns the agent runtime.
+func (p *Policy) Runtime() string { return cmpOr(p.Agent.Runtime, "extractive") }
+
+// Timeout returns the agent timeout.
+func (p *Policy) Timeout() time.Duration {
+	return cmpOr(time.Duration(p.Agent.Timeout), DefaultTimeout)
+}
+
+// Inactivity returns the agent inactivity watchdog.
+func (p *Policy) Inactivity() time.Duration {
+	return cmpOr(time.Duration(p.Agent.Inactivity), DefaultInactivity)
+}
+
+// Attempts returns how often a job runs on infrastructure errors.
+func (p *Policy) Attempts() int { return cmpOr(p.Agent.Attempts, DefaultAttempts) }
+
+// Workers returns how many jobs one process runs at once.
+func (p *Policy) Workers() int { return cmpOr(p.Agent.Workers, DefaultWorkers) }
+
+// MaxSize returns the largest source accepted.
+func (p *Policy) MaxSize() int64 { return cmpOr(int64(p.Sources.MaxSize), DefaultMaxSize) }
+
+// Types returns the allowed file extensions.
+func (p *Policy) Types() []string {
+	if len(p.Paths.Types) == 0 {
+		return defaultTypes
+	}
+	return p.Paths.Types
+}
+
+// Dotfiles returns the dot files people may keep.
+func (p *Policy) Dotfiles() []string {
+	if p.Paths.Dotfiles == nil {
+		return defaultDotfiles
+	}
+	return p.Paths.Dotfiles
+}
+
+// CommandArgv returns the command agent's argv.
+func (p *Policy) CommandArgv() ([]string, error) {
+	argv, err := shlex.Split(p.Agent.Command)
+	if err != nil {
+		return nil, cairn.Errorf(cairn.EINVALID, "agent.command %q: %v", p.Agent.Command, err).
+			WithHint("Quote words with spaces: cairn settings set agent.command 'my-agent --flag \"two words\"'")
+	}
+	if len(argv) == 0 {
+		return nil, cairn.Errorf(cairn.EINVALID, "agent.runtime is command but agent.command is empty").
+			WithHint("Try: cairn settings set agent.command 'my-agent --flag'")
+	}
+	return argv, nil
+}
+
+// Validate reports the first thing wrong with the policy.
+func (p *Policy) Validate() error {
+	bad := func(format string, args ...any) error {
+		return cairn.Errorf(cairn.EINVALID, "%s: "+format, append([]any{PolicyFile}, args...)...).
+			WithHint("Fix it with cairn settings set KEY VALUE; cairn settings lists the keys.")
+	}
+	switch p.Agent.Runtime {
+	case "", "extractive":
+	case "command":
+		if _, err := p.CommandArgv(); err != nil {
+			return err
+		}
+	default:
+		return bad("agent.runtime is %q; it must be extractive or command", p.Agent.Runtime)
+	}
+	if p.Agent.Attempts < 0 || p.Agent.Attempts > 100 {
+		return bad("agent.attempts must be between 1 and 100, not %d", p.Agent.Attempts)
+	}
+	if p.Agent.Workers < 0 || p.Agent.Workers > 64 {
+		return bad("agent.workers must be between 1 and 64, not %d", p.Agent.Workers)
+	}
+	for _, lists := range [][]string{p.Paths.Protected, p.Paths.Allowed} {
+		for _, x := range lists {
+			if _, err := cairn.CleanPath(strings.TrimSuffix(x, "/")); err != nil {
+				return bad("path %q: %v", x, err)
+			}
+		}
+	}
+	for _, t := range p.Paths.Types {
+		if !strings.HasPrefix(t, ".") || strings.ContainsAny(t, "/ ") {
+			return bad("file type %q must be an extension like .md", t)
+		}
+	}
+	for _, d := range p.Paths.Dotfiles {
+		if !strings.HasPrefix(d, ".") || strings.Contains(d, "/") {
+			return bad("dotfile %q must be a file name starting with a dot, like .gitignore", d)
+		}
+	}
+	for rule, pair := range p.Verdict {
+		if _, ok := defaultVerdicts[rule]; !ok {
+			return bad("verdicts: unknown rule %q; the rules are %s", rule, strings.Join(verdictRules(), ", "))
+		}
+		for _, v := range []cairn.Verdict{pair.Agent, pair.Person} {
+			switch v {
+			case "", cairn.Admit, cairn.Hold, cairn.Reject:
+			default:
+				return bad("verdicts.%s: %q is not admit, hold or reject", rule, v)
+			}
+		}
+	}
+	return nil
+}
+
+// ParsePolicy reads cairn.yaml. Unknown keys are errors, so a misspelt
+// setting is never silently ignored.
+func ParsePolicy(data []byte) (*Policy, error) {
+	p := &Policy{}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return p, nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(p); err != nil {
+		return nil, cairn.Errorf(cairn.EINVALID, "%s: %v", PolicyFile, strings.TrimPrefix(err.Error(), "yaml: ")).
+			WithHint("cairn settings lists the keys it knows.")
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Setting describes one key of cairn.yaml.
+type Setting struct {
+	Key     string `json:"id"`
+	Value   string `json:"value"`
+	Default string `json:"default"`
+	Help    string `json:"help"`
+}
+
+// settingKeys are the keys `cairn settings` knows, in order, with help.
+var settingKeys = []struct{ key, help string }{
+	{"agent.runtime", "the agent that integrates sources: extractive (offline) or command"},
+	{"agent.command", "the command agent's argv as one string; the prompt arrives on stdin"},
+	{"agent.timeout", "the longest an agent may run"},
+	{"agent.inactivity", "an agent that prints nothing for this long is stopped"},
+	{"agent.attempts", "runs of a job when the infrastructure fails"},
+	{"agent.workers", "jobs one process runs at once"},
+	{"sources.max_size", "the largest source accepted"},
+	{"paths.protected", "further paths only people may change (comma-separated; folders end in /)"},
+	{"paths.allowed", "where agents may write (comma-separated; empty: anywhere not protected)"},
+	{"paths.types", "allowed file extensions (comma-separated)"},
+	{"paths.dotfiles", "dot files people may keep (comma-separated)"},
+}
+
+// Settings lists every key with its value and default. Verdict overrides
+// are listed as verdicts.RULE.agent and verdicts.RULE.person.
+func (p *Policy) Settings() []Setting {
+	def := &Policy{}
+	var out []Setting
+	for _, k := range settingKeys {
+		v, _ := p.get(k.key)
+		d, _ := def.get(k.key)
+		out = append(out, Setting{Key: k.key, Value: v, Default: d, Help: k.help})
+	}
+	for _, rule := range verdictRules() {
+		for _, who := range []string{"agent", "person"} {
+			key := "verdicts." + rule + "." + who
+			v, _ := p.get(key)
+			d, _ := def.get(key)
+			out = append(out, Setting{Key: key, Value: v, Default: d, Help: verdictHelp[rule]})
+		}
+	}
+	return out
+}
+
+// Get returns the value of one key.
+func (p *Policy) Get(key string) (string, error) { return p.get(key) }
+
+func (p *Policy) get(key string) (string, error) {
+	switch key {
+	case "agent.runtime":
+		return p.Runtime(), nil
+	case "agent.command":
+		return p.Agent.Command, nil
+	case "agent.timeout":
+		return p.Timeout().String(), nil
+	case "agent.inactivity":
+		return p.Inactivity().String(), nil
+	case "agent.attempts":
+		return strconv.Itoa(p.Attempts()), nil
+	case "agent.workers":
+		return strconv.Itoa(p.Workers()), nil
+	case "sources.max_size":
+		return humanize.IBytes(uint64(p.MaxSize())), nil
+	case "paths.protected":
+		return strings.Join(p.Paths.Protected, ","), nil
+	case "paths.allowed":
+		return strings.Join(p.Paths.Allowed, ","), nil
+	case "paths.types":
+		return strings.Join(p.Types(), ","), nil
+	case "paths.dotfiles":
+		return strings.Join(p.Dotfiles(), ","), nil
+	}
+	if rest, ok := strings.CutPrefix(key, "verdicts."); ok {
+		rule, who, ok := strings.Cut(rest, ".")
+		if _, known := defaultVerdicts[rule]; ok && known && (who == "agent" || who == "person") {
+			return string(p.verdict(rule, who == "agent")), nil
+		}
+	}
+	return "", unknownKey(key)
+}
+
+func unknownKey(key string) error {
+	var keys []string
+	for _, k := range settingKeys {
+		keys = append(keys, k.key)
+	}
+	return cairn.Errorf(cairn.EINVALID, "unknown setting %q", key).
+		WithHint("The settings are " + strings.Join(keys, ", ") + ", and verdicts.RULE.agent|person.")
+}
+
+// SetPolicy returns cairn.yaml (data, possibly empty) with key set to
+// value, keeping the file's comments and the order of its keys. The
+// result is validated; value "" removes the key (its default applies).
+func SetPolicy(data []byte, key, value string) ([]byte, error) {
+	if _, err := (&Policy{}).get(key); err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			return nil, cairn.Errorf(cairn.EINVALID, "%s: %v", PolicyFile, err).WithHint("Fix the file by hand, then commit it.")
+		}
+	}
+	if doc.Kind == 0 {
+		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode}}}
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, cairn.Errorf(cairn.EINVALID, "%s is not a mapping of settings", PolicyFile).WithHint("Fix the file by hand, then commit it.")
+	}
+	parts := strings.Split(key, ".")
+	var val *yaml.Node
+	if value != "" {
+		val = &yaml.Node{Kind: yaml.ScalarNode, Value: value}
+		if list := slices.Contains([]string{"paths.protected", "paths.allowed", "paths.types", "paths.dotfiles"}, key); list {
+			val = &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+			for _, item := range strings.Split(value, ",") {
+				if item = strings.TrimSpace(item); item != "" {
+					val.Content = append(val.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: item})
+				}
+			}
+		} else if key == "agent.command" {
+			val.Style = yaml.SingleQuotedStyle
+		}
+	}
+	setNode(root, parts, val)
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, err
+	}
+	out := buf.Bytes()
+	if string(bytes.TrimSpace(out)) == "{}" {
+		out = nil
+	}
+	if _, err := ParsePolicy(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// setNode sets (val != nil) or removes the value at path in a mapping.
+func setNode(m *yaml.Node, path []string, val *yaml.Node) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value != path[0] {
+			continue
+		}
+		if len(path) == 1 {
+			if val == nil {
+				m.Content = slices.Delete(m.Content, i, i+2)
+			} else {
+				m.Content[i+1] = val
+			}
+			return
+		}
+		child := m.Content[i+1]
+		if child.Kind != yaml.MappingNode {
+			child = &yaml.Node{Kind: yaml.MappingNode}
+			m.Content[i+1] = child
+		}
+		setNode(child, path[1:], val)
+		if len(child.Content) == 0 {
+			m.Content = slices.Delete(m.Content, i, i+2)
+		}
+		return
+	}
+	if val == nil {
+		return
+	}
+	for _, p := range slices.Backward(path[1:]) {
+		val = &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: p}, val}}
+	}
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: path[0]}, val)
+}
+
+func cmpOr[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}

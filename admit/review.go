@@ -1,0 +1,172 @@
+package admit
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"cairn"
+	"cairn/store"
+)
+
+// held reads a proposal that must be held, and the head of its branch
+// (which a person may have moved by fixing the proposal in a working tree).
+func (p *Pipeline) held(ctx context.Context, id int64) (*cairn.Proposal, cairn.Hash, cairn.Hash, error) {
+	prop, err := getProposal(ctx, p.db, id)
+	if err != nil {
+		return nil, cairn.Hash{}, cairn.Hash{}, err
+	}
+	if prop.Status != cairn.ProposalHeld {
+		return nil, cairn.Hash{}, cairn.Hash{}, cairn.Errorf(cairn.ECONFLICT, "proposal %d is %s; only a held proposal can be decided", id, prop.Status).
+			WithHint("Try: cairn review list")
+	}
+	head, err := p.s.Head(ctx, ProposalBranch(id))
+	if err != nil {
+		return nil, cairn.Hash{}, cairn.Hash{}, fmt.Errorf("proposal %d: %w", id, err)
+	}
+	c, err := p.s.ReadCommit(ctx, head)
+	if err != nil {
+		return nil, cairn.Hash{}, cairn.Hash{}, err
+	}
+	return prop, head, c.Tree, nil
+}
+
+// Accept admits a held proposal by a person's decision: its branch's head
+// (with any fix the person committed there) is merged onto main, whatever
+// the gates say, and recorded as decided by who. When main changed the
+// same places, nothing is merged: the proposal stays held with the error
+// (ECONFLICT).
+func (p *Pipeline) Accept(ctx context.Context, id int64, who cairn.Principal) (*Outcome, error) {
+	prop, head, tree, err := p.held(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return p.Submit(ctx, Request{
+		Key: "accept:" + strconv.FormatInt(id, 10), Route: prop.Route,
+		Base: prop.Base, Tree: tree, Commit: head, Principal: prop.Principal, Origin: Origin(prop.Origin),
+		Message: prop.Message, Summary: prop.Summary, Log: prop.Log, Source: prop.Source, Job: prop.Job,
+		Proposal: id, Decider: who, Force: true, AllowEmpty: true,
+	})
+}
+
+// Recheck runs the gates again on a held proposal (after a person fixed it
+// on its branch, or after main changed): admitted when they now admit it,
+// else held or rejected with the new findings.
+func (p *Pipeline) Recheck(ctx context.Context, id int64) (*Outcome, error) {
+	prop, head, tree, err := p.held(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return p.Submit(ctx, Request{
+		Key: "recheck:" + strconv.FormatInt(id, 10), Route: prop.Route,
+		Base: prop.Base, Tree: tree, Commit: head, Principal: prop.Principal, Origin: Origin(prop.Origin),
+		Message: prop.Message, Summary: prop.Summary, Log: prop.Log, Source: prop.Source, Job: prop.Job,
+		Proposal: id,
+	})
+}
+
+// Reject rejects a held proposal by a person's decision. Its branch stays,
+// as the record of what was rejected. A proposal that would have written a
+// log entry (an ingest) gets one saying it was rejected, written to main
+// in the same transaction, as Eva does.
+func (p *Pipeline) Reject(ctx context.Context, id int64, who cairn.Principal, reason string) (*cairn.Proposal, error) {
+	if err := who.Validate(); err != nil {
+		return nil, err
+	}
+	reason = strings.TrimSpace(reason)
+	if len(reason) > 4096 {
+		return nil, cairn.Errorf(cairn.EINVALID, "the reason is %d bytes; at most 4096", len(reason))
+	}
+	var out *cairn.Proposal
+	err := p.s.Update(ctx, func(tx *store.Tx) error {
+		prop, err := getProposal(ctx, tx.SQL(), id)
+		if err != nil {
+			return err
+		}
+		if prop.Status != cairn.ProposalHeld {
+			return cairn.Errorf(cairn.ECONFLICT, "proposal %d is %s; only a held proposal can be decided", id, prop.Status).
+				WithHint("Try: cairn review list")
+		}
+		now := p.now()
+		var commit cairn.Hash
+		if prop.Log != nil {
+			head, err := tx.Head(ctx, Branch)
+			if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+				return err
+			}
+			headTree, err := treeOf(ctx, tx, head)
+			if err != nil {
+				return err
+			}
+			body := "Rejected in review by " + string(who) + "; the proposal is kept as " + ProposalBranch(id) + "."
+			if reason != "" {
+				body += " Reason: " + reason
+			}
+			b := p.s.NewBatch()
+			tree, err := p.appendLog(ctx, b, headTree, &cairn.LogEntry{Op: prop.Log.Op, Subject: prop.Log.Subject, Body: body})
+			if err != nil {
+				return err
+			}
+			tx.SetValue(admittingKey{}, true)
+			c, err := tx.Commit(ctx, b, store.CommitRequest{
+				Branch: Branch, Expected: head, Tree: tree, Principal: who,
+				Message: fmt.Sprintf("log: reject %s %s", prop.Log.Op, prop.Log.Subject),
+				Meta:    map[string]string{"proposal": strconv.FormatInt(id, 10), "route": "review", "verdict": string(cairn.Reject)},
+			})
+			tx.SetValue(admittingKey{}, false)
+			if err != nil {
+				return err
+			}
+			commit = c.Hash
+		}
+		if _, err := tx.SQL().ExecContext(ctx, `UPDATE proposals SET status = ?, decided = ?, decided_by = ?, reason = ?, error = '' WHERE id = ?`,
+			cairn.ProposalRejected, now.UnixNano(), string(who), reason, id); err != nil {
+			return err
+		}
+		prop.Status, prop.Decided, prop.DecidedBy, prop.Reason, prop.Error = cairn.ProposalRejected, now, who, reason, ""
+		if err := Audit(ctx, tx.SQL(), now, who, "reject", id, commit, map[string]any{"reason": reason}); err != nil {
+			return err
+		}
+		if err := Event(ctx, tx.SQL(), now, "proposal.rejected", strconv.FormatInt(id, 10), map[string]any{
+			"route": prop.Route, "source": prop.Source, "by": who}); err != nil {
+			return err
+		}
+		out = prop
+		return p.runDecided(ctx, tx, nil, &Outcome{Proposal: prop, Verdict: cairn.Reject})
+	})
+	return out, err
+}
+
+// Changes returns what a proposal changes against its base: the diff of
+// its branch's head (or, once decided, of its recorded commit).
+func (p *Pipeline) Changes(ctx context.Context, prop *cairn.Proposal) (base, tree cairn.Hash, changes []cairn.Change, err error) {
+	tree = prop.Tree
+	if head, err := p.s.Head(ctx, ProposalBranch(prop.ID)); err == nil {
+		c, err := p.s.ReadCommit(ctx, head)
+		if err != nil {
+			return base, tree, nil, err
+		}
+		tree = c.Tree
+	}
+	base = store.EmptyTree
+	if !prop.Base.IsZero() {
+		c, err := p.s.ReadCommit(ctx, prop.Base)
+		if err != nil {
+			return base, tree, nil, err
+		}
+		base = c.Tree
+	}
+	changes, err = p.s.Diff(ctx, base, tree, nil)
+	return base, tree, changes, err
+}
+
+// Get reads one proposal.
+func (p *Pipeline) Get(ctx context.Context, id int64) (*cairn.Proposal, error) {
+	return getProposal(ctx, p.db, id)
+}
+
+// List lists proposals, newest first.
+func (p *Pipeline) List(ctx context.Context, f ProposalFilter) ([]*cairn.Proposal, error) {
+	return listProposals(ctx, p.db, f)
+}

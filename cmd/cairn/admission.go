@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"cairn"
+	"cairn/admit"
+	"cairn/store"
+	"cairn/vault"
+	"cairn/worktree"
+)
+
+// landOnMain returns the Land function of a commit of local edits to main:
+// the edits go through admission, and *outcome receives what it decided.
+func landOnMain(v *vault.Vault, route string, p cairn.Principal, message string, outcome **admit.Outcome) func(context.Context, *worktree.Landing) (*cairn.Commit, []cairn.Conflict, error) {
+	return func(ctx context.Context, l *worktree.Landing) (*cairn.Commit, []cairn.Conflict, error) {
+		out, err := v.Admit.Submit(ctx, admit.Request{
+			Route: route, Base: l.Base, BaseTree: l.BaseTree, Tree: l.Tree, Batch: l.Batch,
+			Principal: p, Message: message,
+			Within: func(ctx context.Context, tx *store.Tx, out *admit.Outcome) error {
+				if out.Admitted() {
+					return l.Record(ctx, tx, out.Commit)
+				}
+				return nil
+			},
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		*outcome = out
+		return out.Commit, out.Conflicts, nil
+	}
+}
+
+// outcomeItem is the JSON shape of an admission outcome.
+func outcomeItem(out *admit.Outcome) map[string]any {
+	m := map[string]any{"verdict": out.Verdict, "findings": findingsOrEmpty(out.Findings), "origin": out.Origin}
+	if out.Proposal != nil {
+		m["id"] = out.Proposal.ID
+		m["proposal"] = out.Proposal.ID
+		m["status"] = out.Proposal.Status
+	}
+	if out.Commit != nil {
+		m["commit"] = out.Commit
+		if out.Proposal == nil {
+			m["id"] = out.Commit.Hash
+		}
+	}
+	if len(out.Lint) > 0 {
+		m["lint"] = out.Lint
+	}
+	if out.Rebased {
+		m["rebased"] = true
+	}
+	return m
+}
+
+func findingsOrEmpty(fs []cairn.Finding) []cairn.Finding {
+	if fs == nil {
+		return []cairn.Finding{}
+	}
+	return fs
+}
+
+// refused prints why admission did not admit a change and sets exit code 1.
+func (a *app) refused(w io.Writer, out *admit.Outcome) {
+	a.code = exitRefused
+	id := out.Proposal.ID
+	switch out.Verdict {
+	case cairn.Reject:
+		fmt.Fprintf(w, "Rejected: the change was refused and kept as proposal %d (branch %s).\n", id, admit.ProposalBranch(id))
+	default:
+		fmt.Fprintf(w, "Held for review as proposal %d: a person must decide.\n", id)
+	}
+	printFindings(w, out.Findings, cairn.Admit)
+	if out.Verdict == cairn.Hold {
+		fmt.Fprintf(w, "Next: cairn review show %d, then cairn review accept %d or cairn review reject %d\n", id, id, id)
+	}
+}
+
+// printFindings prints the findings whose verdict is at least min.
+func printFindings(w io.Writer, fs []cairn.Finding, min cairn.Verdict) {
+	for _, f := range fs {
+		if f.Verdict.Rank() < min.Rank() {
+			continue
+		}
+		where := f.Page
+		if where == "" {
+			where = f.Subject
+		}
+		fmt.Fprintf(w, "  %-6s %s/%s  %s\n", f.Verdict, f.Gate, f.Rule, strings.TrimPrefix(f.Message, where+": "))
+	}
+}
+
+// printLint prints the new lint findings an admitted change brought.
+func printLint(w io.Writer, out *admit.Outcome) {
+	if len(out.Lint) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "The change brings %s (admitted; cairn lint lists them):\n", plural(len(out.Lint), "new finding"))
+	for i, f := range out.Lint {
+		if i == 10 {
+			fmt.Fprintf(w, "  ... and %d more\n", len(out.Lint)-10)
+			break
+		}
+		fmt.Fprintf(w, "  %-7s %-16s %s\n", f.Severity, f.Rule, f.Message)
+	}
+}
