@@ -42,8 +42,8 @@ type Pipeline struct {
 	db      *sql.DB
 	decided []DecidedFunc
 	log     *slog.Logger
-	now   func() time.Time
-	crash func(string)
+	now     func() time.Time
+	crash   func(string)
 }
 
 // DecidedFunc is called inside the transaction that gives a proposal a
@@ -78,15 +78,17 @@ func New(s *store.Store, ix *index.Index, db *sql.DB, opts *Options) *Pipeline {
 // before the pipeline is shared.
 func (p *Pipeline) OnDecided(f DecidedFunc) { p.decided = append(p.decided, f) }
 
-// runDecided calls the registered functions and the request's own.
+// runDecided calls the request's own function, then the registered ones.
 func (p *Pipeline) runDecided(ctx context.Context, tx *store.Tx, req *Request, out *Outcome) error {
+	if req != nil && req.Within != nil {
+		if err := req.Within(ctx, tx, out); err != nil {
+			return err
+		}
+	}
 	for _, f := range p.decided {
 		if err := f(ctx, tx, out.Proposal); err != nil {
 			return err
 		}
-	}
-	if req != nil && req.Within != nil {
-		return req.Within(ctx, tx, out)
 	}
 	return nil
 }
@@ -171,9 +173,9 @@ type Request struct {
 	// AllowEmpty admits a change that changes nothing (merging a branch
 	// main already has).
 	AllowEmpty bool
-	// Within runs inside the transaction that records the outcome, for
-	// the caller's own rows (a job's completion, a source's status). An
-	// error rolls everything back.
+	// Within runs inside the transaction that records the outcome, before
+	// the functions registered with OnDecided, for the caller's own rows
+	// (a job's completion). An error rolls everything back.
 	Within func(ctx context.Context, tx *store.Tx, out *Outcome) error
 }
 
@@ -347,7 +349,7 @@ func (p *Pipeline) decide(ctx context.Context, tx *store.Tx, req *Request) (*Out
 	if err != nil {
 		return nil, fmt.Errorf("admission: diff: %w", err)
 	}
-	if len(changes) == 0 && !req.AllowEmpty {
+	if len(changes) == 0 && !req.AllowEmpty && len(req.Outside) == 0 && len(req.Skipped) == 0 {
 		return nil, cairn.Errorf(cairn.EINVALID, "nothing to admit: %w", ErrEmpty)
 	}
 	for _, c := range changes {
@@ -378,6 +380,15 @@ func (p *Pipeline) decide(ctx context.Context, tx *store.Tx, req *Request) (*Out
 	out.Lint = lint.AtLeast(newLint, lint.Warning)
 	findings = append(findings, gateLint(newLint)...)
 	out.Verdict = pol.judge(findings, req.Origin)
+	if headTree == store.EmptyTree && req.Origin == OriginPerson {
+		// A person founding the vault (adopting a folder, importing into an
+		// empty main) establishes raw/, log.md and the contract rather than
+		// changing them: the findings are reported, not held.
+		for i := range findings {
+			findings[i].Verdict = cairn.Admit
+		}
+		out.Verdict = cairn.Admit
+	}
 	out.Findings = findings
 	if out.Verdict != cairn.Admit && !req.Force {
 		return out, nil

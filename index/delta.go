@@ -72,4 +72,3 @@ func (ix *Index) Apply(ctx context.Context, tx *store.Tx, tree cairn.Hash) (*Del
 	}
 	return d, nil
 }
-

@@ -275,3 +275,36 @@ func (r *Reader) Stats(ctx context.Context) (Stats, error) {
 		(SELECT count(*) FROM findings)`).Scan(&s.Files, &s.Pages, &s.Links, &s.Broken, &s.Findings)
 	return s, err
 }
+
+// Title is a page's path with the names it is known by.
+type Title struct {
+	Path    string   `json:"path"`
+	Title   string   `json:"title"`
+	Type    string   `json:"type,omitempty"`
+	Aliases []string `json:"aliases,omitempty"`
+}
+
+// Titles returns every page's path, title, type and aliases, by path: what
+// an agent needs to link new text to existing pages.
+func (r *Reader) Titles(ctx context.Context) ([]Title, error) {
+	rows, err := r.q.QueryContext(ctx, `SELECT path, coalesce(title, ''), coalesce(type, ''), coalesce(aliases, '') FROM files WHERE kind = 1 ORDER BY path`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Title
+	for rows.Next() {
+		var t Title
+		var aliases string
+		if err := rows.Scan(&t.Path, &t.Title, &t.Type, &aliases); err != nil {
+			return nil, err
+		}
+		if aliases != "" {
+			if err := json.Unmarshal([]byte(aliases), &t.Aliases); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}

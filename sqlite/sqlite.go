@@ -98,7 +98,9 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		crash: opts.Crash,
 	}
 	db.sync = sync
-	db.w, err = sql.Open("sqlite", base+"&_auto_vacuum=INCREMENTAL&_journal_mode=WAL&_synchronous="+sync+
+	// auto_vacuum is set when the database is made (migrate): as a
+	// connection parameter it would take the write lock on every open.
+	db.w, err = sql.Open("sqlite", base+"&_journal_mode=WAL&_synchronous="+sync+
 		"&_txlock=immediate&_pragma=secure_delete(ON)&_pragma=foreign_keys(ON)&_pragma=cache_size(-32768)")
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -136,6 +138,11 @@ func (db *DB) Path() string { return db.path }
 // Read returns the read-only connection pool, for subsystems that query
 // their own tables.
 func (db *DB) Read() *sql.DB { return db.r }
+
+// Write returns the write connection (one connection; transactions begin
+// IMMEDIATE), for subsystems that run their own transactions on the
+// vault's database: the job queue. Never use it inside Update.
+func (db *DB) Write() *sql.DB { return db.w }
 
 // Close checkpoints the write-ahead log and closes the database.
 func (db *DB) Close() error {
@@ -185,6 +192,18 @@ func (db *DB) migrate(ctx context.Context) error {
 	}
 	if err != nil {
 		return translate(err)
+	}
+	if applied == 0 {
+		// A new database: incremental vacuum must be chosen before the
+		// first table exists (gc and purge give space back with it).
+		// In WAL mode the setting takes effect with a VACUUM, cheap on
+		// an empty file.
+		if _, err := db.w.ExecContext(ctx, `PRAGMA auto_vacuum = INCREMENTAL`); err != nil {
+			return translate(err)
+		}
+		if _, err := db.w.ExecContext(ctx, `VACUUM`); err != nil {
+			return translate(err)
+		}
 	}
 	if _, err := db.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied INTEGER NOT NULL)`); err != nil {

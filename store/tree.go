@@ -71,6 +71,23 @@ func get(ctx context.Context, src nodeSource, tree cairn.Hash, path string) (cai
 	return entryOf(it), nil
 }
 
+// GetFold returns the entry whose path equals path but for case: the file
+// that would clash with a new file at path.
+func (s *Store) GetFold(ctx context.Context, tree cairn.Hash, path string) (cairn.Entry, error) {
+	p, err := cairn.CleanPath(path)
+	if err != nil {
+		return cairn.Entry{}, err
+	}
+	it, ok, err := lookup(ctx, s, tree, cairn.FoldPath(p))
+	if err != nil {
+		return cairn.Entry{}, err
+	}
+	if !ok {
+		return cairn.Entry{}, notInTree(p, tree)
+	}
+	return entryOf(it), nil
+}
+
 // Count returns the number of files in tree.
 func (s *Store) Count(ctx context.Context, tree cairn.Hash) (int, error) {
 	n, err := s.node(ctx, tree)

@@ -19,6 +19,7 @@ import (
 
 	"cairn"
 	"cairn/admit"
+	"cairn/durable"
 	"cairn/index"
 	"cairn/sqlite"
 	"cairn/store"
@@ -170,6 +171,10 @@ func open(ctx context.Context, root string, opts *Options) (*Vault, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := durable.Migrate(ctx, db.Write()); err != nil {
+		db.Close()
+		return nil, err
+	}
 	s, err := store.New(ctx, db, &store.Options{Logger: log, Crash: opts.Crash})
 	if err != nil {
 		db.Close()
@@ -215,14 +220,7 @@ func (v *Vault) SyncMain(ctx context.Context) (*worktree.SyncReport, error) {
 	if err != nil || t == nil {
 		return &worktree.SyncReport{}, err
 	}
-	head, err := v.Store.Head(ctx, index.Branch)
-	if err != nil {
-		return nil, err
-	}
-	if head == t.Base && t.Pending.IsZero() {
-		return &worktree.SyncReport{}, nil
-	}
-	return v.Trees.Sync(ctx, t, head)
+	return v.Trees.SyncHead(ctx, t)
 }
 
 // Close closes the database.

@@ -82,7 +82,7 @@ func (m *Manager) Commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 	if err != nil || res.Commit == nil {
 		return res, err
 	}
-	res.Sync, err = m.Sync(ctx, t, res.Commit.Hash)
+	res.Sync, err = m.SyncHead(ctx, t)
 	return res, err
 }
 

@@ -53,6 +53,46 @@ func (m *Manager) Sync(ctx context.Context, t *Tree, target cairn.Hash) (*SyncRe
 	return m.sync(ctx, t, target)
 }
 
+// SyncHead brings a working tree to its branch's head, read under the
+// tree's lock: of two processes syncing one folder after their commits,
+// neither takes it back to an older commit.
+func (m *Manager) SyncHead(ctx context.Context, t *Tree) (*SyncReport, error) {
+	unlock, err := m.lock(t)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := m.reload(ctx, t); err != nil {
+		return nil, err
+	}
+	head, err := m.s.Head(ctx, t.Branch)
+	if err != nil {
+		return nil, err
+	}
+	if !t.Pending.IsZero() && t.Pending != head {
+		// Finish the sync a dead process left first: its journal holds
+		// what it meant to write.
+		if _, err := m.sync(ctx, t, t.Pending); err != nil {
+			return nil, err
+		}
+	}
+	if head == t.Base && t.Pending.IsZero() {
+		return &SyncReport{}, nil
+	}
+	if t.Pending != head {
+		err := m.s.Update(ctx, func(tx *store.Tx) error {
+			_, err := tx.SQL().ExecContext(ctx, `UPDATE worktrees SET pending = ? WHERE id = ?`, head[:], t.ID)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("sync %s: %w", t.Path, err)
+		}
+		t.Pending = head
+	}
+	m.point("sync:journaled")
+	return m.sync(ctx, t, head)
+}
+
 // Recover completes a sync that a dead process left unfinished.
 func (m *Manager) Recover(ctx context.Context, t *Tree) (*SyncReport, error) {
 	if t.Pending.IsZero() {

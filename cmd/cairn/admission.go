@@ -87,11 +87,11 @@ func printFindings(w io.Writer, fs []cairn.Finding, min cairn.Verdict) {
 		if f.Verdict.Rank() < min.Rank() {
 			continue
 		}
-		where := f.Page
-		if where == "" {
-			where = f.Subject
+		msg := f.Message
+		if f.Page != "" && !strings.HasPrefix(msg, f.Page) {
+			msg = f.Page + ": " + msg
 		}
-		fmt.Fprintf(w, "  %-6s %s/%s  %s\n", f.Verdict, f.Gate, f.Rule, strings.TrimPrefix(f.Message, where+": "))
+		fmt.Fprintf(w, "  %-6s %s/%s  %s\n", f.Verdict, f.Gate, f.Rule, msg)
 	}
 }
 

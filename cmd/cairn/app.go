@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"cairn"
+	"cairn/ingest"
 	"cairn/vault"
 	"cairn/worktree"
 )
@@ -85,6 +86,7 @@ with --strict, a vault busy with another process); 2 usage or input error.`,
 		a.searchCmd(), a.linksCmd(), a.backlinksCmd(), a.lintCmd(),
 		a.reindexCmd(), a.doctorCmd(), a.gcCmd(), a.purgeCmd(),
 		a.importCmd(), a.exportCmd(), a.worktreeCmd(), a.demoCmd(),
+		a.ingestCmd(), a.workerCmd(), a.sourcesCmd(), a.jobsCmd(), a.reviewCmd(), a.settingsCmd(),
 	)
 	return root
 }
@@ -201,6 +203,8 @@ func (a *app) open() (*vault.Vault, *worktree.Tree, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// Sources follow their proposals, whatever decides them.
+	v.Admit.OnDecided(ingest.Decided)
 	if t != nil && !t.Pending.IsZero() {
 		if _, err := v.Trees.Recover(a.ctx, t); err != nil {
 			v.Close()

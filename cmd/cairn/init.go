@@ -119,4 +119,3 @@ func printSkips(w io.Writer, skips []worktree.Skip) {
 		fmt.Fprintf(w, "  %s: %s\n", s.Path, s.Reason)
 	}
 }
-

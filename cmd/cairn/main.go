@@ -11,9 +11,14 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"syscall"
+
+	"cairn/internal/confine"
 )
 
 func main() {
+	// When cairn runs as the confinement wrapper of an agent, this applies
+	// Landlock and becomes the agent; otherwise it returns at once.
+	confine.MaybeExec()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// CAIRN_CPUPROFILE=FILE writes a CPU profile of the run, for
 	// investigating performance (go tool pprof).

@@ -6,12 +6,15 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"cairn/internal/confine"
 )
 
 // TestMain lets the test binary run as the cairn command, for testscript
 // transcripts and for the child processes of the crash and concurrency
 // tests.
 func TestMain(m *testing.M) {
+	confine.MaybeExec()
 	testscript.Main(m, map[string]func(){
 		"cairn": func() { os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})

@@ -285,16 +285,12 @@ func syncBranch(a *app, v *vault.Vault, branch string) (*worktree.SyncReport, er
 	if err != nil {
 		return nil, err
 	}
-	head, err := v.Store.Head(a.ctx, branch)
-	if err != nil {
-		return nil, err
-	}
 	all := &worktree.SyncReport{}
 	for _, t := range trees {
-		if t.Branch != branch || t.Base == head {
+		if t.Branch != branch {
 			continue
 		}
-		rep, err := v.Trees.Sync(a.ctx, t, head)
+		rep, err := v.Trees.SyncHead(a.ctx, t)
 		if err != nil {
 			return nil, err
 		}

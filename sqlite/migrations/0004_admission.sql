@@ -87,6 +87,7 @@ CREATE TABLE workers (
     id        TEXT    PRIMARY KEY,        -- the River client id: host:pid:nonce
     host      TEXT    NOT NULL,
     pid       INTEGER NOT NULL,
+    proc      TEXT    NOT NULL DEFAULT '',  -- the process's start time in clock ticks since boot, against pid reuse
     started   INTEGER NOT NULL,
     heartbeat INTEGER NOT NULL
 ) WITHOUT ROWID;

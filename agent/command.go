@@ -1,0 +1,164 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"cairn"
+	"cairn/internal/confine"
+	"cairn/store"
+	"cairn/worktree"
+)
+
+// Command runs any agent CLI: a configured argv, the prompt on stdin, a
+// workspace folder holding the base commit's files as its working
+// directory, its output streamed as activity. The process may write only
+// inside its workspace and a private temp folder (Landlock); where the
+// kernel lacks Landlock, snapshots of the watched folders taken before and
+// after detect writes outside. After it exits, the workspace is the
+// proposal.
+type Command struct {
+	Store *store.Store
+	// Argv is the command (required).
+	Argv []string
+	// WorkDir is where workspaces are made (the vault's .cairn/work).
+	WorkDir string
+	// Watch are the folders snapshot mode watches for outside writes (the
+	// vault's folder, other workspaces); WatchSkip are paths under them
+	// to leave out (the vault's database).
+	Watch, WatchSkip []string
+	// Timeout bounds a run; Inactivity stops a run that printed nothing
+	// for that long. Zero means none.
+	Timeout, Inactivity time.Duration
+	// Env is added to the agent's environment.
+	Env []string
+	// Exclusive, when set, is held while the agent runs in snapshot mode,
+	// so that nothing else this process does (another agent, a folder
+	// sync) passes for the agent's write.
+	Exclusive *sync.Mutex
+	// Crash, when set, is called at named points (crash tests).
+	Crash func(string)
+}
+
+// Name returns "command".
+func (c *Command) Name() string { return "command" }
+
+// Run materializes the base commit in a workspace, runs the agent there
+// and reads the workspace back as the proposed tree.
+func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
+	cm, err := c.Store.ReadCommit(ctx, t.Base)
+	if err != nil {
+		return nil, fmt.Errorf("command agent: %w", err)
+	}
+	ws := filepath.Join(c.WorkDir, fmt.Sprintf("job-%d-%d", t.Job, t.Attempt))
+	if err := os.RemoveAll(ws); err != nil {
+		return nil, fmt.Errorf("command agent: clear workspace: %w", err)
+	}
+	defer os.RemoveAll(ws)
+	dir, tmp := filepath.Join(ws, "vault"), filepath.Join(ws, "tmp")
+	if _, err := worktree.Materialize(ctx, c.Store, cm.Tree, dir); err != nil {
+		return nil, fmt.Errorf("command agent: %w", err)
+	}
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return nil, fmt.Errorf("command agent: %w", err)
+	}
+	if confine.Available() == 0 && c.Exclusive != nil {
+		c.Exclusive.Lock()
+		defer c.Exclusive.Unlock()
+	}
+	var mu sync.Mutex
+	var stdout, tail []string
+	first := true
+	spec := confine.Spec{
+		Argv: c.Argv, Dir: dir, Temp: tmp, Stdin: []byte(Prompt(t)), Env: c.Env,
+		Timeout: c.Timeout, Inactivity: c.Inactivity,
+		Watch: c.Watch, WatchSkip: append(append([]string{}, c.WatchSkip...), ws),
+		Output: func(stream, line string) {
+			mu.Lock()
+			if stream == "stdout" {
+				stdout = append(stdout, line)
+			}
+			tail = append(tail, line)
+			if len(tail) > 40 {
+				tail = tail[1:]
+			}
+			mu.Unlock()
+			if t.Activity != nil {
+				t.Activity("text", line)
+			}
+			if first && c.Crash != nil {
+				first = false
+				c.Crash("agent:running")
+			}
+		},
+	}
+	res, err := confine.Run(ctx, spec)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if cairn.ErrorCode(err) == cairn.EINVALID {
+			return nil, &Failure{Reason: "start", Message: fmt.Sprintf("the agent command %q could not start: %v", c.Argv[0], err)}
+		}
+		return nil, fmt.Errorf("command agent: %w", err)
+	}
+	output := strings.Join(tail, "\n")
+	switch res.Reason {
+	case confine.ReasonCancelled:
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return nil, context.Canceled
+	case confine.ReasonTimeout:
+		return nil, &Failure{Reason: "timeout", Output: output,
+			Message: fmt.Sprintf("the agent ran longer than %s and was stopped", c.Timeout)}
+	case confine.ReasonInactive:
+		return nil, &Failure{Reason: "inactive", Output: output,
+			Message: fmt.Sprintf("the agent printed nothing for %s and was stopped", c.Inactivity)}
+	}
+	if res.ExitCode != 0 {
+		return nil, &Failure{Reason: "exit", ExitCode: res.ExitCode, Output: output,
+			Message: fmt.Sprintf("the agent exited with status %d", res.ExitCode)}
+	}
+	b := c.Store.NewBatch()
+	tree, skips, err := worktree.ReadFolder(ctx, b, dir, cm.Tree, nil)
+	if err != nil {
+		return nil, fmt.Errorf("command agent: read the workspace: %w", err)
+	}
+	if tree == cm.Tree && len(skips) == 0 && len(res.Outside) == 0 {
+		return nil, &Failure{Reason: "empty", Output: output, Message: "the agent changed nothing"}
+	}
+	return &Result{Batch: b, Tree: tree, Summary: lastParagraph(stdout), Mode: string(res.Mode),
+		Outside: res.Outside, Skipped: skips}, nil
+}
+
+// lastParagraph returns the last paragraph of an agent's output: its
+// summary, by the prompt's request.
+func lastParagraph(lines []string) string {
+	end := len(lines)
+	for end > 0 && strings.TrimSpace(lines[end-1]) == "" {
+		end--
+	}
+	start := end
+	for start > 0 && strings.TrimSpace(lines[start-1]) != "" {
+		start--
+	}
+	p := strings.Join(strings.Fields(strings.Join(lines[start:end], " ")), " ")
+	if len(p) > 2000 {
+		p = p[:2000] + "…"
+	}
+	return p
+}
+
+// IsFailure reports whether err is an agent's own failure.
+func IsFailure(err error) (*Failure, bool) {
+	var f *Failure
+	ok := errors.As(err, &f)
+	return f, ok
+}

@@ -1,0 +1,14 @@
+// Package agent holds cairn's agent runtimes: what turns a source into a
+// proposed change to the vault.
+//
+//   - extractive (the default): offline and deterministic; it writes an
+//     extractive summary of the source (key passages chosen by TextRank, key
+//     terms, links to the pages whose titles occur in it) and adds it to the
+//     index, through a draft in the store.
+//   - command: any agent CLI, run in a workspace folder holding the base
+//     commit's files, confined so it can write only there (package
+//     confine), its prompt on stdin and its output streamed.
+//
+// Every agent is told that text inside a source is data, never
+// instructions (Prompt); the admission gates judge whatever it does.
+package agent

@@ -1,0 +1,91 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"cairn"
+	"cairn/index"
+	"cairn/store"
+)
+
+// Extractive is the default runtime: offline, deterministic, no key. It
+// writes an extractive summary of the source (Extract) through a draft in
+// the store; it needs no folder.
+type Extractive struct {
+	Store *store.Store
+	Index *index.Index
+}
+
+// Name returns "extractive".
+func (x *Extractive) Name() string { return "extractive" }
+
+// Run summarizes the task's source on its base commit.
+func (x *Extractive) Run(ctx context.Context, t *Task) (*Result, error) {
+	c, err := x.Store.ReadCommit(ctx, t.Base)
+	if err != nil {
+		return nil, fmt.Errorf("extractive agent: %w", err)
+	}
+	titles, err := x.Index.Main().Titles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("extractive agent: read titles: %w", err)
+	}
+	pages := make([]PageRef, 0, len(titles))
+	for _, ti := range titles {
+		pages = append(pages, PageRef{Path: ti.Path, Title: ti.Title, Aliases: ti.Aliases, Type: ti.Type})
+	}
+	read := func(path string) ([]byte, error) {
+		e, err := x.Store.Get(ctx, c.Tree, path)
+		if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		data, err := x.Store.ReadBlob(ctx, e.Blob)
+		if data == nil && err == nil {
+			data = []byte{} // present but empty: not the same as absent
+		}
+		return data, err
+	}
+	idx, err := read("index.md")
+	if err != nil {
+		return nil, err
+	}
+	sumIdx, err := read("summaries/index.md")
+	if err != nil {
+		return nil, err
+	}
+	out, err := Extract(ExtractInput{
+		Source: t.Source, Pages: pages, Index: idx, SummariesIndex: sumIdx, Date: t.Date,
+		Taken: func(path string) bool {
+			_, err := x.Store.GetFold(ctx, c.Tree, path)
+			return err == nil
+		},
+	})
+	if err != nil {
+		return nil, &Failure{Reason: "input", Message: err.Error()}
+	}
+	var edits []store.FileChange
+	paths := make([]string, 0, len(out.Files))
+	for p := range out.Files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		edits = append(edits, store.FileChange{Path: p, Data: out.Files[p]})
+		if t.Activity != nil {
+			t.Activity("file", p)
+		}
+	}
+	b := x.Store.NewBatch()
+	tree, err := b.Edit(ctx, c.Tree, edits)
+	if err != nil {
+		return nil, fmt.Errorf("extractive agent: %w", err)
+	}
+	if tree == c.Tree {
+		return nil, &Failure{Reason: "empty", Message: "the extractive agent changed nothing"}
+	}
+	return &Result{Batch: b, Tree: tree, Summary: out.Summary, Mode: "store"}, nil
+}

@@ -1,0 +1,453 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"cairn"
+	"cairn/admit"
+	"cairn/durable"
+	"cairn/ingest"
+	"cairn/vault"
+)
+
+// jobs wires the ingest service and the job queue of a vault. With run,
+// the queue can run jobs in this process (Start).
+func (a *app) jobs(v *vault.Vault, run bool, activity func(*ingest.Source, string, string)) (*ingest.Service, *durable.Queue, error) {
+	opts := &ingest.Options{Activity: activity}
+	if vo := a.vaultOptions(); vo.Crash != nil {
+		opts.Crash = vo.Crash
+	}
+	svc := ingest.New(v, opts)
+	cfg := durable.Config{}
+	if run {
+		workers := river.NewWorkers()
+		svc.Register(workers)
+		cfg.Workers = workers
+		pol, err := policyOf(a, v)
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg.MaxWorkers = pol.Workers()
+		cfg.PollInterval = 100 * time.Millisecond
+	}
+	q, err := durable.New(v.DB.Write(), cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	svc.SetQueue(q)
+	return svc, q, nil
+}
+
+// policyOf reads main's policy.
+func policyOf(a *app, v *vault.Vault) (*admit.Policy, error) {
+	head, err := v.Store.Head(a.ctx, admit.Branch)
+	if err != nil {
+		if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+			return &admit.Policy{}, nil
+		}
+		return nil, err
+	}
+	c, err := v.Store.ReadCommit(a.ctx, head)
+	if err != nil {
+		return nil, err
+	}
+	return admit.PolicyAt(a.ctx, v.Store, c.Tree)
+}
+
+func (a *app) ingestCmd() *cobra.Command {
+	var detach bool
+	cmd := &cobra.Command{
+		Use:   "ingest FILE...",
+		Short: "Add sources and let the vault's agent integrate them (the main job)",
+		Long: `Ingest stores each FILE as a source under raw/ (a different file whose name is
+taken gets raw/<stem>.<hash>.<ext>; nothing is ever overwritten), commits it
+to main, records it and enqueues a job, in one transaction. Then it runs the
+jobs here, showing progress, until each source has a verdict: the vault's
+agent (cairn settings get agent.runtime) proposes a change, and admission
+admits it, holds it for review, or rejects it.
+
+Formats: .md and .txt. The same content is never ingested twice; a file that
+is empty, binary, too large or badly named is recorded as a failed source
+with the reason. With --detach, ingest only enqueues: cairn worker runs the
+jobs.
+
+Exit codes: 0 every source merged (or was known already); 1 some source was
+held, rejected or failed; 2 usage errors (a missing file).`,
+		Example: `  cairn ingest paper.md notes.txt
+  cairn ingest --detach *.md && cairn worker`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := a.principal()
+			if err != nil {
+				return err
+			}
+			v, _, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			var bar *progressbar.ProgressBar
+			printer := &eventPrinter{a: a, v: v, w: a.stdout}
+			svc, q, err := a.jobs(v, !detach, printer.activity)
+			if err != nil {
+				return err
+			}
+			printer.svc = svc
+			since, err := lastEvent(a, v)
+			if err != nil {
+				return err
+			}
+			added, err := svc.Add(a.ctx, args, p)
+			if err != nil {
+				return v.ExplainBusy(err)
+			}
+			if !a.json {
+				printAdded(a.stdout, added)
+			}
+			var wait []string
+			for _, ad := range added {
+				if ad.Queued {
+					wait = append(wait, ad.Source.ID)
+				}
+			}
+			if detach || len(wait) == 0 {
+				if !a.json && detach && len(wait) > 0 {
+					fmt.Fprintf(a.stdout, "Queued %s; cairn worker runs the jobs, cairn sources shows where they are.\n", plural(len(wait), "source"))
+				}
+				return a.finishIngest(svc, added)
+			}
+			if a.interactive() {
+				bar = progressbar.NewOptions(len(wait), progressbar.OptionSetWriter(a.stderr), progressbar.OptionSetDescription("ingesting"),
+					progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+				printer.bar = bar
+			}
+			if err := q.Start(a.ctx); err != nil {
+				return err
+			}
+			printer.after = since
+			err = printer.until(a.ctx, func() (bool, error) {
+				done := 0
+				for _, id := range wait {
+					src, err := svc.Get(a.ctx, id)
+					if err != nil {
+						return false, err
+					}
+					if final(src.Status) {
+						done++
+					}
+				}
+				if bar != nil {
+					bar.Set(done)
+				}
+				return done == len(wait), nil
+			})
+			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), 10*time.Second)
+			defer cancel()
+			if serr := q.Stop(stopCtx); serr != nil && err == nil {
+				err = serr
+			}
+			if bar != nil {
+				bar.Finish()
+			}
+			if err != nil {
+				if a.ctx.Err() != nil {
+					fmt.Fprintln(a.stderr, "Interrupted: the sources not finished stay queued; cairn worker runs them.")
+				}
+				return err
+			}
+			return a.finishIngest(svc, added)
+		},
+	}
+	cmd.Flags().BoolVar(&detach, "detach", false, "only enqueue; cairn worker runs the jobs")
+	return cmd
+}
+
+func final(status string) bool {
+	switch status {
+	case ingest.Merged, ingest.Held, ingest.Rejected, ingest.Failed:
+		return true
+	}
+	return false
+}
+
+func printAdded(w io.Writer, added []*ingest.Added) {
+	for _, ad := range added {
+		src := ad.Source
+		switch {
+		case ad.Queued:
+			fmt.Fprintf(w, "queued   %s → %s (job %d)\n", src.Name, src.Path, src.Job)
+		case ad.Note != "":
+			fmt.Fprintf(w, "skipped  %s: %s\n", src.Name, ad.Note)
+		default:
+			fmt.Fprintf(w, "refused  %s: %s\n", src.Name, src.Error)
+			if src.Hint != "" {
+				fmt.Fprintf(w, "         Hint: %s\n", src.Hint)
+			}
+		}
+	}
+}
+
+// finishIngest prints where every source ended and sets the exit code.
+func (a *app) finishIngest(svc *ingest.Service, added []*ingest.Added) error {
+	type item struct {
+		ID string `json:"id"`
+		*ingest.Source
+		File   string `json:"file"`
+		Queued bool   `json:"queued"`
+		Note   string `json:"note,omitempty"`
+	}
+	var out []item
+	counts := map[string]int{}
+	for _, ad := range added {
+		src := ad.Source
+		if ad.Queued {
+			if cur, err := svc.Get(a.ctx, src.ID); err == nil {
+				src = cur
+			}
+		}
+		if ad.Note == "" {
+			counts[src.Status]++
+			if src.Status != ingest.Merged && (ad.Queued || src.Status == ingest.Failed) && final(src.Status) {
+				a.code = exitRefused
+			}
+		}
+		out = append(out, item{ID: src.ID, Source: src, File: ad.File, Queued: ad.Queued, Note: ad.Note})
+	}
+	return a.emit(items(out), func(w io.Writer) {
+		var parts []string
+		for _, s := range []string{ingest.Merged, ingest.Held, ingest.Rejected, ingest.Failed, ingest.Queued, ingest.Running} {
+			if counts[s] > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+			}
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(w, "Sources: %s.\n", strings.Join(parts, ", "))
+		}
+		if counts[ingest.Held] > 0 {
+			fmt.Fprintln(w, "Next: cairn review list")
+		}
+	})
+}
+
+func (a *app) workerCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "worker",
+		Short: "Run the vault's jobs in the foreground until stopped",
+		Long: `Worker runs queued jobs (ingests enqueued with --detach, retried jobs) and
+prints what happens, until interrupted (Ctrl-C). Several workers may run on
+one vault. A worker that starts hands the jobs of a worker that died back to
+the queue within seconds.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, _, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			printer := &eventPrinter{a: a, v: v, w: a.stdout}
+			svc, q, err := a.jobs(v, true, printer.activity)
+			if err != nil {
+				return err
+			}
+			printer.svc = svc
+			if printer.after, err = lastEvent(a, v); err != nil {
+				return err
+			}
+			if err := q.Start(a.ctx); err != nil {
+				return err
+			}
+			if !a.json {
+				fmt.Fprintf(a.stdout, "Worker %s running jobs of %s (Ctrl-C stops).\n", q.ID(), v.Root)
+			}
+			err = printer.until(a.ctx, func() (bool, error) { return false, nil })
+			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), 30*time.Second)
+			defer cancel()
+			serr := q.Stop(stopCtx)
+			if a.ctx.Err() != nil {
+				if !a.json {
+					fmt.Fprintln(a.stdout, "Worker stopped.")
+				}
+				return serr
+			}
+			if err == nil {
+				err = serr
+			}
+			return err
+		},
+	}
+}
+
+// eventPrinter prints what happens to sources and proposals, from the
+// events table, as it happens.
+type eventPrinter struct {
+	a     *app
+	v     *vault.Vault
+	svc   *ingest.Service
+	w     io.Writer
+	bar   *progressbar.ProgressBar
+	after int64
+	names map[string]string
+}
+
+func lastEvent(a *app, v *vault.Vault) (int64, error) {
+	var id int64
+	err := v.DB.Read().QueryRowContext(a.ctx, `SELECT coalesce(max(id), 0) FROM events`).Scan(&id)
+	return id, err
+}
+
+// until prints events every 100ms until done reports true or ctx ends.
+func (e *eventPrinter) until(ctx context.Context, done func() (bool, error)) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if err := e.flush(ctx); err != nil {
+			return err
+		}
+		ok, err := done()
+		if err != nil || ok {
+			if err == nil {
+				err = e.flush(ctx)
+			}
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+func (e *eventPrinter) flush(ctx context.Context) error {
+	evs, err := admit.Events(ctx, e.v.DB.Read(), e.after, 500)
+	if err != nil {
+		return err
+	}
+	for _, ev := range evs {
+		e.after = ev.ID
+		if line := e.line(ctx, ev); line != "" && !e.a.json {
+			e.print(line)
+		}
+	}
+	return nil
+}
+
+func (e *eventPrinter) print(line string) {
+	if e.bar != nil {
+		e.bar.Clear()
+	}
+	fmt.Fprintln(e.w, line)
+	if e.bar != nil {
+		e.bar.RenderBlank()
+	}
+}
+
+func (e *eventPrinter) name(ctx context.Context, id string) string {
+	if e.names == nil {
+		e.names = map[string]string{}
+	}
+	if n, ok := e.names[id]; ok {
+		return n
+	}
+	n := id[:min(12, len(id))]
+	if src, err := e.svc.Get(ctx, id); err == nil {
+		n = src.Name
+	}
+	e.names[id] = n
+	return n
+}
+
+// line turns an event into a line for people, or "".
+func (e *eventPrinter) line(ctx context.Context, ev admit.EventRow) string {
+	var d struct {
+		Job      int64  `json:"job"`
+		Attempt  int    `json:"attempt"`
+		Agent    string `json:"agent"`
+		Proposal int64  `json:"proposal"`
+		Error    string `json:"error"`
+	}
+	json.Unmarshal(ev.Data, &d)
+	switch ev.Kind {
+	case "ingest.running":
+		again := ""
+		if d.Attempt > 1 {
+			again = fmt.Sprintf(", attempt %d", d.Attempt)
+		}
+		return fmt.Sprintf("%s: running (%s agent, job %d%s)", e.name(ctx, ev.Subject), d.Agent, d.Job, again)
+	case "ingest.merged":
+		summary := ""
+		if p, err := e.v.Admit.Get(ctx, d.Proposal); err == nil {
+			summary = ": " + p.Summary
+		}
+		return fmt.Sprintf("%s: merged (proposal %d)%s", e.name(ctx, ev.Subject), d.Proposal, summary)
+	case "ingest.held":
+		why := ""
+		if p, err := e.v.Admit.Get(ctx, d.Proposal); err == nil {
+			why = " — " + heldReasons(p.Findings)
+		}
+		return fmt.Sprintf("%s: held for review as proposal %d%s. Next: cairn review show %d", e.name(ctx, ev.Subject), d.Proposal, why, d.Proposal)
+	case "ingest.rejected":
+		why := ""
+		if p, err := e.v.Admit.Get(ctx, d.Proposal); err == nil {
+			why = " — " + heldReasons(p.Findings)
+		}
+		return fmt.Sprintf("%s: rejected (proposal %d)%s", e.name(ctx, ev.Subject), d.Proposal, why)
+	case "ingest.failed":
+		return fmt.Sprintf("%s: failed: %s", e.name(ctx, ev.Subject), d.Error)
+	}
+	return ""
+}
+
+// activity prints what an agent does, as it does it.
+func (e *eventPrinter) activity(src *ingest.Source, kind, text string) {
+	if e.a.json {
+		return
+	}
+	if kind == "file" {
+		text = "wrote " + text
+	}
+	if len(text) > 200 {
+		text = text[:200] + "…"
+	}
+	e.print(fmt.Sprintf("  %s │ %s", src.Name, text))
+}
+
+// heldReasons says in a few words why a proposal was not admitted.
+func heldReasons(fs []cairn.Finding) string {
+	seen := map[string]bool{}
+	var parts []string
+	for _, f := range fs {
+		if f.Verdict == cairn.Admit {
+			continue
+		}
+		k := f.Gate + "/" + f.Rule
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		parts = append(parts, k)
+	}
+	if len(parts) == 0 {
+		return "no findings"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// jobID parses a job id argument.
+func jobID(s string) (int64, error) {
+	id, err := strconv.ParseInt(strings.TrimPrefix(s, "#"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, usageError("%q is not a job id (a number; cairn jobs lists them)", s)
+	}
+	return id, nil
+}

@@ -1,0 +1,306 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"cairn"
+	"cairn/admit"
+)
+
+func (a *app) reviewCmd() *cobra.Command {
+	var status string
+	cmd := &cobra.Command{
+		Use:   "review",
+		Short: "List the proposals held for a person's decision",
+		Long: `Review lists held proposals: changes to main that admission held for a person
+(a deletion, a rename, new lint findings, a protected file a person changed,
+a conflict). Each is kept as the branch proposals/ID.
+
+  cairn review show ID            the diff and the findings
+  cairn review accept ID          merge it into main (whatever the findings)
+  cairn review reject ID -r WHY   reject it (an ingest's source stays rejected)
+  cairn review recheck ID         run the gates again, e.g. after fixing it in
+                                  cairn worktree add DIR proposals/ID
+
+Accept and reject are atomic: when main changed the same places since, accept
+merges nothing and the proposal stays held with the error.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, _, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			props, err := v.Admit.List(a.ctx, admit.ProposalFilter{Status: status})
+			if err != nil {
+				return err
+			}
+			return a.emit(items(props), func(w io.Writer) {
+				if len(props) == 0 {
+					if status == "" {
+						fmt.Fprintln(w, "No proposals are held for review.")
+					} else {
+						fmt.Fprintf(w, "No %s proposals.\n", status)
+					}
+					return
+				}
+				for _, p := range props {
+					fmt.Fprintf(w, "%-4d %-9s %-8s %-20s %s\n", p.ID, p.Status, p.Route, p.Principal, firstLine(p.Message))
+					fmt.Fprintf(w, "     %s\n", heldReasons(p.Findings))
+					if p.Error != "" {
+						fmt.Fprintf(w, "     error: %s\n", p.Error)
+					}
+				}
+			})
+		},
+	}
+	cmd.Flags().StringVar(&status, "status", "", "list proposals with this status instead: admitted, accepted, rejected, all")
+	list := &cobra.Command{Use: "list", Short: "List the held proposals (the same as cairn review)", Args: cobra.NoArgs, RunE: cmd.RunE}
+	list.Flags().StringVar(&status, "status", "", "list proposals with this status instead: admitted, accepted, rejected, all")
+	cmd.AddCommand(list, a.reviewShowCmd(), a.reviewAcceptCmd(), a.reviewRejectCmd(), a.reviewRecheckCmd())
+	return cmd
+}
+
+func proposalID(s string) (int64, error) {
+	id, err := strconv.ParseInt(strings.TrimPrefix(s, "proposals/"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, usageError("%q is not a proposal id (a number; cairn review list shows them)", s)
+	}
+	return id, nil
+}
+
+func (a *app) reviewShowCmd() *cobra.Command {
+	var color string
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show a proposal: what it changes (a unified diff) and the gates' findings",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := proposalID(args[0])
+			if err != nil {
+				return err
+			}
+			v, _, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			p, err := v.Admit.Get(a.ctx, id)
+			if err != nil {
+				return err
+			}
+			_, _, changes, err := v.Admit.Changes(a.ctx, p)
+			if err != nil {
+				return err
+			}
+			b := v.Store.NewBatch()
+			var patches []string
+			for _, ch := range changes {
+				patches = append(patches, unifiedDiff(a, b, ch))
+			}
+			colored, err := a.colored(color)
+			if err != nil {
+				return err
+			}
+			out := items([]*cairn.Proposal{p})
+			out["changes"] = changes
+			return a.emit(out, func(w io.Writer) {
+				fmt.Fprintf(w, "proposal %d: %s (%s, %s)\n", p.ID, p.Status, p.Route, p.Origin)
+				fmt.Fprintf(w, "by       %s, %s\n", p.Principal, p.Created.Local().Format(time.DateTime))
+				fmt.Fprintf(w, "message  %s\n", firstLine(p.Message))
+				if p.Summary != "" {
+					fmt.Fprintf(w, "summary  %s\n", p.Summary)
+				}
+				if !p.Decided.IsZero() {
+					fmt.Fprintf(w, "decided  %s by %s", p.Decided.Local().Format(time.DateTime), p.DecidedBy)
+					if p.Reason != "" {
+						fmt.Fprintf(w, ": %s", p.Reason)
+					}
+					fmt.Fprintln(w)
+				}
+				if p.Error != "" {
+					fmt.Fprintf(w, "error    %s\n", p.Error)
+				}
+				fmt.Fprintf(w, "verdict  %s\n", p.Verdict)
+				if len(p.Findings) > 0 {
+					fmt.Fprintln(w, "findings:")
+					printFindings(w, p.Findings, cairn.Admit)
+				}
+				fmt.Fprintf(w, "changes: %s\n", plural(len(changes), "file"))
+				printChanges(w, changes)
+				for _, patch := range patches {
+					io.WriteString(w, colorPatch(patch, colored))
+				}
+			})
+		},
+	}
+	cmd.Flags().StringVar(&color, "color", "auto", "colour the diff: auto (on a terminal), always, never")
+	return cmd
+}
+
+// colored decides whether to colour output: auto colours a terminal
+// unless NO_COLOR is set.
+func (a *app) colored(mode string) (bool, error) {
+	switch mode {
+	case "always":
+		return true, nil
+	case "never":
+		return false, nil
+	case "auto", "":
+		f, ok := a.stdout.(*os.File)
+		return ok && !a.json && os.Getenv("NO_COLOR") == "" && term.IsTerminal(int(f.Fd())), nil
+	}
+	return false, usageError("--color is auto, always or never, not %q", mode)
+}
+
+// colorPatch colours a unified diff: additions green, deletions red, hunk
+// headers cyan.
+func colorPatch(patch string, on bool) string {
+	if !on {
+		return patch
+	}
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(patch, "\n") {
+		switch {
+		case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"):
+			b.WriteString("\x1b[1m" + strings.TrimSuffix(line, "\n") + "\x1b[0m")
+		case strings.HasPrefix(line, "+"):
+			b.WriteString("\x1b[32m" + strings.TrimSuffix(line, "\n") + "\x1b[0m")
+		case strings.HasPrefix(line, "-"):
+			b.WriteString("\x1b[31m" + strings.TrimSuffix(line, "\n") + "\x1b[0m")
+		case strings.HasPrefix(line, "@@"):
+			b.WriteString("\x1b[36m" + strings.TrimSuffix(line, "\n") + "\x1b[0m")
+		default:
+			b.WriteString(strings.TrimSuffix(line, "\n"))
+		}
+		if strings.HasSuffix(line, "\n") {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+func (a *app) reviewAcceptCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "accept ID",
+		Short: "Merge a held proposal into main (your decision is recorded)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := proposalID(args[0])
+			if err != nil {
+				return err
+			}
+			p, err := a.principal()
+			if err != nil {
+				return err
+			}
+			v, _, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			defer v.MarkBusy("cairn review accept")()
+			out, err := v.Admit.Accept(a.ctx, id, p)
+			if err != nil {
+				return v.ExplainBusy(err)
+			}
+			rep, err := v.SyncMain(a.ctx)
+			if err != nil {
+				return err
+			}
+			item := outcomeItem(out)
+			item["sync"] = rep
+			return a.emit(items([]map[string]any{item}), func(w io.Writer) {
+				fmt.Fprintf(w, "Accepted proposal %d: main is now %s.\n", id, out.Commit.Hash.Short())
+				printSync(w, rep)
+			})
+		},
+	}
+}
+
+func (a *app) reviewRejectCmd() *cobra.Command {
+	var reason string
+	cmd := &cobra.Command{
+		Use:   "reject ID [--reason WHY]",
+		Short: "Reject a held proposal; an ingest's source stays rejected until retried",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := proposalID(args[0])
+			if err != nil {
+				return err
+			}
+			p, err := a.principal()
+			if err != nil {
+				return err
+			}
+			v, _, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			defer v.MarkBusy("cairn review reject")()
+			prop, err := v.Admit.Reject(a.ctx, id, p, reason)
+			if err != nil {
+				return v.ExplainBusy(err)
+			}
+			rep, err := v.SyncMain(a.ctx)
+			if err != nil {
+				return err
+			}
+			return a.emit(items([]*cairn.Proposal{prop}), func(w io.Writer) {
+				fmt.Fprintf(w, "Rejected proposal %d; it stays as the branch %s.\n", id, admit.ProposalBranch(id))
+				if prop.Source != "" {
+					fmt.Fprintf(w, "Its source stays rejected until cairn sources retry %.12s.\n", prop.Source)
+				}
+				printSync(w, rep)
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&reason, "reason", "r", "", "why, for the record")
+	return cmd
+}
+
+func (a *app) reviewRecheckCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "recheck ID",
+		Short: "Run the gates again on a held proposal (after fixing it on its branch)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := proposalID(args[0])
+			if err != nil {
+				return err
+			}
+			v, _, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			defer v.MarkBusy("cairn review recheck")()
+			out, err := v.Admit.Recheck(a.ctx, id)
+			if err != nil {
+				return v.ExplainBusy(err)
+			}
+			if !out.Admitted() {
+				return a.emit(items([]map[string]any{outcomeItem(out)}), func(w io.Writer) { a.refused(w, out) })
+			}
+			rep, err := v.SyncMain(a.ctx)
+			if err != nil {
+				return err
+			}
+			item := outcomeItem(out)
+			item["sync"] = rep
+			return a.emit(items([]map[string]any{item}), func(w io.Writer) {
+				fmt.Fprintf(w, "Proposal %d passes the gates now: admitted as %s.\n", id, out.Commit.Hash.Short())
+				printSync(w, rep)
+			})
+		},
+	}
+}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"cairn"
+	"cairn/admit"
+	"cairn/store"
+)
+
+func (a *app) settingsCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "settings",
+		Short: "List the vault's settings (cairn.yaml): the agent, limits, paths, the verdict table",
+		Long: `Settings lists every key of cairn.yaml, the vault's contract, with its value
+and default. cairn.yaml is versioned with the vault and agents may not change
+it. cairn settings set KEY VALUE edits it as your commit on main (comments and
+order are kept); an empty VALUE removes the key, so its default applies.
+
+Keys include agent.runtime (extractive or command), agent.command (the
+command agent's argv as one string), agent.timeout, agent.inactivity,
+agent.attempts, sources.max_size, paths.protected, paths.allowed, paths.types,
+and verdicts.RULE.agent|person (admit, hold or reject).`,
+		Example: `  cairn settings set agent.runtime command
+  cairn settings set agent.command 'my-agent --model local'
+  cairn settings set verdicts.deletion.agent reject`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, _, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			pol, err := policyOf(a, v)
+			if err != nil {
+				return err
+			}
+			settings := pol.Settings()
+			return a.emit(items(settings), func(w io.Writer) {
+				for _, s := range settings {
+					mark := " "
+					if s.Value != s.Default {
+						mark = "*"
+					}
+					fmt.Fprintf(w, "%s %-28s %-24s %s\n", mark, s.Key, cmpOr(s.Value, `""`), s.Help)
+				}
+				fmt.Fprintln(w, "(* differs from the default)")
+			})
+		},
+	}
+	cmd.AddCommand(a.settingsGetCmd(), a.settingsSetCmd())
+	return cmd
+}
+
+func (a *app) settingsGetCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "get KEY",
+		Short: "Print one setting",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, _, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			pol, err := policyOf(a, v)
+			if err != nil {
+				return err
+			}
+			val, err := pol.Get(args[0])
+			if err != nil {
+				return err
+			}
+			return a.emit(items([]admit.Setting{{Key: args[0], Value: val}}), func(w io.Writer) { fmt.Fprintln(w, val) })
+		},
+	}
+}
+
+func (a *app) settingsSetCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "set KEY VALUE",
+		Short: "Change one setting, as your commit on main",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := a.principal()
+			if err != nil {
+				return err
+			}
+			v, _, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			defer v.MarkBusy("cairn settings set")()
+			head, err := v.Store.Head(a.ctx, admit.Branch)
+			if err != nil {
+				return err
+			}
+			tree, err := treeOf(a, v, head)
+			if err != nil {
+				return err
+			}
+			var data []byte
+			if e, err := v.Store.Get(a.ctx, tree, admit.PolicyFile); err == nil {
+				if data, err = v.Store.ReadBlob(a.ctx, e.Blob); err != nil {
+					return err
+				}
+			} else if cairn.ErrorCode(err) != cairn.ENOTFOUND {
+				return err
+			}
+			next, err := admit.SetPolicy(data, args[0], args[1])
+			if err != nil {
+				return err
+			}
+			if string(next) == string(data) {
+				return a.emit(items([]admit.Setting{{Key: args[0], Value: args[1]}}), func(w io.Writer) {
+					fmt.Fprintf(w, "%s is %q already.\n", args[0], args[1])
+				})
+			}
+			b := v.Store.NewBatch()
+			change := store.FileChange{Path: admit.PolicyFile, Data: next}
+			if len(next) == 0 {
+				change = store.FileChange{Path: admit.PolicyFile, Delete: true}
+			}
+			newTree, err := b.Edit(a.ctx, tree, []store.FileChange{change})
+			if err != nil {
+				return err
+			}
+			out, err := v.Admit.Submit(a.ctx, admit.Request{
+				Route: "settings", Base: head, Tree: newTree, Batch: b, Principal: p,
+				Message: fmt.Sprintf("settings: %s = %s", args[0], cmpOr(args[1], "(default)")),
+			})
+			if err != nil {
+				return v.ExplainBusy(err)
+			}
+			if !out.Admitted() {
+				return a.emit(items([]map[string]any{outcomeItem(out)}), func(w io.Writer) { a.refused(w, out) })
+			}
+			rep, err := v.SyncMain(a.ctx)
+			if err != nil {
+				return err
+			}
+			return a.emit(items([]admit.Setting{{Key: args[0], Value: args[1]}}), func(w io.Writer) {
+				fmt.Fprintf(w, "Set %s to %q (commit %s).\n", args[0], args[1], out.Commit.Hash.Short())
+				printSync(w, rep)
+			})
+		},
+	}
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"cairn/ingest"
+)
+
+func (a *app) sourcesCmd() *cobra.Command {
+	var status string
+	cmd := &cobra.Command{
+		Use:   "sources",
+		Short: "List the sources and where each stands (queued, running, merged, held, rejected, failed)",
+		Long: `Sources lists every source ingested, newest first: its id (the SHA-256 of its
+content; any 4 or more leading hex digits name it), its name, where it is under
+raw/, and its status. cairn sources show ID prints its history; cairn sources
+retry ID queues a failed or rejected source again.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, _, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			svc := ingest.New(v, nil)
+			srcs, err := svc.List(a.ctx, status)
+			if err != nil {
+				return err
+			}
+			return a.emit(items(srcs), func(w io.Writer) {
+				if len(srcs) == 0 {
+					fmt.Fprintln(w, "No sources. Try: cairn ingest FILE")
+					return
+				}
+				for _, s := range srcs {
+					detail := s.Path
+					switch {
+					case s.Status == ingest.Failed:
+						detail = s.Error
+					case s.Proposal != 0:
+						detail += fmt.Sprintf(" (proposal %d)", s.Proposal)
+					}
+					fmt.Fprintf(w, "%s  %-8s  %-32s  %s\n", s.ID[:12], s.Status, s.Name, detail)
+				}
+			})
+		},
+	}
+	cmd.Flags().StringVar(&status, "status", "", "only sources with this status")
+	cmd.AddCommand(a.sourcesShowCmd(), a.sourcesRetryCmd())
+	return cmd
+}
+
+func (a *app) sourcesShowCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "show ID",
+		Short: "Show a source and its history",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v, _, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			src, err := ingest.New(v, nil).Get(a.ctx, args[0])
+			if err != nil {
+				return err
+			}
+			return a.emit(items([]*ingest.Source{src}), func(w io.Writer) {
+				fmt.Fprintf(w, "source   %s\nname     %s\npath     %s\nsize     %d bytes\nstatus   %s\n", src.ID, src.Name, src.Path, src.Size, src.Status)
+				if src.Job != 0 {
+					fmt.Fprintf(w, "job      %d\n", src.Job)
+				}
+				if src.Proposal != 0 {
+					fmt.Fprintf(w, "proposal %d\n", src.Proposal)
+				}
+				if src.Error != "" {
+					fmt.Fprintf(w, "error    %s\n", src.Error)
+				}
+				if src.Hint != "" {
+					fmt.Fprintf(w, "hint     %s\n", src.Hint)
+				}
+				fmt.Fprintln(w, "history:")
+				for _, st := range src.History {
+					fmt.Fprintf(w, "  %s  %-8s  %-20s  %s\n", st.Time.Local().Format(time.DateTime), st.Status, st.Principal, st.Detail)
+				}
+			})
+		},
+	}
+}
+
+func (a *app) sourcesRetryCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "retry ID",
+		Short: "Queue a failed or rejected source again",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := a.principal()
+			if err != nil {
+				return err
+			}
+			v, _, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			svc, _, err := a.jobs(v, false, nil)
+			if err != nil {
+				return err
+			}
+			src, err := svc.Retry(a.ctx, args[0], p)
+			if err != nil {
+				return v.ExplainBusy(err)
+			}
+			return a.emit(items([]*ingest.Source{src}), func(w io.Writer) {
+				fmt.Fprintf(w, "Queued %s again (job %d); cairn worker runs it.\n", src.Name, src.Job)
+			})
+		},
+	}
+}

@@ -1,0 +1,522 @@
+// Package durable runs a vault's background work on River
+// (riverqueue/river) in the vault's own database, so that enqueueing a job
+// commits with the write that caused it, and a job's completion commits
+// with the work it did.
+//
+// River's own rescue of stuck jobs waits an hour; cairn's agents may run
+// for half an hour. So every process that runs jobs records itself in the
+// workers table (host, pid, process start time) and beats a heartbeat; any
+// worker that starts, and every running worker every few seconds, hands the
+// jobs of a dead worker back to the queue: one whose process is gone on
+// this host, or whose heartbeat stopped.
+package durable
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+
+	"cairn"
+)
+
+// Config configures a Queue. The zero value gives the defaults.
+type Config struct {
+	// Workers are the job kinds this process can run; nil for a queue that
+	// only enqueues and manages jobs.
+	Workers *river.Workers
+	// MaxWorkers is how many jobs run at once. Default 2.
+	MaxWorkers int
+	// PollInterval is how often an idle worker looks for new jobs.
+	// Default 200ms.
+	PollInterval time.Duration
+	// Heartbeat is how often a running worker says it is alive. Default 2s.
+	Heartbeat time.Duration
+	// DeadAfter is how long a heartbeat may be missing before the worker
+	// counts as dead (when its process cannot be checked). Default 20s.
+	DeadAfter time.Duration
+	// RescueEvery is how often a running worker looks for dead workers'
+	// jobs. Default 3s.
+	RescueEvery time.Duration
+	// Logger receives the queue's logs. Default: discard.
+	Logger *slog.Logger
+	// Now returns the current time. Default time.Now.
+	Now func() time.Time
+}
+
+// Queue is a vault's job queue.
+type Queue struct {
+	db     *sql.DB // the vault's write connection
+	driver *riversqlite.Driver
+	client *river.Client[*sql.Tx]
+	cfg    Config
+	log    *slog.Logger
+	id     string
+	host   string
+	pid    int
+	proc   string
+
+	mu      sync.Mutex
+	started bool
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// Migrate brings River's tables in db up to date; it takes the write lock
+// only when something is missing.
+func Migrate(ctx context.Context, db *sql.DB) error {
+	drv := riversqlite.New(db)
+	m, err := rivermigrate.New(drv, nil)
+	if err != nil {
+		return fmt.Errorf("job queue migrations: %w", err)
+	}
+	all := m.AllVersions()
+	var have int
+	err = db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'river_migration'`).Scan(&have)
+	if err == nil && have == 1 {
+		err = db.QueryRowContext(ctx, `SELECT count(*) FROM river_migration`).Scan(&have)
+		if err == nil && have >= len(all) {
+			return nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("job queue migrations: %w", err)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("job queue migrations: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := m.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("job queue migrations: %w", err)
+	}
+	return tx.Commit()
+}
+
+// New returns the queue of the vault whose write connection is db.
+func New(db *sql.DB, cfg Config) (*Queue, error) {
+	cfg.MaxWorkers = cmp.Or(cfg.MaxWorkers, 2)
+	cfg.PollInterval = cmp.Or(cfg.PollInterval, 200*time.Millisecond)
+	cfg.Heartbeat = cmp.Or(cfg.Heartbeat, 2*time.Second)
+	cfg.DeadAfter = cmp.Or(cfg.DeadAfter, 20*time.Second)
+	cfg.RescueEvery = cmp.Or(cfg.RescueEvery, 3*time.Second)
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	q := &Queue{
+		db:     db,
+		driver: riversqlite.New(db),
+		cfg:    cfg,
+		log:    cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
+		pid:    os.Getpid(),
+		proc:   procStart(os.Getpid()),
+	}
+	q.host, _ = os.Hostname()
+	var nonce [4]byte
+	if f, err := os.Open("/dev/urandom"); err == nil {
+		f.Read(nonce[:])
+		f.Close()
+	}
+	q.id = fmt.Sprintf("%s:%d:%x", q.host, q.pid, nonce)
+	rc := &river.Config{
+		ID:                          q.id,
+		Logger:                      q.log.With("component", "river"),
+		PollOnly:                    true, // SQLite has no LISTEN/NOTIFY
+		FetchCooldown:               min(20*time.Millisecond, cfg.PollInterval),
+		FetchPollInterval:           cfg.PollInterval,
+		JobTimeout:                  -1, // agents have their own timeouts, from the policy
+		RescueStuckJobsAfter:        24 * time.Hour,
+		CompletedJobRetentionPeriod: 7 * 24 * time.Hour,
+		CancelledJobRetentionPeriod: 30 * 24 * time.Hour,
+		DiscardedJobRetentionPeriod: 30 * 24 * time.Hour,
+	}
+	if cfg.Workers != nil {
+		rc.Workers = cfg.Workers
+		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.MaxWorkers}}
+	}
+	c, err := river.NewClient(q.driver, rc)
+	if err != nil {
+		return nil, fmt.Errorf("job queue: %w", err)
+	}
+	q.client = c
+	return q, nil
+}
+
+// ID returns the queue's worker id: host:pid:nonce.
+func (q *Queue) ID() string { return q.id }
+
+// Start records this process as a worker, rescues dead workers' jobs and
+// starts working. Stop ends it.
+func (q *Queue) Start(ctx context.Context) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.started {
+		return nil
+	}
+	if q.cfg.Workers == nil {
+		return fmt.Errorf("job queue: no workers configured")
+	}
+	now := q.cfg.Now()
+	if _, err := q.db.ExecContext(ctx, `INSERT OR REPLACE INTO workers (id, host, pid, proc, started, heartbeat) VALUES (?, ?, ?, ?, ?, ?)`,
+		q.id, q.host, q.pid, q.proc, now.UnixNano(), now.UnixNano()); err != nil {
+		return translate(fmt.Errorf("record worker: %w", err))
+	}
+	if _, err := q.Rescue(ctx); err != nil {
+		q.log.Warn("rescue", "err", err)
+	}
+	if err := q.client.Start(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("start job queue: %w", err)
+	}
+	q.started = true
+	q.stop, q.done = make(chan struct{}), make(chan struct{})
+	go q.maintain(context.WithoutCancel(ctx))
+	return nil
+}
+
+// maintain beats the heartbeat and rescues dead workers' jobs until Stop.
+func (q *Queue) maintain(ctx context.Context) {
+	defer close(q.done)
+	beat := time.NewTicker(q.cfg.Heartbeat)
+	defer beat.Stop()
+	rescue := time.NewTicker(q.cfg.RescueEvery)
+	defer rescue.Stop()
+	for {
+		select {
+		case <-q.stop:
+			return
+		case <-beat.C:
+			if _, err := q.db.ExecContext(ctx, `UPDATE workers SET heartbeat = ? WHERE id = ?`, q.cfg.Now().UnixNano(), q.id); err != nil {
+				q.log.Warn("heartbeat", "err", err)
+			}
+		case <-rescue.C:
+			if n, err := q.Rescue(ctx); err != nil {
+				q.log.Warn("rescue", "err", err)
+			} else if len(n) > 0 {
+				q.log.Info("rescued jobs of dead workers", "jobs", n)
+			}
+		}
+	}
+}
+
+// Stop stops working: running jobs finish (their contexts are cancelled
+// when ctx is), and the worker's record is removed. It may be called twice.
+func (q *Queue) Stop(ctx context.Context) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.started {
+		return nil
+	}
+	q.started = false
+	close(q.stop)
+	<-q.done
+	err := q.client.Stop(ctx)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		err = q.client.StopAndCancel(context.WithoutCancel(ctx))
+	}
+	if _, derr := q.db.ExecContext(context.WithoutCancel(ctx), `DELETE FROM workers WHERE id = ?`, q.id); derr != nil && err == nil {
+		err = derr
+	}
+	return err
+}
+
+// InsertTx enqueues a job inside tx: it exists only if tx commits.
+func (q *Queue) InsertTx(ctx context.Context, tx *sql.Tx, args river.JobArgs, opts *river.InsertOpts) (int64, error) {
+	res, err := q.client.InsertTx(ctx, tx, args, opts)
+	if err != nil {
+		return 0, fmt.Errorf("enqueue %s: %w", args.Kind(), err)
+	}
+	return res.Job.ID, nil
+}
+
+// Job is a job as cairn shows it.
+type Job struct {
+	ID          int64           `json:"id"`
+	Kind        string          `json:"kind"`
+	State       string          `json:"state"`
+	Attempt     int             `json:"attempt"`
+	MaxAttempts int             `json:"max_attempts"`
+	Args        json.RawMessage `json:"args"`
+	Errors      []string        `json:"errors,omitempty"`
+	Worker      string          `json:"worker,omitempty"` // the last worker that ran it
+	Created     time.Time       `json:"created"`
+	Finalized   time.Time       `json:"finalized,omitzero"`
+}
+
+func jobOf(r *rivertype.JobRow) *Job {
+	j := &Job{ID: r.ID, Kind: r.Kind, State: string(r.State), Attempt: r.Attempt, MaxAttempts: r.MaxAttempts,
+		Args: json.RawMessage(r.EncodedArgs), Created: r.CreatedAt}
+	for _, e := range r.Errors {
+		j.Errors = append(j.Errors, e.Error)
+	}
+	if n := len(r.AttemptedBy); n > 0 {
+		j.Worker = r.AttemptedBy[n-1]
+	}
+	if r.FinalizedAt != nil {
+		j.Finalized = *r.FinalizedAt
+	}
+	return j
+}
+
+// Jobs lists jobs, newest first; states filters by River state (available,
+// running, retryable, completed, cancelled, discarded, scheduled).
+func (q *Queue) Jobs(ctx context.Context, limit int, states ...string) ([]*Job, error) {
+	p := river.NewJobListParams().First(cmp.Or(limit, 100)).OrderBy(river.JobListOrderByID, river.SortOrderDesc)
+	if len(states) > 0 {
+		var ss []rivertype.JobState
+		for _, s := range states {
+			ss = append(ss, rivertype.JobState(s))
+		}
+		p = p.States(ss...)
+	}
+	res, err := q.client.JobList(ctx, p)
+	if err != nil {
+		return nil, translate(fmt.Errorf("list jobs: %w", err))
+	}
+	var out []*Job
+	for _, r := range res.Jobs {
+		out = append(out, jobOf(r))
+	}
+	return out, nil
+}
+
+// Get returns one job.
+func (q *Queue) Get(ctx context.Context, id int64) (*Job, error) {
+	r, err := q.client.JobGet(ctx, id)
+	if err != nil {
+		return nil, notFound(id, err)
+	}
+	return jobOf(r), nil
+}
+
+// Cancel cancels a job: a queued one never runs; a running one has its
+// context cancelled within seconds, wherever it runs, which stops its
+// agent.
+func (q *Queue) Cancel(ctx context.Context, id int64) (*Job, error) {
+	r, err := q.client.JobCancel(ctx, id)
+	if err != nil {
+		return nil, notFound(id, err)
+	}
+	return jobOf(r), nil
+}
+
+// Retry makes a finished or failed job run again now. A running job is
+// left alone.
+func (q *Queue) Retry(ctx context.Context, id int64) (*Job, error) {
+	r, err := q.client.JobRetry(ctx, id)
+	if err != nil {
+		return nil, notFound(id, err)
+	}
+	return jobOf(r), nil
+}
+
+// RetryTx is Retry inside tx.
+func (q *Queue) RetryTx(ctx context.Context, tx *sql.Tx, id int64) (*Job, error) {
+	r, err := q.client.JobRetryTx(ctx, tx, id)
+	if err != nil {
+		return nil, notFound(id, err)
+	}
+	return jobOf(r), nil
+}
+
+// CancelTx is Cancel inside tx.
+func (q *Queue) CancelTx(ctx context.Context, tx *sql.Tx, id int64) (*Job, error) {
+	r, err := q.client.JobCancelTx(ctx, tx, id)
+	if err != nil {
+		return nil, notFound(id, err)
+	}
+	return jobOf(r), nil
+}
+
+func notFound(id int64, err error) error {
+	if errors.Is(err, river.ErrNotFound) || errors.Is(err, rivertype.ErrNotFound) {
+		return cairn.Errorf(cairn.ENOTFOUND, "there is no job %d", id).WithHint("Try: cairn jobs")
+	}
+	return translate(fmt.Errorf("job %d: %w", id, err))
+}
+
+// translate maps a busy database to EUNAVAILABLE.
+func translate(err error) error {
+	if err != nil && (strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked")) {
+		return cairn.Errorf(cairn.EUNAVAILABLE, "the vault is busy: %w", err).WithHint("Another cairn process is writing; try again.")
+	}
+	return err
+}
+
+// worker is a row of the workers table.
+type worker struct {
+	id, host, proc string
+	pid            int
+	heartbeat      time.Time
+}
+
+// Rescue hands the running jobs of dead workers back to the queue (or
+// discards them when they used up their attempts) and forgets those
+// workers. It returns the rescued job ids.
+func (q *Queue) Rescue(ctx context.Context) ([]int64, error) {
+	workers := map[string]worker{}
+	rows, err := q.db.QueryContext(ctx, `SELECT id, host, pid, proc, heartbeat FROM workers`)
+	if err != nil {
+		return nil, translate(fmt.Errorf("read workers: %w", err))
+	}
+	for rows.Next() {
+		var w worker
+		var hb int64
+		if err := rows.Scan(&w.id, &w.host, &w.pid, &w.proc, &hb); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		w.heartbeat = time.Unix(0, hb)
+		workers[w.id] = w
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	type running struct {
+		id                int64
+		by                string
+		attempt, attempts int
+	}
+	var jobs []running
+	rows, err = q.db.QueryContext(ctx, `SELECT id, json(attempted_by), attempt, max_attempts FROM river_job WHERE state = 'running'`)
+	if err != nil {
+		return nil, translate(fmt.Errorf("read running jobs: %w", err))
+	}
+	for rows.Next() {
+		var j running
+		var by sql.NullString
+		if err := rows.Scan(&j.id, &by, &j.attempt, &j.attempts); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		var ids []string
+		json.Unmarshal([]byte(by.String), &ids)
+		if len(ids) > 0 {
+			j.by = ids[len(ids)-1]
+		}
+		jobs = append(jobs, j)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	now := q.cfg.Now()
+	dead := map[string]bool{}
+	for id, w := range workers {
+		if id != q.id && !q.alive(w, now) {
+			dead[id] = true
+		}
+	}
+	var rescued []int64
+	p := &riverdriver.JobRescueManyParams{StuckHorizon: now.Add(time.Second)}
+	for _, j := range jobs {
+		if j.by == q.id {
+			continue
+		}
+		if _, known := workers[j.by]; known && !dead[j.by] {
+			continue
+		} else if !known && !deadUnknown(j.by, q.host) {
+			continue
+		}
+		state, scheduled := rivertype.JobStateAvailable, now
+		var finalized *time.Time
+		if j.attempt >= j.attempts {
+			state, finalized = rivertype.JobStateDiscarded, &now
+		}
+		msg, _ := json.Marshal(rivertype.AttemptError{At: now, Attempt: j.attempt,
+			Error: fmt.Sprintf("the worker %s died while running the job", j.by)})
+		p.ID = append(p.ID, j.id)
+		p.Error = append(p.Error, msg)
+		p.FinalizedAt = append(p.FinalizedAt, finalized)
+		p.ScheduledAt = append(p.ScheduledAt, scheduled)
+		p.State = append(p.State, string(state))
+		rescued = append(rescued, j.id)
+	}
+	if len(rescued) > 0 {
+		if _, err := q.driver.GetExecutor().JobRescueMany(ctx, p); err != nil {
+			return nil, translate(fmt.Errorf("rescue jobs: %w", err))
+		}
+	}
+	for id := range dead {
+		if _, err := q.db.ExecContext(ctx, `DELETE FROM workers WHERE id = ?`, id); err != nil {
+			return rescued, translate(fmt.Errorf("forget worker %s: %w", id, err))
+		}
+	}
+	return rescued, nil
+}
+
+// alive reports whether a recorded worker still runs: on this host, its
+// process (the same one: same start time) exists; elsewhere, its
+// heartbeat is recent.
+func (q *Queue) alive(w worker, now time.Time) bool {
+	if w.host == q.host {
+		return processAlive(w.pid, w.proc)
+	}
+	return now.Sub(w.heartbeat) < q.cfg.DeadAfter
+}
+
+// deadUnknown reports whether a job's worker, which has no record (it
+// never registered, or its record was removed), is dead: on this host,
+// when its process is gone.
+func deadUnknown(id, host string) bool {
+	h, rest, ok := strings.Cut(id, ":")
+	if !ok || h != host {
+		return false
+	}
+	pidText, _, _ := strings.Cut(rest, ":")
+	pid, err := strconv.Atoi(pidText)
+	return err == nil && !processAlive(pid, "")
+}
+
+// processAlive reports whether pid runs and, when start is given, started
+// at that time (so a reused pid does not pass for the worker).
+func processAlive(pid int, start string) bool {
+	if pid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	if data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
+		s := string(data)
+		if i := strings.LastIndexByte(s, ')'); i > 0 && strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z") {
+			return false // exited, not yet reaped
+		}
+	}
+	return start == "" || procStart(pid) == start
+}
+
+// procStart returns a process's start time in clock ticks since boot
+// (field 22 of /proc/PID/stat), or "" when it cannot be read.
+func procStart(pid int) string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	// The command name (field 2) may hold spaces and parentheses: the
+	// fields after it follow the last ')'.
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return ""
+	}
+	fields := strings.Fields(s[i+1:])
+	if len(fields) < 20 {
+		return ""
+	}
+	return fields[19]
+}

@@ -1,0 +1,512 @@
+package ingest
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"cairn"
+	"cairn/admit"
+	"cairn/durable"
+	"cairn/store"
+	"cairn/vault"
+)
+
+// Options configure a Service. The zero value gives the defaults.
+type Options struct {
+	// Logger receives logs. Default: discard.
+	Logger *slog.Logger
+	// Now returns the current time. Default time.Now.
+	Now func() time.Time
+	// Crash, when set, is called at named points (crash tests).
+	Crash func(point string)
+	// Env is added to command agents' environment.
+	Env []string
+	// Activity, when set, receives what agents do as they do it.
+	Activity func(source *Source, kind, text string)
+}
+
+// Service ingests sources into one vault.
+type Service struct {
+	v        *vault.Vault
+	q        *durable.Queue
+	log      *slog.Logger
+	now      func() time.Time
+	crash    func(string)
+	env      []string
+	activity func(*Source, string, string)
+	// folder is held while main's folder is synced and while a command
+	// agent runs in snapshot mode, so the one is never taken for the other.
+	folder sync.Mutex
+}
+
+// New returns the ingest service of a vault. Register Decided with the
+// vault's admission pipeline too (once), so that sources' statuses follow
+// their proposals whatever decides them.
+func New(v *vault.Vault, opts *Options) *Service {
+	if opts == nil {
+		opts = &Options{}
+	}
+	s := &Service{
+		v:        v,
+		log:      cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
+		now:      opts.Now,
+		crash:    opts.Crash,
+		env:      opts.Env,
+		activity: opts.Activity,
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
+}
+
+// Register adds the ingest job's worker to workers.
+func (s *Service) Register(workers *river.Workers) { river.AddWorker(workers, &worker{s: s}) }
+
+// SetQueue sets the queue jobs are enqueued on; call it before Add.
+func (s *Service) SetQueue(q *durable.Queue) { s.q = q }
+
+func (s *Service) point(name string) {
+	if s.crash != nil {
+		s.crash(name)
+	}
+}
+
+// Args are an ingest job's arguments.
+type Args struct {
+	Source string `json:"source"` // the source's id
+}
+
+// Kind returns "ingest".
+func (Args) Kind() string { return "ingest" }
+
+// Added is what Add did with one file.
+type Added struct {
+	File   string  `json:"file"`
+	Source *Source `json:"source"`
+	// Queued is set for a source enqueued now; otherwise Note says why not.
+	Queued bool   `json:"queued"`
+	Note   string `json:"note,omitempty"`
+}
+
+// Add stores files as sources under raw/, commits them to main as system,
+// records them and enqueues their jobs, in one transaction. A file that
+// cannot be a source (empty, binary, too large, a hostile name, a format
+// not supported) is recorded as a failed source with the reason; content
+// ingested before is not ingested again. Missing files and folders are
+// usage errors, and nothing is done.
+func (s *Service) Add(ctx context.Context, files []string, who cairn.Principal) ([]*Added, error) {
+	if s.q == nil {
+		return nil, fmt.Errorf("ingest: no queue")
+	}
+	if len(files) == 0 {
+		return nil, cairn.Errorf(cairn.EINVALID, "no files given").WithHint("Try: cairn ingest paper.md notes.txt")
+	}
+	for _, f := range files {
+		info, err := os.Stat(f)
+		switch {
+		case err != nil:
+			return nil, cairn.Errorf(cairn.EINVALID, "%s: no such file", f).WithHint("Check the path; cairn ingest takes files.")
+		case info.IsDir():
+			return nil, cairn.Errorf(cairn.EINVALID, "%s is a folder; cairn ingest takes files", f).
+				WithHint("To bring a whole folder of pages in, use cairn import.")
+		case !info.Mode().IsRegular():
+			return nil, cairn.Errorf(cairn.EINVALID, "%s is not a regular file", f)
+		}
+	}
+	head, err := s.v.Store.Head(ctx, admit.Branch)
+	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+		return nil, err
+	}
+	headTree := store.EmptyTree
+	if !head.IsZero() {
+		c, err := s.v.Store.ReadCommit(ctx, head)
+		if err != nil {
+			return nil, err
+		}
+		headTree = c.Tree
+	}
+	pol, err := admit.PolicyAt(ctx, s.v.Store, headTree)
+	if err != nil {
+		pol = &admit.Policy{}
+	}
+	type pending struct {
+		added   *Added
+		data    []byte
+		refused *refusal
+		stored  bool // its raw file is on main already
+	}
+	var all []*pending
+	byID := map[string]*pending{}
+	taken := map[string]bool{} // raw paths this call assigns, case folded
+	var edits []store.FileChange
+	for _, f := range files {
+		name := filepath.Base(f)
+		data, id, size, err := readSource(f, pol.MaxSize())
+		if err != nil {
+			return nil, fmt.Errorf("ingest %s: %w", f, err)
+		}
+		p := &pending{added: &Added{File: f, Source: &Source{ID: id, Name: name, Size: size}}, data: data}
+		all = append(all, p)
+		if other, ok := byID[id]; ok {
+			p.added.Source, p.added.Note = other.added.Source, "the same content as "+other.added.File
+			continue
+		}
+		byID[id] = p
+		old, err := getSource(ctx, s.v.DB.Read(), id)
+		if err != nil {
+			return nil, err
+		}
+		if old != nil && !(old.Status == Failed && old.Path == "") {
+			p.added.Source = old
+			switch old.Status {
+			case Rejected:
+				p.added.Note = fmt.Sprintf("rejected before; it stays rejected until cairn sources retry %s", old.ID[:12])
+			case Failed:
+				p.added.Note = fmt.Sprintf("failed before (%s); cairn sources retry %s tries again", old.Error, old.ID[:12])
+			default:
+				p.added.Note = fmt.Sprintf("ingested before as %s (%s)", old.Path, old.Status)
+			}
+			continue
+		}
+		if r := checkName(name); r != nil {
+			p.refused = r
+			continue
+		}
+		if r := checkContent(name, data, size, pol.MaxSize()); r != nil {
+			p.refused = r
+			continue
+		}
+		// Never overwrite: a different file whose name is taken gets its
+		// hash in its name.
+		rawPath := "raw/" + name
+		blob := store.BlobHash(data)
+		e, err := s.v.Store.GetFold(ctx, headTree, rawPath)
+		switch {
+		case err == nil && e.Blob == blob && e.Path == rawPath:
+			p.stored = true
+		case err == nil || taken[cairn.FoldPath(rawPath)]:
+			ext := path.Ext(name)
+			rawPath = "raw/" + strings.TrimSuffix(name, ext) + "." + id[:8] + ext
+			if e, err := s.v.Store.GetFold(ctx, headTree, rawPath); err == nil && e.Blob == blob {
+				p.stored = true
+			}
+		}
+		taken[cairn.FoldPath(rawPath)] = true
+		p.added.Source.Path = rawPath
+		if !p.stored {
+			edits = append(edits, store.FileChange{Path: rawPath, Data: data})
+		}
+	}
+	now := s.now()
+	rows := func(ctx context.Context, tx *store.Tx) error {
+		q := tx.SQL()
+		for _, p := range all {
+			src := p.added.Source
+			if p.added.Note != "" {
+				continue
+			}
+			if p.refused != nil {
+				src.Status, src.Error, src.Hint = Failed, p.refused.msg, p.refused.hint
+				if _, err := q.ExecContext(ctx, `INSERT OR REPLACE INTO sources (id, name, path, size, status, error, hint, created, updated)
+					VALUES (?, ?, '', ?, ?, ?, ?, ?, ?)`, src.ID, src.Name, src.Size, Failed, src.Error, src.Hint, now.UnixNano(), now.UnixNano()); err != nil {
+					return fmt.Errorf("record source %s: %w", src.Name, err)
+				}
+				if err := addHistory(ctx, q, now, src.ID, Failed, who, src.Error); err != nil {
+					return err
+				}
+				if err := admit.Event(ctx, q, now, "source.failed", src.ID, map[string]any{"name": src.Name, "error": src.Error}); err != nil {
+					return err
+				}
+				continue
+			}
+			if _, err := q.ExecContext(ctx, `INSERT OR REPLACE INTO sources (id, name, path, size, status, created, updated)
+				VALUES (?, ?, ?, ?, ?, ?, ?)`, src.ID, src.Name, src.Path, src.Size, Queued, now.UnixNano(), now.UnixNano()); err != nil {
+				return fmt.Errorf("record source %s: %w", src.Name, err)
+			}
+			job, err := s.q.InsertTx(ctx, q, Args{Source: src.ID}, &river.InsertOpts{MaxAttempts: pol.Attempts()})
+			if err != nil {
+				return err
+			}
+			src.Status, src.Job = Queued, job
+			if _, err := q.ExecContext(ctx, `UPDATE sources SET job = ? WHERE id = ?`, job, src.ID); err != nil {
+				return err
+			}
+			if err := addHistory(ctx, q, now, src.ID, Queued, who, fmt.Sprintf("stored as %s; job %d", src.Path, job)); err != nil {
+				return err
+			}
+			if err := admit.Event(ctx, q, now, "source.queued", src.ID, map[string]any{"name": src.Name, "path": src.Path, "job": job}); err != nil {
+				return err
+			}
+			p.added.Queued = true
+		}
+		return nil
+	}
+	if len(edits) > 0 {
+		b := s.v.Store.NewBatch()
+		tree, err := b.Edit(ctx, headTree, edits)
+		if err != nil {
+			return nil, err
+		}
+		var names []string
+		for _, e := range edits {
+			names = append(names, path.Base(e.Path))
+		}
+		slices.Sort(names)
+		_, err = s.v.Admit.Submit(ctx, admit.Request{
+			Route: "source", Base: head, Tree: tree, Batch: b, Principal: cairn.PrincipalSystem,
+			Message: "raw: add " + strings.Join(names, ", "),
+			Within:  func(ctx context.Context, tx *store.Tx, _ *admit.Outcome) error { return rows(ctx, tx) },
+		})
+		if err != nil {
+			return nil, err
+		}
+	} else if err := s.v.Store.Update(ctx, func(tx *store.Tx) error { return rows(ctx, tx) }); err != nil {
+		return nil, err
+	}
+	s.point("ingest:enqueued")
+	out := make([]*Added, len(all))
+	for i, p := range all {
+		out[i] = p.added
+	}
+	if len(edits) > 0 {
+		s.syncMain(ctx)
+	}
+	return out, nil
+}
+
+// readSource reads a file up to max bytes and hashes all of it. A file
+// over max is hashed but not kept.
+func readSource(file string, max int64) (data []byte, id string, size int64, err error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	limited := &capWriter{max: max}
+	size, err = io.Copy(io.MultiWriter(h, limited), f)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	return limited.data, hex.EncodeToString(h.Sum(nil)), size, nil
+}
+
+// capWriter keeps what is written to it up to max bytes, then nothing.
+type capWriter struct {
+	max  int64
+	data []byte
+	over bool
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	if !w.over && int64(len(w.data)+len(p)) <= w.max {
+		w.data = append(w.data, p...)
+	} else {
+		w.over, w.data = true, nil
+	}
+	return len(p), nil
+}
+
+// syncMain brings main's folder to main's head, telling why when it
+// cannot (it is never fatal: the next command syncs).
+func (s *Service) syncMain(ctx context.Context) {
+	s.folder.Lock()
+	defer s.folder.Unlock()
+	if _, err := s.v.SyncMain(ctx); err != nil {
+		s.log.Warn("update the vault's folder", "err", err)
+	}
+}
+
+// Decided keeps a source's status in step with its proposal: register it
+// with the vault's admission pipeline (Pipeline.OnDecided), once.
+func Decided(ctx context.Context, tx *store.Tx, p *cairn.Proposal) error {
+	if p.Source == "" || p.Route != "ingest" {
+		return nil
+	}
+	status := map[string]string{
+		cairn.ProposalAdmitted: Merged, cairn.ProposalAccepted: Merged,
+		cairn.ProposalHeld: Held, cairn.ProposalRejected: Rejected,
+	}[p.Status]
+	if status == "" {
+		return nil
+	}
+	who := p.DecidedBy
+	if who == "" {
+		who = cairn.PrincipalSystem
+	}
+	detail := fmt.Sprintf("proposal %d %s", p.ID, p.Status)
+	if p.Reason != "" {
+		detail += ": " + p.Reason
+	}
+	now := time.Now()
+	if err := setStatus(ctx, tx.SQL(), now, p.Source, status, who, detail, map[string]any{"proposal": p.ID, "error": "", "hint": ""}); err != nil {
+		return err
+	}
+	return admit.Event(ctx, tx.SQL(), now, "ingest."+status, p.Source, map[string]any{"proposal": p.ID})
+}
+
+// Get returns a source, with its history, by id prefix or name.
+func (s *Service) Get(ctx context.Context, ref string) (*Source, error) {
+	src, err := resolveSource(ctx, s.v.DB.Read(), ref)
+	if err != nil {
+		return nil, err
+	}
+	src.History, err = history(ctx, s.v.DB.Read(), src.ID)
+	return src, err
+}
+
+// List returns the sources, newest first; status filters ("" for all).
+func (s *Service) List(ctx context.Context, status string) ([]*Source, error) {
+	query := `SELECT ` + sourceColumns + ` FROM sources`
+	var args []any
+	if status != "" {
+		if !slices.Contains([]string{Queued, Running, Merged, Held, Rejected, Failed}, status) {
+			return nil, cairn.Errorf(cairn.EINVALID, "unknown status %q", status).
+				WithHint("Use queued, running, merged, held, rejected or failed.")
+		}
+		query += ` WHERE status = ?`
+		args = append(args, status)
+	}
+	rows, err := s.v.DB.Read().QueryContext(ctx, query+` ORDER BY created DESC, name`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list sources: %w", err)
+	}
+	defer rows.Close()
+	var out []*Source
+	for rows.Next() {
+		src, err := scanSource(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, src)
+	}
+	return out, rows.Err()
+}
+
+// Retry queues a failed or rejected source again: its job runs again (a
+// new job when River has forgotten the old one).
+func (s *Service) Retry(ctx context.Context, ref string, who cairn.Principal) (*Source, error) {
+	if s.q == nil {
+		return nil, fmt.Errorf("ingest: no queue")
+	}
+	src, err := resolveSource(ctx, s.v.DB.Read(), ref)
+	if err != nil {
+		return nil, err
+	}
+	return s.retry(ctx, src, who)
+}
+
+// RetryJob is Retry for the source a job ingests.
+func (s *Service) RetryJob(ctx context.Context, job int64, who cairn.Principal) (*Source, error) {
+	src, err := s.sourceOfJob(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	return s.retry(ctx, src, who)
+}
+
+func (s *Service) retry(ctx context.Context, src *Source, who cairn.Principal) (*Source, error) {
+	switch {
+	case src.Path == "":
+		return nil, cairn.Errorf(cairn.EINVALID, "%s was refused at the door (%s); retrying cannot change that", src.Name, src.Error).
+			WithHint(cmp.Or(src.Hint, "Fix the file and ingest it again."))
+	case src.Status != Failed && src.Status != Rejected:
+		return nil, cairn.Errorf(cairn.EINVALID, "%s is %s; only failed or rejected sources are retried", src.Name, src.Status).
+			WithHint("Try: cairn sources")
+	}
+	pol := s.policy(ctx)
+	err := s.v.Store.Update(ctx, func(tx *store.Tx) error {
+		job := src.Job
+		if job != 0 {
+			if _, err := s.q.RetryTx(ctx, tx.SQL(), job); err != nil {
+				if cairn.ErrorCode(err) != cairn.ENOTFOUND {
+					return err
+				}
+				job = 0
+			}
+		}
+		if job == 0 {
+			var err error
+			if job, err = s.q.InsertTx(ctx, tx.SQL(), Args{Source: src.ID}, &river.InsertOpts{MaxAttempts: pol.Attempts()}); err != nil {
+				return err
+			}
+		}
+		src.Job = job
+		if err := setStatus(ctx, tx.SQL(), s.now(), src.ID, Queued, who, fmt.Sprintf("retried (was %s); job %d", src.Status, job),
+			map[string]any{"job": job, "error": "", "hint": ""}); err != nil {
+			return err
+		}
+		return admit.Event(ctx, tx.SQL(), s.now(), "source.queued", src.ID, map[string]any{"name": src.Name, "job": job, "retry": true})
+	})
+	if err != nil {
+		return nil, err
+	}
+	src.Status, src.Error, src.Hint = Queued, "", ""
+	return src, nil
+}
+
+// CancelJob cancels a job: a queued one never runs, a running one's agent
+// is stopped; its source is marked failed.
+func (s *Service) CancelJob(ctx context.Context, job int64, who cairn.Principal) (*durable.Job, error) {
+	j, err := s.q.Cancel(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	if src, err := s.sourceOfJob(ctx, job); err == nil && (src.Status == Queued || src.Status == Running) {
+		err := s.v.Store.Update(ctx, func(tx *store.Tx) error {
+			msg := "cancelled by " + string(who)
+			if err := setStatus(ctx, tx.SQL(), s.now(), src.ID, Failed, who, msg,
+				map[string]any{"error": msg, "hint": "cairn sources retry " + src.ID[:12] + " tries again"}); err != nil {
+				return err
+			}
+			return admit.Event(ctx, tx.SQL(), s.now(), "ingest.failed", src.ID, map[string]any{"error": msg})
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return j, nil
+}
+
+func (s *Service) sourceOfJob(ctx context.Context, job int64) (*Source, error) {
+	src, err := scanSource(s.v.DB.Read().QueryRowContext(ctx, `SELECT `+sourceColumns+` FROM sources WHERE job = ?`, job))
+	if err != nil {
+		return nil, cairn.Errorf(cairn.ENOTFOUND, "job %d ingests no source", job).WithHint("Try: cairn jobs")
+	}
+	return src, nil
+}
+
+// policy returns main's policy (the defaults when it cannot be read).
+func (s *Service) policy(ctx context.Context) *admit.Policy {
+	head, err := s.v.Store.Head(ctx, admit.Branch)
+	if err != nil {
+		return &admit.Policy{}
+	}
+	c, err := s.v.Store.ReadCommit(ctx, head)
+	if err != nil {
+		return &admit.Policy{}
+	}
+	pol, err := admit.PolicyAt(ctx, s.v.Store, c.Tree)
+	if err != nil {
+		return &admit.Policy{}
+	}
+	return pol
+}
+
+var errStale = errors.New("the source is not this attempt's to decide")

@@ -1,0 +1,595 @@
+package ingest_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"cairn"
+	"cairn/admit"
+	"cairn/durable"
+	"cairn/ingest"
+	"cairn/internal/confine"
+	"cairn/store"
+	"cairn/vault"
+)
+
+func TestMain(m *testing.M) {
+	confine.MaybeExec()
+	os.Exit(m.Run())
+}
+
+// env is a vault with its ingest service and a queue that runs jobs here.
+type env struct {
+	t   *testing.T
+	ctx context.Context
+	v   *vault.Vault
+	svc *ingest.Service
+	q   *durable.Queue
+	dir string // where test files are written
+}
+
+// page is a small concept page.
+func page(title, body string) string {
+	return fmt.Sprintf("---\ntitle: %s\ntype: concept\n---\n# %s\n\n%s\n", title, title, body)
+}
+
+// seed is the vault every test starts from: an index and pages that link.
+var seed = map[string]string{
+	"index.md": "---\ntitle: Home\ntype: index\n---\n# Home\n\n## Concepts\n\n" +
+		"- [[concepts/paper|Paper]]\n- [[concepts/ink|Printing ink]]\n- [[concepts/press|Printing press]]\n- [[concepts/type|Movable type]]\n",
+	"concepts/paper.md": page("Paper", "Rag paper came to Europe from Spain. See [[concepts/ink|Printing ink]]."),
+	"concepts/ink.md":   page("Printing ink", "Oil-based ink stuck to metal type. See [[concepts/press|Printing press]]."),
+	"concepts/press.md": page("Printing press", "A screw press. See [[concepts/type|Movable type]]."),
+	"concepts/type.md":  page("Movable type", "Cast letters. See [[concepts/paper|Paper]]."),
+	"log.md":            "# Log\n",
+}
+
+func setup(t *testing.T, policy string, mods ...func(*ingest.Options)) *env {
+	t.Helper()
+	ctx := t.Context()
+	root := t.TempDir()
+	v, err := vault.Init(ctx, filepath.Join(root, "vault"), false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { v.Close() })
+	v.Admit.OnDecided(ingest.Decided)
+	files := maps(seed)
+	if policy != "" {
+		files["cairn.yaml"] = policy
+	}
+	b := v.Store.NewBatch()
+	var changes []store.FileChange
+	for p, d := range files {
+		changes = append(changes, store.FileChange{Path: p, Data: []byte(d)})
+	}
+	tree, err := b.Edit(ctx, store.EmptyTree, changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Admit.Submit(ctx, admit.Request{Route: "init", Tree: tree, Batch: b, Principal: cairn.User("ada"), Message: "seed"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.SyncMain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	opts := &ingest.Options{Env: []string{"OUTSIDE=" + filepath.Join(root, "outside")}}
+	for _, m := range mods {
+		m(opts)
+	}
+	svc := ingest.New(v, opts)
+	workers := river.NewWorkers()
+	svc.Register(workers)
+	q, err := durable.New(v.DB.Write(), durable.Config{Workers: workers, PollInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.SetQueue(q)
+	if err := q.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Stop(context.Background()) })
+	dir := filepath.Join(root, "in")
+	os.MkdirAll(dir, 0o755)
+	os.MkdirAll(filepath.Join(root, "outside"), 0o755)
+	return &env{t: t, ctx: ctx, v: v, svc: svc, q: q, dir: dir}
+}
+
+func maps(m map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// file writes a file to ingest and returns its path.
+func (e *env) file(name, content string) string {
+	e.t.Helper()
+	p := filepath.Join(e.dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+// ingest adds files and waits until every queued source has a verdict.
+func (e *env) ingest(files ...string) []*ingest.Added {
+	e.t.Helper()
+	added, err := e.svc.Add(e.ctx, files, cairn.User("ada"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, ad := range added {
+		if ad.Queued {
+			ad.Source = e.wait(ad.Source.ID)
+		}
+	}
+	return added
+}
+
+// wait returns a source once it has a verdict; it fails the test after a
+// minute (a hang, not a timing assertion).
+func (e *env) wait(id string) *ingest.Source {
+	e.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		src, err := e.svc.Get(e.ctx, id)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		switch src.Status {
+		case ingest.Merged, ingest.Held, ingest.Rejected, ingest.Failed:
+			return src
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("source %s still %s after a minute", src.Name, src.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (e *env) tree() cairn.Hash {
+	e.t.Helper()
+	h, err := e.v.Store.Head(e.ctx, "main")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	c, err := e.v.Store.ReadCommit(e.ctx, h)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return c.Tree
+}
+
+func (e *env) read(path string) string {
+	e.t.Helper()
+	ent, err := e.v.Store.Get(e.ctx, e.tree(), path)
+	if err != nil {
+		e.t.Fatalf("read %s: %v", path, err)
+	}
+	data, err := e.v.Store.ReadBlob(e.ctx, ent.Blob)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return string(data)
+}
+
+func (e *env) exists(path string) bool {
+	_, err := e.v.Store.Get(e.ctx, e.tree(), path)
+	return err == nil
+}
+
+func (e *env) proposal(src *ingest.Source) *cairn.Proposal {
+	e.t.Helper()
+	if src.Proposal == 0 {
+		e.t.Fatalf("source %s (%s: %s) has no proposal", src.Name, src.Status, src.Error)
+	}
+	p, err := e.v.Admit.Get(e.ctx, src.Proposal)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+const article = `# Paper mills of Fabriano
+
+Paper mills in Fabriano used water-powered hammers to beat rags into pulp.
+The mills also introduced watermarks, which let historians date sheets.
+Printing ink made from linseed oil needed good paper to hold it.
+The printing press pressed inked type onto damp paper, one sheet at a time.
+Merchants carried Fabriano paper across Europe along the trade routes.
+`
+
+func TestIngest_Extractive(t *testing.T) {
+	e := setup(t, "")
+	added := e.ingest(e.file("fabriano.md", article), e.file("notes.txt", "Notes on ink\n\nPrinting ink was thick and dark. Printing ink was made with oil. The press needed it.\n"))
+	for _, ad := range added {
+		if ad.Source.Status != ingest.Merged {
+			t.Fatalf("%s: %s %s", ad.Source.Name, ad.Source.Status, ad.Source.Error)
+		}
+	}
+	p := e.proposal(added[0].Source)
+	if p.Principal != cairn.Agent("extractive") || p.Status != cairn.ProposalAdmitted {
+		t.Errorf("proposal by %s is %s", p.Principal, p.Status)
+	}
+	// The summary page, linked to the pages whose titles occur, listed in
+	// index.md; the log entry in Eva's format; the source under raw/.
+	idx := e.read("index.md")
+	if !strings.Contains(idx, "[[summaries/") {
+		t.Errorf("index.md does not list the summary:\n%s", idx)
+	}
+	var summary string
+	for ent, err := range e.v.Store.Files(e.ctx, e.tree(), "summaries/") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := e.read(ent.Path); strings.Contains(d, "source: raw/fabriano.md") {
+			summary = d
+		}
+	}
+	if !strings.Contains(summary, "[[concepts/paper|Paper]]") || !strings.Contains(summary, "type: summary") {
+		t.Errorf("summary page:\n%s", summary)
+	}
+	log := e.read("log.md")
+	if !strings.Contains(log, "] ingest | fabriano.md\n") || !strings.Contains(log, "] ingest | notes.txt\n") {
+		t.Errorf("log.md:\n%s", log)
+	}
+	if e.read("raw/fabriano.md") != article {
+		t.Errorf("raw/fabriano.md is not the source")
+	}
+	// No new findings: the change lints clean.
+	if got := lintHolds(p.Findings); len(got) > 0 {
+		t.Errorf("findings that would hold: %v", got)
+	}
+	// The folder of main has the new files.
+	if _, err := os.Stat(filepath.Join(e.v.Root, "raw", "fabriano.md")); err != nil {
+		t.Errorf("main's folder: %v", err)
+	}
+
+	t.Run("SameContentOnce", func(t *testing.T) {
+		again, err := e.svc.Add(e.ctx, []string{e.file("copy.md", article)}, cairn.User("ada"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again[0].Queued || !strings.Contains(again[0].Note, "ingested before as raw/fabriano.md") {
+			t.Errorf("same content again: queued %v, note %q", again[0].Queued, again[0].Note)
+		}
+	})
+	t.Run("NameTaken", func(t *testing.T) {
+		other := e.ingest(e.file("fabriano.md", strings.Replace(article, "# Paper mills of Fabriano", "# Fabriano, second edition", 1)))
+		src := other[0].Source
+		want := "raw/fabriano." + src.ID[:8] + ".md"
+		if src.Path != want || src.Status != ingest.Merged {
+			t.Errorf("a different file named fabriano.md went to %s (%s), want %s", src.Path, src.Status, want)
+		}
+		if e.read("raw/fabriano.md") != article {
+			t.Errorf("raw/fabriano.md was overwritten")
+		}
+	})
+}
+
+func lintHolds(fs []cairn.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		if f.Verdict != cairn.Admit {
+			out = append(out, f.Gate+"/"+f.Rule+" "+f.Page)
+		}
+	}
+	return out
+}
+
+func TestIngest_BadSources(t *testing.T) {
+	e := setup(t, "sources:\n  max_size: 1MiB\n")
+	big := filepath.Join(e.dir, "big.md")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Truncate(100 << 20) // 100 MB, sparse: over the limit
+	f.Close()
+	files := []string{
+		e.file("empty.md", ""),
+		e.file("blank.txt", " \n\t\n"),
+		e.file("binary.md", "PK\x03\x04\x00\x00binary"),
+		e.file("latin1.txt", "caf\xe9\n"),
+		big,
+		e.file(".hidden.md", "hidden text\n"),
+		e.file("bad\x01name.md", "text\n"),
+		e.file("paper.pdf", "%PDF-1.4 text\n"),
+		e.file("good.md", article),
+	}
+	added := e.ingest(files...)
+	wantErr := map[string]string{
+		"empty.md": "empty", "blank.txt": "empty", "binary.md": "binary", "latin1.txt": "binary",
+		"big.md": "the limit is 1.0 MiB", ".hidden.md": "starts with a dot", "bad\x01name.md": "cannot be a vault path",
+		"paper.pdf": "cairn ingests .md and .txt",
+	}
+	for _, ad := range added {
+		src := ad.Source
+		if src.Name == "good.md" {
+			if src.Status != ingest.Merged {
+				t.Errorf("good.md after bad ones: %s %s", src.Status, src.Error)
+			}
+			continue
+		}
+		want := wantErr[src.Name]
+		if src.Status != ingest.Failed || !strings.Contains(src.Error, want) || src.Hint == "" {
+			t.Errorf("%q: status %s error %q hint %q; want failed with %q and a hint", src.Name, src.Status, src.Error, src.Hint, want)
+		}
+		if src.Path != "" {
+			t.Errorf("%q was stored as %s", src.Name, src.Path)
+		}
+	}
+	// Nothing of the refused files reached the vault.
+	var raw []string
+	for ent, err := range e.v.Store.Files(e.ctx, e.tree(), "raw/") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw = append(raw, ent.Path)
+	}
+	if !slices.Equal(raw, []string{"raw/good.md"}) {
+		t.Errorf("raw/ holds %v, want only raw/good.md", raw)
+	}
+	// Missing files and folders are usage errors and change nothing.
+	for _, bad := range []string{filepath.Join(e.dir, "missing.md"), e.dir} {
+		if _, err := e.svc.Add(e.ctx, []string{bad}, cairn.User("ada")); cairn.ErrorCode(err) != cairn.EINVALID {
+			t.Errorf("Add(%s) = %v, want EINVALID", bad, err)
+		}
+	}
+	// A refused file ingested again once fixed is accepted.
+	fixed := e.ingest(e.file("renamed.md", "hidden text\n"))
+	if fixed[0].Source.Status != ingest.Merged {
+		t.Errorf("the content of .hidden.md under a good name: %s %s", fixed[0].Source.Status, fixed[0].Source.Error)
+	}
+}
+
+// command returns a policy that runs a shell script as the agent.
+func command(t *testing.T, script string, extra string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "agent.sh")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\ncat > /dev/null\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("agent:\n  runtime: command\n  command: %s\n%s", p, extra)
+}
+
+// TestIngest_CommandAgents checks that each misbehaving command agent ends
+// in the verdict of the admission table.
+func TestIngest_CommandAgents(t *testing.T) {
+	cases := []struct {
+		name    string
+		script  string
+		extra   string
+		status  string // the source's status
+		gates   []string
+		failure string // the source's error, for failures
+	}{
+		{"Good", `printf -- '---\ntitle: Fabriano\ntype: concept\n---\n# Fabriano\n\nSee [[concepts/paper|Paper]].\n' > concepts/fabriano.md
+sed -i 's|- \[\[concepts/type|- [[concepts/fabriano\|Fabriano]]\n- [[concepts/type|' index.md
+echo "Wrote the Fabriano page."`, "", ingest.Merged, nil, ""},
+		{"Hangs", "echo starting; sleep 600", "  inactivity: 1s\n", ingest.Failed, nil, "printed nothing for 1s"},
+		{"TooLong", "while true; do echo working; sleep 0.2; done", "  timeout: 1s\n", ingest.Failed, nil, "longer than 1s"},
+		{"ExitsNonZero", "echo oops >&2; exit 3", "", ingest.Failed, nil, "exited with status 3"},
+		{"WritesNothing", "echo done", "", ingest.Failed, nil, "changed nothing"},
+		{"DeletesHalf", "rm concepts/paper.md concepts/ink.md; echo tidied", "", ingest.Held, []string{"deletion/delete", "lint/broken-link"}, ""},
+		{"WritesRaw", "echo changed > raw/fabriano.md; echo edited", "", ingest.Rejected, []string{"protected/raw"}, ""},
+		{"WritesLog", "echo '## [2026-01-01] ingest | x' >> log.md", "", ingest.Rejected, []string{"protected/log"}, ""},
+		{"WritesPolicy", "printf 'agent:\\n  runtime: extractive\\n' > cairn.yaml", "", ingest.Rejected, []string{"contract/contract"}, ""},
+		{"WritesScript", "printf '#!/bin/sh\\nrm -rf /\\n' > concepts/run.sh; echo added a tool", "", ingest.Rejected, []string{"file-type/script", "lint/non-markdown-file"}, ""},
+		{"WritesDotfile", "echo 'x' > .gitignore; mkdir -p .github; echo x > .github/notes.md", "", ingest.Rejected, []string{"file-type/dotfile"}, ""},
+		{"WritesPrivateVar", `mkdir -p private/var/folders/ab/T; printf -- '---\ntitle: Temp\ntype: concept\n---\n# Temp\n' > private/var/folders/ab/T/notes.md`, "", ingest.Rejected, []string{"lint/orphan", "misplaced-page/misplaced-page"}, ""},
+		{"Symlink", "ln -s /etc/passwd concepts/passwd.md; echo linked", "", ingest.Rejected, []string{"file-type/special"}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := setup(t, command(t, tc.script, tc.extra))
+			added := e.ingest(e.file("fabriano.md", article))
+			src := added[0].Source
+			if src.Status != tc.status {
+				t.Fatalf("status %s (error %q), want %s", src.Status, src.Error, tc.status)
+			}
+			if tc.failure != "" {
+				if !strings.Contains(src.Error, tc.failure) || src.Hint == "" {
+					t.Errorf("error %q hint %q, want %q and a hint", src.Error, src.Hint, tc.failure)
+				}
+				return
+			}
+			p := e.proposal(src)
+			var gates []string
+			for _, f := range p.Findings {
+				if f.Verdict != cairn.Admit {
+					gates = append(gates, f.Gate+"/"+f.Rule)
+				}
+			}
+			slices.Sort(gates)
+			gates = slices.Compact(gates)
+			if !slices.Equal(gates, tc.gates) {
+				t.Errorf("gates that did not admit: %v, want %v", gates, tc.gates)
+			}
+			if tc.status != ingest.Merged && e.exists("concepts/fabriano.md") {
+				t.Errorf("a change that was not admitted reached main")
+			}
+		})
+	}
+}
+
+// TestIngest_WriteOutside checks both confinement modes: with Landlock the
+// write never happens; without, the snapshot catches it and the proposal
+// is rejected.
+func TestIngest_WriteOutside(t *testing.T) {
+	script := `echo pwned > "$OUTSIDE/pwned.txt" || echo "refused"
+printf -- '---\ntitle: Fabriano\ntype: concept\n---\n# Fabriano\n\nSee [[concepts/paper|Paper]].\n' > concepts/fabriano.md
+sed -i 's|- \[\[concepts/type|- [[concepts/fabriano\|Fabriano]]\n- [[concepts/type|' index.md
+echo "Wrote the Fabriano page."`
+	t.Run("Landlock", func(t *testing.T) {
+		if confine.Available() == 0 {
+			t.Skip("the kernel offers no Landlock")
+		}
+		e := setup(t, command(t, script, ""))
+		src := e.ingest(e.file("fabriano.md", article))[0].Source
+		outside := filepath.Join(filepath.Dir(e.dir), "outside", "pwned.txt")
+		if _, err := os.Stat(outside); err == nil {
+			t.Fatalf("the agent wrote %s despite Landlock", outside)
+		}
+		if src.Status != ingest.Merged {
+			t.Errorf("status %s, want merged (the refused write did no harm)", src.Status)
+		}
+	})
+	t.Run("Snapshot", func(t *testing.T) {
+		t.Setenv("CAIRN_LANDLOCK", "off")
+		e := setup(t, command(t, strings.ReplaceAll(script, `"$OUTSIDE/pwned.txt"`, `../../../../index.md`), ""))
+		src := e.ingest(e.file("fabriano.md", article))[0].Source
+		if src.Status != ingest.Rejected {
+			t.Fatalf("status %s (%s), want rejected", src.Status, src.Error)
+		}
+		p := e.proposal(src)
+		found := false
+		for _, f := range p.Findings {
+			found = found || f.Gate == admit.GateOutside && strings.HasSuffix(f.Subject, "/vault/index.md")
+		}
+		if !found {
+			t.Errorf("no outside-write finding for the vault's index.md: %v", p.Findings)
+		}
+	})
+}
+
+func TestIngest_Cancel(t *testing.T) {
+	pids := make(chan int, 1)
+	e := setup(t, command(t, "sleep 600 & echo \"pid $!\"; wait", ""), func(o *ingest.Options) {
+		o.Activity = func(_ *ingest.Source, kind, text string) {
+			var pid int
+			if _, err := fmt.Sscanf(text, "pid %d", &pid); err == nil {
+				pids <- pid
+			}
+		}
+	})
+	added, err := e.svc.Add(e.ctx, []string{e.file("fabriano.md", article)}, cairn.User("ada"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := added[0].Source
+	// Wait for the agent's child to start, then cancel the job.
+	var pid int
+	select {
+	case pid = <-pids:
+	case <-time.After(time.Minute):
+		t.Fatal("the agent never started")
+	}
+	if _, err := e.svc.CancelJob(e.ctx, src.Job, cairn.User("ada")); err != nil {
+		t.Fatal(err)
+	}
+	got := e.wait(src.ID)
+	if got.Status != ingest.Failed || !strings.Contains(got.Error, "cancelled by user:ada") {
+		t.Errorf("after cancel: %s %q", got.Status, got.Error)
+	}
+	// The agent's whole process tree stops.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || strings.Contains(string(st), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent's child %d still runs after the cancel", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// jobs retry runs it again.
+	if _, err := e.svc.RetryJob(e.ctx, src.Job, cairn.User("ada")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := e.svc.Get(e.ctx, src.ID); got.Status != ingest.Queued && got.Status != ingest.Running {
+		t.Errorf("after retry: %s", got.Status)
+	}
+}
+
+func TestIngest_ReviewAndRetry(t *testing.T) {
+	e := setup(t, command(t, "rm concepts/paper.md; echo removed paper", ""))
+	src := e.ingest(e.file("fabriano.md", article))[0].Source
+	if src.Status != ingest.Held {
+		t.Fatalf("status %s, want held", src.Status)
+	}
+	if _, err := e.v.Admit.Reject(e.ctx, src.Proposal, cairn.User("bob"), "keep paper"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := e.svc.Get(e.ctx, src.ID)
+	if got.Status != ingest.Rejected {
+		t.Fatalf("after reject: %s", got.Status)
+	}
+	if log := e.read("log.md"); !strings.Contains(log, "] ingest | fabriano.md\nRejected in review by user:bob") {
+		t.Errorf("log.md:\n%s", log)
+	}
+	// Rejected stays rejected by content.
+	again, err := e.svc.Add(e.ctx, []string{e.file("other-name.md", article)}, cairn.User("ada"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again[0].Queued || !strings.Contains(again[0].Note, "rejected before") {
+		t.Errorf("a rejected source ingested again: queued %v note %q", again[0].Queued, again[0].Note)
+	}
+	// Retried, it runs again and is held again; accepting merges it.
+	if _, err := e.svc.Retry(e.ctx, src.ID[:8], cairn.User("ada")); err != nil {
+		t.Fatal(err)
+	}
+	got = e.wait(src.ID)
+	if got.Status != ingest.Held || got.Proposal == src.Proposal {
+		t.Fatalf("after retry: %s proposal %d", got.Status, got.Proposal)
+	}
+	if _, err := e.v.Admit.Accept(e.ctx, got.Proposal, cairn.User("bob")); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = e.svc.Get(e.ctx, src.ID)
+	if got.Status != ingest.Merged || e.exists("concepts/paper.md") {
+		t.Errorf("after accept: %s, paper exists %v", got.Status, e.exists("concepts/paper.md"))
+	}
+	var statuses []string
+	for _, h := range got.History {
+		statuses = append(statuses, h.Status)
+	}
+	want := []string{"queued", "running", "held", "rejected", "queued", "running", "held", "merged"}
+	if !slices.Equal(statuses, want) {
+		t.Errorf("history %v, want %v", statuses, want)
+	}
+}
+
+func TestIngest_Concurrent(t *testing.T) {
+	// Several sources at once: each agent works on the head it found; the
+	// later admissions merge onto the moved head (index.md gains a line
+	// from each, merged as a list union).
+	e := setup(t, "")
+	var files []string
+	for i := range 6 {
+		files = append(files, e.file(fmt.Sprintf("note-%d.md", i), fmt.Sprintf("# Note %d on paper\n\nPaper number %d was made in a mill. The printing press used it. Printing ink dried on it.\n", i, i)))
+	}
+	added := e.ingest(files...)
+	for _, ad := range added {
+		if ad.Source.Status != ingest.Merged {
+			t.Errorf("%s: %s %s", ad.Source.Name, ad.Source.Status, ad.Source.Error)
+		}
+	}
+	idx := e.read("index.md")
+	for i := range 6 {
+		if !strings.Contains(idx, fmt.Sprintf("Note %d on paper", i)) {
+			t.Errorf("index.md lacks note %d:\n%s", i, idx)
+		}
+	}
+	log := e.read("log.md")
+	if n := strings.Count(log, "] ingest | note-"); n != 6 {
+		t.Errorf("log.md has %d ingest entries, want 6", n)
+	}
+	d, err := e.v.Index.Check(e.ctx, true)
+	if err != nil || !d.OK() {
+		t.Errorf("index check: %v %v", err, d)
+	}
+}

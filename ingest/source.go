@@ -1,0 +1,256 @@
+// Package ingest is cairn's main job: sources go in, an agent integrates
+// each into the wiki, and admission decides.
+//
+// `cairn ingest FILE` stores each source under raw/ (never overwriting:
+// a different file whose name is taken gets its hash in its name), commits
+// it to main as system, records the source (named by the SHA-256 of its
+// content) and enqueues its job, in one transaction. A worker runs the job:
+// the vault's agent runtime makes a proposal on main's head, and admission
+// admits it, holds it for review or rejects it; the job's completion and
+// the source's status commit with that decision. The same content is never
+// ingested twice; a rejected source stays rejected until retried.
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"cairn"
+)
+
+// Source statuses, named as Eva names them.
+const (
+	Queued   = "queued"   // waiting for a worker
+	Running  = "running"  // an agent is working on it
+	Merged   = "merged"   // its proposal was admitted (or accepted in review)
+	Held     = "held"     // its proposal waits for a review
+	Rejected = "rejected" // its proposal was rejected; it stays so until retried
+	Failed   = "failed"   // it could not be ingested; the error says why
+)
+
+// Source is an immutable input document, named by its content's hash.
+type Source struct {
+	ID       string    `json:"id"`   // SHA-256 of the content, hex
+	Name     string    `json:"name"` // the file name it was given
+	Path     string    `json:"path"` // where it is in the vault; "" when it was refused
+	Size     int64     `json:"size"`
+	Status   string    `json:"status"`
+	Job      int64     `json:"job,omitempty"`
+	Attempt  int64     `json:"attempt,omitempty"`
+	Proposal int64     `json:"proposal,omitempty"`
+	Error    string    `json:"error,omitempty"`
+	Hint     string    `json:"hint,omitempty"`
+	Created  time.Time `json:"created"`
+	Updated  time.Time `json:"updated"`
+	History  []Step    `json:"history,omitempty"`
+}
+
+// Step is one entry of a source's history.
+type Step struct {
+	Time      time.Time       `json:"time"`
+	Status    string          `json:"status"`
+	Principal cairn.Principal `json:"principal"`
+	Detail    string          `json:"detail,omitempty"`
+}
+
+// Formats ingested now; HTML and PDF follow.
+var formats = []string{".md", ".markdown", ".txt"}
+
+// refusal is why a file cannot be a source, with a hint.
+type refusal struct{ msg, hint string }
+
+// checkName reports what makes a file name unusable for a source.
+func checkName(name string) *refusal {
+	hint := "Rename the file to a plain name like notes-2026.md and ingest it again."
+	switch {
+	case !utf8.ValidString(name):
+		return &refusal{"the file name is not valid UTF-8", hint}
+	case strings.HasPrefix(name, "."):
+		return &refusal{fmt.Sprintf("the file name %q starts with a dot (a hidden file)", name), hint}
+	case strings.ContainsAny(name, "\\/"):
+		return &refusal{fmt.Sprintf("the file name %q holds a slash", name), hint}
+	case len(name) > 200:
+		return &refusal{fmt.Sprintf("the file name is %d bytes; at most 200", len(name)), hint}
+	}
+	if _, err := cairn.CleanPath("raw/" + name); err != nil {
+		return &refusal{fmt.Sprintf("the file name %q cannot be a vault path: %v", name, err), hint}
+	}
+	return nil
+}
+
+// checkContent reports what makes content unusable for a source.
+func checkContent(name string, data []byte, size, max int64) *refusal {
+	ext := strings.ToLower(path.Ext(name))
+	switch {
+	case size > max:
+		return &refusal{fmt.Sprintf("the file is %s; the limit is %s", mib(size), mib(max)),
+			"Split it, or raise the limit: cairn settings set sources.max_size 128MiB"}
+	case !containsString(formats, ext):
+		what := "has no extension"
+		if ext != "" {
+			what = "is a " + ext + " file"
+		}
+		return &refusal{fmt.Sprintf("%s %s; cairn ingests .md and .txt sources for now", name, what),
+			"Convert it to Markdown or plain text first."}
+	case len(bytes.TrimSpace(data)) == 0:
+		return &refusal{"the file is empty", "Ingest a file that has text in it."}
+	case bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data):
+		return &refusal{"the file is binary, not UTF-8 text", "Save it as UTF-8 text (.md or .txt) first."}
+	}
+	return nil
+}
+
+func mib(n int64) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func containsString(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// dbtx reads and writes rows: a transaction or a pool.
+type dbtx interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+const sourceColumns = `id, name, path, size, status, coalesce(job, 0), attempt, coalesce(proposal, 0), error, hint, created, updated`
+
+func scanSource(sc interface{ Scan(...any) error }) (*Source, error) {
+	var s Source
+	var created, updated int64
+	if err := sc.Scan(&s.ID, &s.Name, &s.Path, &s.Size, &s.Status, &s.Job, &s.Attempt, &s.Proposal, &s.Error, &s.Hint, &created, &updated); err != nil {
+		return nil, err
+	}
+	s.Created, s.Updated = time.Unix(0, created), time.Unix(0, updated)
+	return &s, nil
+}
+
+// getSource reads a source by its full id; nil when there is none.
+func getSource(ctx context.Context, q dbtx, id string) (*Source, error) {
+	s, err := scanSource(q.QueryRowContext(ctx, `SELECT `+sourceColumns+` FROM sources WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read source %.12s: %w", id, err)
+	}
+	return s, nil
+}
+
+// resolveSource finds a source by id prefix (at least 4 hex digits) or by
+// name.
+func resolveSource(ctx context.Context, q dbtx, ref string) (*Source, error) {
+	ref = strings.TrimSpace(ref)
+	if ref == "" {
+		return nil, cairn.Errorf(cairn.EINVALID, "no source named").WithHint("Try: cairn sources")
+	}
+	var rows *sql.Rows
+	var err error
+	if isHex(ref) && len(ref) >= 4 {
+		rows, err = q.QueryContext(ctx, `SELECT `+sourceColumns+` FROM sources WHERE id >= ? AND id < ? ORDER BY id LIMIT 3`,
+			strings.ToLower(ref), strings.ToLower(ref)+"g")
+	} else {
+		rows, err = q.QueryContext(ctx, `SELECT `+sourceColumns+` FROM sources WHERE name = ? OR path = ? ORDER BY created DESC LIMIT 3`, ref, ref)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find source %s: %w", ref, err)
+	}
+	defer rows.Close()
+	var found []*Source
+	for rows.Next() {
+		s, err := scanSource(rows)
+		if err != nil {
+			return nil, err
+		}
+		found = append(found, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	switch len(found) {
+	case 0:
+		return nil, cairn.Errorf(cairn.ENOTFOUND, "no source is named %q", ref).WithHint("Try: cairn sources")
+	case 1:
+		return found[0], nil
+	}
+	var ids []string
+	for _, s := range found {
+		ids = append(ids, s.ID[:12]+" ("+s.Name+")")
+	}
+	return nil, cairn.Errorf(cairn.EINVALID, "%q could mean %s", ref, strings.Join(ids, ", ")).WithHint("Give more of the id.")
+}
+
+func isHex(s string) bool {
+	for _, r := range s {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// history reads a source's history, oldest first.
+func history(ctx context.Context, q dbtx, id string) ([]Step, error) {
+	rows, err := q.QueryContext(ctx, `SELECT time, status, principal, detail FROM source_history WHERE source = ? ORDER BY seq`, id)
+	if err != nil {
+		return nil, fmt.Errorf("read source history: %w", err)
+	}
+	defer rows.Close()
+	var out []Step
+	for rows.Next() {
+		var st Step
+		var t int64
+		var p string
+		if err := rows.Scan(&t, &st.Status, &p, &st.Detail); err != nil {
+			return nil, err
+		}
+		st.Time, st.Principal = time.Unix(0, t), cairn.Principal(p)
+		out = append(out, st)
+	}
+	return out, rows.Err()
+}
+
+// setStatus changes a source's status and records it in its history.
+func setStatus(ctx context.Context, q dbtx, now time.Time, id, status string, who cairn.Principal, detail string, set map[string]any) error {
+	query := `UPDATE sources SET status = ?, updated = ?`
+	args := []any{status, now.UnixNano()}
+	for _, col := range []string{"job", "attempt", "proposal", "error", "hint", "path"} {
+		if v, ok := set[col]; ok {
+			query += ", " + col + " = ?"
+			args = append(args, v)
+		}
+	}
+	query += ` WHERE id = ?`
+	args = append(args, id)
+	if _, err := q.ExecContext(ctx, query, args...); err != nil {
+		return fmt.Errorf("source %.12s: set %s: %w", id, status, err)
+	}
+	return addHistory(ctx, q, now, id, status, who, detail)
+}
+
+func addHistory(ctx context.Context, q dbtx, now time.Time, id, status string, who cairn.Principal, detail string) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO source_history (source, seq, time, status, principal, detail)
+		VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM source_history WHERE source = ?), ?, ?, ?, ?)`,
+		id, id, now.UnixNano(), status, string(who), detail)
+	if err != nil {
+		return fmt.Errorf("source %.12s: history: %w", id, err)
+	}
+	return nil
+}

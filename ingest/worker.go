@@ -1,0 +1,237 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+
+	"cairn"
+	"cairn/admit"
+	"cairn/agent"
+	"cairn/store"
+	"cairn/vault"
+)
+
+// worker runs ingest jobs.
+type worker struct {
+	river.WorkerDefaults[Args]
+	s *Service
+}
+
+// Timeout leaves the agent's own timeout (from the policy) in charge.
+func (w *worker) Timeout(*river.Job[Args]) time.Duration { return -1 }
+
+// Work integrates one source: the vault's agent makes a proposal on main's
+// head, and admission decides; the job's completion and the source's
+// status commit with the decision. An agent's own failure (non-zero exit,
+// timeout, nothing changed) fails the source and is not retried; an
+// infrastructure error is retried up to the policy's attempts.
+func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
+	s := w.s
+	src, err := getSource(ctx, s.v.DB.Read(), job.Args.Source)
+	if err != nil {
+		return err
+	}
+	if src == nil {
+		return river.JobCancel(fmt.Errorf("source %.12s is not recorded", job.Args.Source))
+	}
+	switch src.Status {
+	case Merged, Held, Rejected:
+		return nil // decided already: a replay has nothing to do
+	case Failed:
+		return river.JobCancel(fmt.Errorf("source %s failed: %s", src.Name, src.Error))
+	}
+	head, err := s.v.Store.Head(ctx, admit.Branch)
+	if err != nil {
+		return err
+	}
+	pol := s.policy(ctx)
+	rt, err := s.runtime(pol, job)
+	if err != nil {
+		return s.fail(ctx, src, job, err.Error(), cairn.ErrorHint(err))
+	}
+	err = s.v.Store.Update(ctx, func(tx *store.Tx) error {
+		if err := setStatus(ctx, tx.SQL(), s.now(), src.ID, Running, cairn.Job(fmt.Sprint(job.ID)),
+			fmt.Sprintf("attempt %d by %s, agent %s", job.Attempt, workerOf(job), rt.Name()),
+			map[string]any{"job": job.ID, "attempt": job.Attempt}); err != nil {
+			return err
+		}
+		return admit.Event(ctx, tx.SQL(), s.now(), "ingest.running", src.ID, map[string]any{"job": job.ID, "attempt": job.Attempt, "agent": rt.Name()})
+	})
+	if err != nil {
+		return err
+	}
+	src.Status, src.Job, src.Attempt = Running, job.ID, int64(job.Attempt)
+	s.point("ingest:running")
+	data, err := s.readRaw(ctx, head, src.Path)
+	if err != nil {
+		return s.infra(ctx, src, job, err)
+	}
+	task := &agent.Task{
+		Job: job.ID, Attempt: int64(job.Attempt), Source: agent.SourceDoc{Path: src.Path, Data: data},
+		Base: head, Date: s.now().Format("2006-01-02"),
+	}
+	if s.activity != nil {
+		task.Activity = func(kind, text string) { s.activity(src, kind, text) }
+	}
+	res, err := rt.Run(ctx, task)
+	if err != nil {
+		if f, ok := agent.IsFailure(err); ok {
+			hint := "cairn jobs retry " + fmt.Sprint(job.ID) + " tries again."
+			msg := f.Message
+			if f.Output != "" {
+				msg += "; its last output: " + lastLines(f.Output, 5)
+			}
+			return s.fail(ctx, src, job, msg, hint)
+		}
+		if ctx.Err() != nil {
+			// Cancelled (cairn jobs cancel, or the worker stopping): a
+			// cancelled job's source is failed by the cancel itself; a
+			// stopping worker's job is rescued and runs again.
+			return ctx.Err()
+		}
+		return s.infra(ctx, src, job, err)
+	}
+	s.point("ingest:proposed")
+	skipped := make([]admit.Skipped, 0, len(res.Skipped))
+	for _, sk := range res.Skipped {
+		skipped = append(skipped, admit.Skipped{Path: sk.Path, Reason: sk.Reason})
+	}
+	summary := strings.TrimSpace(res.Summary)
+	if summary == "" {
+		summary = fmt.Sprintf("The %s agent integrated %s (it gave no summary).", rt.Name(), src.Path)
+	}
+	out, err := s.v.Admit.Submit(ctx, admit.Request{
+		Key:   fmt.Sprintf("ingest:%s:%d:%d", src.ID, job.ID, job.Attempt),
+		Route: "ingest", Base: head, Tree: res.Tree, Batch: res.Batch,
+		Principal: cairn.Agent(rt.Name()),
+		Message:   fmt.Sprintf("ingest: %s — %s", src.Name, headline(summary)),
+		Meta:      map[string]string{"agent.mode": res.Mode},
+		Summary:   summary, Log: &cairn.LogEntry{Op: "ingest", Subject: src.Name, Body: summary},
+		Outside: res.Outside, Skipped: skipped, Source: src.ID, Job: job.ID,
+		Within: func(ctx context.Context, tx *store.Tx, out *admit.Outcome) error {
+			// Only the attempt that is running decides: a worker taken for
+			// dead whose job ran again must not decide twice.
+			cur, err := getSource(ctx, tx.SQL(), src.ID)
+			if err != nil {
+				return err
+			}
+			if cur == nil || cur.Status != Running || cur.Job != job.ID || cur.Attempt != int64(job.Attempt) {
+				return errStale
+			}
+			if _, err := river.JobCompleteTx[*riversqlite.Driver](ctx, tx.SQL(), job); err != nil {
+				return fmt.Errorf("complete job %d: %w", job.ID, err)
+			}
+			s.point("ingest:deciding")
+			return nil
+		},
+	})
+	switch {
+	case errors.Is(err, errStale):
+		return nil
+	case errors.Is(err, admit.ErrEmpty):
+		return s.fail(ctx, src, job, "the agent's change is on main already: nothing to admit", "")
+	case err != nil:
+		return s.infra(ctx, src, job, err)
+	}
+	s.point("ingest:decided")
+	if out.Admitted() {
+		s.syncMain(ctx)
+	}
+	return nil
+}
+
+// fail marks the source failed with the agent's error and ends the job
+// without retrying it.
+func (s *Service) fail(ctx context.Context, src *Source, job *river.Job[Args], msg, hint string) error {
+	err := s.v.Store.Update(ctx, func(tx *store.Tx) error {
+		cur, err := getSource(ctx, tx.SQL(), src.ID)
+		if err != nil || cur == nil || cur.Job != job.ID || (cur.Status != Running && cur.Status != Queued) {
+			return err
+		}
+		if err := setStatus(ctx, tx.SQL(), s.now(), src.ID, Failed, cairn.Job(fmt.Sprint(job.ID)), msg,
+			map[string]any{"error": msg, "hint": hint}); err != nil {
+			return err
+		}
+		return admit.Event(ctx, tx.SQL(), s.now(), "ingest.failed", src.ID, map[string]any{"job": job.ID, "error": msg})
+	})
+	if err != nil {
+		return err
+	}
+	return river.JobCancel(errors.New(msg))
+}
+
+// infra handles an infrastructure error: River retries the job with
+// backoff; after the last attempt the source is failed.
+func (s *Service) infra(ctx context.Context, src *Source, job *river.Job[Args], cause error) error {
+	s.log.Warn("ingest job", "job", job.ID, "attempt", job.Attempt, "err", cause)
+	if job.Attempt < job.MaxAttempts {
+		return cause
+	}
+	msg := fmt.Sprintf("failed %d times; last: %v", job.Attempt, cause)
+	return s.fail(ctx, src, job, msg, "cairn jobs retry "+fmt.Sprint(job.ID)+" tries again.")
+}
+
+// runtime returns the agent runtime the policy names.
+func (s *Service) runtime(pol *admit.Policy, job *river.Job[Args]) (agent.Runtime, error) {
+	switch pol.Runtime() {
+	case "command":
+		argv, err := pol.CommandArgv()
+		if err != nil {
+			return nil, err
+		}
+		return &agent.Command{
+			Store: s.v.Store, Argv: argv, Env: s.env,
+			WorkDir:    filepath.Join(s.v.Root, vault.DirName, "work"),
+			Watch:      []string{s.v.Root, filepath.Join(s.v.Root, vault.DirName, "work")},
+			WatchSkip:  []string{filepath.Join(s.v.Root, vault.DirName)},
+			Timeout:    pol.Timeout(),
+			Inactivity: pol.Inactivity(),
+			Exclusive:  &s.folder,
+			Crash:      s.crash,
+		}, nil
+	}
+	return &agent.Extractive{Store: s.v.Store, Index: s.v.Index}, nil
+}
+
+func (s *Service) readRaw(ctx context.Context, head cairn.Hash, path string) ([]byte, error) {
+	c, err := s.v.Store.ReadCommit(ctx, head)
+	if err != nil {
+		return nil, err
+	}
+	e, err := s.v.Store.Get(ctx, c.Tree, path)
+	if err != nil {
+		return nil, fmt.Errorf("read source %s: %w", path, err)
+	}
+	return s.v.Store.ReadBlob(ctx, e.Blob)
+}
+
+func workerOf(job *river.Job[Args]) string {
+	if n := len(job.AttemptedBy); n > 0 {
+		return job.AttemptedBy[n-1]
+	}
+	return "a worker"
+}
+
+// headline is the first line of a summary, at most 72 characters.
+func headline(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	if r := []rune(line); len(r) > 72 {
+		line = string(r[:71]) + "…"
+	}
+	return line
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " / ")
+}

@@ -1,0 +1,373 @@
+package confine
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"cairn"
+)
+
+// Mode says how a run was confined.
+type Mode string
+
+const (
+	ModeLandlock Mode = "landlock" // the kernel refused writes outside the writable folders
+	ModeSnapshot Mode = "snapshot" // no Landlock: writes outside were detected afterwards by comparing snapshots
+)
+
+// Reasons a run was stopped, as Result.Reason reports them.
+const (
+	ReasonTimeout   = "timeout"   // Spec.Timeout elapsed
+	ReasonInactive  = "inactive"  // no output for Spec.Inactivity
+	ReasonCancelled = "cancelled" // the context was cancelled
+)
+
+// Defaults for the Spec fields whose zero value means "default".
+const (
+	DefaultGrace = 3 * time.Second
+)
+
+const (
+	// scanEvery is how often the process tree is polled while the agent
+	// runs. Descendants that outlive their parent are found afterwards by
+	// their process group or marker variable, so polling can be lazy.
+	scanEvery = 100 * time.Millisecond
+	// drainWait bounds how long Run waits, once the tree is stopped, for
+	// the output pipes to reach end of file. They can stay open only when a
+	// process outside the tree holds them.
+	drainWait = time.Second
+)
+
+// Spec describes one run of an agent.
+type Spec struct {
+	Argv       []string                  // the command (required); Argv[0] is looked up in PATH, or relative to Dir when it holds a slash
+	Dir        string                    // the workspace: working directory, writable (required, absolute, must exist)
+	Temp       string                    // a private temp folder, writable; TMPDIR/TMP/TEMP point at it (required, absolute, must exist)
+	Stdin      []byte                    // given on standard input, then closed (the prompt); nil: standard input is empty
+	Env        []string                  // extra environment (KEY=VALUE), on top of the parent's
+	Timeout    time.Duration             // the whole run; 0 = none
+	Inactivity time.Duration             // no output for this long ends the run; 0 = none
+	Output     func(stream, line string) // called for each line of "stdout" and "stderr", in order per stream, never concurrently; may be nil
+	Watch      []string                  // folders to snapshot in snapshot mode (absolute); writes there are reported
+	WatchSkip  []string                  // absolute paths under Watch to leave out of snapshots; Dir and Temp are always left out
+	Self       string                    // the executable that applies Landlock before exec'ing Argv; default os.Executable()
+	Grace      time.Duration             // between SIGTERM and SIGKILL when stopping; default DefaultGrace (3s)
+}
+
+// Result is how a run ended.
+type Result struct {
+	ExitCode int           // the agent's exit code; -1 when it was killed or stopped (Reason is not "")
+	Mode     Mode          // how the run was confined
+	Reason   string        // "" (exited by itself), ReasonTimeout, ReasonInactive or ReasonCancelled
+	Outside  []string      // snapshot mode: absolute paths created, changed or deleted under Watch during the run, sorted; nil in landlock mode
+	Duration time.Duration // from start until the whole tree was stopped
+}
+
+// Validate reports the first problem with the spec's shape, as a cairn error
+// with code EINVALID. It does not look at the file system.
+func (s Spec) Validate() error {
+	switch {
+	case len(s.Argv) == 0 || s.Argv[0] == "":
+		return cairn.Errorf(cairn.EINVALID, "agent command is empty")
+	case !filepath.IsAbs(s.Dir):
+		return cairn.Errorf(cairn.EINVALID, "agent workspace %q is not an absolute path", s.Dir)
+	case !filepath.IsAbs(s.Temp):
+		return cairn.Errorf(cairn.EINVALID, "agent temp folder %q is not an absolute path", s.Temp)
+	case s.Self != "" && !filepath.IsAbs(s.Self):
+		return cairn.Errorf(cairn.EINVALID, "confinement wrapper %q is not an absolute path", s.Self)
+	case s.Timeout < 0 || s.Inactivity < 0 || s.Grace < 0:
+		return cairn.Errorf(cairn.EINVALID, "agent timeouts must not be negative")
+	}
+	for _, p := range append(append([]string(nil), s.Watch...), s.WatchSkip...) {
+		if !filepath.IsAbs(p) {
+			return cairn.Errorf(cairn.EINVALID, "watched path %q is not an absolute path", p)
+		}
+	}
+	return nil
+}
+
+// Run starts the command and waits for it, then stops whatever the command
+// left running. Cancelling ctx stops it (Reason "cancelled").
+//
+// It returns an error only when the command could not be started or watched:
+// an invalid spec (code EINVALID), a command not found (wrapping
+// exec.ErrNotFound or fs.ErrNotExist), a missing folder, a context already
+// done, or a failure to start the process. A non-zero exit is a Result.
+func Run(ctx context.Context, spec Spec) (*Result, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("start agent: %w", err)
+	}
+	for _, dir := range []string{spec.Dir, spec.Temp} {
+		fi, err := os.Stat(dir)
+		if err != nil {
+			return nil, cairn.Errorf(cairn.EINVALID, "check agent folder: %w", err)
+		}
+		if !fi.IsDir() {
+			return nil, cairn.Errorf(cairn.EINVALID, "check agent folder: %s is not a folder", dir)
+		}
+	}
+	path, err := lookPath(spec.Argv[0], spec.Dir)
+	if err != nil {
+		return nil, cairn.Errorf(cairn.EINVALID, "find agent command %q: %w", spec.Argv[0], err)
+	}
+	if _, err := readProcs(); err != nil {
+		return nil, fmt.Errorf("watch agent processes: %w", err)
+	}
+	// Orphans of the agent come to us rather than to init, so that they
+	// can be found and reaped. The setting is process-wide and idempotent.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return nil, fmt.Errorf("become child subreaper: %w", err)
+	}
+	marker, err := newMarker()
+	if err != nil {
+		return nil, err
+	}
+
+	cmd := &exec.Cmd{
+		Path: path,
+		Args: spec.Argv,
+		Dir:  spec.Dir,
+		Env:  childEnv(spec, marker),
+		// Pdeathsig: if cairn dies, the agent (its direct child) dies with it;
+		// a new worker rescues the job and runs it again.
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+	}
+	mode := ModeSnapshot
+	if Available() > 0 {
+		mode = ModeLandlock
+		if err := wrap(cmd, spec, path); err != nil {
+			return nil, err
+		}
+	}
+	var skip map[string]bool
+	var before map[string]fileState
+	if mode == ModeSnapshot {
+		skip = skipSet(append([]string{spec.Dir, spec.Temp}, spec.WatchSkip...))
+		before = snapshot(spec.Watch, skip)
+	}
+
+	res, err := supervise(ctx, cmd, spec, marker)
+	if err != nil {
+		return nil, err
+	}
+	res.Mode = mode
+	if mode == ModeSnapshot {
+		res.Outside = changed(before, snapshot(spec.Watch, skip))
+	}
+	return res, nil
+}
+
+// supervise starts cmd, feeds its input, streams its output, waits for it to
+// exit or for a reason to stop it, and then stops its whole tree.
+func supervise(ctx context.Context, cmd *exec.Cmd, spec Spec, marker string) (*Result, error) {
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("make agent stdin: %w", err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(stdinR, stdinW)
+		return nil, fmt.Errorf("make agent stdout: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(stdinR, stdinW, outR, outW)
+		return nil, fmt.Errorf("make agent stderr: %w", err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, outW, errW
+
+	began := time.Now()
+	err = cmd.Start()
+	closeAll(stdinR, outW, errW) // the child holds its own copies
+	if err != nil {
+		closeAll(stdinW, outR, errR)
+		return nil, fmt.Errorf("start agent %s: %w", cmd.Path, err)
+	}
+	// The root cannot be reaped before Wait is called, so its /proc entry
+	// is there to read.
+	tree := newTree(cmd.Process.Pid, marker)
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+
+	active := make(chan struct{}, 1)
+	notify := func() {
+		select {
+		case active <- struct{}{}:
+		default:
+		}
+	}
+	var mu sync.Mutex
+	emit := func(stream, line string) {
+		if spec.Output != nil {
+			mu.Lock()
+			defer mu.Unlock()
+			spec.Output(stream, line)
+		}
+	}
+	var readers, writer sync.WaitGroup
+	readers.Go(func() { readLines(outR, "stdout", emit, notify) })
+	readers.Go(func() { readLines(errR, "stderr", emit, notify) })
+	writer.Go(func() {
+		// A write error means the agent closed its standard input: fine.
+		stdinW.Write(spec.Stdin)
+		stdinW.Close()
+	})
+
+	var deadline, idle <-chan time.Time
+	if spec.Timeout > 0 {
+		t := time.NewTimer(spec.Timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	var idleTimer *time.Timer
+	if spec.Inactivity > 0 {
+		idleTimer = time.NewTimer(spec.Inactivity)
+		defer idleTimer.Stop()
+		idle = idleTimer.C
+	}
+	tick := time.NewTicker(scanEvery)
+	defer tick.Stop()
+
+	var reason string
+	var waitErr error
+	exited := false
+loop:
+	for {
+		select {
+		case waitErr = <-waited:
+			exited = true
+			break loop
+		case <-ctx.Done():
+			reason = ReasonCancelled
+			break loop
+		case <-deadline:
+			reason = ReasonTimeout
+			break loop
+		case <-idle:
+			reason = ReasonInactive
+			break loop
+		case <-active:
+			if idleTimer != nil {
+				idleTimer.Reset(spec.Inactivity)
+			}
+		case <-tick.C:
+			tree.scan()
+		}
+	}
+
+	tree.stop(cmp.Or(spec.Grace, DefaultGrace))
+	if !exited {
+		waitErr = <-waited
+	}
+	// Every writer of the pipes is gone now, unless a process outside the
+	// tree holds them: then closing our ends ends the readers.
+	drained := make(chan struct{})
+	go func() { readers.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(drainWait):
+	}
+	closeAll(outR, errR, stdinW)
+	<-drained
+	writer.Wait()
+	tree.reapAll()
+
+	res := &Result{ExitCode: -1, Reason: reason, Duration: time.Since(began)}
+	if reason == "" {
+		if cmd.ProcessState == nil {
+			return nil, fmt.Errorf("wait for agent: %w", waitErr)
+		}
+		res.ExitCode = cmd.ProcessState.ExitCode()
+	}
+	return res, nil
+}
+
+// wrap turns cmd into the confinement wrapper: Self, told by the
+// environment to restrict itself and exec path.
+func wrap(cmd *exec.Cmd, spec Spec, path string) error {
+	self := spec.Self
+	if self == "" {
+		var err error
+		if self, err = os.Executable(); err != nil {
+			return fmt.Errorf("find confinement wrapper: %w", err)
+		}
+	}
+	payload, err := json.Marshal(wrapperSpec{
+		Write: []string{spec.Dir, spec.Temp},
+		Path:  path,
+		Argv:  spec.Argv,
+	})
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", envWrapper, err)
+	}
+	cmd.Path = self
+	// The flag makes a Self that forgot to call MaybeExec fail rather than
+	// run as itself.
+	cmd.Args = []string{self, wrapperFlag}
+	cmd.Env = append(cmd.Env, envWrapper+"="+string(payload))
+	return nil
+}
+
+// lookPath resolves the command name as the agent's execve will see it: in
+// PATH when it has no slash, relative to dir when it is relative.
+func lookPath(name, dir string) (string, error) {
+	if strings.Contains(name, "/") && !filepath.IsAbs(name) {
+		name = filepath.Join(dir, name)
+	}
+	path, err := exec.LookPath(name)
+	if errors.Is(err, exec.ErrDot) {
+		// PATH holds a relative entry; resolve it as the shell would.
+		path, err = filepath.Abs(path)
+	}
+	return path, err
+}
+
+// childEnv returns the agent's environment: the parent's, then spec.Env,
+// then the temp folder, the working directory and the run's marker.
+func childEnv(spec Spec, marker string) []string {
+	var env []string
+	for _, kv := range append(os.Environ(), spec.Env...) {
+		if !strings.HasPrefix(kv, envWrapper+"=") && !strings.HasPrefix(kv, envMarker+"=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env,
+		"TMPDIR="+spec.Temp,
+		"TMP="+spec.Temp,
+		"TEMP="+spec.Temp,
+		"PWD="+spec.Dir,
+		envMarker+"="+marker,
+	)
+}
+
+// newMarker returns a value for CAIRN_CONFINE_RUN unique to one run.
+func newMarker() (string, error) {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("make run marker: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
+}

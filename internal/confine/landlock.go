@@ -1,0 +1,215 @@
+package confine
+
+// We do not use Go-Landlock (github.com/landlock-lsm/go-landlock) because
+// its syscall package, which every other package of it imports, links
+// libcap's psx: with cgo enabled, psx wraps pthread_create in the whole
+// cairn binary. The wrapper needs only three raw system calls on one
+// thread right before exec, which golang.org/x/sys/unix provides.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Environment variables and arguments that make up the wrapper protocol.
+const (
+	// envWrapper, when set, makes MaybeExec act as the wrapper. Its value
+	// is a wrapperSpec as JSON.
+	envWrapper = "CAIRN_CONFINE"
+	// envMarker carries a value unique to one run into the agent and all
+	// its descendants, so that they can be found after a setsid.
+	envMarker = "CAIRN_CONFINE_RUN"
+	// envSwitch=off makes Available report no Landlock.
+	envSwitch = "CAIRN_LANDLOCK"
+	// wrapperFlag is the wrapper's only argument. A Self that does not
+	// call MaybeExec fails on it instead of running as itself.
+	wrapperFlag = "-cairn-confine-wrapper"
+)
+
+// Exit codes of a wrapper that could not exec the agent, as a shell's.
+const (
+	exitCannotExec = 126 // confinement failed, or the command is not executable
+	exitNotFound   = 127 // the command does not exist
+)
+
+// wrapperSpec is what Run tells the wrapper through CAIRN_CONFINE.
+type wrapperSpec struct {
+	Write []string `json:"write"` // folders (or files) where writing stays allowed
+	Path  string   `json:"path"`  // the absolute path of the command to exec
+	Argv  []string `json:"argv"`  // its arguments, argv[0] included
+}
+
+// Landlock file-system rights, as in <linux/landlock.h>.
+const (
+	// writeRightsV1 are the write rights of Landlock ABI 1: everything but
+	// executing and reading files and listing folders.
+	writeRightsV1 = unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
+		unix.LANDLOCK_ACCESS_FS_REMOVE_DIR |
+		unix.LANDLOCK_ACCESS_FS_REMOVE_FILE |
+		unix.LANDLOCK_ACCESS_FS_MAKE_CHAR |
+		unix.LANDLOCK_ACCESS_FS_MAKE_DIR |
+		unix.LANDLOCK_ACCESS_FS_MAKE_REG |
+		unix.LANDLOCK_ACCESS_FS_MAKE_SOCK |
+		unix.LANDLOCK_ACCESS_FS_MAKE_FIFO |
+		unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+		unix.LANDLOCK_ACCESS_FS_MAKE_SYM
+	// fileRights are the rights among those handled that a rule on a
+	// single file, rather than a folder, may carry.
+	fileRights = unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_TRUNCATE
+)
+
+// writeRights returns the write rights that Landlock ABI abi can refuse:
+// renaming and linking across folders from ABI 2, truncating from ABI 3.
+// Reading, executing, listing, ioctl and connecting to sockets are never
+// handled, so they stay allowed everywhere.
+func writeRights(abi int) uint64 {
+	if abi < 1 {
+		return 0
+	}
+	rights := uint64(writeRightsV1)
+	if abi >= 2 {
+		rights |= unix.LANDLOCK_ACCESS_FS_REFER
+	}
+	if abi >= 3 {
+		rights |= unix.LANDLOCK_ACCESS_FS_TRUNCATE
+	}
+	return rights
+}
+
+// Available returns the Landlock ABI version the kernel offers, 0 for none.
+// The environment variable CAIRN_LANDLOCK=off makes it return 0 (tests of the
+// fallback, and an escape hatch).
+func Available() int {
+	if os.Getenv(envSwitch) == "off" {
+		return 0
+	}
+	return kernelABI()
+}
+
+// kernelABI asks the kernel for its Landlock ABI version.
+func kernelABI() int {
+	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if errno != 0 {
+		return 0
+	}
+	return int(v)
+}
+
+// MaybeExec must be called first thing in main() (and in TestMain of
+// packages that use Run). When this process was started by Run as the
+// confinement wrapper — the environment holds CAIRN_CONFINE — it restricts
+// itself with Landlock, removes CAIRN_CONFINE from the environment and execs
+// the agent: it never returns then. When that fails it prints a message to
+// standard error and exits with 127 (command not found) or 126 (anything
+// else), so that the agent never runs unconfined. Otherwise MaybeExec returns
+// immediately and does nothing.
+func MaybeExec() {
+	payload, ok := os.LookupEnv(envWrapper)
+	if !ok {
+		return
+	}
+	code, err := execConfined(payload)
+	fmt.Fprintf(os.Stderr, "cairn: confine agent: %v\n", err)
+	os.Exit(code)
+}
+
+// execConfined restricts the current thread and execs the agent from it.
+// It returns only on failure.
+func execConfined(payload string) (int, error) {
+	var ws wrapperSpec
+	if err := json.Unmarshal([]byte(payload), &ws); err != nil {
+		return exitCannotExec, fmt.Errorf("decode %s: %w", envWrapper, err)
+	}
+	if ws.Path == "" || len(ws.Argv) == 0 {
+		return exitCannotExec, fmt.Errorf("decode %s: no command", envWrapper)
+	}
+	// Landlock and no_new_privs apply to the calling thread, and execve
+	// keeps the calling thread's credentials for the new program, so the
+	// three calls must share one thread. It is never unlocked: the process
+	// either becomes the agent or exits.
+	runtime.LockOSThread()
+	if err := restrictThread(ws.Write); err != nil {
+		return exitCannotExec, fmt.Errorf("apply landlock: %w", err)
+	}
+	if err := os.Unsetenv(envWrapper); err != nil {
+		return exitCannotExec, fmt.Errorf("unset %s: %w", envWrapper, err)
+	}
+	err := syscall.Exec(ws.Path, ws.Argv, os.Environ())
+	if errors.Is(err, syscall.ENOENT) {
+		return exitNotFound, fmt.Errorf("exec %s: %w", ws.Path, err)
+	}
+	return exitCannotExec, fmt.Errorf("exec %s: %w", ws.Path, err)
+}
+
+// rulesetAttr is struct landlock_ruleset_attr cut after its first field,
+// which every ABI accepts; the later fields (network, scopes) stay unused.
+type rulesetAttr struct {
+	handledAccessFS uint64
+}
+
+// restrictThread makes the current thread unable to write anywhere but
+// under writable and the devices, for good.
+func restrictThread(writable []string) error {
+	rights := writeRights(kernelABI())
+	if rights == 0 {
+		return errors.New("the kernel offers no Landlock")
+	}
+	attr := rulesetAttr{handledAccessFS: rights}
+	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	if errno != 0 {
+		return fmt.Errorf("create ruleset: %w", errno)
+	}
+	ruleset := int(fd)
+	defer unix.Close(ruleset)
+	for _, path := range writable {
+		if err := allow(ruleset, path, rights); err != nil {
+			return fmt.Errorf("allow writes under %s: %w", path, err)
+		}
+	}
+	// Programs write to these as a matter of course; those missing on this
+	// machine are left out.
+	devices := []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts"}
+	for _, path := range devices {
+		err := allow(ruleset, path, rights)
+		if err != nil && !errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("allow writes to %s: %w", path, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("set no_new_privs: %w", err)
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(ruleset), 0, 0); errno != 0 {
+		return fmt.Errorf("restrict self: %w", errno)
+	}
+	return nil
+}
+
+// allow adds to ruleset a rule granting rights beneath path; on a file
+// rather than a folder, only the rights that apply to files.
+func allow(ruleset int, path string, rights uint64) error {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open: %w", err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("stat: %w", err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		rights &= fileRights
+	}
+	attr := unix.LandlockPathBeneathAttr{Allowed_access: rights, Parent_fd: int32(fd)}
+	_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset), unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
+	if errno != 0 {
+		return fmt.Errorf("add rule: %w", errno)
+	}
+	return nil
+}
