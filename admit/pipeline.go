@@ -96,9 +96,12 @@ func (p *Pipeline) runDecided(ctx context.Context, tx *store.Tx, req *Request, o
 // Store returns the store the pipeline admits into.
 func (p *Pipeline) Store() *store.Store { return p.s }
 
-func (p *Pipeline) point(name string) {
+// point marks a named crash point, also under the route's name
+// ("admit:judged" and "admit:judged:ingest").
+func (p *Pipeline) point(name, route string) {
 	if p.crash != nil {
 		p.crash(name)
+		p.crash(name + ":" + route)
 	}
 }
 
@@ -259,7 +262,7 @@ func (p *Pipeline) Submit(ctx context.Context, req Request) (*Outcome, error) {
 		return nil
 	})
 	if err == nil {
-		p.point("admit:committed")
+		p.point("admit:committed", req.Route)
 		return out, nil
 	}
 	if !errors.Is(err, errNotAdmitted) {
@@ -285,7 +288,7 @@ func (p *Pipeline) Submit(ctx context.Context, req Request) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.point("admit:recorded")
+	p.point("admit:recorded", req.Route)
 	return out, nil
 }
 
@@ -393,7 +396,7 @@ func (p *Pipeline) decide(ctx context.Context, tx *store.Tx, req *Request) (*Out
 	if out.Verdict != cairn.Admit && !req.Force {
 		return out, nil
 	}
-	p.point("admit:judged")
+	p.point("admit:judged", req.Route)
 	return out, p.admit(ctx, tx, req, out, head, final)
 }
 
@@ -460,7 +463,7 @@ func (p *Pipeline) admit(ctx context.Context, tx *store.Tx, req *Request, out *O
 	if err != nil {
 		return err
 	}
-	p.point("admit:main-moved")
+	p.point("admit:main-moved", req.Route)
 	out.Commit = c
 	prop.Status, prop.Verdict, prop.Findings = status, out.Verdict, out.Findings
 	prop.Result, prop.Commit = c.Hash, proposalCommit

@@ -170,3 +170,26 @@ func (p *Pipeline) Get(ctx context.Context, id int64) (*cairn.Proposal, error) {
 func (p *Pipeline) List(ctx context.Context, f ProposalFilter) ([]*cairn.Proposal, error) {
 	return listProposals(ctx, p.db, f)
 }
+
+// Check reports proposals whose records disagree with the store: a held
+// proposal without its branch, an admitted one whose commit is missing.
+func (p *Pipeline) Check(ctx context.Context) ([]string, error) {
+	props, err := p.List(ctx, ProposalFilter{Status: "all", Limit: 1 << 30})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, pr := range props {
+		switch pr.Status {
+		case cairn.ProposalHeld:
+			if _, err := p.s.Head(ctx, ProposalBranch(pr.ID)); err != nil {
+				out = append(out, fmt.Sprintf("proposal %d is held but its branch %s is missing", pr.ID, ProposalBranch(pr.ID)))
+			}
+		case cairn.ProposalAdmitted, cairn.ProposalAccepted:
+			if _, err := p.s.ReadCommit(ctx, pr.Result); err != nil {
+				out = append(out, fmt.Sprintf("proposal %d is %s but its commit %s is missing: %v", pr.ID, pr.Status, pr.Result.Short(), err))
+			}
+		}
+	}
+	return out, nil
+}

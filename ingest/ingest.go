@@ -510,3 +510,39 @@ func (s *Service) policy(ctx context.Context) *admit.Policy {
 }
 
 var errStale = errors.New("the source is not this attempt's to decide")
+
+// Check reports sources whose records disagree: a status that is not its
+// proposal's, a queued or running source whose job is finished or gone.
+func (s *Service) Check(ctx context.Context) ([]string, error) {
+	srcs, err := s.List(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, src := range srcs {
+		if src.Proposal != 0 {
+			p, err := s.v.Admit.Get(ctx, src.Proposal)
+			if err != nil {
+				out = append(out, fmt.Sprintf("source %s names proposal %d: %v", src.Name, src.Proposal, err))
+				continue
+			}
+			want := map[string]string{cairn.ProposalAdmitted: Merged, cairn.ProposalAccepted: Merged,
+				cairn.ProposalHeld: Held, cairn.ProposalRejected: Rejected}[p.Status]
+			if (src.Status == Merged || src.Status == Held || src.Status == Rejected) && src.Status != want {
+				out = append(out, fmt.Sprintf("source %s is %s but its proposal %d is %s", src.Name, src.Status, p.ID, p.Status))
+			}
+		} else if src.Status == Merged || src.Status == Held {
+			out = append(out, fmt.Sprintf("source %s is %s without a proposal", src.Name, src.Status))
+		}
+		if (src.Status == Queued || src.Status == Running) && s.q != nil {
+			j, err := s.q.Get(ctx, src.Job)
+			switch {
+			case err != nil:
+				out = append(out, fmt.Sprintf("source %s is %s but its job %d is gone (cairn sources retry %s)", src.Name, src.Status, src.Job, src.ID[:12]))
+			case j.State == "completed" || j.State == "cancelled" || j.State == "discarded":
+				out = append(out, fmt.Sprintf("source %s is %s but its job %d is %s (cairn jobs retry %d)", src.Name, src.Status, j.ID, j.State, j.ID))
+			}
+		}
+	}
+	return out, nil
+}

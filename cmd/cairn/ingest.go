@@ -266,13 +266,20 @@ the queue within seconds.`,
 			if err := q.Start(a.ctx); err != nil {
 				return err
 			}
-			if !a.json {
-				fmt.Fprintf(a.stdout, "Worker %s running jobs of %s (Ctrl-C stops).\n", q.ID(), v.Root)
+			if _, err = v.SyncMain(a.ctx); err == nil {
+				if !a.json {
+					fmt.Fprintf(a.stdout, "Worker %s running jobs of %s (Ctrl-C stops).\n", q.ID(), v.Root)
+				}
+				err = printer.until(a.ctx, func() (bool, error) { return false, nil })
 			}
-			err = printer.until(a.ctx, func() (bool, error) { return false, nil })
 			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), 30*time.Second)
 			defer cancel()
 			serr := q.Stop(stopCtx)
+			// Leave main's folder at main's head (a sync after an
+			// admission may have been cut short by the stop).
+			if _, err := v.SyncMain(stopCtx); err != nil && serr == nil {
+				serr = err
+			}
 			if a.ctx.Err() != nil {
 				if !a.json {
 					fmt.Fprintln(a.stdout, "Worker stopped.")

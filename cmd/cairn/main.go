@@ -19,17 +19,22 @@ func main() {
 	// When cairn runs as the confinement wrapper of an agent, this applies
 	// Landlock and becomes the agent; otherwise it returns at once.
 	confine.MaybeExec()
+	os.Exit(runMain())
+}
+
+// runMain is the program: Main with the process's arguments, standard streams
+// and a context that Ctrl-C and SIGTERM cancel.
+func runMain() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	// CAIRN_CPUPROFILE=FILE writes a CPU profile of the run, for
 	// investigating performance (go tool pprof).
 	if path := os.Getenv("CAIRN_CPUPROFILE"); path != "" {
 		if f, err := os.Create(path); err == nil {
 			pprof.StartCPUProfile(f)
 			defer f.Close()
+			defer pprof.StopCPUProfile()
 		}
 	}
-	code := Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	pprof.StopCPUProfile()
-	stop()
-	os.Exit(code)
+	return Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"testing"
 
@@ -16,7 +15,7 @@ import (
 func TestMain(m *testing.M) {
 	confine.MaybeExec()
 	testscript.Main(m, map[string]func(){
-		"cairn": func() { os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"cairn": func() { os.Exit(runMain()) },
 	})
 }
 

@@ -46,11 +46,13 @@ func (a *app) doctorCmd() *cobra.Command {
 	var quick bool
 	cmd := &cobra.Command{
 		Use:   "doctor",
-		Short: "Check the vault: objects, index against store, working trees",
+		Short: "Check the vault: objects, index against store, working trees, proposals, sources",
 		Long: `Doctor reads every object reachable from a branch, tag or pin and checks its
 hash and encoding; compares the index with main's head (every derived row,
-unless --quick); and checks each working tree: its folder exists and no sync
-was left unfinished. Exit code 1 when it finds a problem.`,
+unless --quick); checks each working tree (its folder exists and no sync was
+left unfinished), every proposal (a held one has its branch, an admitted one
+its commit) and every source (its status is its proposal's; a queued or
+running one has a live job). Exit code 1 when it finds a problem.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, _, err := a.open()
@@ -95,6 +97,24 @@ was left unfinished. Exit code 1 when it finds a problem.`,
 				if _, err := v.Store.Head(a.ctx, t.Branch); err != nil {
 					add("worktree", fmt.Sprintf("%s holds branch %s, which does not exist", t.Path, t.Branch))
 				}
+			}
+			admitted, err := v.Admit.Check(a.ctx)
+			if err != nil {
+				return err
+			}
+			for _, p := range admitted {
+				add("admission", p)
+			}
+			svc, _, err := a.jobs(v, false, nil)
+			if err != nil {
+				return err
+			}
+			sources, err := svc.Check(a.ctx)
+			if err != nil {
+				return err
+			}
+			for _, p := range sources {
+				add("sources", p)
 			}
 			if len(out) > 0 {
 				a.code = exitRefused
