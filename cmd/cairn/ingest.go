@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -187,7 +188,7 @@ func printAdded(w io.Writer, added []*ingest.Added) {
 		case ad.Queued:
 			fmt.Fprintf(w, "queued   %s → %s (job %d)\n", src.Name, src.Path, src.Job)
 		case ad.Note != "":
-			fmt.Fprintf(w, "skipped  %s: %s\n", src.Name, ad.Note)
+			fmt.Fprintf(w, "skipped  %s: %s\n", filepath.Base(ad.File), ad.Note)
 		default:
 			fmt.Fprintf(w, "refused  %s: %s\n", src.Name, src.Error)
 			if src.Hint != "" {
@@ -240,13 +241,15 @@ func (a *app) finishIngest(svc *ingest.Service, added []*ingest.Added) error {
 }
 
 func (a *app) workerCmd() *cobra.Command {
-	return &cobra.Command{
+	var drain bool
+	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run the vault's jobs in the foreground until stopped",
 		Long: `Worker runs queued jobs (ingests enqueued with --detach, retried jobs) and
 prints what happens, until interrupted (Ctrl-C). Several workers may run on
 one vault. A worker that starts hands the jobs of a worker that died back to
-the queue within seconds.`,
+the queue within seconds. With --drain it stops by itself once no job is
+queued or running (for scripts).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, _, err := a.open()
@@ -270,7 +273,13 @@ the queue within seconds.`,
 				if !a.json {
 					fmt.Fprintf(a.stdout, "Worker %s running jobs of %s (Ctrl-C stops).\n", q.ID(), v.Root)
 				}
-				err = printer.until(a.ctx, func() (bool, error) { return false, nil })
+				err = printer.until(a.ctx, func() (bool, error) {
+					if !drain {
+						return false, nil
+					}
+					jobs, err := q.Jobs(a.ctx, 1, "available", "running", "retryable", "scheduled")
+					return len(jobs) == 0, err
+				})
 			}
 			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), 30*time.Second)
 			defer cancel()
@@ -292,6 +301,8 @@ the queue within seconds.`,
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&drain, "drain", false, "stop once no job is queued or running")
+	return cmd
 }
 
 // eventPrinter prints what happens to sources and proposals, from the
