@@ -362,25 +362,39 @@ func (w *writer) writeText(ctx context.Context, f *file) error {
 // for the caller to resolve (updates).
 func (w *writer) writeLinks(ctx context.Context, f *file, res []markdown.Resolution, dsts []int64) error {
 	for i, l := range f.page.Links {
-		status, step, detail := statusCodes[markdown.StatusBroken], 0, any(nil)
-		var dst any
+		var r *markdown.Resolution
+		var dst int64
 		if res != nil {
-			status, step, detail = statusCodes[res[i].Status], int(res[i].Step), detailJSON(res[i])
-			if dsts[i] != 0 {
-				dst = dsts[i]
-			}
+			r, dst = &res[i], dsts[i]
 		}
-		err := w.insert(ctx, `INSERT INTO links (src, ord, kind, target, heading, block, label, path, flags, property,
-			line, col, status, dst, step, detail) VALUES `,
-			f.id, i, kindCodes[l.Kind], l.Target, l.Heading, l.Block, l.Label, l.Path, linkFlags(l), l.Property,
-			l.Line, l.Col, status, dst, step, detail)
-		if err != nil {
+		if err := w.insertLink(ctx, f.id, i, l, r, dst); err != nil {
 			return err
 		}
-		for _, v := range lookupValues(l) {
-			if err := w.insert(ctx, `INSERT OR IGNORE INTO link_keys (value, src, ord) VALUES `, v, f.id, i); err != nil {
-				return err
-			}
+	}
+	return nil
+}
+
+// insertLink inserts one link and its lookup rows; with a nil resolution it
+// is stored broken, for the caller to resolve.
+func (w *writer) insertLink(ctx context.Context, src int64, ord int, l markdown.Link, res *markdown.Resolution, dst int64) error {
+	status, step, detail := statusCodes[markdown.StatusBroken], 0, any(nil)
+	var dstArg any
+	if res != nil {
+		status, step, detail = statusCodes[res.Status], int(res.Step), detailJSON(*res)
+		if dst != 0 {
+			dstArg = dst
+		}
+	}
+	err := w.insert(ctx, `INSERT INTO links (src, ord, kind, target, heading, block, label, path, flags, property,
+		line, col, status, dst, step, detail) VALUES `,
+		src, ord, kindCodes[l.Kind], l.Target, l.Heading, l.Block, l.Label, l.Path, linkFlags(l), l.Property,
+		l.Line, l.Col, status, dstArg, step, detail)
+	if err != nil {
+		return err
+	}
+	for _, v := range lookupValues(l) {
+		if err := w.insert(ctx, `INSERT OR IGNORE INTO link_keys (value, src, ord) VALUES `, v, src, ord); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -471,6 +485,35 @@ func sourceKeys(s string) []markdown.Key {
 // stored. It returns the file's keys and its resolved outgoing edges, which
 // the caller needs to find what the removal affects.
 func (w *writer) deleteFileData(ctx context.Context, q dbtx, id int64) (keys []markdown.Key, edges []edge, err error) {
+	keys, links, err := w.deleteFileDataKeepLinks(ctx, q, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, r := range links {
+		if r.dst != 0 && r.dst != id {
+			edges = append(edges, edge{src: id, dst: r.dst})
+		}
+		if err := w.deleteLink(ctx, r); err != nil {
+			return nil, nil, err
+		}
+	}
+	return keys, edges, nil
+}
+
+// deleteLink removes one stored link and its lookup rows.
+func (w *writer) deleteLink(ctx context.Context, r linkRow) error {
+	for _, v := range lookupValues(r.link) {
+		if err := w.exec(ctx, `DELETE FROM link_keys WHERE value = ? AND src = ? AND ord = ?`, v, r.src, r.ord); err != nil {
+			return err
+		}
+	}
+	return w.exec(ctx, `DELETE FROM links WHERE src = ? AND ord = ?`, r.src, r.ord)
+}
+
+// deleteFileDataKeepLinks is deleteFileData but for the file's links, which
+// it leaves in place and returns: a modified page keeps the rows (and
+// resolutions) of the links it still has (updateLinks).
+func (w *writer) deleteFileDataKeepLinks(ctx context.Context, q dbtx, id int64) (keys []markdown.Key, links []linkRow, err error) {
 	p, kind, path, err := pageRow(ctx, q, id)
 	if err != nil {
 		return nil, nil, err
@@ -489,7 +532,6 @@ func (w *writer) deleteFileData(ctx context.Context, q dbtx, id int64) (keys []m
 	if err != nil {
 		return nil, nil, err
 	}
-	var links []linkRow
 	for rows.Next() {
 		r, err := scanLink(rows)
 		if err != nil {
@@ -501,27 +543,68 @@ func (w *writer) deleteFileData(ctx context.Context, q dbtx, id int64) (keys []m
 	if err := rows.Close(); err != nil {
 		return nil, nil, err
 	}
-	for _, r := range links {
-		if r.dst != 0 && r.dst != id {
-			edges = append(edges, edge{src: id, dst: r.dst})
-		}
-		for _, v := range lookupValues(r.link) {
-			if err := w.exec(ctx, `DELETE FROM link_keys WHERE value = ? AND src = ? AND ord = ?`, v, r.src, r.ord); err != nil {
-				return nil, nil, err
-			}
-		}
-	}
 	for _, v := range citeValues(p) {
 		if err := w.exec(ctx, `DELETE FROM cites WHERE value = ? AND file = ?`, v, id); err != nil {
 			return nil, nil, err
 		}
 	}
-	for _, stmt := range []string{`DELETE FROM links WHERE src = ?`, `DELETE FROM fts WHERE rowid = ?`} {
-		if err := w.exec(ctx, stmt, id); err != nil {
+	if err := w.exec(ctx, `DELETE FROM fts WHERE rowid = ?`, id); err != nil {
+		return nil, nil, err
+	}
+	return keys, links, w.dropFindings(ctx, id)
+}
+
+// sameLookup reports whether two links look up the same thing: their
+// resolution is the same whatever their label or position.
+func sameLookup(a, b markdown.Link) bool {
+	return a.Kind == b.Kind && a.Target == b.Target && a.Heading == b.Heading && a.Block == b.Block &&
+		a.Path == b.Path && a.Embed == b.Embed && a.Escapes == b.Escapes && a.Property == b.Property
+}
+
+// updateLinks brings a modified page's stored links (old, by position) to
+// its new ones. A link at the same position that looks up the same thing
+// keeps its row and resolution (its label and position are updated);
+// others are replaced and returned for resolving. It returns the edges the
+// replaced links had.
+func (w *writer) updateLinks(ctx context.Context, f *file, old []linkRow) (dirty []int, removed []edge, err error) {
+	byOrd := make(map[int]linkRow, len(old))
+	for _, r := range old {
+		byOrd[r.ord] = r
+	}
+	for i, l := range f.page.Links {
+		r, ok := byOrd[i]
+		if ok {
+			delete(byOrd, i)
+			if sameLookup(r.link, l) {
+				if r.link.Label != l.Label || r.link.Line != l.Line || r.link.Col != l.Col {
+					if err := w.exec(ctx, `UPDATE links SET label = ?, line = ?, col = ? WHERE src = ? AND ord = ?`,
+						l.Label, l.Line, l.Col, f.id, i); err != nil {
+						return nil, nil, err
+					}
+				}
+				continue
+			}
+			if r.dst != 0 && r.dst != f.id {
+				removed = append(removed, edge{src: f.id, dst: r.dst})
+			}
+			if err := w.deleteLink(ctx, r); err != nil {
+				return nil, nil, err
+			}
+		}
+		if err := w.insertLink(ctx, f.id, i, l, nil, 0); err != nil {
+			return nil, nil, err
+		}
+		dirty = append(dirty, i)
+	}
+	for _, r := range byOrd { // links past the new end
+		if r.dst != 0 && r.dst != f.id {
+			removed = append(removed, edge{src: f.id, dst: r.dst})
+		}
+		if err := w.deleteLink(ctx, r); err != nil {
 			return nil, nil, err
 		}
 	}
-	return keys, edges, w.dropFindings(ctx, id)
+	return dirty, removed, nil
 }
 
 // edge is a resolved link between two different files.

@@ -76,6 +76,7 @@ func (ix *Index) apply(ctx context.Context, q *prepared, t trees, from, to cairn
 	// Take out what the old versions put in.
 	keep := map[string]int64{}            // modified files keep their ids
 	oldKeys := map[int64][]markdown.Key{} // the keys of modified files
+	oldLinks := map[int64][]linkRow{}     // the links of modified pages
 	for _, c := range changes {
 		if c.Kind == cairn.Added {
 			continue
@@ -87,12 +88,20 @@ func (ix *Index) apply(ctx context.Context, q *prepared, t trees, from, to cairn
 		if id == 0 {
 			return fmt.Errorf("index: %s is not in the index; run cairn reindex", c.Old.Path)
 		}
-		keys, edges, err := w.deleteFileData(ctx, q, id)
+		var keys []markdown.Key
+		if c.Kind == cairn.Modified && kind == lint.KindPage {
+			// A modified page keeps the rows of the links it still has.
+			var links []linkRow
+			keys, links, err = w.deleteFileDataKeepLinks(ctx, q, id)
+			oldLinks[id] = links
+		} else {
+			var edges []edge
+			keys, edges, err = w.deleteFileData(ctx, q, id)
+			u.removed = append(u.removed, edges...)
+		}
 		if err != nil {
 			return err
 		}
-		_ = kind
-		u.removed = append(u.removed, edges...)
 		if c.Kind == cairn.Deleted {
 			for _, k := range keys {
 				u.values[k.Value] = true
@@ -140,7 +149,34 @@ func (ix *Index) apply(ctx context.Context, q *prepared, t trees, from, to cairn
 		if err != nil {
 			return err
 		}
-		if f.page != nil {
+		if old, kept := oldLinks[f.id]; kept {
+			delete(oldLinks, f.id)
+			var dirty []int
+			if f.page != nil {
+				var removed []edge
+				if dirty, removed, err = w.updateLinks(ctx, f, old); err != nil {
+					return err
+				}
+				u.removed = append(u.removed, removed...)
+			} else {
+				for _, r := range old {
+					if r.dst != 0 && r.dst != f.id {
+						u.removed = append(u.removed, edge{src: f.id, dst: r.dst})
+					}
+					if err := w.deleteLink(ctx, r); err != nil {
+						return err
+					}
+				}
+			}
+			for _, i := range dirty {
+				u.dirtyLinks[linkKey{f.id, i}] = true
+			}
+			if f.page != nil {
+				if err := w.writeText(ctx, f); err != nil {
+					return err
+				}
+			}
+		} else if f.page != nil {
 			if err := w.writeLinks(ctx, f, nil, nil); err != nil {
 				return err
 			}
