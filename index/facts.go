@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"slices"
+	"strings"
 
 	"cairn"
 	"cairn/lint"
@@ -111,32 +112,45 @@ func sqlFacts(ctx context.Context, q dbtx, id int64, v vault, holders holdersFun
 		return nil, err
 	}
 	f.Reachable = depth.Valid
-	rows, err := q.QueryContext(ctx, `SELECT `+linkColumns+` FROM links WHERE src = ? ORDER BY ord`, id)
+	// The links with the paths they lead to, in one query: a hub page
+	// (an index.md of 10k links) is relinted on every change to it.
+	rows, err := q.QueryContext(ctx, `SELECT `+linkColumnsOf("l")+`, coalesce(d.path, '') FROM links l
+		LEFT JOIN files d ON d.id = l.dst WHERE l.src = ? ORDER BY l.ord`, id)
 	if err != nil {
 		return nil, err
 	}
-	var dsts []int64
 	for rows.Next() {
-		r, err := scanLink(rows)
+		var dstPath string
+		r, err := scanLink(extraScan{rows, []any{&dstPath}})
 		if err != nil {
 			rows.Close()
 			return nil, err
 		}
+		r.res.Path = dstPath
 		f.Links = append(f.Links, lint.Link{Link: r.link, Res: r.res})
-		dsts = append(dsts, r.dst)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, err
 	}
-	for i, d := range dsts {
-		if d == 0 {
-			continue
-		}
-		if err := q.QueryRowContext(ctx, `SELECT path FROM files WHERE id = ?`, d).Scan(&f.Links[i].Res.Path); err != nil {
-			return nil, err
-		}
-	}
 	return f, pageFacts(ctx, f, holders)
+}
+
+// extraScan scans a row holding more columns than a scanner expects: the
+// extra ones go to extra.
+type extraScan struct {
+	sc    interface{ Scan(...any) error }
+	extra []any
+}
+
+func (e extraScan) Scan(dest ...any) error { return e.sc.Scan(append(dest, e.extra...)...) }
+
+// linkColumnsOf returns linkColumns qualified by a table alias.
+func linkColumnsOf(alias string) string {
+	cols := strings.Split(linkColumns, ", ")
+	for i, c := range cols {
+		cols[i] = alias + "." + c
+	}
+	return strings.Join(cols, ", ")
 }
 
 func equalFold(a, b string) bool { return len(a) == len(b) && cairn.FoldPath(a) == cairn.FoldPath(b) }

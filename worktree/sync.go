@@ -208,9 +208,23 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash) (*SyncRe
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	rewritten := map[string]bool{}
 	for _, r := range results {
 		if r != nil {
 			written = append(written, r)
+			rewritten[r.Path] = true
+		}
+	}
+	// Files the scan had to read (changed since their stat row, or written
+	// too recently to trust their time) are remembered as read now, so the
+	// next scan need not read them again.
+	known := make(map[*onDisk]bool, len(written))
+	for _, d := range written {
+		known[d] = true
+	}
+	for p, d := range snap.disk {
+		if d.fresh && !rewritten[p] && !known[d] {
+			written = append(written, d)
 		}
 	}
 	m.point("sync:files-written")

@@ -1,0 +1,71 @@
+package worktree_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"cairn/internal/vaultgen"
+	"cairn/sqlite"
+	"cairn/store"
+	"cairn/worktree"
+)
+
+// BenchmarkMaterialize measures making a command agent's workspace: every
+// file of a 1k- or 10k-page vault written into a new folder, then read back
+// as a tree once the agent has changed a few files.
+func BenchmarkMaterialize(b *testing.B) {
+	for _, pages := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("pages=%d", pages), func(b *testing.B) {
+			ctx := context.Background()
+			db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "cairn.db"), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			s, err := store.New(ctx, db, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var files []store.FileChange
+			for _, f := range vaultgen.New(vaultgen.Config{Pages: pages, Raw: true}).All() {
+				files = append(files, store.FileChange{Path: f.Path, Data: f.Data})
+			}
+			bb := s.NewBatch()
+			tree, err := bb.BuildTree(ctx, files)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := bb.Flush(ctx); err != nil {
+				b.Fatal(err)
+			}
+			root := b.TempDir()
+			var write, read time.Duration
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				dir := filepath.Join(root, fmt.Sprint(i))
+				start := time.Now()
+				n, err := worktree.Materialize(ctx, s, tree, dir)
+				write += time.Since(start)
+				if err != nil || n != len(files) {
+					b.Fatalf("materialized %d of %d files: %v", n, len(files), err)
+				}
+				b.StopTimer()
+				os.WriteFile(filepath.Join(dir, "summaries", "new.md"), []byte("# New\n"), 0o644)
+				os.WriteFile(filepath.Join(dir, "index.md"), []byte("# Home\n"), 0o644)
+				b.StartTimer()
+				start = time.Now()
+				got, _, err := worktree.ReadFolder(ctx, s.NewBatch(), dir, tree, nil)
+				read += time.Since(start)
+				if err != nil || got == tree {
+					b.Fatalf("read back: %v", err)
+				}
+			}
+			b.ReportMetric(float64(write.Milliseconds())/float64(b.N), "write-ms")
+			b.ReportMetric(float64(read.Milliseconds())/float64(b.N), "read-ms")
+		})
+	}
+}
