@@ -36,6 +36,9 @@ type update struct {
 	added      []edge           // edges that appeared
 	gone       map[int64]int    // depths of deleted files
 	relintAll  bool
+	// linkRows are the current links of modified pages, kept in step with
+	// the table, so that relinting a hub page does not read its links back.
+	linkRows map[int64][]linkRow
 }
 
 // apply changes the index from tree from to tree to. When delta is set, it
@@ -158,6 +161,7 @@ func (ix *Index) apply(ctx context.Context, q *prepared, t trees, from, to cairn
 					return err
 				}
 				u.removed = append(u.removed, removed...)
+				u.cacheLinks(f, old)
 			} else {
 				for _, r := range old {
 					if r.dst != 0 && r.dst != f.id {
@@ -461,6 +465,9 @@ func (u *update) resolveLinks(ctx context.Context) error {
 			return err
 		}
 		u.dirtyFiles[r.src] = true
+		if rows, ok := u.linkRows[r.src]; ok && r.ord < len(rows) {
+			rows[r.ord].res, rows[r.ord].dst = res, dst
+		}
 		if r.dst != 0 && r.dst != r.src {
 			u.removed = append(u.removed, edge{r.src, r.dst})
 		}
@@ -547,7 +554,13 @@ func (u *update) relint(ctx context.Context, v vault) error {
 	slices.Sort(ids)
 	cfg := v.config()
 	for _, id := range ids {
-		f, err := sqlFacts(ctx, u.q, id, v, u.holdersOf)
+		var f *lint.Facts
+		var err error
+		if rows, ok := u.linkRows[id]; ok {
+			f, err = u.cachedFacts(ctx, id, rows, v)
+		} else {
+			f, err = sqlFacts(ctx, u.q, id, v, u.holdersOf)
+		}
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
@@ -617,4 +630,52 @@ func parseAll(ctx context.Context, t trees, entries []cairn.Entry, each func(int
 		}
 	}
 	return out, nil
+}
+
+// cacheLinks records a modified page's links as updateLinks left them: the
+// kept rows with their new labels and positions, the replaced ones broken
+// until resolveLinks resolves them.
+func (u *update) cacheLinks(f *file, old []linkRow) {
+	byOrd := make(map[int]linkRow, len(old))
+	for _, r := range old {
+		byOrd[r.ord] = r
+	}
+	rows := make([]linkRow, len(f.page.Links))
+	for i, l := range f.page.Links {
+		l.Raw = rawLink(l) // as the index stores it
+		if r, ok := byOrd[i]; ok && sameLookup(r.link, l) {
+			r.link = l
+			rows[i] = r
+			continue
+		}
+		rows[i] = linkRow{src: f.id, ord: i, link: l, res: markdown.Resolution{Status: markdown.StatusBroken}}
+	}
+	if u.linkRows == nil {
+		u.linkRows = map[int64][]linkRow{}
+	}
+	u.linkRows[f.id] = rows
+}
+
+// cachedFacts is sqlFacts for a page whose links are in linkRows.
+func (u *update) cachedFacts(ctx context.Context, id int64, rows []linkRow, v vault) (*lint.Facts, error) {
+	p, kind, path, err := pageRow(ctx, u.q, id)
+	if err != nil {
+		return nil, err
+	}
+	f := &lint.Facts{Path: path, Kind: kind, Page: p, HasIndex: v.index != 0}
+	var depth sql.NullInt64
+	if err := u.q.QueryRowContext(ctx, `SELECT inbound, depth FROM files WHERE id = ?`, id).Scan(&f.Inbound, &depth); err != nil {
+		return nil, err
+	}
+	f.Reachable = depth.Valid
+	for _, r := range rows {
+		res := r.res
+		if r.dst != 0 && (res.MissingHeading || res.MissingBlock) {
+			if err := u.q.QueryRowContext(ctx, `SELECT path FROM files WHERE id = ?`, r.dst).Scan(&res.Path); err != nil {
+				return nil, err
+			}
+		}
+		f.Links = append(f.Links, lint.Link{Link: r.link, Res: res})
+	}
+	return f, pageFacts(ctx, f, u.holdersOf)
 }

@@ -52,6 +52,11 @@ type Service struct {
 	// folder is held while main's folder is synced and while a command
 	// agent runs in snapshot mode, so the one is never taken for the other.
 	folder sync.Mutex
+	// syncs counts the folder syncs scheduled and not yet done; several
+	// admissions close together share one.
+	syncs     sync.WaitGroup
+	syncMu    sync.Mutex
+	syncQueue bool
 }
 
 // New returns the ingest service of a vault. Register Decided with the
@@ -332,6 +337,30 @@ func (s *Service) syncMain(ctx context.Context) {
 		s.log.Warn("update the vault's folder", "err", err)
 	}
 }
+
+// syncSoon schedules a sync of main's folder a moment from now, unless one
+// is scheduled already: admissions close together (a batch of sources)
+// share one sync, and index.md and log.md are written once, not once each.
+func (s *Service) syncSoon(ctx context.Context) {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	if s.syncQueue {
+		return
+	}
+	s.syncQueue = true
+	s.syncs.Add(1)
+	go func() {
+		defer s.syncs.Done()
+		time.Sleep(50 * time.Millisecond)
+		s.syncMu.Lock()
+		s.syncQueue = false
+		s.syncMu.Unlock()
+		s.syncMain(context.WithoutCancel(ctx))
+	}()
+}
+
+// Flush waits for the folder syncs scheduled so far.
+func (s *Service) Flush() { s.syncs.Wait() }
 
 // Decided keeps a source's status in step with its proposal: register it
 // with the vault's admission pipeline (Pipeline.OnDecided), once.

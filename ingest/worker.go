@@ -14,6 +14,7 @@ import (
 	"cairn"
 	"cairn/admit"
 	"cairn/agent"
+	"cairn/internal/confine"
 	"cairn/store"
 	"cairn/vault"
 )
@@ -56,18 +57,29 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	if err != nil {
 		return s.fail(ctx, src, job, err.Error(), cairn.ErrorHint(err))
 	}
+	mode := modeOf(rt)
 	err = s.v.Store.Update(ctx, func(tx *store.Tx) error {
 		if err := setStatus(ctx, tx.SQL(), s.now(), src.ID, Running, cairn.Job(fmt.Sprint(job.ID)),
 			fmt.Sprintf("attempt %d by %s, agent %s", job.Attempt, workerOf(job), rt.Name()),
 			map[string]any{"job": job.ID, "attempt": job.Attempt}); err != nil {
 			return err
 		}
-		return admit.Event(ctx, tx.SQL(), s.now(), "ingest.running", src.ID, map[string]any{"job": job.ID, "attempt": job.Attempt, "agent": rt.Name()})
+		return admit.Event(ctx, tx.SQL(), s.now(), "ingest.running", src.ID, map[string]any{"job": job.ID, "attempt": job.Attempt, "agent": rt.Name(), "mode": mode})
 	})
 	if err != nil {
 		return err
 	}
 	src.Status, src.Job, src.Attempt = Running, job.ID, int64(job.Attempt)
+	if s.activity != nil {
+		how := fmt.Sprintf("%s agent, job %d", rt.Name(), job.ID)
+		if job.Attempt > 1 {
+			how += fmt.Sprintf(", attempt %d", job.Attempt)
+		}
+		if m := modeOf(rt); m != "" {
+			how += ", " + m
+		}
+		s.activity(src, "start", how)
+	}
 	s.point("ingest:running")
 	data, err := s.readRaw(ctx, head, src.Path)
 	if err != nil {
@@ -142,7 +154,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	}
 	s.point("ingest:decided")
 	if out.Admitted() {
-		s.syncMain(ctx)
+		s.syncSoon(ctx)
 	}
 	return nil
 }
@@ -234,4 +246,16 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " / ")
+}
+
+// modeOf says how a runtime's agent is confined: "" for the extractive
+// agent (it writes only through cairn), else the confinement mode.
+func modeOf(rt agent.Runtime) string {
+	if rt.Name() != "command" {
+		return ""
+	}
+	if confine.Available() > 0 {
+		return "confined by Landlock"
+	}
+	return "no Landlock: writes outside are caught by snapshots"
 }

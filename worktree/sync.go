@@ -39,6 +39,7 @@ func (m *Manager) Sync(ctx context.Context, t *Tree, target cairn.Hash) (*SyncRe
 	if err := m.reload(ctx, t); err != nil {
 		return nil, err
 	}
+	recovering := t.Pending == target
 	if t.Pending != target {
 		err := m.s.Update(ctx, func(tx *store.Tx) error {
 			_, err := tx.SQL().ExecContext(ctx, `UPDATE worktrees SET pending = ? WHERE id = ?`, target[:], t.ID)
@@ -50,7 +51,7 @@ func (m *Manager) Sync(ctx context.Context, t *Tree, target cairn.Hash) (*SyncRe
 		t.Pending = target
 	}
 	m.point("sync:journaled")
-	return m.sync(ctx, t, target)
+	return m.sync(ctx, t, target, recovering)
 }
 
 // SyncHead brings a working tree to its branch's head, read under the
@@ -72,7 +73,7 @@ func (m *Manager) SyncHead(ctx context.Context, t *Tree) (*SyncReport, error) {
 	if !t.Pending.IsZero() && t.Pending != head {
 		// Finish the sync a dead process left first: its journal holds
 		// what it meant to write.
-		if _, err := m.sync(ctx, t, t.Pending); err != nil {
+		if _, err := m.sync(ctx, t, t.Pending, true); err != nil {
 			return nil, err
 		}
 	}
@@ -90,7 +91,7 @@ func (m *Manager) SyncHead(ctx context.Context, t *Tree) (*SyncReport, error) {
 		t.Pending = head
 	}
 	m.point("sync:journaled")
-	return m.sync(ctx, t, head)
+	return m.sync(ctx, t, head, false)
 }
 
 // Recover completes a sync that a dead process left unfinished.
@@ -101,21 +102,49 @@ func (m *Manager) Recover(ctx context.Context, t *Tree) (*SyncReport, error) {
 	return m.Sync(ctx, t, t.Pending)
 }
 
-func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash) (*SyncReport, error) {
-	snap, err := m.scan(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range snap.leftovers {
-		os.Remove(p) // a dead sync's temporary file: its rename never happened
-	}
+// sync writes what changed between the tree's base and target. A full sync
+// (finishing an interrupted one) reads the whole folder, removing the
+// temporary files a dead sync left; otherwise only the paths that change
+// are looked at, so a sync costs what it changes, not what the folder holds.
+func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full bool) (*SyncReport, error) {
 	targetTree, err := m.treeOf(ctx, target)
 	if err != nil {
 		return nil, err
 	}
-	changes, err := m.s.Diff(ctx, snap.baseTree, targetTree, &store.DiffOptions{NoRenames: true})
-	if err != nil {
-		return nil, err
+	var snap *snapshot
+	var changes []cairn.Change
+	if !full {
+		baseTree, err := m.treeOf(ctx, t.Base)
+		if err != nil {
+			return nil, err
+		}
+		if changes, err = m.s.Diff(ctx, baseTree, targetTree, &store.DiffOptions{NoRenames: true}); err != nil {
+			return nil, err
+		}
+		full = len(changes) > targetedMax
+		if !full {
+			var paths []string
+			for _, c := range changes {
+				paths = append(paths, c.Path)
+				if c.Old.Path != "" && c.Old.Path != c.Path {
+					paths = append(paths, c.Old.Path)
+				}
+			}
+			if snap, err = m.scanPaths(ctx, t, baseTree, paths); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if full {
+		if snap, err = m.scan(ctx, t); err != nil {
+			return nil, err
+		}
+		for _, p := range snap.leftovers {
+			os.Remove(p) // a dead sync's temporary file: its rename never happened
+		}
+		if changes, err = m.s.Diff(ctx, snap.baseTree, targetTree, &store.DiffOptions{NoRenames: true}); err != nil {
+			return nil, err
+		}
 	}
 	// One operation per path: a change of case alone is a deletion of the
 	// old spelling and an addition of the new one.

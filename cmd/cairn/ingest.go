@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -157,6 +158,7 @@ held, rejected or failed; 2 usage errors (a missing file).`,
 			if serr := q.Stop(stopCtx); serr != nil && err == nil {
 				err = serr
 			}
+			svc.Flush()
 			if bar != nil {
 				bar.Finish()
 			}
@@ -284,6 +286,10 @@ queued or running (for scripts).`,
 			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), 30*time.Second)
 			defer cancel()
 			serr := q.Stop(stopCtx)
+			svc.Flush()
+			if ferr := printer.flush(stopCtx); ferr != nil && serr == nil {
+				serr = ferr
+			}
 			// Leave main's folder at main's head (a sync after an
 			// admission may have been cut short by the stop).
 			if _, err := v.SyncMain(stopCtx); err != nil && serr == nil {
@@ -315,6 +321,12 @@ type eventPrinter struct {
 	bar   *progressbar.ProgressBar
 	after int64
 	names map[string]string
+	// mu orders lines printed from the event loop and from agents' output,
+	// which arrives on the workers' goroutines.
+	mu sync.Mutex
+	// started are the sources whose "running" line was printed when their
+	// agent started here.
+	started map[string]bool
 }
 
 func lastEvent(a *app, v *vault.Vault) (int64, error) {
@@ -361,6 +373,8 @@ func (e *eventPrinter) flush(ctx context.Context) error {
 }
 
 func (e *eventPrinter) print(line string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if e.bar != nil {
 		e.bar.Clear()
 	}
@@ -391,15 +405,26 @@ func (e *eventPrinter) line(ctx context.Context, ev admit.EventRow) string {
 		Job      int64  `json:"job"`
 		Attempt  int    `json:"attempt"`
 		Agent    string `json:"agent"`
+		Mode     string `json:"mode"`
 		Proposal int64  `json:"proposal"`
 		Error    string `json:"error"`
 	}
 	json.Unmarshal(ev.Data, &d)
 	switch ev.Kind {
 	case "ingest.running":
+		e.mu.Lock()
+		seen := e.started[ev.Subject]
+		delete(e.started, ev.Subject)
+		e.mu.Unlock()
+		if seen {
+			return "" // printed when its agent started here
+		}
 		again := ""
 		if d.Attempt > 1 {
 			again = fmt.Sprintf(", attempt %d", d.Attempt)
+		}
+		if d.Mode != "" {
+			again += ", " + d.Mode
 		}
 		return fmt.Sprintf("%s: running (%s agent, job %d%s)", e.name(ctx, ev.Subject), d.Agent, d.Job, again)
 	case "ingest.merged":
@@ -428,10 +453,20 @@ func (e *eventPrinter) line(ctx context.Context, ev admit.EventRow) string {
 
 // activity prints what an agent does, as it does it.
 func (e *eventPrinter) activity(src *ingest.Source, kind, text string) {
-	if e.a.json {
+	if e.a.json || strings.TrimSpace(text) == "" {
 		return
 	}
-	if kind == "file" {
+	switch kind {
+	case "start":
+		e.mu.Lock()
+		if e.started == nil {
+			e.started = map[string]bool{}
+		}
+		e.started[src.ID] = true
+		e.mu.Unlock()
+		e.print(fmt.Sprintf("%s: running (%s)", src.Name, text))
+		return
+	case "file":
 		text = "wrote " + text
 	}
 	if len(text) > 200 {
