@@ -72,15 +72,21 @@ var verdictHelp = map[string]string{
 	GateConflict:  "main moved and the change does not merge onto it",
 }
 
-// verdictRules lists the rows of the verdict table in a fixed order.
+// verdictRules lists the rows of the verdict table that cairn.yaml may
+// change, in a fixed order. A conflict is not among them: a change that
+// does not merge onto main is never admitted (an agent's is held, a
+// person's is returned to settle).
 func verdictRules() []string {
 	return []string{GateProtected, GateContract, GateOutside, GateFileType, GateMisplaced,
-		GateDeletion, GateRename, GateLint, GateConflict}
+		GateDeletion, GateRename, GateLint}
 }
 
 // verdict returns the policy's verdict for a gate and a column.
 func (p *Policy) verdict(gate string, agent bool) cairn.Verdict {
 	def := defaultVerdicts[gate]
+	if gate == GateConflict {
+		return def.Agent
+	}
 	over := p.Verdict[gate]
 	if agent {
 		return cmpOr(over.Agent, def.Agent)
@@ -149,7 +155,7 @@ func (p *Policy) gateChanges(changes []cairn.Change, data func(cairn.Entry) []by
 				case within(x, "log.md"):
 					rule = "log"
 				}
-				add(GateProtected, rule, x, "%s %s %s, which only people may change", x, c.Kind, protectedWhat(rule))
+				add(GateProtected, rule, x, "%s %s: %s", x, c.Kind, protectedWhat(rule, o))
 			case slices.ContainsFunc(contractFiles, func(cf string) bool { return strings.EqualFold(x, cf) }):
 				add(GateContract, "contract", x, "%s %s: it is the vault's contract", x, c.Kind)
 			}
@@ -166,14 +172,21 @@ func (p *Policy) gateChanges(changes []cairn.Change, data func(cairn.Entry) []by
 	return out
 }
 
-func protectedWhat(rule string) string {
+// protectedWhat says why a protected path is protected, to whom.
+func protectedWhat(rule string, o Origin) string {
+	var what string
 	switch rule {
 	case "raw":
-		return "under raw/, the sources"
+		what = "sources under raw/ are immutable"
 	case "log":
-		return "log.md, cairn's log"
+		what = "log.md is the log cairn keeps"
+	default:
+		what = "it is protected (paths.protected in cairn.yaml)"
 	}
-	return "a protected path (paths.protected in cairn.yaml)"
+	if o == OriginAgent {
+		return what + ", and agents may not change it"
+	}
+	return what + "; a person's change to it needs a review"
 }
 
 // gateFile checks one written file: its type, its name and its place.

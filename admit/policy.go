@@ -221,7 +221,7 @@ func (p *Policy) Validate() error {
 		}
 	}
 	for rule, pair := range p.Verdict {
-		if _, ok := defaultVerdicts[rule]; !ok {
+		if !slices.Contains(verdictRules(), rule) {
 			return bad("verdicts: unknown rule %q; the rules are %s", rule, strings.Join(verdictRules(), ", "))
 		}
 		for _, v := range []cairn.Verdict{pair.Agent, pair.Person} {
@@ -328,7 +328,7 @@ func (p *Policy) get(key string) (string, error) {
 	}
 	if rest, ok := strings.CutPrefix(key, "verdicts."); ok {
 		rule, who, ok := strings.Cut(rest, ".")
-		if _, known := defaultVerdicts[rule]; ok && known && (who == "agent" || who == "person") {
+		if ok && slices.Contains(verdictRules(), rule) && (who == "agent" || who == "person") {
 			return string(p.verdict(rule, who == "agent")), nil
 		}
 	}

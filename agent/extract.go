@@ -465,6 +465,7 @@ func exFrontmatter(title, source, date string, terms []string) []byte {
 		str("type"), str("summary"),
 		str("source"), str(source),
 		str("date"), {Kind: yaml.ScalarNode, Value: date}, // a date, as the vault's pages write it
+		str("updated"), {Kind: yaml.ScalarNode, Value: date}, // Eva's contract asks every page for it
 		str("terms"), seq,
 	}}
 	out, err := yaml.Marshal(doc)

@@ -848,6 +848,7 @@ each letter, page after page.
 	// type: summary
 	// source: raw/first-bible.md
 	// date: 2026-10-10
+	// updated: 2026-10-10
 	// terms: [printed, movable type, cast, reuse, workshop, gutenberg, bible, letter]
 	// ---
 	//

@@ -3,7 +3,9 @@ package agent
 import (
 	"context"
 	"fmt"
+	"path"
 	"slices"
+	"strings"
 
 	"cairn"
 	"cairn/index"
@@ -32,8 +34,16 @@ func (x *Extractive) Run(ctx context.Context, t *Task) (*Result, error) {
 		return nil, fmt.Errorf("extractive agent: read titles: %w", err)
 	}
 	pages := make([]PageRef, 0, len(titles))
+	// The names existing pages answer to: a new summary must not take one,
+	// or links that meant those pages would lead to it, or grow ambiguous.
+	names := map[string]bool{}
 	for _, ti := range titles {
 		pages = append(pages, PageRef{Path: ti.Path, Title: ti.Title, Aliases: ti.Aliases, Type: ti.Type})
+		names[cairn.FoldPath(strings.TrimSuffix(path.Base(ti.Path), ".md"))] = true
+		names[cairn.FoldPath(ti.Title)] = true
+		for _, a := range ti.Aliases {
+			names[cairn.FoldPath(a)] = true
+		}
 	}
 	read := func(path string) ([]byte, error) {
 		e, err := x.Store.Get(ctx, c.Tree, path)
@@ -59,8 +69,11 @@ func (x *Extractive) Run(ctx context.Context, t *Task) (*Result, error) {
 	}
 	out, err := Extract(ExtractInput{
 		Source: t.Source, Pages: pages, Index: idx, SummariesIndex: sumIdx, Date: t.Date,
-		Taken: func(path string) bool {
-			_, err := x.Store.GetFold(ctx, c.Tree, path)
+		Taken: func(p string) bool {
+			if names[cairn.FoldPath(strings.TrimSuffix(path.Base(p), ".md"))] {
+				return true
+			}
+			_, err := x.Store.GetFold(ctx, c.Tree, p)
 			return err == nil
 		},
 	})

@@ -276,7 +276,15 @@ func (s *Service) Add(ctx context.Context, files []string, who cairn.Principal) 
 		_, err = s.v.Admit.Submit(ctx, admit.Request{
 			Route: "source", Base: head, Tree: tree, Batch: b, Principal: cairn.PrincipalSystem,
 			Message: "raw: add " + strings.Join(names, ", "),
-			Within:  func(ctx context.Context, tx *store.Tx, _ *admit.Outcome) error { return rows(ctx, tx) },
+			Within: func(ctx context.Context, tx *store.Tx, out *admit.Outcome) error {
+				if !out.Admitted() {
+					// Another change to raw/ landed meanwhile and clashes:
+					// nothing is recorded, nothing queued.
+					return cairn.Errorf(cairn.ECONFLICT, "storing the sources clashed with a change to raw/ made meanwhile; nothing was ingested").
+						WithHint("Run cairn ingest again.")
+				}
+				return rows(ctx, tx)
+			},
 		})
 		if err != nil {
 			return nil, err

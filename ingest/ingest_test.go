@@ -264,6 +264,17 @@ func TestIngest_Extractive(t *testing.T) {
 			t.Errorf("same content again: queued %v, note %q", again[0].Queued, again[0].Note)
 		}
 	})
+	t.Run("SummaryNeverShadowsAPage", func(t *testing.T) {
+		// A source named paper.md must not make summaries/paper.md: every
+		// [[paper]] link would then be ambiguous.
+		src := e.ingest(e.file("paper.md", "# Notes on rag paper\n\nRag paper was made from linen. Paper mills used water power. Printing ink sat on the paper.\n"))[0].Source
+		if src.Status != ingest.Merged {
+			t.Fatalf("paper.md: %s %s", src.Status, src.Error)
+		}
+		if e.exists("summaries/paper.md") || !e.exists("summaries/paper-2.md") {
+			t.Errorf("the summary of paper.md is not summaries/paper-2.md")
+		}
+	})
 	t.Run("NameTaken", func(t *testing.T) {
 		other := e.ingest(e.file("fabriano.md", strings.Replace(article, "# Paper mills of Fabriano", "# Fabriano, second edition", 1)))
 		src := other[0].Source

@@ -61,15 +61,21 @@ func (a *app) rootCmd() *cobra.Command {
 		Use:   "cairn",
 		Short: "A knowledge base that agents maintain and people can trust",
 		Long: `cairn keeps a vault: a folder of Markdown pages and sources (it opens in
-Obsidian) with a database of its whole history in .cairn/. Every change is a
-commit; branches merge structurally; links, search and lint stay indexed.
+Obsidian) with a database of its whole history in .cairn/. Sources go in and
+an agent integrates them; every change to main (an agent's, a person's, a
+merge) goes through admission, which admits it, holds it for a person's
+review, or rejects it. Every change is a commit; branches merge structurally;
+links, search and lint stay indexed.
 
-Exit codes: 0 success; 1 the operation was refused (a conflict, findings
-with --strict, a vault busy with another process); 2 usage or input error.`,
+Exit codes: 0 success; 1 the operation was refused (held for review or
+rejected, a conflict, findings with --strict, a vault busy with another
+process); 2 usage or input error.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Example: `  cairn demo                 a guided tour in a temporary vault
+		Example: `  cairn demo                 the ingest story, narrated, in a temporary vault
   cairn init my-vault        make a vault (adopts Markdown already there)
+  cairn ingest paper.md      add a source; the vault's agent integrates it
+  cairn review list          changes held for your decision
   cairn status               what you changed
   cairn commit -m "why"      record it`,
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -149,8 +151,8 @@ func (a *app) showCommit(v *vault.Vault, c *cairn.Commit) error {
 	return a.emit(out, func(w io.Writer) {
 		fmt.Fprintf(w, "commit %s\n", c.Hash)
 		fmt.Fprintf(w, "by %s on %s\n", c.Principal, c.Time.Local().Format(time.RFC1123))
-		for k, val := range c.Meta {
-			fmt.Fprintf(w, "%s: %s\n", k, val)
+		for _, k := range slices.Sorted(maps.Keys(c.Meta)) {
+			fmt.Fprintf(w, "%s: %s\n", k, c.Meta[k])
 		}
 		fmt.Fprintf(w, "\n    %s\n\n", strings.ReplaceAll(strings.TrimSpace(c.Message), "\n", "\n    "))
 		printChanges(w, changes)

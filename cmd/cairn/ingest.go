@@ -83,8 +83,8 @@ is empty, binary, too large or badly named is recorded as a failed source
 with the reason. With --detach, ingest only enqueues: cairn worker runs the
 jobs.
 
-Exit codes: 0 every source merged (or was known already); 1 some source was
-held, rejected or failed; 2 usage errors (a missing file).`,
+Exit codes: 0 every source merged (or was merged before); 1 some source was
+held, rejected or failed (now or before); 2 usage errors (a missing file).`,
 		Example: `  cairn ingest paper.md notes.txt
   cairn ingest --detach *.md && cairn worker`,
 		Args: cobra.MinimumNArgs(1),
@@ -218,6 +218,9 @@ func (a *app) finishIngest(svc *ingest.Service, added []*ingest.Added) error {
 				src = cur
 			}
 		}
+		if ad.Note != "" && (src.Status == ingest.Rejected || src.Status == ingest.Failed) {
+			a.code = exitRefused // known content that stays refused
+		}
 		if ad.Note == "" {
 			counts[src.Status]++
 			if src.Status != ingest.Merged && (ad.Queued || src.Status == ingest.Failed) && final(src.Status) {
@@ -303,6 +306,9 @@ queued or running (for scripts).`,
 			}
 			if err == nil {
 				err = serr
+			}
+			if err == nil && drain && !a.json {
+				fmt.Fprintln(a.stdout, "Nothing is queued or running. Worker stopped.")
 			}
 			return err
 		},

@@ -307,7 +307,9 @@ func (a *app) revertCmd() *cobra.Command {
 		Short: "Make a commit that undoes COMMIT",
 		Long: `Revert makes a new commit on the branch (default: the working tree's) that
 undoes what COMMIT changed, merging three-way so later changes stay. History
-is kept: the reverted commit remains. Conflicts are listed with exit code 1.`,
+is kept: the reverted commit remains, and log.md is left as it is. On main
+the revert goes through admission like any change. Conflicts are listed with
+exit code 1.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, t, err := a.open()
@@ -352,6 +354,13 @@ is kept: the reverted commit remains. Conflicts are listed with exit code 1.`,
 					fmt.Fprintf(w, "Not reverted: later changes conflict with undoing %s.\n", target.Hash.Short())
 					printConflicts(w, res.Conflicts)
 				})
+			}
+			// log.md is the vault's history: a revert keeps main's log as
+			// it is (reverting an ingest does not unwrite its entry).
+			if e, err := v.Store.Get(a.ctx, headTree, "log.md"); err == nil {
+				if res.Tree, err = b.Edit(a.ctx, res.Tree, []store.FileChange{{Path: "log.md", Blob: e.Blob, Size: e.Size, Mode: e.Mode}}); err != nil {
+					return err
+				}
 			}
 			msg := fmt.Sprintf("revert %s: %s", target.Hash.Short(), firstLine(target.Message))
 			meta := map[string]string{"revert": target.Hash.String()}

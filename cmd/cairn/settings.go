@@ -20,10 +20,12 @@ and default. cairn.yaml is versioned with the vault and agents may not change
 it. cairn settings set KEY VALUE edits it as your commit on main (comments and
 order are kept); an empty VALUE removes the key, so its default applies.
 
-Keys include agent.runtime (extractive or command), agent.command (the
-command agent's argv as one string), agent.timeout, agent.inactivity,
-agent.attempts, sources.max_size, paths.protected, paths.allowed, paths.types,
-and verdicts.RULE.agent|person (admit, hold or reject).`,
+The keys: agent.runtime (extractive or command), agent.command (the command
+agent's argv as one string), agent.timeout, agent.inactivity, agent.attempts,
+agent.workers, sources.max_size, paths.protected, paths.allowed, paths.types,
+paths.dotfiles, and verdicts.RULE.agent|person (admit, hold or reject) for
+the rules protected, contract, outside, file-type, misplaced-page, deletion,
+rename and lint.`,
 		Example: `  cairn settings set agent.runtime command
   cairn settings set agent.command 'my-agent --model local'
   cairn settings set verdicts.deletion.agent reject`,
@@ -45,9 +47,13 @@ and verdicts.RULE.agent|person (admit, hold or reject).`,
 					if s.Value != s.Default {
 						mark = "*"
 					}
-					fmt.Fprintf(w, "%s %-28s %-24s %s\n", mark, s.Key, cmpOr(s.Value, `""`), s.Help)
+					val := cmpOr(s.Value, `""`)
+					if r := []rune(val); len(r) > 30 {
+						val = string(r[:29]) + "…"
+					}
+					fmt.Fprintf(w, "%s %-30s %-30s %s\n", mark, s.Key, val, s.Help)
 				}
-				fmt.Fprintln(w, "(* differs from the default)")
+				fmt.Fprintln(w, "(* differs from the default; cairn settings get KEY prints a whole value)")
 			})
 		},
 	}

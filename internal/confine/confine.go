@@ -13,10 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"cairn"
 )
@@ -127,13 +124,8 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, cairn.Errorf(cairn.EINVALID, "find agent command %q: %w", spec.Argv[0], err)
 	}
-	if _, err := readProcs(); err != nil {
-		return nil, fmt.Errorf("watch agent processes: %w", err)
-	}
-	// Orphans of the agent come to us rather than to init, so that they
-	// can be found and reaped. The setting is process-wide and idempotent.
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return nil, fmt.Errorf("become child subreaper: %w", err)
+	if err := prepareParent(); err != nil {
+		return nil, err
 	}
 	marker, err := newMarker()
 	if err != nil {
@@ -141,13 +133,11 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	}
 
 	cmd := &exec.Cmd{
-		Path: path,
-		Args: spec.Argv,
-		Dir:  spec.Dir,
-		Env:  childEnv(spec, marker),
-		// Pdeathsig: if cairn dies, the agent (its direct child) dies with it;
-		// a new worker rescues the job and runs it again.
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+		Path:        path,
+		Args:        spec.Argv,
+		Dir:         spec.Dir,
+		Env:         childEnv(spec, marker),
+		SysProcAttr: sysProcAttr(),
 	}
 	mode := ModeSnapshot
 	if Available() > 0 {

@@ -1,3 +1,5 @@
+//go:build linux
+
 package confine
 
 // We do not use Go-Landlock (github.com/landlock-lsm/go-landlock) because
@@ -18,35 +20,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Environment variables and arguments that make up the wrapper protocol.
-const (
-	// envWrapper, when set, makes MaybeExec act as the wrapper. Its value
-	// is a wrapperSpec as JSON.
-	envWrapper = "CAIRN_CONFINE"
-	// envMarker carries a value unique to one run into the agent and all
-	// its descendants, so that they can be found after a setsid.
-	envMarker = "CAIRN_CONFINE_RUN"
-	// envSwitch=off makes Available report no Landlock.
-	envSwitch = "CAIRN_LANDLOCK"
-	// wrapperFlag is the wrapper's only argument. A Self that does not
-	// call MaybeExec fails on it instead of running as itself.
-	wrapperFlag = "-cairn-confine-wrapper"
-)
-
-// Exit codes of a wrapper that could not exec the agent, as a shell's.
-const (
-	exitCannotExec = 126 // confinement failed, or the command is not executable
-	exitNotFound   = 127 // the command does not exist
-)
-
-// wrapperSpec is what Run tells the wrapper through CAIRN_CONFINE.
-type wrapperSpec struct {
-	Write []string `json:"write"` // folders (or files) where writing stays allowed
-	Path  string   `json:"path"`  // the absolute path of the command to exec
-	Argv  []string `json:"argv"`  // its arguments, argv[0] included
-}
-
-// Landlock file-system rights, as in <linux/landlock.h>.
 const (
 	// writeRightsV1 are the write rights of Landlock ABI 1: everything but
 	// executing and reading files and listing folders.

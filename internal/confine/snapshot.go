@@ -84,7 +84,7 @@ func stateOf(path string, info fs.FileInfo) fileState {
 	st.size = info.Size()
 	st.mtime = info.ModTime().UnixNano()
 	if sys != nil {
-		st.ctime = sys.Ctim.Nano()
+		st.ctime = ctimeOf(sys)
 	}
 	if info.Mode()&fs.ModeSymlink != 0 {
 		st.link, _ = os.Readlink(path)

@@ -1,4 +1,5 @@
-// Package sample holds the bundled sample vault and sources that `cairn demo` uses.
+// Package sample holds the bundled sample vault, sources and agent script
+// that `cairn demo` uses.
 package sample
 
 import "embed"
@@ -12,3 +13,9 @@ var Vault embed.FS
 //
 //go:embed sources
 var Sources embed.FS
+
+// Agents are scripts that behave like agent CLIs, for the command runtime:
+// delete-a-page.sh reads the prompt, writes a summary and deletes a page.
+//
+//go:embed agents
+var Agents embed.FS

@@ -1,0 +1,5 @@
+package confine
+
+import "syscall"
+
+func ctimeOf(st *syscall.Stat_t) int64 { return st.Ctim.Nano() }

@@ -1,0 +1,31 @@
+//go:build linux
+
+package confine
+
+import (
+	"fmt"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// prepareParent readies this process to watch an agent's process tree:
+// /proc must be readable, and orphans of the agent must come to us rather
+// than to init, so that they can be found and reaped (the setting is
+// process-wide and idempotent).
+func prepareParent() error {
+	if _, err := readProcs(); err != nil {
+		return fmt.Errorf("watch agent processes: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("become child subreaper: %w", err)
+	}
+	return nil
+}
+
+// sysProcAttr starts the agent in its own process group; if cairn dies,
+// the agent (its direct child) dies with it, and a new worker rescues the
+// job and runs it again.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}

@@ -1,0 +1,51 @@
+//go:build !linux
+
+package confine
+
+import (
+	"errors"
+	"syscall"
+	"time"
+)
+
+// Elsewhere than Linux there is no Landlock: agents run in snapshot mode,
+// and their process tree is their process group (a process that leaves the
+// group is not followed).
+
+// Available returns 0: no Landlock.
+func Available() int { return 0 }
+
+// MaybeExec does nothing: there is no confinement wrapper.
+func MaybeExec() {}
+
+func execConfined(string) (int, error) { return 126, errors.New("landlock is Linux only") }
+
+func prepareParent() error { return nil }
+
+func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
+// tree is the agent's process group.
+type tree struct{ pgid int }
+
+func newTree(pid int, _ string) *tree { return &tree{pgid: pid} }
+
+// scan returns 1 while the group has a live process, else 0.
+func (t *tree) scan() int {
+	if syscall.Kill(-t.pgid, 0) == nil {
+		return 1
+	}
+	return 0
+}
+
+func (t *tree) reapAll() {}
+
+// stop sends SIGTERM to the group, then SIGKILL after grace.
+func (t *tree) stop(grace time.Duration) {
+	syscall.Kill(-t.pgid, syscall.SIGTERM)
+	syscall.Kill(-t.pgid, syscall.SIGCONT)
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) && t.scan() > 0 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	syscall.Kill(-t.pgid, syscall.SIGKILL)
+}
