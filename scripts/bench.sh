@@ -21,3 +21,7 @@ run ./merge 'Text10MB' 5x
 run ./cmd/cairn 'Import' 3x
 run ./cmd/cairn 'Status' 30x
 run ./cmd/cairn 'Read' 50x
+run ./admit 'Admit' 40x
+run ./worktree 'Materialize' 5x
+run ./ingest 'Ingest' 10x
+run ./agent 'Extract' 20x
