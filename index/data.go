@@ -72,18 +72,22 @@ func newWriter(q *prepared) *writer {
 	return &writer{q: q, batches: map[string]*batch{}}
 }
 
-// batch collects the rows of one INSERT statement.
+// batch collects the rows of one INSERT statement. Each row is the
+// slice its insert call was given: holding rows rather than one flat slice
+// of values keeps a bulk build of 100k pages from copying millions of
+// values each time the slice grows.
 type batch struct {
 	head string // "INSERT INTO t (a, b) VALUES "
 	row  string // "(?, ?)"
-	args []any
-	n    int
+	rows [][]any
+	args []any // reused to pass one statement's values
 }
 
 // batchRows is the most rows one statement inserts.
 const batchRows = 100
 
 // insert adds a row to the batch for head, writing a full batch at once.
+// The batch keeps vals: a caller passes a fresh slice each time.
 func (w *writer) insert(ctx context.Context, head string, vals ...any) error {
 	b, ok := w.batches[head]
 	if !ok {
@@ -91,29 +95,40 @@ func (w *writer) insert(ctx context.Context, head string, vals ...any) error {
 		w.batches[head] = b
 		w.order = append(w.order, head)
 	}
-	b.args = append(b.args, vals...)
-	if b.n++; b.n == batchRows && !w.bulk {
+	b.rows = append(b.rows, vals)
+	if len(b.rows) == batchRows && !w.bulk {
 		return w.flushBatch(ctx, b)
 	}
 	return nil
 }
 
 func (w *writer) flushBatch(ctx context.Context, b *batch) error {
-	if b.n == 0 {
+	if len(b.rows) == 0 {
 		return nil
 	}
 	if w.bulk {
 		sortRows(b)
 	}
-	width := len(b.args) / b.n
-	for start := 0; start < b.n; start += batchRows {
-		n := min(batchRows, b.n-start)
-		q := b.head + strings.TrimSuffix(strings.Repeat(b.row+",", n), ",")
-		if err := w.exec(ctx, q, b.args[start*width:(start+n)*width]...); err != nil {
+	full := ""
+	for start := 0; start < len(b.rows); start += batchRows {
+		rows := b.rows[start:min(start+batchRows, len(b.rows))]
+		q := full
+		if q == "" || len(rows) < batchRows {
+			q = b.head + strings.TrimSuffix(strings.Repeat(b.row+",", len(rows)), ",")
+			if len(rows) == batchRows {
+				full = q
+			}
+		}
+		b.args = b.args[:0]
+		for _, r := range rows {
+			b.args = append(b.args, r...)
+		}
+		if err := w.exec(ctx, q, b.args...); err != nil {
 			return err
 		}
 	}
-	b.args, b.n = b.args[:0], 0
+	clear(b.args)
+	b.rows, b.args = b.rows[:0], b.args[:0]
 	return nil
 }
 
@@ -121,12 +136,7 @@ func (w *writer) flushBatch(ctx context.Context, b *batch) error {
 // primary key order of the tables written in bulk (files and links already
 // come in order).
 func sortRows(b *batch) {
-	width := len(b.args) / b.n
-	rows := make([][]any, b.n)
-	for i := range rows {
-		rows[i] = b.args[i*width : (i+1)*width]
-	}
-	slices.SortStableFunc(rows, func(x, y []any) int {
+	slices.SortFunc(b.rows, func(x, y []any) int {
 		for i := range x {
 			if c := compareValues(x[i], y[i]); c != 0 {
 				return c
@@ -134,11 +144,6 @@ func sortRows(b *batch) {
 		}
 		return 0
 	})
-	sorted := make([]any, 0, len(b.args))
-	for _, r := range rows {
-		sorted = append(sorted, r...)
-	}
-	b.args = sorted
 }
 
 func compareValues(a, b any) int {
@@ -176,8 +181,7 @@ func (w *writer) take(other *writer) {
 			w.batches[head] = b
 			w.order = append(w.order, head)
 		}
-		b.args = append(b.args, ob.args...)
-		b.n += ob.n
+		b.rows = append(b.rows, ob.rows...)
 	}
 }
 
