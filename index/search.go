@@ -138,22 +138,37 @@ func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, err
 	}
 	// Pages whose title holds every word come first (BM25 alone ranks a
 	// word found in most pages at nearly zero, title or not), then BM25
-	// with title matches weighing ten times body matches.
-	sqlq := `SELECT f.path, coalesce(f.page_id, substr(f.path, 1, length(f.path) - 3)), f.title, coalesce(f.type, ''), f.blob,
-		-bm25(fts, 10.0, 1.0) AS score, fts.rowid IN (SELECT rowid FROM fts WHERE fts MATCH ?) AS in_title
-		FROM fts JOIN files f ON f.id = fts.rowid WHERE fts MATCH ?`
-	args := []any{"title : (" + expr + ")", expr}
+	// with title matches weighing ten times body matches. The inner query
+	// ranks on the full-text index alone and joins files only for the
+	// filters; the few rows it keeps then fetch their files. A word found
+	// in a third of 100k pages ranks in half the time that way. Ties are
+	// cut by id there, which a full build assigns in path order.
+	inner := `SELECT fts.rowid AS id, -bm25(fts, 10.0, 1.0) AS score,
+		fts.rowid IN (SELECT rowid FROM fts WHERE fts MATCH ?) AS in_title FROM fts`
+	args := []any{"title : (" + expr + ")"}
+	var where []string
 	if q.Type != "" {
-		sqlq += ` AND f.type = ?`
+		where = append(where, `g.type = ?`)
 		args = append(args, q.Type)
 	}
 	if q.Folder != "" {
 		folder := strings.Trim(q.Folder, "/") + "/"
-		sqlq += ` AND substr(f.path, 1, ?) = ? COLLATE NOCASE`
+		where = append(where, `substr(g.path, 1, ?) = ? COLLATE NOCASE`)
 		args = append(args, len(folder), folder)
 	}
-	sqlq += ` ORDER BY in_title DESC, score DESC, f.path LIMIT ?`
+	if len(where) > 0 {
+		inner += ` JOIN files g ON g.id = fts.rowid`
+	}
+	inner += ` WHERE fts MATCH ?`
+	args = append(args[:1], append([]any{expr}, args[1:]...)...)
+	for _, w := range where {
+		inner += ` AND ` + w
+	}
+	inner += ` ORDER BY in_title DESC, score DESC, id LIMIT ?`
 	args = append(args, candidates)
+	sqlq := `SELECT f.path, coalesce(f.page_id, substr(f.path, 1, length(f.path) - 3)), f.title, coalesce(f.type, ''), f.blob,
+		c.score, c.in_title FROM (` + inner + `) c JOIN files f ON f.id = c.id
+		ORDER BY c.in_title DESC, c.score DESC, f.path`
 	rows, err := r.q.QueryContext(ctx, sqlq, args...)
 	if err != nil {
 		return nil, cairn.Errorf(cairn.EINVALID, "search %q: %w", q.Text, err).WithHint("Use words, \"phrases\" and prefix*.")
