@@ -106,6 +106,6 @@ func printLint(w io.Writer, out *admit.Outcome) {
 			fmt.Fprintf(w, "  ... and %d more\n", len(out.Lint)-10)
 			break
 		}
-		fmt.Fprintf(w, "  %-7s %-16s %s\n", f.Severity, f.Rule, f.Message)
+		fmt.Fprintf(w, "  %-7s %-16s %s: %s\n", f.Severity, f.Rule, f.Page, f.Message)
 	}
 }
