@@ -69,6 +69,13 @@ type DB struct {
 	crash func(string)
 	sync  string // the synchronous setting: FULL or NORMAL
 
+	// The write-ahead log is copied into the database file by a
+	// goroutine on its own connection, not by the commit that happens to
+	// cross SQLite's threshold: see checkpoints.
+	c              *sql.DB
+	ckWake, ckStop chan struct{}
+	ckDone         chan struct{}
+
 	// Statements of the hot read paths, prepared once.
 	getObject, getRef *sql.Stmt
 }
@@ -100,8 +107,10 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	db.sync = sync
 	// auto_vacuum is set when the database is made (migrate): as a
 	// connection parameter it would take the write lock on every open.
+	// Checkpoints run in the background (checkpoints), not in commits.
 	db.w, err = sql.Open("sqlite", base+"&_journal_mode=WAL&_synchronous="+sync+
-		"&_txlock=immediate&_pragma=secure_delete(ON)&_pragma=foreign_keys(ON)&_pragma=cache_size(-32768)")
+		"&_txlock=immediate&_pragma=secure_delete(ON)&_pragma=foreign_keys(ON)&_pragma=cache_size(-32768)"+
+		"&_pragma=wal_autocheckpoint(0)")
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
@@ -131,7 +140,61 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
+	db.c, err = sql.Open("sqlite", base+"&_synchronous="+sync)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	db.c.SetMaxOpenConns(1)
+	db.ckWake, db.ckStop, db.ckDone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	go db.checkpoints()
 	return db, nil
+}
+
+// checkpointEvery is the least time between two background checkpoints;
+// checkpointIdle is how often the log is looked at when no commit of this
+// process asked (the job queue writes on its own).
+const (
+	checkpointEvery = time.Second
+	checkpointIdle  = 5 * time.Second
+)
+
+// checkpoints copies committed pages from the write-ahead log into the
+// database file, passively (never blocking a reader or a writer), soon
+// after a commit and then at most once a second. SQLite's own automatic
+// checkpoint would run inside whichever commit crossed 1,000 pages and
+// add its copying and fsync to that commit's latency. Close truncates
+// the log as before.
+func (db *DB) checkpoints() {
+	defer close(db.ckDone)
+	idle := time.NewTicker(checkpointIdle)
+	defer idle.Stop()
+	for {
+		select {
+		case <-db.ckStop:
+			return
+		case <-db.ckWake:
+		case <-idle.C:
+		}
+		if _, err := db.c.Exec("PRAGMA wal_checkpoint(PASSIVE)"); err != nil && cairn.ErrorCode(translate(err)) != cairn.EUNAVAILABLE {
+			db.log.Warn("background checkpoint", "err", err)
+		}
+		select {
+		case <-db.ckStop:
+			return
+		case <-time.After(checkpointEvery):
+		}
+	}
+}
+
+// committed tells the checkpointer that the log has grown (a no-op while
+// Open migrates, before the checkpointer exists: a send on a nil channel
+// is never ready).
+func (db *DB) committed() {
+	select {
+	case db.ckWake <- struct{}{}:
+	default:
+	}
 }
 
 // Path returns the absolute path of the database file.
@@ -156,6 +219,11 @@ func (db *DB) Close() error {
 	}
 	if db.r != nil {
 		errs = append(errs, db.r.Close())
+	}
+	if db.c != nil {
+		close(db.ckStop)
+		<-db.ckDone
+		errs = append(errs, db.c.Close())
 	}
 	if db.w != nil {
 		_, err := db.w.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -260,7 +328,11 @@ func (db *DB) update(ctx context.Context, fn func(*sql.Tx) error) (err error) {
 		tx.Rollback()
 		return translate(err)
 	}
-	return translate(tx.Commit())
+	if err := tx.Commit(); err != nil {
+		return translate(err)
+	}
+	db.committed()
+	return nil
 }
 
 // translate maps driver errors to cairn errors at the package boundary.

@@ -1,6 +1,9 @@
 package sqlite_test
 
 import (
+	"crypto/rand"
+	"crypto/sha256"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -49,4 +52,50 @@ func TestOpen_NeverWaits(t *testing.T) {
 		t.Fatalf("open while another connection writes: %v", err)
 	}
 	second.Close()
+}
+
+// TestCheckpoint_Background checks that committed pages reach the
+// database file while the database is open, copied by the background
+// checkpointer rather than by a commit, and that the log is empty after
+// Close.
+func TestCheckpoint_Background(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "cairn.db")
+	db, err := sqlite.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []cairn.Object
+	for i := range 2000 {
+		data := make([]byte, 1000+i) // random: it does not compress
+		rand.Read(data)
+		objs = append(objs, cairn.Object{Hash: cairn.Hash(sha256.Sum256(data)), Kind: cairn.KindBlob, Data: data})
+	}
+	if err := db.Update(ctx, func(tx cairn.Tx) error { return tx.PutObjects(ctx, objs) }); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Size() > before.Size()+1<<20 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the database file is still %d bytes 10s after a 2 MB commit: no checkpoint ran", fi.Size())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() != 0 {
+		t.Fatalf("the log holds %d bytes after Close", fi.Size())
+	}
 }
