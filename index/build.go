@@ -56,6 +56,7 @@ func build(ctx context.Context, q *prepared, t trees, tree cairn.Hash) error {
 	for _, stmt := range append([]string{
 		`DELETE FROM files`, `DELETE FROM keys`, `DELETE FROM links`, `DELETE FROM link_keys`,
 		`DELETE FROM cites`, `DELETE FROM findings`, `INSERT INTO fts (fts) VALUES ('delete-all')`,
+		`INSERT INTO fts_title (fts_title) VALUES ('delete-all')`,
 	}, dropIndexes...) {
 		if _, err := q.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("index: clear: %w", err)
@@ -174,8 +175,10 @@ func build(ctx context.Context, q *prepared, t trees, tree cairn.Hash) error {
 		}
 	}
 	// One segment: the smallest full-text index, and the fastest to query.
-	if _, err := q.ExecContext(ctx, `INSERT INTO fts (fts) VALUES ('optimize')`); err != nil {
-		return fmt.Errorf("index: full text: %w", err)
+	for _, table := range []string{"fts", "fts_title"} {
+		if _, err := q.ExecContext(ctx, `INSERT INTO `+table+` (`+table+`) VALUES ('optimize')`); err != nil {
+			return fmt.Errorf("index: full text: %w", err)
+		}
 	}
 	return nil
 }

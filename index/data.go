@@ -358,7 +358,10 @@ func (w *writer) fileData(ctx context.Context, f *file) error {
 // statement of several rows opens a savepoint, which makes FTS5 flush its
 // pending terms to a new segment every time.
 func (w *writer) writeText(ctx context.Context, f *file) error {
-	return w.exec(ctx, `INSERT INTO fts (rowid, title, body) VALUES (?, ?, ?)`, f.id, f.title, f.text)
+	if err := w.exec(ctx, `INSERT INTO fts (rowid, text) VALUES (?, ?)`, f.id, f.title+" "+f.text); err != nil {
+		return err
+	}
+	return w.exec(ctx, `INSERT INTO fts_title (rowid, title) VALUES (?, ?)`, f.id, f.title)
 }
 
 // writeLinks inserts a page's links. res holds their resolutions and dsts
@@ -397,7 +400,7 @@ func (w *writer) insertLink(ctx context.Context, src int64, ord int, l markdown.
 		return err
 	}
 	for _, v := range lookupValues(l) {
-		if err := w.insert(ctx, `INSERT OR IGNORE INTO link_keys (value, src, ord) VALUES `, v, src, ord); err != nil {
+		if err := w.insert(ctx, `INSERT OR IGNORE INTO link_keys (hash, src, ord) VALUES `, lookupHash(v), src, ord); err != nil {
 			return err
 		}
 	}
@@ -504,10 +507,22 @@ func (w *writer) deleteFileData(ctx context.Context, q dbtx, id int64) (keys []m
 	return keys, edges, nil
 }
 
+// lookupHash is what link_keys stores for a value a link looks up: its
+// 64-bit FNV-1a hash, a third of the text's size. Two values that share a
+// hash only make an update re-resolve a few more links than it must.
+func lookupHash(v string) int64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(v); i++ {
+		h ^= uint64(v[i])
+		h *= 1099511628211
+	}
+	return int64(h)
+}
+
 // deleteLink removes one stored link and its lookup rows.
 func (w *writer) deleteLink(ctx context.Context, r linkRow) error {
 	for _, v := range lookupValues(r.link) {
-		if err := w.exec(ctx, `DELETE FROM link_keys WHERE value = ? AND src = ? AND ord = ?`, v, r.src, r.ord); err != nil {
+		if err := w.exec(ctx, `DELETE FROM link_keys WHERE hash = ? AND src = ? AND ord = ?`, lookupHash(v), r.src, r.ord); err != nil {
 			return err
 		}
 	}
@@ -552,8 +567,10 @@ func (w *writer) deleteFileDataKeepLinks(ctx context.Context, q dbtx, id int64) 
 			return nil, nil, err
 		}
 	}
-	if err := w.exec(ctx, `DELETE FROM fts WHERE rowid = ?`, id); err != nil {
-		return nil, nil, err
+	for _, del := range []string{`DELETE FROM fts WHERE rowid = ?`, `DELETE FROM fts_title WHERE rowid = ?`} {
+		if err := w.exec(ctx, del, id); err != nil {
+			return nil, nil, err
+		}
 	}
 	return keys, links, w.dropFindings(ctx, id)
 }

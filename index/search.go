@@ -115,8 +115,7 @@ func phrases(terms []term) []term {
 }
 
 // Search returns the pages that contain every term, with snippets: first
-// those whose title holds every term, then by BM25 (title matches weigh ten
-// times body matches).
+// those whose title holds every term, then by BM25 over title and body.
 func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, error) {
 	terms := parseQuery(&q)
 	expr := match(terms)
@@ -137,15 +136,15 @@ func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, err
 		candidates = 500 // phrases are checked against the text, below
 	}
 	// Pages whose title holds every word come first (BM25 alone ranks a
-	// word found in most pages at nearly zero, title or not), then BM25
-	// with title matches weighing ten times body matches. The inner query
-	// ranks on the full-text index alone and joins files only for the
-	// filters; the few rows it keeps then fetch their files. A word found
-	// in a third of 100k pages ranks in half the time that way. Ties are
-	// cut by id there, which a full build assigns in path order.
-	inner := `SELECT fts.rowid AS id, -bm25(fts, 10.0, 1.0) AS score,
-		fts.rowid IN (SELECT rowid FROM fts WHERE fts MATCH ?) AS in_title FROM fts`
-	args := []any{"title : (" + expr + ")"}
+	// word found in most pages at nearly zero, title or not), then by BM25
+	// over title and body. The inner query ranks on the full-text tables
+	// alone and joins files only for the filters; the few rows it keeps
+	// then fetch their files. A word found in a third of 100k pages ranks
+	// in half the time that way. Ties are cut by id there, which a full
+	// build assigns in path order.
+	inner := `SELECT fts.rowid AS id, -bm25(fts) AS score,
+		fts.rowid IN (SELECT rowid FROM fts_title WHERE fts_title MATCH ?) AS in_title FROM fts`
+	args := []any{expr}
 	var where []string
 	if q.Type != "" {
 		where = append(where, `g.type = ?`)

@@ -216,7 +216,7 @@ func (ix *Index) apply(ctx context.Context, q *prepared, t trees, from, to cairn
 	// alias or id clash may have changed; pages citing a file that came or
 	// went.
 	for v := range u.values {
-		if err := u.collectLinks(ctx, `SELECT src, ord FROM link_keys WHERE value = ?`, v); err != nil {
+		if err := u.collectLinks(ctx, `SELECT src, ord FROM link_keys WHERE hash = ?`, lookupHash(v)); err != nil {
 			return err
 		}
 		if err := u.collect(ctx, `SELECT file FROM keys WHERE value = ? AND step IN (2, 5, 6)`, v, u.dirtyFiles); err != nil {

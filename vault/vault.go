@@ -182,10 +182,34 @@ func open(ctx context.Context, root string, opts *Options) (*Vault, error) {
 	}
 	ix := index.New(s, db.Read(), &index.Options{Logger: log})
 	s.AddHook(ix.Hook())
+	if err := catchUp(ctx, s, ix); err != nil {
+		db.Close()
+		return nil, err
+	}
 	adm := admit.New(s, ix, db.Read(), &admit.Options{Logger: log, Crash: opts.Crash})
 	trees := worktree.NewManager(s, db.Read(), filepath.Join(root, DirName))
 	trees.Crash = opts.Crash
 	return &Vault{Root: root, DB: db, Store: s, Index: ix, Trees: trees, Admit: adm, log: log}, nil
+}
+
+// catchUp rebuilds main's index when main has a head but the index
+// reflects no commit: a migration that changed the index's tables emptied
+// it (each such migration says so).
+func catchUp(ctx context.Context, s *store.Store, ix *index.Index) error {
+	st, err := ix.State(ctx)
+	if err != nil || !st.Commit.IsZero() {
+		return err
+	}
+	if _, err := s.Head(ctx, index.Branch); err != nil {
+		if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+			return nil // no main yet: nothing to index
+		}
+		return err
+	}
+	if err := ix.Rebuild(ctx); err != nil {
+		return fmt.Errorf("rebuild the index after an upgrade: %w", err)
+	}
+	return nil
 }
 
 // find walks up from dir to the folder holding DirName (a directory for a
