@@ -68,6 +68,7 @@ type DB struct {
 	now   func() time.Time
 	crash func(string)
 	sync  string // the synchronous setting: FULL or NORMAL
+	busy  time.Duration
 
 	// The write-ahead log is copied into the database file by a
 	// goroutine on its own connection, not by the commit that happens to
@@ -104,7 +105,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		now:   time.Now,
 		crash: opts.Crash,
 	}
-	db.sync = sync
+	db.sync, db.busy = sync, busy
 	// auto_vacuum is set when the database is made (migrate): as a
 	// connection parameter it would take the write lock on every open.
 	// Checkpoints run in the background (checkpoints), not in commits.
@@ -236,10 +237,30 @@ func (db *DB) Close() error {
 }
 
 // Checkpoint copies the write-ahead log into the database file and truncates
-// the log; it is what a size measurement must call first.
+// the log; it is what a size measurement must call first. A checkpoint
+// that another connection's (the background checkpointer's, another
+// process's) got in the way of is tried again, for up to the busy timeout.
 func (db *DB) Checkpoint(ctx context.Context) error {
-	_, err := db.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
-	return translate(err)
+	deadline := time.Now().Add(db.busy)
+	for {
+		var busy, log, done int
+		err := db.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &log, &done)
+		if err != nil {
+			return translate(err)
+		}
+		if busy == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return cairn.Errorf(cairn.EUNAVAILABLE, "the write-ahead log could not be checkpointed: another connection is reading or checkpointing").
+				WithHint("Wait for the other command to finish and try again.")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // migrate applies the embedded migrations that the database has not seen,
