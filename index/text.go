@@ -80,7 +80,7 @@ func eachWord(s string, fn func(start, end int, folded string)) {
 // (the index keeps no positions or counts, so repeats would only cost
 // time). ASCII words, the common case, are folded in place.
 func ftsText(s string) string {
-	seen := make(map[string]struct{}, 128)
+	var seen wordSet
 	b := make([]byte, 0, len(s))
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -126,14 +126,62 @@ func ftsText(s string) string {
 			b = append(b[:start], foldWord(s[i:j])...)
 		}
 		w := b[start:]
-		if _, dup := seen[string(w)]; dup || stopwords[string(w)] {
+		if stopwords[string(w)] || !seen.add(w) {
 			b = b[:max(0, start-1)]
-		} else {
-			seen[string(w)] = struct{}{}
 		}
 		i = j
 	}
 	return string(b)
+}
+
+// wordSet is a set of words held as their 64-bit FNV-1a hashes, with open
+// addressing: ftsText adds every word of a page to one, and a map of
+// strings cost more than the rest of indexing a page. Two words of one
+// page sharing a hash (about one chance in 10^14 for a page of a thousand
+// words) would leave the second out of the full-text index.
+type wordSet struct {
+	slots []uint64 // 0: empty
+	n     int
+}
+
+// add adds w and reports whether it was new.
+func (s *wordSet) add(w []byte) bool {
+	if 2*(s.n+1) > len(s.slots) {
+		s.grow()
+	}
+	h := uint64(14695981039346656037)
+	for _, c := range w {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	h |= 1 // never 0, the empty slot
+	mask := uint64(len(s.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		switch s.slots[i] {
+		case 0:
+			s.slots[i] = h
+			s.n++
+			return true
+		case h:
+			return false
+		}
+	}
+}
+
+func (s *wordSet) grow() {
+	old := s.slots
+	s.slots = make([]uint64, max(256, 2*len(old)))
+	mask := uint64(len(s.slots) - 1)
+	for _, h := range old {
+		if h == 0 {
+			continue
+		}
+		i := h & mask
+		for s.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		s.slots[i] = h
+	}
 }
 
 // words returns the folded words of s, stopwords included.
