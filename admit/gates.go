@@ -134,7 +134,8 @@ func within(p, x string) bool {
 
 // gateChanges runs the path gates on the changes of a proposal and returns
 // their findings (verdicts not yet set).
-func (p *Policy) gateChanges(changes []cairn.Change, data func(cairn.Entry) []byte, o Origin) []cairn.Finding {
+// script reports whether a written file's content starts with #!.
+func (p *Policy) gateChanges(changes []cairn.Change, script func(cairn.Entry) bool, o Origin) []cairn.Finding {
 	var out []cairn.Finding
 	add := func(gate, rule, page, format string, args ...any) {
 		out = append(out, cairn.Finding{Gate: gate, Rule: rule, Page: page, Subject: page, Message: fmt.Sprintf(format, args...)})
@@ -167,7 +168,7 @@ func (p *Policy) gateChanges(changes []cairn.Change, data func(cairn.Entry) []by
 		case cairn.Renamed:
 			add(GateRename, "rename", c.Path, "%s renamed from %s", c.Path, c.Old.Path)
 		}
-		out = append(out, p.gateFile(c.New, data, o)...)
+		out = append(out, p.gateFile(c.New, script, o)...)
 	}
 	return out
 }
@@ -190,7 +191,7 @@ func protectedWhat(rule string, o Origin) string {
 }
 
 // gateFile checks one written file: its type, its name and its place.
-func (p *Policy) gateFile(e cairn.Entry, data func(cairn.Entry) []byte, o Origin) []cairn.Finding {
+func (p *Policy) gateFile(e cairn.Entry, script func(cairn.Entry) bool, o Origin) []cairn.Finding {
 	var out []cairn.Finding
 	add := func(rule, format string, args ...any) {
 		out = append(out, cairn.Finding{Gate: GateFileType, Rule: rule, Page: e.Path, Subject: e.Path, Message: fmt.Sprintf(format, args...)})
@@ -207,7 +208,7 @@ func (p *Policy) gateFile(e cairn.Entry, data func(cairn.Entry) []byte, o Origin
 		add("script", "%s is a script or program (%s)", e.Path, ext)
 	case e.Mode == cairn.ModeExecutable:
 		add("executable", "%s is executable", e.Path)
-	case isScript(data(e)):
+	case script(e):
 		add("script", "%s starts with #!, so it is a script", e.Path)
 	case !isContract && !slices.Contains(p.Types(), ext) && !within(e.Path, "raw/"):
 		what := "has no extension"

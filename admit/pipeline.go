@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"maps"
 	"strconv"
+	"sync"
 	"time"
 
 	"cairn"
@@ -342,7 +343,7 @@ func (p *Pipeline) decide(ctx context.Context, tx *store.Tx, req *Request) (*Out
 			if err != nil {
 				return nil, err
 			}
-			out.Findings = append(pol.gateChanges(changes, p.reader(ctx, b), req.Origin), gateConflicts(mr.Conflicts)...)
+			out.Findings = append(pol.gateChanges(changes, scripts(ctx, b, changes), req.Origin), gateConflicts(mr.Conflicts)...)
 			out.Verdict = pol.judge(out.Findings, req.Origin)
 			return out, nil
 		}
@@ -366,7 +367,7 @@ func (p *Pipeline) decide(ctx context.Context, tx *store.Tx, req *Request) (*Out
 			}
 		}
 	}
-	findings := pol.gateChanges(changes, p.reader(ctx, b), req.Origin)
+	findings := pol.gateChanges(changes, scripts(ctx, b, changes), req.Origin)
 	findings = append(findings, gateOutside(req.Outside)...)
 	findings = append(findings, gateSkipped(req.Skipped)...)
 	final := result
@@ -611,16 +612,35 @@ func reviewedMessage(msg string) string {
 	return string(line)
 }
 
-// reader returns a function that reads an entry's content from the batch
-// or the store (nil when it cannot).
-func (p *Pipeline) reader(ctx context.Context, b *store.Batch) func(cairn.Entry) []byte {
-	return func(e cairn.Entry) []byte {
-		data, err := b.ReadBlob(ctx, e.Blob)
-		if err != nil {
-			return nil
+// scripts returns whether each file written by changes starts with #!,
+// reading their contents in bulk first: one query per thousand files
+// rather than one per file. Content that cannot be read counts as no
+// script (the store's own checks report it).
+func scripts(ctx context.Context, b *store.Batch, changes []cairn.Change) func(cairn.Entry) bool {
+	var hs []cairn.Hash
+	for _, c := range changes {
+		if c.Kind != cairn.Deleted {
+			hs = append(hs, c.New.Blob)
 		}
-		return data
 	}
+	script := make(map[cairn.Hash]bool)
+	var mu sync.Mutex
+	err := b.ReadBlobs(ctx, hs, func(h cairn.Hash, data []byte) error {
+		if isScript(data) {
+			mu.Lock()
+			script[h] = true
+			mu.Unlock()
+		}
+		return nil
+	})
+	if err != nil {
+		// Fall back to reading one at a time what the bulk read could not.
+		return func(e cairn.Entry) bool {
+			data, err := b.ReadBlob(ctx, e.Blob)
+			return err == nil && isScript(data)
+		}
+	}
+	return func(e cairn.Entry) bool { return script[e.Blob] }
 }
 
 // policyAt reads cairn.yaml from a tree. A policy that does not parse
