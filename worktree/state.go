@@ -120,11 +120,18 @@ func (m *Manager) scan(ctx context.Context, t *Tree) (*snapshot, error) {
 	}()
 	go func() {
 		defer wg.Done()
+		// Listed first, then put in a map of the right size: growing a
+		// map of 10k entries costs as much as the listing.
+		var entries []cairn.Entry
 		for e, err := range m.s.Files(ctx, snap.baseTree, "") {
 			if err != nil {
 				baseErr = err
 				return
 			}
+			entries = append(entries, e)
+		}
+		snap.base = make(map[string]cairn.Entry, len(entries)+len(snap.over))
+		for _, e := range entries {
 			snap.base[e.Path] = e
 		}
 	}()
@@ -141,6 +148,7 @@ func (m *Manager) scan(ctx context.Context, t *Tree) (*snapshot, error) {
 	// Files whose size and modification time match their stat row are not
 	// read; the others are read and hashed on every core.
 	var toRead []*onDisk
+	snap.disk = make(map[string]*onDisk, len(files))
 	for _, f := range files {
 		d := &onDisk{File: f}
 		if r, ok := stats[f.Path]; ok && r.size == f.Size && r.mtime == f.Mtime && f.Mtime < r.checked-racyWindow {
