@@ -84,6 +84,29 @@ func build(ctx context.Context, q *prepared, t trees, tree cairn.Hash) error {
 		f.id = first + int64(i)
 	}
 
+	// Full text needs only the parsed pages: it is written while the other
+	// cores resolve links and prepare rows, the database's one writer being
+	// otherwise idle then. One page a statement and nothing in between, so
+	// that FTS5 keeps every page in memory and writes large segments.
+	text := make(chan error, 1)
+	go func() {
+		for _, f := range files {
+			if f.page != nil {
+				if err := w.writeText(ctx, f); err != nil {
+					text <- fmt.Errorf("index: full text: %w", err)
+					return
+				}
+			}
+		}
+		text <- nil
+	}()
+	textWritten := false
+	defer func() {
+		if !textWritten {
+			<-text // never leave the writer busy behind an early return
+		}
+	}()
+
 	// Resolve links and prepare rows on every core.
 	ids := make(map[string]int64, len(files))
 	var pages []*markdown.Page
@@ -151,6 +174,10 @@ func build(ctx context.Context, q *prepared, t trees, tree cairn.Hash) error {
 		}()
 	}
 	wg.Wait()
+	textWritten = true
+	if err := <-text; err != nil {
+		return err
+	}
 	for n, pw := range workers {
 		if errs[n] != nil {
 			return errs[n]
@@ -163,15 +190,6 @@ func build(ctx context.Context, q *prepared, t trees, tree cairn.Hash) error {
 	for _, stmt := range createIndexes {
 		if _, err := q.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("index: %w", err)
-		}
-	}
-	// Full text last, one page a statement and nothing in between, so
-	// that FTS5 keeps every page in memory and writes large segments.
-	for _, f := range files {
-		if f.page != nil {
-			if err := w.writeText(ctx, f); err != nil {
-				return fmt.Errorf("index: full text: %w", err)
-			}
 		}
 	}
 	// One segment: the smallest full-text index, and the fastest to query.
