@@ -80,7 +80,7 @@ func eachWord(s string, fn func(start, end int, folded string)) {
 // (the index keeps no positions or counts, so repeats would only cost
 // time). ASCII words, the common case, are folded in place.
 func ftsText(s string) string {
-	var seen wordSet
+	seen := newWordSet(len(s) / 8)
 	b := make([]byte, 0, len(s))
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -126,7 +126,7 @@ func ftsText(s string) string {
 			b = append(b[:start], foldWord(s[i:j])...)
 		}
 		w := b[start:]
-		if stopwords[string(w)] || !seen.add(w) {
+		if !seen.add(w) || stopwords[string(w)] { // repeats, most words, skip the map
 			b = b[:max(0, start-1)]
 		}
 		i = j
@@ -142,6 +142,15 @@ func ftsText(s string) string {
 type wordSet struct {
 	slots []uint64 // 0: empty
 	n     int
+}
+
+// newWordSet returns a set with room for about n words before it grows.
+func newWordSet(n int) *wordSet {
+	size := 64
+	for size < 2*n {
+		size <<= 1
+	}
+	return &wordSet{slots: make([]uint64, size)}
 }
 
 // add adds w and reports whether it was new.
@@ -170,7 +179,7 @@ func (s *wordSet) add(w []byte) bool {
 
 func (s *wordSet) grow() {
 	old := s.slots
-	s.slots = make([]uint64, max(256, 2*len(old)))
+	s.slots = make([]uint64, max(64, 2*len(old)))
 	mask := uint64(len(s.slots) - 1)
 	for _, h := range old {
 		if h == 0 {
