@@ -162,13 +162,17 @@ func build(ctx context.Context, q *prepared, t trees, tree cairn.Hash) error {
 	workers := make([]*writer, runtime.GOMAXPROCS(0))
 	errs := make([]error, len(workers))
 	var wg sync.WaitGroup
+	// Each worker takes a contiguous run of files, so that the rows of
+	// files and links, taken in worker order, are already in key order
+	// and sorting them costs one pass.
+	chunk := (len(files) + len(workers) - 1) / len(workers)
 	for n := range workers {
 		pw := &writer{batches: map[string]*batch{}, bulk: true}
 		workers[n] = pw
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := n; i < len(files) && errs[n] == nil; i += len(workers) {
+			for i := n * chunk; i < min((n+1)*chunk, len(files)) && errs[n] == nil; i++ {
 				errs[n] = prepareRows(ctx, pw, files[i], resolved[i], dsts[i], inbound, depth, v, cfg, holders)
 			}
 		}()
