@@ -343,7 +343,7 @@ func (p *Pipeline) decide(ctx context.Context, tx *store.Tx, req *Request) (*Out
 			if err != nil {
 				return nil, err
 			}
-			out.Findings = append(pol.gateChanges(changes, scripts(ctx, b, changes), req.Origin), gateConflicts(mr.Conflicts)...)
+			out.Findings = append(pol.gateChanges(changes, scripts(ctx, tx, changes), req.Origin), gateConflicts(mr.Conflicts)...)
 			out.Verdict = pol.judge(out.Findings, req.Origin)
 			return out, nil
 		}
@@ -367,7 +367,7 @@ func (p *Pipeline) decide(ctx context.Context, tx *store.Tx, req *Request) (*Out
 			}
 		}
 	}
-	findings := pol.gateChanges(changes, scripts(ctx, b, changes), req.Origin)
+	findings := pol.gateChanges(changes, scripts(ctx, tx, changes), req.Origin)
 	findings = append(findings, gateOutside(req.Outside)...)
 	findings = append(findings, gateSkipped(req.Skipped)...)
 	final := result
@@ -613,10 +613,11 @@ func reviewedMessage(msg string) string {
 }
 
 // scripts returns whether each file written by changes starts with #!,
-// reading their contents in bulk first: one query per thousand files
+// reading their contents (from the proposal's batch, which decide made the
+// transaction use, or the store) in bulk first: one query per thousand files
 // rather than one per file. Content that cannot be read counts as no
 // script (the store's own checks report it).
-func scripts(ctx context.Context, b *store.Batch, changes []cairn.Change) func(cairn.Entry) bool {
+func scripts(ctx context.Context, tx *store.Tx, changes []cairn.Change) func(cairn.Entry) bool {
 	var hs []cairn.Hash
 	for _, c := range changes {
 		if c.Kind != cairn.Deleted {
@@ -625,7 +626,7 @@ func scripts(ctx context.Context, b *store.Batch, changes []cairn.Change) func(c
 	}
 	script := make(map[cairn.Hash]bool)
 	var mu sync.Mutex
-	err := b.ReadBlobs(ctx, hs, func(h cairn.Hash, data []byte) error {
+	err := tx.ReadBlobs(ctx, hs, func(h cairn.Hash, data []byte) error {
 		if isScript(data) {
 			mu.Lock()
 			script[h] = true
@@ -636,7 +637,7 @@ func scripts(ctx context.Context, b *store.Batch, changes []cairn.Change) func(c
 	if err != nil {
 		// Fall back to reading one at a time what the bulk read could not.
 		return func(e cairn.Entry) bool {
-			data, err := b.ReadBlob(ctx, e.Blob)
+			data, err := tx.ReadBlob(ctx, e.Blob)
 			return err == nil && isScript(data)
 		}
 	}

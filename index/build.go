@@ -100,12 +100,8 @@ func build(ctx context.Context, q *prepared, t trees, tree cairn.Hash) error {
 		}
 		text <- nil
 	}()
-	textWritten := false
-	defer func() {
-		if !textWritten {
-			<-text // never leave the writer busy behind an early return
-		}
-	}()
+	// Nothing below returns before text is received: the writer must not
+	// be in use when build returns.
 
 	// Resolve links and prepare rows on every core.
 	ids := make(map[string]int64, len(files))
@@ -178,7 +174,6 @@ func build(ctx context.Context, q *prepared, t trees, tree cairn.Hash) error {
 		}()
 	}
 	wg.Wait()
-	textWritten = true
 	if err := <-text; err != nil {
 		return err
 	}

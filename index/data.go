@@ -510,14 +510,7 @@ func (w *writer) deleteFileData(ctx context.Context, q dbtx, id int64) (keys []m
 // lookupHash is what link_keys stores for a value a link looks up: its
 // 64-bit FNV-1a hash, a third of the text's size. Two values that share a
 // hash only make an update re-resolve a few more links than it must.
-func lookupHash(v string) int64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(v); i++ {
-		h ^= uint64(v[i])
-		h *= 1099511628211
-	}
-	return int64(h)
-}
+func lookupHash(v string) int64 { return int64(fnv1a(v)) }
 
 // deleteLink removes one stored link and its lookup rows.
 func (w *writer) deleteLink(ctx context.Context, r linkRow) error {

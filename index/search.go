@@ -144,7 +144,7 @@ func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, err
 	// build assigns in path order.
 	inner := `SELECT fts.rowid AS id, -bm25(fts) AS score,
 		fts.rowid IN (SELECT rowid FROM fts_title WHERE fts_title MATCH ?) AS in_title FROM fts`
-	args := []any{expr}
+	args := []any{expr, expr} // titles, then title and body
 	var where []string
 	if q.Type != "" {
 		where = append(where, `g.type = ?`)
@@ -159,7 +159,6 @@ func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, err
 		inner += ` JOIN files g ON g.id = fts.rowid`
 	}
 	inner += ` WHERE fts MATCH ?`
-	args = append(args[:1], append([]any{expr}, args[1:]...)...)
 	for _, w := range where {
 		inner += ` AND ` + w
 	}

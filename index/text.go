@@ -144,6 +144,17 @@ type wordSet struct {
 	n     int
 }
 
+// fnv1a is the 64-bit FNV-1a hash of s: quick for the short words and
+// lookup values it names, and needing no hash.Hash allocation.
+func fnv1a[S string | []byte](s S) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
 // newWordSet returns a set with room for about n words before it grows.
 func newWordSet(n int) *wordSet {
 	size := 64
@@ -158,12 +169,7 @@ func (s *wordSet) add(w []byte) bool {
 	if 2*(s.n+1) > len(s.slots) {
 		s.grow()
 	}
-	h := uint64(14695981039346656037)
-	for _, c := range w {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	h |= 1 // never 0, the empty slot
+	h := fnv1a(w) | 1 // never 0, the empty slot
 	mask := uint64(len(s.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		switch s.slots[i] {

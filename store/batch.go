@@ -72,26 +72,6 @@ func (b *Batch) ReadBlob(ctx context.Context, h cairn.Hash) ([]byte, error) {
 	return b.s.ReadBlob(ctx, h)
 }
 
-// ReadBlobs calls fn with the content of each of hs, from the batch or the
-// store, in no particular order and possibly from several goroutines (see
-// Store.ReadBlobs).
-func (b *Batch) ReadBlobs(ctx context.Context, hs []cairn.Hash, fn func(h cairn.Hash, data []byte) error) error {
-	var rest []cairn.Hash
-	for _, h := range hs {
-		b.mu.Lock()
-		data, ok := b.blobs[h]
-		b.mu.Unlock()
-		if !ok {
-			rest = append(rest, h)
-			continue
-		}
-		if err := fn(h, data); err != nil {
-			return err
-		}
-	}
-	return b.s.ReadBlobs(ctx, rest, fn)
-}
-
 // Flush writes every object in the batch, in transactions of its own, and
 // empties the batch. Bulk imports flush as they go so memory stays bounded.
 func (b *Batch) Flush(ctx context.Context) error {
