@@ -53,6 +53,7 @@ var (
 // prepared on every core; rows are written in key order, secondary indexes
 // made afterwards, and the full text last.
 func build(ctx context.Context, q *prepared, t trees, tree cairn.Hash) error {
+	q.useDriver(t)
 	for _, stmt := range append([]string{
 		`DELETE FROM files`, `DELETE FROM keys`, `DELETE FROM links`, `DELETE FROM link_keys`,
 		`DELETE FROM cites`, `DELETE FROM findings`, `INSERT INTO fts (fts) VALUES ('delete-all')`,

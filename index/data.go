@@ -197,8 +197,7 @@ func (w *writer) flush(ctx context.Context) error {
 
 // exec runs a statement, preparing it the first time.
 func (w *writer) exec(ctx context.Context, query string, args ...any) error {
-	_, err := w.q.ExecContext(ctx, query, args...)
-	return err
+	return w.q.execDriver(ctx, query, args...)
 }
 
 // nextID returns the next unused id of an AUTOINCREMENT table; ids are

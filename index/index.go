@@ -16,7 +16,9 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"log/slog"
@@ -65,6 +67,13 @@ type dbtx interface {
 type prepared struct {
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
+	// raw, when set, calls a function with the driver connection the
+	// transaction runs on (store.Tx.Raw); execDriver then binds values to
+	// driver statements, prepared once, without database/sql converting
+	// each value.
+	raw    func(func(driverConn any) error) (bool, error)
+	driver map[string]driver.Stmt
+	values []driver.NamedValue // reused by execDriver
 }
 
 func newPrepared(tx *sql.Tx) *prepared { return &prepared{tx: tx, stmts: map[string]*sql.Stmt{}} }
@@ -112,6 +121,71 @@ func (p *prepared) close() {
 	for _, st := range p.stmts {
 		st.Close()
 	}
+	if len(p.driver) > 0 {
+		p.raw(func(any) error {
+			for _, st := range p.driver {
+				st.Close()
+			}
+			return nil
+		})
+	}
+}
+
+// useDriver makes execDriver bind values straight to the driver when t
+// gives its connection.
+func (p *prepared) useDriver(t any) {
+	if r, ok := t.(interface {
+		Raw(func(driverConn any) error) (bool, error)
+	}); ok {
+		p.raw, p.driver = r.Raw, map[string]driver.Stmt{}
+	}
+}
+
+// execDriver runs query with args on the driver connection when there is
+// one (see useDriver), and as ExecContext otherwise. Values must be of the
+// types database/sql passes drivers, or int.
+func (p *prepared) execDriver(ctx context.Context, query string, args ...any) error {
+	if p.raw == nil {
+		_, err := p.ExecContext(ctx, query, args...)
+		return err
+	}
+	vals := p.values[:0]
+	for i, a := range args {
+		switch v := a.(type) {
+		case int:
+			a = int64(v)
+		case nil, int64, float64, bool, []byte, string:
+		default:
+			_, err := p.ExecContext(ctx, query, args...)
+			return err
+		}
+		vals = append(vals, driver.NamedValue{Ordinal: i + 1, Value: a})
+	}
+	defer func() {
+		clear(vals)
+		p.values = vals[:0]
+	}()
+	_, err := p.raw(func(c any) error {
+		st, ok := p.driver[query]
+		if !ok {
+			pc, ok := c.(driver.ConnPrepareContext)
+			if !ok {
+				return fmt.Errorf("index: driver connection %T cannot prepare statements", c)
+			}
+			var err error
+			if st, err = pc.PrepareContext(ctx, query); err != nil {
+				return err
+			}
+			p.driver[query] = st
+		}
+		ec, ok := st.(driver.StmtExecContext)
+		if !ok {
+			return fmt.Errorf("index: driver statement %T cannot run with a context", st)
+		}
+		_, err := ec.ExecContext(ctx, vals)
+		return err
+	})
+	return err
 }
 
 // trees reads trees and content: the store, or a store transaction whose new

@@ -562,19 +562,26 @@ func (db *DB) Pins(ctx context.Context, now time.Time) ([]cairn.Pin, error) {
 
 // Update runs fn in one write transaction.
 func (db *DB) Update(ctx context.Context, fn func(cairn.Tx) error) error {
-	return db.update(ctx, func(tx *sql.Tx) error { return fn(&Tx{db: db, tx: tx}) })
+	return db.updateConn(ctx, func(conn *sql.Conn, tx *sql.Tx) error { return fn(&Tx{db: db, conn: conn, tx: tx}) })
 }
 
 // Tx is a write transaction; it implements cairn.Tx.
 type Tx struct {
-	db *DB
-	tx *sql.Tx
+	db   *DB
+	conn *sql.Conn
+	tx   *sql.Tx
 }
 
 var _ cairn.Tx = (*Tx)(nil)
 
 // SQL returns the database transaction.
 func (t *Tx) SQL() *sql.Tx { return t.tx }
+
+// Raw calls fn with the driver connection the transaction runs on (see
+// [sql.Conn.Raw]): bulk writers bind values straight to the driver's
+// statements, skipping database/sql's conversion of every value. fn must
+// not keep the connection, nor commit or roll back.
+func (t *Tx) Raw(fn func(driverConn any) error) error { return t.conn.Raw(fn) }
 
 // PutObjects stores objects as part of the transaction.
 func (t *Tx) PutObjects(ctx context.Context, objs []cairn.Object) error {

@@ -334,8 +334,19 @@ func (db *DB) migrate(ctx context.Context) error {
 }
 
 // update runs fn in one IMMEDIATE transaction on the writer connection.
-func (db *DB) update(ctx context.Context, fn func(*sql.Tx) error) (err error) {
-	tx, err := db.w.BeginTx(ctx, nil)
+func (db *DB) update(ctx context.Context, fn func(*sql.Tx) error) error {
+	return db.updateConn(ctx, func(_ *sql.Conn, tx *sql.Tx) error { return fn(tx) })
+}
+
+// updateConn is update, giving fn the connection the transaction runs on
+// as well (for Tx.Raw).
+func (db *DB) updateConn(ctx context.Context, fn func(*sql.Conn, *sql.Tx) error) (err error) {
+	conn, err := db.w.Conn(ctx)
+	if err != nil {
+		return translate(err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return translate(err)
 	}
@@ -345,7 +356,7 @@ func (db *DB) update(ctx context.Context, fn func(*sql.Tx) error) (err error) {
 			panic(p)
 		}
 	}()
-	if err := fn(tx); err != nil {
+	if err := fn(conn, tx); err != nil {
 		tx.Rollback()
 		return translate(err)
 	}

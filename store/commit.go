@@ -119,6 +119,17 @@ func (s *Store) Update(ctx context.Context, fn func(*Tx) error) error {
 // SQL returns the database transaction.
 func (tx *Tx) SQL() *sql.Tx { return tx.tx.SQL() }
 
+// Raw calls fn with the database driver's connection, for bulk writers
+// that bind values to driver statements directly. It reports false, without
+// calling fn, when the backend does not give its connection.
+func (tx *Tx) Raw(fn func(driverConn any) error) (bool, error) {
+	r, ok := tx.tx.(interface{ Raw(func(any) error) error })
+	if !ok {
+		return false, nil
+	}
+	return true, r.Raw(fn)
+}
+
 // Store returns the store the transaction belongs to.
 func (tx *Tx) Store() *Store { return tx.s }
 
