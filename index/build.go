@@ -172,6 +172,7 @@ func build(ctx context.Context, q *prepared, t trees, tree cairn.Hash) error {
 			for i := n * chunk; i < min((n+1)*chunk, len(files)) && errs[n] == nil; i++ {
 				errs[n] = prepareRows(ctx, pw, files[i], resolved[i], dsts[i], inbound, depth, v, cfg, holders)
 			}
+			pw.sortAll()
 		}()
 	}
 	wg.Wait()

@@ -81,6 +81,8 @@ type batch struct {
 	row  string // "(?, ?)"
 	rows [][]any
 	args []any // reused to pass one statement's values
+	// sorted is set while rows are in the order sortRows puts them.
+	sorted bool
 }
 
 // batchRows is the most rows one statement inserts.
@@ -95,7 +97,7 @@ func (w *writer) insert(ctx context.Context, head string, vals ...any) error {
 		w.batches[head] = b
 		w.order = append(w.order, head)
 	}
-	b.rows = append(b.rows, vals)
+	b.rows, b.sorted = append(b.rows, vals), false
 	if len(b.rows) == batchRows && !w.bulk {
 		return w.flushBatch(ctx, b)
 	}
@@ -106,7 +108,7 @@ func (w *writer) flushBatch(ctx context.Context, b *batch) error {
 	if len(b.rows) == 0 {
 		return nil
 	}
-	if w.bulk {
+	if w.bulk && !b.sorted {
 		sortRows(b)
 	}
 	full := ""
@@ -128,7 +130,7 @@ func (w *writer) flushBatch(ctx context.Context, b *batch) error {
 		}
 	}
 	clear(b.args)
-	b.rows, b.args = b.rows[:0], b.args[:0]
+	b.rows, b.args, b.sorted = b.rows[:0], b.args[:0], false
 	return nil
 }
 
@@ -136,14 +138,25 @@ func (w *writer) flushBatch(ctx context.Context, b *batch) error {
 // primary key order of the tables written in bulk (files and links already
 // come in order).
 func sortRows(b *batch) {
-	slices.SortFunc(b.rows, func(x, y []any) int {
-		for i := range x {
-			if c := compareValues(x[i], y[i]); c != 0 {
-				return c
-			}
+	slices.SortFunc(b.rows, compareRows)
+	b.sorted = true
+}
+
+func compareRows(x, y []any) int {
+	for i := range x {
+		if c := compareValues(x[i], y[i]); c != 0 {
+			return c
 		}
-		return 0
-	})
+	}
+	return 0
+}
+
+// sortAll sorts every batch: bulk build workers sort their own rows, on
+// every core, and take merges them.
+func (w *writer) sortAll() {
+	for _, b := range w.batches {
+		sortRows(b)
+	}
 }
 
 func compareValues(a, b any) int {
@@ -181,8 +194,28 @@ func (w *writer) take(other *writer) {
 			w.batches[head] = b
 			w.order = append(w.order, head)
 		}
-		b.rows = append(b.rows, ob.rows...)
+		switch {
+		case len(b.rows) == 0:
+			b.rows, b.sorted = ob.rows, ob.sorted
+		case b.sorted && ob.sorted:
+			b.rows = mergeRows(b.rows, ob.rows)
+		default:
+			b.rows, b.sorted = append(b.rows, ob.rows...), false
+		}
 	}
+}
+
+// mergeRows merges two sorted runs of rows.
+func mergeRows(a, b [][]any) [][]any {
+	out := make([][]any, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if compareRows(b[0], a[0]) < 0 {
+			out, b = append(out, b[0]), b[1:]
+		} else {
+			out, a = append(out, a[0]), a[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
 
 // flush writes every pending row.

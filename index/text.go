@@ -16,7 +16,12 @@ import (
 // and hands FTS5 the words separated by spaces (its ascii tokenizer then
 // only splits); queries are folded the same way.
 
-var stopwords = map[string]bool{}
+var (
+	stopwords = map[string]bool{}
+	// stopHashes has the bit h%4096 set for the FNV-1a hash h of each
+	// stopword: most words are ruled out without a map lookup.
+	stopHashes [64]uint64
+)
 
 func init() {
 	for _, w := range strings.Fields(`a about after again all also an and any are as at be because been before being between both
@@ -25,6 +30,8 @@ func init() {
 		there these they this to too under until up very was we were what when where which while who why will with
 		would you your`) {
 		stopwords[w] = true
+		h := fnv1a(w) % 4096
+		stopHashes[h/64] |= 1 << (h % 64)
 	}
 }
 
@@ -76,24 +83,37 @@ func eachWord(s string, fn func(start, end int, folded string)) {
 	}
 }
 
+// asciiWord maps each ASCII byte that belongs to words to its lower case,
+// and every other ASCII byte to 0.
+var asciiWord = func() (t [utf8.RuneSelf]byte) {
+	for c := range byte(utf8.RuneSelf) {
+		if isWordRune(rune(c)) {
+			t[c] = byte(unicode.ToLower(rune(c)))
+		}
+	}
+	return t
+}()
+
+// longestStopword is the length of the longest stopword: longer words need
+// no lookup.
+const longestStopword = 7
+
 // ftsText returns the distinct words of s that full-text search indexes
 // (the index keeps no positions or counts, so repeats would only cost
-// time). ASCII words, the common case, are folded in place.
+// time). ASCII words, the common case, are folded and hashed in the pass
+// that finds them.
 func ftsText(s string) string {
 	seen := newWordSet(len(s) / 8)
 	b := make([]byte, 0, len(s))
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf && !isWordRune(rune(c)) {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, n := utf8.DecodeRuneInString(s[i:])
-			if !isWordRune(r) {
-				i += n
+		if c := s[i]; c < utf8.RuneSelf {
+			if asciiWord[c] == 0 {
+				i++
 				continue
 			}
+		} else if r, n := utf8.DecodeRuneInString(s[i:]); !isWordRune(r) {
+			i += n
+			continue
 		}
 		// A word starts at i.
 		start := len(b)
@@ -101,17 +121,15 @@ func ftsText(s string) string {
 			b = append(b, ' ')
 			start++
 		}
-		j, ascii := i, true
+		j, ascii, h := i, true, uint64(fnvOffset)
 		for j < len(s) {
-			c := s[j]
-			if c < utf8.RuneSelf {
-				if !isWordRune(rune(c)) {
+			if c := s[j]; c < utf8.RuneSelf {
+				lc := asciiWord[c]
+				if lc == 0 {
 					break
 				}
-				if c >= 'A' && c <= 'Z' {
-					c += 'a' - 'A'
-				}
-				b = append(b, c)
+				b = append(b, lc)
+				h = (h ^ uint64(lc)) * fnvPrime
 				j++
 				continue
 			}
@@ -124,9 +142,11 @@ func ftsText(s string) string {
 		}
 		if !ascii {
 			b = append(b[:start], foldWord(s[i:j])...)
+			h = fnv1a(b[start:])
 		}
 		w := b[start:]
-		if !seen.add(w) || stopwords[string(w)] { // repeats, most words, skip the map
+		// Repeats, most words, skip the stopword lookup.
+		if !seen.add(h) || len(w) <= longestStopword && stopHashes[h%4096/64]&(1<<(h%64)) != 0 && stopwords[string(w)] {
 			b = b[:max(0, start-1)]
 		}
 		i = j
@@ -144,13 +164,19 @@ type wordSet struct {
 	n     int
 }
 
+// The 64-bit FNV-1a parameters.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
 // fnv1a is the 64-bit FNV-1a hash of s: quick for the short words and
 // lookup values it names, and needing no hash.Hash allocation.
 func fnv1a[S string | []byte](s S) uint64 {
-	h := uint64(14695981039346656037)
+	h := uint64(fnvOffset)
 	for i := 0; i < len(s); i++ {
 		h ^= uint64(s[i])
-		h *= 1099511628211
+		h *= fnvPrime
 	}
 	return h
 }
@@ -164,12 +190,12 @@ func newWordSet(n int) *wordSet {
 	return &wordSet{slots: make([]uint64, size)}
 }
 
-// add adds w and reports whether it was new.
-func (s *wordSet) add(w []byte) bool {
+// add adds the word of FNV-1a hash h and reports whether it was new.
+func (s *wordSet) add(h uint64) bool {
 	if 2*(s.n+1) > len(s.slots) {
 		s.grow()
 	}
-	h := fnv1a(w) | 1 // never 0, the empty slot
+	h |= 1 // never 0, the empty slot
 	mask := uint64(len(s.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		switch s.slots[i] {
