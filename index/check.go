@@ -115,8 +115,8 @@ var snapshotQueries = map[string]string{
 	"files": `SELECT path, kind, hex(blob), size, page_id, title, title_source, type, frontmatter, aliases, sources,
 		headings, block_ids, problems, inbound, depth FROM files`,
 	"keys": `SELECT k.value, k.step, f.path FROM keys k JOIN files f ON f.id = k.file`,
-	"links": `SELECT s.path, l.ord, l.kind, l.target, l.heading, l.block, l.label, l.path, l.flags, l.property,
-		l.line, l.col, l.status, d.path, l.step, l.detail FROM links l JOIN files s ON s.id = l.src LEFT JOIN files d ON d.id = l.dst`,
+	"links": `SELECT s.path, l.ord, l.flags, l.status, d.path, l.step, l.detail, hex(l.link)
+		FROM links l JOIN files s ON s.id = l.src LEFT JOIN files d ON d.id = l.dst`,
 	"link_keys": `SELECT k.hash, s.path, k.ord FROM link_keys k JOIN files s ON s.id = k.src`,
 	"cites":     `SELECT c.value, f.path FROM cites c JOIN files f ON f.id = c.file`,
 	"findings":  `SELECT f.path, n.rule, n.severity, n.subject, n.message FROM findings n JOIN files f ON f.id = n.file`,

@@ -3,7 +3,9 @@ package index
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -424,10 +426,8 @@ func (w *writer) insertLink(ctx context.Context, src int64, ord int, l markdown.
 			dstArg = dst
 		}
 	}
-	err := w.insert(ctx, `INSERT INTO links (src, ord, kind, target, heading, block, label, path, flags, property,
-		line, col, status, dst, step, detail) VALUES `,
-		src, ord, kindCodes[l.Kind], l.Target, l.Heading, l.Block, l.Label, l.Path, linkFlags(l), l.Property,
-		l.Line, l.Col, status, dstArg, step, detail)
+	err := w.insert(ctx, `INSERT INTO links (src, ord, flags, status, dst, step, detail, link) VALUES `,
+		src, ord, linkFlags(l), status, dstArg, step, detail, encodeLink(l))
 	if err != nil {
 		return err
 	}
@@ -439,16 +439,73 @@ func (w *writer) insertLink(ctx context.Context, src int64, ord int, l markdown.
 	return nil
 }
 
+// Link flags, a column of links.
+const (
+	flagEmbed    = 1
+	flagEscapes  = 2
+	flagAnchored = 4 // the link names a heading or a block
+)
+
 func linkFlags(l markdown.Link) int {
 	flags := 0
 	if l.Embed {
-		flags |= 1
+		flags |= flagEmbed
 	}
 	if l.Escapes {
-		flags |= 2
+		flags |= flagEscapes
+	}
+	if l.Heading != "" || l.Block != "" {
+		flags |= flagAnchored
 	}
 	return flags
 }
+
+// encodeLink packs what the parse found about a link but its flags into
+// the value links.link holds: kind, line and column as varints, then
+// target, heading, block, label, path and property, each a varint length
+// and its bytes.
+func encodeLink(l markdown.Link) []byte {
+	strs := [...]string{l.Target, l.Heading, l.Block, l.Label, l.Path, l.Property}
+	n := 3 * binary.MaxVarintLen32
+	for _, s := range strs {
+		n += binary.MaxVarintLen32 + len(s)
+	}
+	b := make([]byte, 0, n)
+	b = binary.AppendUvarint(b, uint64(kindCodes[l.Kind]))
+	b = binary.AppendUvarint(b, uint64(max(l.Line, 0)))
+	b = binary.AppendUvarint(b, uint64(max(l.Col, 0)))
+	for _, s := range strs {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	return b
+}
+
+// decodeLink unpacks encodeLink's value and flags into l.
+func decodeLink(b []byte, flags int, l *markdown.Link) error {
+	var nums [3]uint64
+	for i := range nums {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			return errBadLink
+		}
+		nums[i], b = v, b[n:]
+	}
+	var strs [6]string
+	for i := range strs {
+		v, n := binary.Uvarint(b)
+		if n <= 0 || v > uint64(len(b)-n) {
+			return errBadLink
+		}
+		strs[i], b = string(b[n:n+int(v)]), b[n+int(v):]
+	}
+	l.Kind, l.Line, l.Col = kindNames[int(nums[0])], int(nums[1]), int(nums[2])
+	l.Target, l.Heading, l.Block, l.Label, l.Path, l.Property = strs[0], strs[1], strs[2], strs[3], strs[4], strs[5]
+	l.Embed, l.Escapes = flags&flagEmbed != 0, flags&flagEscapes != 0
+	return nil
+}
+
+var errBadLink = errors.New("index: a stored link cannot be read; run cairn reindex")
 
 // rawLink writes a link the way a person would have: the form shown in
 // findings and link listings.
@@ -623,8 +680,7 @@ func (w *writer) updateLinks(ctx context.Context, f *file, old []linkRow) (dirty
 			delete(byOrd, i)
 			if sameLookup(r.link, l) {
 				if r.link.Label != l.Label || r.link.Line != l.Line || r.link.Col != l.Col {
-					if err := w.exec(ctx, `UPDATE links SET label = ?, line = ?, col = ? WHERE src = ? AND ord = ?`,
-						l.Label, l.Line, l.Col, f.id, i); err != nil {
+					if err := w.exec(ctx, `UPDATE links SET link = ? WHERE src = ? AND ord = ?`, encodeLink(l), f.id, i); err != nil {
 						return nil, nil, err
 					}
 				}

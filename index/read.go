@@ -134,8 +134,8 @@ type LinkInfo struct {
 	MissingHeading bool `json:"missing_heading,omitempty"`
 }
 
-const linkInfoQuery = `SELECT l.ord, s.path, d.path, l.kind, l.target, l.heading, l.block, l.label, l.path, l.flags,
-	l.line, l.status, l.detail FROM links l JOIN files s ON s.id = l.src LEFT JOIN files d ON d.id = l.dst `
+const linkInfoQuery = `SELECT l.ord, s.path, d.path, l.flags, l.status, l.detail, l.link
+	FROM links l JOIN files s ON s.id = l.src LEFT JOIN files d ON d.id = l.dst `
 
 func (r *Reader) linkInfos(ctx context.Context, where string, args ...any) ([]LinkInfo, error) {
 	rows, err := r.q.QueryContext(ctx, linkInfoQuery+where, args...)
@@ -147,13 +147,16 @@ func (r *Reader) linkInfos(ctx context.Context, where string, args ...any) ([]Li
 	for rows.Next() {
 		var li LinkInfo
 		var l markdown.Link
-		var ord, kind, flags, status int
+		var ord, flags, status int
 		var to, detail sql.NullString
-		if err := rows.Scan(&ord, &li.From, &to, &kind, &l.Target, &l.Heading, &l.Block, &l.Label, &l.Path, &flags,
-			&li.Line, &status, &detail); err != nil {
+		var packed []byte
+		if err := rows.Scan(&ord, &li.From, &to, &flags, &status, &detail, &packed); err != nil {
 			return nil, err
 		}
-		l.Kind, l.Embed = kindNames[kind], flags&1 != 0
+		if err := decodeLink(packed, flags, &l); err != nil {
+			return nil, err
+		}
+		li.Line = l.Line
 		li.Kind, li.Raw, li.Target, li.Heading, li.Block, li.Label = string(l.Kind), rawLink(l), l.Target, l.Heading, l.Block, l.Label
 		li.To, li.Status = to.String, string(statusNames[status])
 		li.ID = li.From + "#" + itoa(ord)

@@ -122,7 +122,7 @@ func (ix *Index) apply(ctx context.Context, q *prepared, t trees, from, to cairn
 		keep[c.Path] = id
 		oldKeys[id] = keys
 		// Links into a changed page must check their heading again.
-		if err := u.collectLinks(ctx, `SELECT src, ord FROM links WHERE dst = ? AND (heading != '' OR block != '')`, id); err != nil {
+		if err := u.collectLinks(ctx, `SELECT src, ord FROM links WHERE dst = ? AND flags & 4 != 0`, id); err != nil {
 			return err
 		}
 	}
@@ -394,20 +394,22 @@ type linkRow struct {
 	dst  int64
 }
 
-const linkColumns = `src, ord, kind, target, heading, block, label, path, flags, property, line, col, status, dst, step, detail`
+const linkColumns = `src, ord, flags, status, dst, step, detail, link`
 
 func scanLink(sc interface{ Scan(...any) error }) (linkRow, error) {
 	var r linkRow
-	var kind, status, flags, step int
+	var status, flags, step int
 	var dst sql.NullInt64
 	var detail sql.NullString
-	l := &r.link
-	err := sc.Scan(&r.src, &r.ord, &kind, &l.Target, &l.Heading, &l.Block, &l.Label, &l.Path, &flags, &l.Property,
-		&l.Line, &l.Col, &status, &dst, &step, &detail)
+	var packed []byte
+	err := sc.Scan(&r.src, &r.ord, &flags, &status, &dst, &step, &detail, &packed)
 	if err != nil {
 		return r, err
 	}
-	l.Kind, l.Embed, l.Escapes = kindNames[kind], flags&1 != 0, flags&2 != 0
+	l := &r.link
+	if err := decodeLink(packed, flags, l); err != nil {
+		return r, err
+	}
 	l.Raw = rawLink(*l)
 	if detail.Valid {
 		if err := json.Unmarshal([]byte(detail.String), &r.res); err != nil {
