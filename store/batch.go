@@ -17,6 +17,31 @@ type Batch struct {
 	mu    sync.Mutex
 	blobs map[cairn.Hash][]byte
 	nodes map[cairn.Hash]*node
+	// kept, when set, holds the content of flushed blobs (KeepFlushed).
+	kept map[cairn.Hash][]byte
+}
+
+// KeepFlushed makes the batch keep the content of the blobs it flushes,
+// for reads through it or a transaction using it: a caller that holds the
+// content anyway (an import of a folder) spares the index loading every
+// page back from the database.
+func (b *Batch) KeepFlushed() {
+	b.mu.Lock()
+	if b.kept == nil {
+		b.kept = map[cairn.Hash][]byte{}
+	}
+	b.mu.Unlock()
+}
+
+// blob returns content the batch holds, flushed or not.
+func (b *Batch) blob(h cairn.Hash) ([]byte, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if data, ok := b.blobs[h]; ok {
+		return data, true
+	}
+	data, ok := b.kept[h]
+	return data, ok
 }
 
 // NewBatch returns an empty batch.
@@ -63,10 +88,7 @@ func (b *Batch) node(ctx context.Context, h cairn.Hash) (*node, error) {
 
 // ReadBlob returns content from the batch or the store.
 func (b *Batch) ReadBlob(ctx context.Context, h cairn.Hash) ([]byte, error) {
-	b.mu.Lock()
-	data, ok := b.blobs[h]
-	b.mu.Unlock()
-	if ok {
+	if data, ok := b.blob(h); ok {
 		return data, nil
 	}
 	return b.s.ReadBlob(ctx, h)
@@ -93,6 +115,9 @@ func (b *Batch) Flush(ctx context.Context) error {
 			b.s.nodes.Add(o.Hash, b.nodes[o.Hash])
 			delete(b.nodes, o.Hash)
 		} else {
+			if b.kept != nil {
+				b.kept[o.Hash] = o.Data
+			}
 			delete(b.blobs, o.Hash)
 		}
 	}
@@ -144,6 +169,9 @@ func (b *Batch) written(objs []cairn.Object) {
 			}
 			delete(b.nodes, o.Hash)
 		} else {
+			if b.kept != nil {
+				b.kept[o.Hash] = o.Data
+			}
 			delete(b.blobs, o.Hash)
 		}
 	}

@@ -27,10 +27,7 @@ func (tx *Tx) node(ctx context.Context, h cairn.Hash) (*node, error) {
 // ReadBlob returns content written by the transaction or stored before.
 func (tx *Tx) ReadBlob(ctx context.Context, h cairn.Hash) ([]byte, error) {
 	for _, b := range tx.batches {
-		b.mu.Lock()
-		data, ok := b.blobs[h]
-		b.mu.Unlock()
-		if ok {
+		if data, ok := b.blob(h); ok {
 			return data, nil
 		}
 	}
@@ -43,10 +40,7 @@ func (tx *Tx) ReadBlobs(ctx context.Context, hs []cairn.Hash, fn func(h cairn.Ha
 	for _, h := range hs {
 		found := false
 		for _, b := range tx.batches {
-			b.mu.Lock()
-			data, ok := b.blobs[h]
-			b.mu.Unlock()
-			if ok {
+			if data, ok := b.blob(h); ok {
 				if err := fn(h, data); err != nil {
 					return err
 				}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -343,15 +344,27 @@ func (m *Manager) remember(ctx context.Context, t *Tree, snap *snapshot) error {
 }
 
 func (m *Manager) writeStats(ctx context.Context, q *sql.Tx, t *Tree, files []*onDisk) error {
-	st, err := q.PrepareContext(ctx, `INSERT INTO worktree_files (worktree, path, size, mtime, blob, checked) VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (worktree, path) DO UPDATE SET size = excluded.size, mtime = excluded.mtime, blob = excluded.blob, checked = excluded.checked`)
-	if err != nil {
-		return err
+	// Many rows a statement: a sync of an import writes ten thousand.
+	const perStmt = 100
+	stmt := func(rows int) string {
+		return `INSERT INTO worktree_files (worktree, path, size, mtime, blob, checked) VALUES ` +
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?),", rows), ",") +
+			` ON CONFLICT (worktree, path) DO UPDATE SET size = excluded.size, mtime = excluded.mtime, blob = excluded.blob, checked = excluded.checked`
 	}
-	defer st.Close()
+	full := stmt(perStmt)
 	now := m.Now().UnixNano()
-	for _, d := range files {
-		if _, err := st.ExecContext(ctx, t.ID, d.Path, d.Size, d.Mtime, d.blob[:], now); err != nil {
+	args := make([]any, 0, 6*perStmt)
+	for start := 0; start < len(files); start += perStmt {
+		chunk := files[start:min(start+perStmt, len(files))]
+		args = args[:0]
+		for _, d := range chunk {
+			args = append(args, t.ID, d.Path, d.Size, d.Mtime, d.blob[:], now)
+		}
+		query := full
+		if len(chunk) < perStmt {
+			query = stmt(len(chunk))
+		}
+		if _, err := q.ExecContext(ctx, query, args...); err != nil {
 			return err
 		}
 	}
