@@ -240,11 +240,28 @@ func (v *Vault) Main(ctx context.Context) (*worktree.Tree, error) {
 // files without local edits are updated, the others left alone and listed.
 // It does nothing for a bare vault.
 func (v *Vault) SyncMain(ctx context.Context) (*worktree.SyncReport, error) {
+	return v.SyncMainPrewritten(ctx, nil)
+}
+
+// PrewriteMain starts writing files about to be committed to main to a
+// staging folder beside the main working tree (worktree.Manager.Prewrite),
+// while the change is judged; nil for a bare vault. Pass the result to
+// SyncMainPrewritten, then Discard it.
+func (v *Vault) PrewriteMain(ctx context.Context, changes []store.FileChange) (*worktree.Prewritten, error) {
+	t, err := v.Main(ctx)
+	if err != nil || t == nil {
+		return nil, err
+	}
+	return v.Trees.Prewrite(t, changes)
+}
+
+// SyncMainPrewritten is SyncMain placing the files pre wrote ahead.
+func (v *Vault) SyncMainPrewritten(ctx context.Context, pre *worktree.Prewritten) (*worktree.SyncReport, error) {
 	t, err := v.Main(ctx)
 	if err != nil || t == nil {
 		return &worktree.SyncReport{}, err
 	}
-	return v.Trees.SyncHead(ctx, t)
+	return v.Trees.SyncHeadPrewritten(ctx, t, pre)
 }
 
 // Close closes the database.

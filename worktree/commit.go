@@ -72,7 +72,7 @@ func (m *Manager) Commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 		return nil, err
 	}
 	if !t.Pending.IsZero() {
-		if _, err := m.sync(ctx, t, t.Pending, true); err != nil {
+		if _, err := m.sync(ctx, t, t.Pending, true, nil); err != nil {
 			unlock()
 			return nil, err
 		}

@@ -51,18 +51,25 @@ func (m *Manager) Sync(ctx context.Context, t *Tree, target cairn.Hash) (*SyncRe
 		t.Pending = target
 	}
 	m.point("sync:journaled")
-	return m.sync(ctx, t, target, recovering)
+	return m.sync(ctx, t, target, recovering, nil)
 }
 
 // SyncHead brings a working tree to its branch's head, read under the
 // tree's lock: of two processes syncing one folder after their commits,
 // neither takes it back to an older commit.
 func (m *Manager) SyncHead(ctx context.Context, t *Tree) (*SyncReport, error) {
+	return m.SyncHeadPrewritten(ctx, t, nil)
+}
+
+// SyncHeadPrewritten is SyncHead placing the files pre wrote ahead (see
+// Prewrite) instead of writing them again; pre may be nil.
+func (m *Manager) SyncHeadPrewritten(ctx context.Context, t *Tree, pre *Prewritten) (*SyncReport, error) {
 	unlock, err := m.lock(t)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+	removeDeadStages(m.lockDir) // what a killed import staged
 	if err := m.reload(ctx, t); err != nil {
 		return nil, err
 	}
@@ -73,7 +80,7 @@ func (m *Manager) SyncHead(ctx context.Context, t *Tree) (*SyncReport, error) {
 	if !t.Pending.IsZero() && t.Pending != head {
 		// Finish the sync a dead process left first: its journal holds
 		// what it meant to write.
-		if _, err := m.sync(ctx, t, t.Pending, true); err != nil {
+		if _, err := m.sync(ctx, t, t.Pending, true, pre); err != nil {
 			return nil, err
 		}
 	}
@@ -91,7 +98,7 @@ func (m *Manager) SyncHead(ctx context.Context, t *Tree) (*SyncReport, error) {
 		t.Pending = head
 	}
 	m.point("sync:journaled")
-	return m.sync(ctx, t, head, false)
+	return m.sync(ctx, t, head, false, pre)
 }
 
 // Recover completes a sync that a dead process left unfinished.
@@ -106,7 +113,8 @@ func (m *Manager) Recover(ctx context.Context, t *Tree) (*SyncReport, error) {
 // (finishing an interrupted one) reads the whole folder, removing the
 // temporary files a dead sync left; otherwise only the paths that change
 // are looked at, so a sync costs what it changes, not what the folder holds.
-func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full bool) (*SyncReport, error) {
+func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full bool, pre *Prewritten) (*SyncReport, error) {
+	pre.wait()
 	targetTree, err := m.treeOf(ctx, target)
 	if err != nil {
 		return nil, err
@@ -200,7 +208,7 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 	blobs := map[cairn.Hash][]byte{}
 	var hs []cairn.Hash
 	for _, o := range writes {
-		if !o.want.Blob.IsZero() {
+		if _, staged := pre.content(o.path, o.want); !staged && !o.want.Blob.IsZero() {
 			hs = append(hs, o.want.Blob)
 		}
 	}
@@ -214,28 +222,44 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 	if err != nil {
 		return nil, fmt.Errorf("sync %s: %w", t.Path, err)
 	}
+	// Deletions first, then writes, then the folders deletions emptied:
+	// a change of case alone deletes the old spelling before writing the
+	// new one, and no folder is removed while a file is written into it.
 	results := make([]*onDisk, len(writes))
 	errs := make([]error, len(writes))
-	var wg sync.WaitGroup
-	workers := min(len(writes), 2*runtime.GOMAXPROCS(0))
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(writes); i += workers {
-				o := writes[i]
-				data, ok := blobs[o.want.Blob]
-				if !ok && !o.want.Blob.IsZero() {
-					data = []byte(fmt.Sprintf("(the content of %s was purged)\n", o.path))
+	dirs := &madeDirs{}
+	for _, deleting := range []bool{true, false} {
+		var wg sync.WaitGroup
+		workers := min(len(writes), 2*runtime.GOMAXPROCS(0))
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < len(writes); i += workers {
+					o := writes[i]
+					if o.want.Blob.IsZero() != deleting {
+						continue
+					}
+					data, ok := blobs[o.want.Blob]
+					if !ok && !deleting {
+						if data, ok = pre.content(o.path, o.want); !ok {
+							data = []byte(fmt.Sprintf("(the content of %s was purged)\n", o.path))
+						}
+					}
+					results[i], errs[i] = m.write(t, o.path, o.want, data, pre, dirs)
+					m.point("sync:file-written")
 				}
-				results[i], errs[i] = m.write(t, o.path, o.want, data)
-				m.point("sync:file-written")
-			}
-		}()
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	for _, o := range writes {
+		if o.want.Blob.IsZero() {
+			removeEmptyParents(t.Path, filepath.Dir(filepath.Join(t.Path, filepath.FromSlash(o.path))))
+		}
 	}
 	rewritten := map[string]bool{}
 	for _, r := range results {
@@ -290,39 +314,34 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 	return rep, nil
 }
 
-// write puts one file of the target on disk (a zero entry deletes it) and
-// returns its new stat, or nil after a deletion. Files are written to a
-// temporary name and renamed into place, so neither a reader (an editor) nor
-// a crash ever leaves half a file.
-func (m *Manager) write(t *Tree, p string, e cairn.Entry, data []byte) (*onDisk, error) {
+// write puts one file of the target on disk (a zero entry deletes it,
+// leaving its folder for the caller) and returns its new stat, or nil after
+// a deletion. Files are written to a temporary name and renamed into place,
+// so neither a reader (an editor) nor a crash ever leaves half a file.
+func (m *Manager) write(t *Tree, p string, e cairn.Entry, data []byte, pre *Prewritten, dirs *madeDirs) (*onDisk, error) {
 	abs := filepath.Join(t.Path, filepath.FromSlash(p))
 	if e.Blob.IsZero() {
 		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("sync %s: %w", p, err)
 		}
-		removeEmptyParents(t.Path, filepath.Dir(abs))
 		return nil, nil
 	}
 	dir := filepath.Dir(abs)
-	if err := mkdirInside(t.Path, dir); err != nil {
+	if err := dirs.ensure(t.Path, dir); err != nil {
 		return nil, fmt.Errorf("sync %s: %w", p, err)
 	}
-	perm := os.FileMode(0o644)
-	if e.Mode == cairn.ModeExecutable {
-		perm = 0o755
-	}
-	var rnd [6]byte
-	rand.Read(rnd[:])
-	tmp := filepath.Join(dir, tmpPrefix+hex.EncodeToString(rnd[:]))
-	if err := os.WriteFile(tmp, data, perm); err != nil {
-		return nil, fmt.Errorf("sync %s: %w", p, err)
-	}
-	if err := os.Rename(tmp, abs); err != nil {
-		os.Remove(tmp)
-		return nil, fmt.Errorf("sync %s: %w", p, err)
+	if !pre.place(p, e, abs) {
+		tmp, err := writeTemp(dir, data, e.Mode)
+		if err != nil {
+			return nil, fmt.Errorf("sync %s: %w", p, err)
+		}
+		if err := os.Rename(tmp, abs); err != nil {
+			os.Remove(tmp)
+			return nil, fmt.Errorf("sync %s: %w", p, err)
+		}
 	}
 	if e.Mode == cairn.ModeExecutable {
-		if err := os.Chmod(abs, perm); err != nil {
+		if err := os.Chmod(abs, 0o755); err != nil {
 			return nil, fmt.Errorf("sync %s: %w", p, err)
 		}
 	}
@@ -334,6 +353,38 @@ func (m *Manager) write(t *Tree, p string, e cairn.Entry, data []byte) (*onDisk,
 		File: File{Path: p, Abs: abs, Size: info.Size(), Mtime: info.ModTime().UnixNano(), Mode: e.Mode},
 		blob: e.Blob, fresh: true,
 	}, nil
+}
+
+// writeTemp writes data to a new temporary file in dir and returns its
+// path.
+func writeTemp(dir string, data []byte, mode cairn.Mode) (string, error) {
+	perm := os.FileMode(0o644)
+	if mode == cairn.ModeExecutable {
+		perm = 0o755
+	}
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	tmp := filepath.Join(dir, tmpPrefix+hex.EncodeToString(rnd[:]))
+	if err := os.WriteFile(tmp, data, perm); err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
+// madeDirs remembers the folders a sync (or a prewrite) has checked or
+// made with mkdirInside, so that a folder of many files is checked once.
+type madeDirs struct{ m sync.Map }
+
+func (d *madeDirs) ensure(root, dir string) error {
+	if _, ok := d.m.Load(dir); ok {
+		return nil
+	}
+	if err := mkdirInside(root, dir); err != nil {
+		return err
+	}
+	d.m.Store(dir, true)
+	return nil
 }
 
 // mkdirInside creates dir and its parents, refusing to go through a

@@ -24,6 +24,8 @@ type env struct {
 	m   *worktree.Manager
 	dir string
 	wt  *worktree.Tree
+	// vdir is where the database, locks and staging folders live.
+	vdir string
 }
 
 func setup(t *testing.T) *env {
@@ -45,7 +47,7 @@ func setup(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, ctx: ctx, s: s, m: m, dir: dir, wt: wt}
+	return &env{t: t, ctx: ctx, s: s, m: m, dir: dir, wt: wt, vdir: vdir}
 }
 
 func (e *env) write(path, data string) {

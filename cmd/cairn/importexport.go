@@ -128,6 +128,7 @@ func (a *app) importFolder(v *vault.Vault, dir, prefix, message string, p cairn.
 	}
 	// Files already in the vault with the same content change nothing.
 	b := v.Store.NewBatch()
+	b.KeepFlushed() // the files are in memory: the index need not load them back
 	var added, updated, same int
 	kept := changes[:0]
 	for _, ch := range changes {
@@ -155,6 +156,13 @@ func (a *app) importFolder(v *vault.Vault, dir, prefix, message string, p cairn.
 			return err
 		}
 	}
+	// The files are written to the folder, under temporary names, while
+	// the change is judged and indexed; the sync then only renames them.
+	pre, err := v.PrewriteMain(a.ctx, kept)
+	if err != nil {
+		return err
+	}
+	defer pre.Discard()
 	var c *cairn.Commit
 	var outcome *admit.Outcome
 	if len(kept) > 0 {
@@ -179,7 +187,7 @@ func (a *app) importFolder(v *vault.Vault, dir, prefix, message string, p cairn.
 	if bar != nil {
 		bar.Describe("updating the folder")
 	}
-	rep, err := v.SyncMain(a.ctx)
+	rep, err := v.SyncMainPrewritten(a.ctx, pre)
 	if err != nil {
 		return err
 	}

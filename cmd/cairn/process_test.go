@@ -135,6 +135,13 @@ func TestCrash(t *testing.T) {
 				}
 				st := run(t, vault, nil, "status", "--json")
 				must(t, st, "status")
+				if sc.cmd[0] == "import" {
+					// What the import staged is removed by the next sync.
+					must(t, run(t, vault, nil, "commit", "-m", "after the crash"), "commit")
+					if stages, _ := filepath.Glob(filepath.Join(vault, ".cairn", "prewrite-*")); len(stages) > 0 {
+						t.Errorf("after a crash at %s and a commit, staging folders remain: %v", point, stages)
+					}
+				}
 				d := run(t, vault, nil, "doctor")
 				if d.code != 0 || !strings.Contains(d.stdout, "No problems found.") {
 					t.Fatalf("doctor after a crash at %s:\n%s%s", point, d.stdout, d.stderr)

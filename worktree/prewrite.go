@@ -1,0 +1,165 @@
+package worktree
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"cairn"
+	"cairn/store"
+)
+
+// Prewritten holds files written, ahead of a sync, to a staging folder
+// beside the working trees' locks (.cairn/prewrite-PID-RANDOM). An import
+// knows the files it is about to commit: writing them while the change is
+// judged and indexed leaves the sync that follows only renames to do. A
+// staged file is renamed into place only when the sync writes that path
+// with the same content and mode; Discard removes the rest. The folder
+// itself is not touched before the sync, and nothing is locked: the staging
+// folder is the process's own, and one whose process has died is removed by
+// the next Prewrite.
+type Prewritten struct {
+	stage string
+	done  chan struct{}
+	mu    sync.Mutex
+	files map[string]prewritten // by path; placed ones are removed
+	gone  bool                  // discarded
+}
+
+type prewritten struct {
+	tmp  string
+	blob cairn.Hash
+	mode cairn.Mode
+	data []byte
+}
+
+// Prewrite starts writing the files of changes (deletions and changes that
+// name a blob instead of giving data are skipped) to a staging folder for
+// t, in the background, and returns at once. Pass the result to
+// SyncHeadPrewritten, then call Discard.
+func (m *Manager) Prewrite(t *Tree, changes []store.FileChange) (*Prewritten, error) {
+	removeDeadStages(m.lockDir)
+	var rnd [4]byte
+	rand.Read(rnd[:])
+	stage := filepath.Join(m.lockDir, fmt.Sprintf("%s%d-%s", stagePrefix, os.Getpid(), hex.EncodeToString(rnd[:])))
+	if err := os.Mkdir(stage, 0o755); err != nil {
+		return nil, fmt.Errorf("prewrite: %w", err)
+	}
+	p := &Prewritten{stage: stage, done: make(chan struct{}), files: map[string]prewritten{}}
+	go func() {
+		defer close(p.done)
+		workers := 2 * runtime.GOMAXPROCS(0)
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < len(changes); i += workers {
+					c := changes[i]
+					if c.Delete || !c.Blob.IsZero() {
+						continue
+					}
+					perm := os.FileMode(0o644)
+					if c.Mode == cairn.ModeExecutable {
+						perm = 0o755
+					}
+					tmp := filepath.Join(stage, strconv.Itoa(i))
+					if os.WriteFile(tmp, c.Data, perm) != nil {
+						os.Remove(tmp)
+						continue // the sync writes it, or says why it cannot
+					}
+					p.mu.Lock()
+					p.files[c.Path] = prewritten{tmp: tmp, blob: store.BlobHash(c.Data), mode: c.Mode, data: c.Data}
+					p.mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+	}()
+	return p, nil
+}
+
+// wait waits for the writing to end.
+func (p *Prewritten) wait() {
+	if p != nil {
+		<-p.done
+	}
+}
+
+// content returns the content staged for path when it is what e holds.
+func (p *Prewritten) content(path string, e cairn.Entry) ([]byte, bool) {
+	if p == nil || e.Blob.IsZero() {
+		return nil, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f, ok := p.files[path]
+	if !ok || f.blob != e.Blob || f.mode != e.Mode {
+		return nil, false
+	}
+	return f.data, true
+}
+
+// place renames the file staged for path to abs when it holds what e
+// holds, and reports whether it did. When the rename fails (the tree is on
+// another file system), the caller writes the file itself.
+func (p *Prewritten) place(path string, e cairn.Entry, abs string) bool {
+	if _, ok := p.content(path, e); !ok {
+		return false
+	}
+	p.mu.Lock()
+	f := p.files[path]
+	delete(p.files, path)
+	p.mu.Unlock()
+	if err := os.Rename(f.tmp, abs); err != nil {
+		os.Remove(f.tmp)
+		return false
+	}
+	return true
+}
+
+// Discard removes the staged files no sync placed. It waits for the
+// writing to end first; calling it again does nothing.
+func (p *Prewritten) Discard() {
+	if p == nil {
+		return
+	}
+	p.wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.gone {
+		os.RemoveAll(p.stage)
+		p.files, p.gone = nil, true
+	}
+}
+
+// stagePrefix starts the names of staging folders; the process id follows.
+const stagePrefix = "prewrite-"
+
+// removeDeadStages removes the staging folders in dir whose process is
+// gone: what a killed import left.
+func removeDeadStages(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), stagePrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pid, _, _ := strings.Cut(rest, "-")
+		n, err := strconv.Atoi(pid)
+		if err != nil || n != os.Getpid() && errors.Is(syscall.Kill(n, 0), syscall.ESRCH) {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+}
