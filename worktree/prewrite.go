@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,35 +53,28 @@ func (m *Manager) Prewrite(t *Tree, changes []store.FileChange) (*Prewritten, er
 		return nil, fmt.Errorf("prewrite: %w", err)
 	}
 	p := &Prewritten{stage: stage, done: make(chan struct{}), files: map[string]prewritten{}}
+	// One writer: files created in one folder wait for each other in the
+	// kernel anyway (the folder's lock, the inode bitmap), and more
+	// writers only spin there, taking the cores the admission needs.
 	go func() {
 		defer close(p.done)
-		workers := 2 * runtime.GOMAXPROCS(0)
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := w; i < len(changes); i += workers {
-					c := changes[i]
-					if c.Delete || !c.Blob.IsZero() {
-						continue
-					}
-					perm := os.FileMode(0o644)
-					if c.Mode == cairn.ModeExecutable {
-						perm = 0o755
-					}
-					tmp := filepath.Join(stage, strconv.Itoa(i))
-					if os.WriteFile(tmp, c.Data, perm) != nil {
-						os.Remove(tmp)
-						continue // the sync writes it, or says why it cannot
-					}
-					p.mu.Lock()
-					p.files[c.Path] = prewritten{tmp: tmp, blob: store.BlobHash(c.Data), mode: c.Mode, data: c.Data}
-					p.mu.Unlock()
-				}
-			}()
+		for i, c := range changes {
+			if c.Delete || !c.Blob.IsZero() {
+				continue
+			}
+			perm := os.FileMode(0o644)
+			if c.Mode == cairn.ModeExecutable {
+				perm = 0o755
+			}
+			tmp := filepath.Join(stage, strconv.Itoa(i))
+			if os.WriteFile(tmp, c.Data, perm) != nil {
+				os.Remove(tmp)
+				continue // the sync writes it, or says why it cannot
+			}
+			p.mu.Lock()
+			p.files[c.Path] = prewritten{tmp: tmp, blob: store.BlobHash(c.Data), mode: c.Mode, data: c.Data}
+			p.mu.Unlock()
 		}
-		wg.Wait()
 	}()
 	return p, nil
 }
