@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"cairn"
@@ -31,6 +32,7 @@ type Prewritten struct {
 	mu    sync.Mutex
 	files map[string]prewritten // by path; placed ones are removed
 	gone  bool                  // discarded
+	stop  atomic.Bool           // Discard was called: write no more
 }
 
 type prewritten struct {
@@ -59,6 +61,9 @@ func (m *Manager) Prewrite(t *Tree, changes []store.FileChange) (*Prewritten, er
 	go func() {
 		defer close(p.done)
 		for i, c := range changes {
+			if p.stop.Load() {
+				return
+			}
 			if c.Delete || !c.Blob.IsZero() {
 				continue
 			}
@@ -118,12 +123,14 @@ func (p *Prewritten) place(path string, e cairn.Entry, abs string) bool {
 	return true
 }
 
-// Discard removes the staged files no sync placed. It waits for the
-// writing to end first; calling it again does nothing.
+// Discard removes the staged files no sync placed, stopping the writing
+// if it has not ended (an import that failed early). Calling it again does
+// nothing.
 func (p *Prewritten) Discard() {
 	if p == nil {
 		return
 	}
+	p.stop.Store(true)
 	p.wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()
