@@ -121,7 +121,7 @@ func (p *prepared) close() {
 	for _, st := range p.stmts {
 		st.Close()
 	}
-	if len(p.driver) > 0 {
+	if len(p.driver) > 0 && p.raw != nil {
 		p.raw(func(any) error {
 			for _, st := range p.driver {
 				st.Close()
@@ -165,7 +165,7 @@ func (p *prepared) execDriver(ctx context.Context, query string, args ...any) er
 		clear(vals)
 		p.values = vals[:0]
 	}()
-	_, err := p.raw(func(c any) error {
+	ok, err := p.raw(func(c any) error {
 		st, ok := p.driver[query]
 		if !ok {
 			pc, ok := c.(driver.ConnPrepareContext)
@@ -185,6 +185,10 @@ func (p *prepared) execDriver(ctx context.Context, query string, args ...any) er
 		_, err := ec.ExecContext(ctx, vals)
 		return err
 	})
+	if !ok { // the backend gives no driver connection
+		p.raw = nil
+		_, err = p.ExecContext(ctx, query, args...)
+	}
 	return err
 }
 
