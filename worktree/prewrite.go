@@ -93,29 +93,38 @@ func (p *Prewritten) wait() {
 
 // content returns the content staged for path when it is what e holds.
 func (p *Prewritten) content(path string, e cairn.Entry) ([]byte, bool) {
-	if p == nil || e.Blob.IsZero() {
+	if p == nil {
 		return nil, false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	f, ok := p.match(path, e)
+	return f.data, ok
+}
+
+// match returns the file staged for path when it holds what e holds; the
+// caller holds mu.
+func (p *Prewritten) match(path string, e cairn.Entry) (prewritten, bool) {
 	f, ok := p.files[path]
-	if !ok || f.blob != e.Blob || f.mode != e.Mode {
-		return nil, false
-	}
-	return f.data, true
+	return f, ok && !e.Blob.IsZero() && f.blob == e.Blob && f.mode == e.Mode
 }
 
 // place renames the file staged for path to abs when it holds what e
 // holds, and reports whether it did. When the rename fails (the tree is on
 // another file system), the caller writes the file itself.
 func (p *Prewritten) place(path string, e cairn.Entry, abs string) bool {
-	if _, ok := p.content(path, e); !ok {
+	if p == nil {
 		return false
 	}
 	p.mu.Lock()
-	f := p.files[path]
-	delete(p.files, path)
+	f, ok := p.match(path, e)
+	if ok {
+		delete(p.files, path)
+	}
 	p.mu.Unlock()
+	if !ok {
+		return false
+	}
 	if err := os.Rename(f.tmp, abs); err != nil {
 		os.Remove(f.tmp)
 		return false

@@ -194,6 +194,20 @@ func (a *app) principal() (cairn.Principal, error) {
 	return cairn.ParsePrincipal("user:" + b.String())
 }
 
+// openAs is open for a command that acts as a principal: the principal is
+// read first, so a bad --as opens nothing.
+func (a *app) openAs() (*vault.Vault, *worktree.Tree, cairn.Principal, error) {
+	p, err := a.principal()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	v, t, err := a.open()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return v, t, p, nil
+}
+
 // open opens the vault the command works on, and the working tree the
 // current folder is in (nil outside working trees). It first completes a
 // working-tree sync a dead process left unfinished.

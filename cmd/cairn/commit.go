@@ -28,11 +28,7 @@ change to raw/ or log.md, a script or a misplaced file is held for review
 			if message == "" {
 				return usageError("commit needs a message: cairn commit -m \"why\"")
 			}
-			p, err := a.principal()
-			if err != nil {
-				return err
-			}
-			v, t, err := a.open()
+			v, t, p, err := a.openAs()
 			if err != nil {
 				return err
 			}

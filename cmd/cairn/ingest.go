@@ -89,11 +89,7 @@ held, rejected or failed (now or before); 2 usage errors (a missing file).`,
   cairn ingest --detach *.md && cairn worker`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := a.principal()
-			if err != nil {
-				return err
-			}
-			v, _, err := a.open()
+			v, _, p, err := a.openAs()
 			if err != nil {
 				return err
 			}

@@ -76,11 +76,7 @@ func (a *app) jobsCancelCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p, err := a.principal()
-			if err != nil {
-				return err
-			}
-			v, _, err := a.open()
+			v, _, p, err := a.openAs()
 			if err != nil {
 				return err
 			}
@@ -114,11 +110,7 @@ func (a *app) jobsRetryCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p, err := a.principal()
-			if err != nil {
-				return err
-			}
-			v, _, err := a.open()
+			v, _, p, err := a.openAs()
 			if err != nil {
 				return err
 			}

@@ -198,11 +198,7 @@ func (a *app) reviewAcceptCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p, err := a.principal()
-			if err != nil {
-				return err
-			}
-			v, _, err := a.open()
+			v, _, p, err := a.openAs()
 			if err != nil {
 				return err
 			}
@@ -237,11 +233,7 @@ func (a *app) reviewRejectCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p, err := a.principal()
-			if err != nil {
-				return err
-			}
-			v, _, err := a.open()
+			v, _, p, err := a.openAs()
 			if err != nil {
 				return err
 			}

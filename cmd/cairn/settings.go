@@ -91,11 +91,7 @@ func (a *app) settingsSetCmd() *cobra.Command {
 		Short: "Change one setting, as your commit on main",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := a.principal()
-			if err != nil {
-				return err
-			}
-			v, _, err := a.open()
+			v, _, p, err := a.openAs()
 			if err != nil {
 				return err
 			}

@@ -98,11 +98,7 @@ func (a *app) sourcesRetryCmd() *cobra.Command {
 		Short: "Queue a failed or rejected source again",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := a.principal()
-			if err != nil {
-				return err
-			}
-			v, _, err := a.open()
+			v, _, p, err := a.openAs()
 			if err != nil {
 				return err
 			}
