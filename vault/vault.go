@@ -186,9 +186,10 @@ func open(ctx context.Context, root string, opts *Options) (*Vault, error) {
 		db.Close()
 		return nil, err
 	}
-	adm := admit.New(s, ix, db.Read(), &admit.Options{Logger: log, Crash: opts.Crash})
 	trees := worktree.NewManager(s, db.Read(), filepath.Join(root, DirName))
 	trees.Crash = opts.Crash
+	s.AddHook(trees.Hook())
+	adm := admit.New(s, ix, db.Read(), &admit.Options{Logger: log, Crash: opts.Crash})
 	return &Vault{Root: root, DB: db, Store: s, Index: ix, Trees: trees, Admit: adm, log: log}, nil
 }
 

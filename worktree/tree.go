@@ -203,3 +203,26 @@ func (m *Manager) Remove(ctx context.Context, t *Tree, force bool) error {
 func (m *Manager) lock(t *Tree) (func(), error) {
 	return lockFile(filepath.Join(m.lockDir, fmt.Sprintf("worktree-%d.lock", t.ID)))
 }
+
+// Hook returns the store hook that keeps branches and their working trees
+// together: a branch that a working tree holds cannot be deleted, whatever
+// deletes it (cairn branch --delete, a review decision that removes its
+// proposal branch), so no folder is ever left holding a branch that is gone.
+func (m *Manager) Hook() store.RefHook {
+	return func(ctx context.Context, tx *store.Tx, u cairn.RefUpdate) error {
+		branch, ok := strings.CutPrefix(u.Name, "heads/")
+		if !ok || !u.New.IsZero() || u.Old.IsZero() {
+			return nil
+		}
+		var path string
+		err := tx.SQL().QueryRowContext(ctx, `SELECT path FROM worktrees WHERE branch = ? ORDER BY path LIMIT 1`, branch).Scan(&path)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return nil
+		case err != nil:
+			return fmt.Errorf("check the working trees of %s: %w", branch, err)
+		}
+		return cairn.Errorf(cairn.ECONFLICT, "branch %s is checked out in the working tree %s", branch, path).
+			WithHint("Commit or drop its edits, then: cairn worktree remove " + path)
+	}
+}

@@ -21,7 +21,8 @@ func (a *app) branchCmd() *cobra.Command {
 		Short: "List branches, make one, or delete one",
 		Long: `Branch with no arguments lists the branches. With NAME it makes a branch at
 FROM (default: the working tree's branch head). With --delete it removes the
-branch NAME; main cannot be deleted.`,
+branch NAME; main cannot be deleted, nor a branch that a working tree holds
+(remove the tree first: cairn worktree remove DIR).`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, t, err := a.open()
