@@ -54,7 +54,10 @@ type Vault struct {
 	Trees *worktree.Manager
 	// Admit is the admission pipeline: every change to main goes through it.
 	Admit *admit.Pipeline
-	log   *slog.Logger
+	// Repaired says what opening the vault put right: folders brought up
+	// to their branches after an interrupted command.
+	Repaired []string
+	log      *slog.Logger
 }
 
 // Init makes dir (created if missing) a vault. A folder that already holds
@@ -149,6 +152,10 @@ func Open(ctx context.Context, dir string, opts *Options) (*Vault, *worktree.Tre
 	if err := v.DB.Read().QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'bare'`).Scan(&bare); err == nil {
 		v.Bare = bare == "1"
 	}
+	if err := v.catchUp(ctx); err != nil {
+		v.Close()
+		return nil, nil, err
+	}
 	t, err := v.Trees.Get(ctx, treeRoot)
 	if err != nil {
 		if cairn.ErrorCode(err) != cairn.ENOTFOUND {
@@ -227,6 +234,36 @@ func find(dir string) (string, error) {
 		}
 		d = parent
 	}
+}
+
+// catchUp finishes, for every working tree, the sync a command that died
+// owed it: a folder whose branch moved past it (the process that moved the
+// branch was killed before it wrote the files) or whose sync was cut
+// short. It never waits for another process (see worktree.CatchUp); what
+// it did is in Repaired.
+func (v *Vault) catchUp(ctx context.Context) error {
+	trees, err := v.Trees.List(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range trees {
+		behind, err := v.Trees.Behind(ctx, t)
+		if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+			return err
+		}
+		if !behind {
+			continue
+		}
+		rep, err := v.Trees.CatchUp(ctx, t)
+		if err != nil {
+			return fmt.Errorf("bring %s up to branch %s: %w", t.Path, t.Branch, err)
+		}
+		if rep != nil {
+			v.Repaired = append(v.Repaired, fmt.Sprintf("brought %s up to branch %s, which an interrupted command had moved (%d files written, %d with local edits left alone)",
+				t.Path, t.Branch, len(rep.Updated), len(rep.LeftAlone)))
+		}
+	}
+	return nil
 }
 
 // Main returns the working tree of main, or nil for a bare vault.

@@ -200,8 +200,10 @@ func (m *Manager) Remove(ctx context.Context, t *Tree, force bool) error {
 }
 
 // lock takes the tree's lock for the duration of a change.
-func (m *Manager) lock(t *Tree) (func(), error) {
-	return lockFile(filepath.Join(m.lockDir, fmt.Sprintf("worktree-%d.lock", t.ID)))
+func (m *Manager) lock(t *Tree) (func(), error) { return lockFile(m.lockPath(t)) }
+
+func (m *Manager) lockPath(t *Tree) string {
+	return filepath.Join(m.lockDir, fmt.Sprintf("worktree-%d.lock", t.ID))
 }
 
 // Hook returns the store hook that keeps branches and their working trees

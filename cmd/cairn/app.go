@@ -39,6 +39,9 @@ type app struct {
 	// code is set by commands that succeed in running but refuse (exit 1
 	// without an error message of their own).
 	code int
+	// quiet keeps open from printing what it repaired, for a command that
+	// reports it itself.
+	quiet bool
 }
 
 // Main runs the command line with args and returns the exit code.
@@ -138,6 +141,14 @@ func (a *app) fail(err error) int {
 
 func hint(err error) string { return cairn.ErrorHint(err) }
 
+// cmpSlice returns xs, or an empty slice for nil (JSON [] rather than null).
+func cmpSlice[T any](xs []T) []T {
+	if xs == nil {
+		return []T{}
+	}
+	return xs
+}
+
 func cmpOr(a, b string) string {
 	if a != "" {
 		return a
@@ -160,12 +171,7 @@ func (a *app) emit(v any, text func(w io.Writer)) error {
 // fields about the whole.
 type list map[string]any
 
-func items[T any](xs []T) list {
-	if xs == nil {
-		xs = []T{}
-	}
-	return list{"items": xs}
-}
+func items[T any](xs []T) list { return list{"items": cmpSlice(xs)} }
 
 // principal returns who acts: --as, $CAIRN_USER, or the login name.
 func (a *app) principal() (cairn.Principal, error) {
@@ -209,8 +215,8 @@ func (a *app) openAs() (*vault.Vault, *worktree.Tree, cairn.Principal, error) {
 }
 
 // open opens the vault the command works on, and the working tree the
-// current folder is in (nil outside working trees). It first completes a
-// working-tree sync a dead process left unfinished.
+// current folder is in (nil outside working trees). Opening brings every
+// folder a dead process left behind its branch up to it, and says so.
 func (a *app) open() (*vault.Vault, *worktree.Tree, error) {
 	dir := a.vaultDir
 	if dir == "" {
@@ -225,10 +231,9 @@ func (a *app) open() (*vault.Vault, *worktree.Tree, error) {
 	}
 	// Sources follow their proposals, whatever decides them.
 	v.Admit.OnDecided(ingest.Decided)
-	if t != nil && !t.Pending.IsZero() {
-		if _, err := v.Trees.Recover(a.ctx, t); err != nil {
-			v.Close()
-			return nil, nil, err
+	if !a.json && !a.quiet {
+		for _, r := range v.Repaired {
+			fmt.Fprintf(a.stderr, "cairn: %s\n", r)
 		}
 	}
 	return v, t, nil
