@@ -351,3 +351,22 @@ func TestParse_BlockIDsHidden(t *testing.T) {
 		t.Errorf("Parse(%q).BlockIDs mismatch (-want +got):\n%s", src, diff)
 	}
 }
+
+// TestParse_BlockIDAfterLink: Obsidian reads a block id written straight
+// after an embed or a wikilink, as its own help vault writes them
+// ("![[version-history-collaboration.png]]^version-history-image"); after
+// other text the caret is text.
+func TestParse_BlockIDAfterLink(t *testing.T) {
+	t.Parallel()
+	src := "![[history.png]]^version-history-image\n\nSee [[Note]]^after-link\n\n" +
+		"text^glued\n\n[a](b.md)^after-md\n\n`[[x]]`^after-code\n\nnot a link]]^brackets\n\n[[a]] [[b]]^second\n"
+	p := markdown.Parse("a.md", []byte(src))
+	if diff := cmp.Diff([]string{"version-history-image", "after-link", "second"}, p.BlockIDs); diff != "" {
+		t.Errorf("Parse(%q).BlockIDs mismatch (-want +got):\n%s", src, diff)
+	}
+	r := markdown.NewResolver([]*markdown.Page{p}, []string{"history.png"})
+	from := markdown.Parse("b.md", []byte("[[a#^version-history-image]]"))
+	if got := r.Resolve(from, from.Links[0]); got.Status != markdown.StatusResolved || got.MissingBlock {
+		t.Errorf("Resolve([[a#^version-history-image]]) = %+v, want resolved with the block", got)
+	}
+}
