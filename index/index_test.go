@@ -130,7 +130,7 @@ func TestIndex_Basics(t *testing.T) {
 	for _, l := range links {
 		got = append(got, l.Raw+" -> "+l.Status+" "+l.To)
 	}
-	want := []string{"[[beta#Origins]] -> ambiguous ", "[[gamma]] -> broken "}
+	want := []string{"[[beta#Origins]] -> resolved notes/beta.md", "[[gamma]] -> broken "}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Links(Alpha) mismatch (-want +got):\n%s", diff)
 	}
@@ -160,17 +160,18 @@ func TestIndex_Basics(t *testing.T) {
 	if err != nil || len(res) != 1 || res[0].Path != "concepts/beta.md" {
 		t.Errorf("Search(beta, type concept, folder concepts) = %+v, %v", res, err)
 	}
-	// Two pages have the stem beta and two the title Twin: links by those
-	// names are ambiguous, never silently the first.
+	// Two pages have the title Twin: a link by that title is ambiguous,
+	// never silently the first. Two have the stem beta: a link by it goes
+	// to the one beside it (notes/lonely.md's, notes/beta.md's own), else
+	// to the shorter path (alpha's), which lint notes.
 	wantFindings := []string{
 		`concepts/twin-2.md ambiguous-link warning "Twin"`,
 		`concepts/twin-2.md duplicate-title warning "Twin"`,
 		`concepts/twin-2.md orphan warning ""`,
-		`entities/alpha.md ambiguous-link warning "beta"`,
+		`entities/alpha.md ambiguous-link info "beta"`,
 		`entities/alpha.md broken-link warning "gamma"`,
-		`notes/beta.md ambiguous-link warning "beta"`,
-		`notes/beta.md orphan warning ""`,
-		`notes/lonely.md ambiguous-link warning "Beta"`,
+		`entities/alpha.md missing-heading warning "beta#Origins"`,
+		`notes/lonely.md missing-heading warning "Beta#Nowhere"`,
 		`notes/lonely.md missing-title warning "title"`,
 		`notes/lonely.md missing-type warning "type"`,
 		`notes/lonely.md orphan warning ""`,
@@ -210,6 +211,7 @@ func TestIndex_Incremental(t *testing.T) {
 	if testing.Short() {
 		seeds, steps = 2, 15
 	}
+	chosen := 0 // links that took the shortest of several paths
 	for seed := range seeds {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			e := setup(t)
@@ -223,15 +225,29 @@ func TestIndex_Incremental(t *testing.T) {
 				if !d.OK() {
 					t.Fatalf("step %d: incremental index differs from a rebuild:\n%s", step, strings.Join(d.Problems, "\n"))
 				}
+				fs, err := e.ix.Main().Findings(e.ctx, index.FindingFilter{Rule: lint.AmbiguousLink})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range fs {
+					if f.Severity == lint.Info {
+						chosen++
+					}
+				}
 			}
 		})
+	}
+	if chosen == 0 {
+		t.Errorf("no link took the shortest of several paths: the edits do not exercise the rule")
 	}
 }
 
 // gen makes random edits to a small vault whose pages link to each other
 // by every route resolution knows: path, suffix, stem, title, alias,
 // headings and blocks, with collisions, renames and index.md coming and
-// going.
+// going. Pages and attachments of one name sit in several folders, nested
+// and side by side, so that which one a link takes depends on the linking
+// page's folder and on the others' path lengths.
 type gen struct {
 	rng   *rand.Rand
 	files map[string]string
@@ -242,7 +258,7 @@ func newGen(seed uint64) *gen {
 }
 
 var (
-	folders = []string{"", "notes/", "concepts/", "a/b/"}
+	folders = []string{"", "notes/", "concepts/", "a/b/", "x/b/", "notes/deep/", "zz/"}
 	names   = []string{"alpha", "beta", "gamma", "delta", "index", "Alpha", "omega"}
 	titles  = []string{"Alpha", "Beta", "Home", "Gamma", "Shared"}
 )
@@ -266,9 +282,11 @@ func (g *gen) page() string {
 	fmt.Fprintf(&b, "# %s\n\n## Part %d\n", titles[g.rng.IntN(len(titles))], g.rng.IntN(3))
 	for range g.rng.IntN(5) {
 		target := names[g.rng.IntN(len(names))]
-		switch g.rng.IntN(6) {
+		switch g.rng.IntN(7) {
 		case 0:
 			target = folders[g.rng.IntN(len(folders))] + target
+		case 6:
+			target = "b/" + target // a suffix that a/b/ and x/b/ both answer
 		case 1:
 			target = titles[g.rng.IntN(len(titles))]
 		case 2:
@@ -433,4 +451,84 @@ func TestIndex_Apply(t *testing.T) {
 			e.check()
 		})
 	}
+}
+
+// TestIndex_SameName: files sharing a name are told apart as Obsidian
+// does, by the linking page's folder and then by the shortest path, and
+// the incremental index re-resolves a link when a page of that name comes
+// or goes anywhere.
+func TestIndex_SameName(t *testing.T) {
+	e := setup(t)
+	links := func(ref string) []string {
+		t.Helper()
+		ls, err := e.ix.Main().Links(e.ctx, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, l := range ls {
+			out = append(out, fmt.Sprintf("%s -> %s %s %v", l.Raw, l.Status, l.To, l.Candidates))
+		}
+		return out
+	}
+	const (
+		sync    = "Obsidian Sync/Security and privacy.md"
+		publish = "Obsidian Publish/Security and privacy.md"
+	)
+	e.commit(map[string]string{
+		sync:                             "# Security\n## Encryption\n",
+		publish:                          "# Security\n",
+		"Obsidian Sync/Headless Sync.md": "[[Security and privacy#Encryption]]",
+		"Obsidian Publish/Custom.md":     "[[Security and privacy]]",
+		"Home.md":                        "[[Security and privacy]]",
+		"Obsidian Sync/deep/Ancestor.md": "[[Security and privacy]]",
+	})
+	e.check()
+	want := []string{"[[Security and privacy#Encryption]] -> resolved " + sync + " []"}
+	if diff := cmp.Diff(want, links("Obsidian Sync/Headless Sync.md")); diff != "" {
+		t.Errorf("Links(Headless Sync) mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"[[Security and privacy]] -> resolved " + publish + " []"}, links("Obsidian Publish/Custom.md")); diff != "" {
+		t.Errorf("Links(Custom) mismatch (-want +got):\n%s", diff)
+	}
+	// From the root and from below a folder, the shortest path.
+	chosen := "[[Security and privacy]] -> resolved " + sync + " [" + publish + " " + sync + "]"
+	for _, ref := range []string{"Home.md", "Obsidian Sync/deep/Ancestor.md"} {
+		if diff := cmp.Diff([]string{chosen}, links(ref)); diff != "" {
+			t.Errorf("Links(%s) mismatch (-want +got):\n%s", ref, diff)
+		}
+	}
+	wantFindings := func(want ...string) {
+		t.Helper()
+		var got []string
+		for _, f := range e.findings() {
+			if strings.Contains(f, "ambiguous-link") || strings.Contains(f, "missing-heading") {
+				got = append(got, f)
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("link findings mismatch (-want +got):\n%s", diff)
+		}
+	}
+	wantFindings(`Home.md ambiguous-link info "Security and privacy"`,
+		`Obsidian Sync/deep/Ancestor.md ambiguous-link info "Security and privacy"`)
+
+	// A page of that name at the root is an exact path: it wins everywhere
+	// but where the link names it by folder.
+	e.commit(map[string]string{"Security and privacy.md": "# Root\n"})
+	e.check()
+	if diff := cmp.Diff([]string{"[[Security and privacy#Encryption]] -> resolved Security and privacy.md []"}, links("Obsidian Sync/Headless Sync.md")); diff != "" {
+		t.Errorf("Links(Headless Sync) mismatch (-want +got):\n%s", diff)
+	}
+	wantFindings(`Obsidian Sync/Headless Sync.md missing-heading warning "Security and privacy#Encryption"`)
+	// One in the linking page's folder, then gone again.
+	e.commit(map[string]string{"Security and privacy.md": "", "Obsidian Sync/deep/Security and privacy.md": "x"})
+	e.check()
+	if diff := cmp.Diff([]string{"[[Security and privacy]] -> resolved Obsidian Sync/deep/Security and privacy.md []"}, links("Obsidian Sync/deep/Ancestor.md")); diff != "" {
+		t.Errorf("Links(Ancestor) mismatch (-want +got):\n%s", diff)
+	}
+	e.commit(map[string]string{"Obsidian Sync/deep/Security and privacy.md": ""})
+	e.check()
+	wantFindings(`Home.md ambiguous-link info "Security and privacy"`,
+		`Obsidian Sync/deep/Ancestor.md ambiguous-link info "Security and privacy"`)
 }

@@ -373,6 +373,19 @@ func (u *update) idOf(ctx context.Context, path string) (int64, error) {
 	return id, nil
 }
 
+// pathOf returns the path of the file with the given id.
+func (u *update) pathOf(ctx context.Context, id int64) (string, error) {
+	if p, ok := u.paths[id]; ok {
+		return p, nil
+	}
+	var p string
+	if err := u.q.QueryRowContext(ctx, `SELECT path FROM files WHERE id = ?`, id).Scan(&p); err != nil {
+		return "", err
+	}
+	u.paths[id] = p
+	return p, nil
+}
+
 func (u *update) page(ctx context.Context, id int64) (*markdown.Page, error) {
 	if p, ok := u.pages[id]; ok {
 		return p, nil
@@ -492,8 +505,12 @@ func (u *update) resolve(ctx context.Context, src int64, l markdown.Link) (markd
 		res.MissingBlock = l.Block != "" && !p.HasBlock(l.Block)
 		return res, src, nil
 	}
+	from, err := u.pathOf(ctx, src)
+	if err != nil {
+		return markdown.Resolution{}, 0, err
+	}
 	var qerr error
-	res := markdown.Match(markdown.LookupKeys(l), func(k markdown.Key) []string {
+	res := markdown.Match(from, markdown.LookupKeys(l), func(k markdown.Key) []string {
 		h, err := u.holdersOf(ctx, k)
 		if err != nil && qerr == nil {
 			qerr = err
@@ -672,7 +689,7 @@ func (u *update) cachedFacts(ctx context.Context, id int64, rows []linkRow, v va
 	f.Reachable = depth.Valid
 	for _, r := range rows {
 		res := r.res
-		if r.dst != 0 && (res.MissingHeading || res.MissingBlock) {
+		if r.dst != 0 && (res.MissingHeading || res.MissingBlock || res.Chosen()) {
 			if err := u.q.QueryRowContext(ctx, `SELECT path FROM files WHERE id = ?`, r.dst).Scan(&res.Path); err != nil {
 				return nil, err
 			}

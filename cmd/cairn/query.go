@@ -83,9 +83,13 @@ func (a *app) linksCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "links PAGE",
 		Short: "List a page's links and where each leads",
-		Long:  `Links lists the links of PAGE (a path, id, title or alias) on main, in order, with where each resolves: a page, broken, or ambiguous (with the candidates).`,
-		Args:  cobra.ExactArgs(1),
-		RunE:  func(cmd *cobra.Command, args []string) error { return a.links(args[0], false) },
+		Long: `Links lists the links of PAGE (a path, id, title or alias) on main, in order,
+with where each resolves: a page, broken, or ambiguous (with the candidates).
+Where several files share the name a link gives, it leads where Obsidian sends
+it: to the one in PAGE's folder, else to the shortest path, and the others it
+was chosen among are listed.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.links(args[0], false) },
 	}
 }
 
@@ -128,8 +132,11 @@ func (a *app) links(ref string, back bool) error {
 			switch l.Status {
 			case "resolved":
 				note := ""
+				if len(l.Candidates) > 1 {
+					note = "  (the shortest of " + strings.Join(l.Candidates, ", ") + ")"
+				}
 				if l.MissingHeading {
-					note = "  (no such heading)"
+					note += "  (no such heading)"
 				}
 				fmt.Fprintf(w, "%-40s -> %s%s\n", l.Raw, l.To, note)
 			case "ambiguous":
