@@ -150,7 +150,7 @@ func TestIndex_Basics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res) != 1 || res[0].Path != "summaries/paper.md" || !strings.Contains(res[0].Snippet, "**quantum**") || !strings.Contains(res[0].Snippet, "**gardening**") {
+	if len(res) != 1 || res[0].Path != "summaries/paper.md" || !strings.Contains(res[0].Snippet, "quantum gardening") || len(res[0].Matches) != 2 {
 		t.Errorf("Search = %+v", res)
 	}
 	if _, err := r.Search(e.ctx, index.SearchQuery{Text: "type:concept"}); cairn.ErrorCode(err) != cairn.EINVALID {
@@ -531,4 +531,39 @@ func TestIndex_SameName(t *testing.T) {
 	e.check()
 	wantFindings(`Home.md ambiguous-link info "Security and privacy"`,
 		`Obsidian Sync/deep/Ancestor.md ambiguous-link info "Security and privacy"`)
+}
+
+// TestReader_SearchSnippet: a snippet is the page's text as written, its
+// own Markdown included, and the matches are byte offsets into it.
+func TestReader_SearchSnippet(t *testing.T) {
+	e := setup(t)
+	long := strings.Repeat("filler words here ", 20)
+	e.commit(map[string]string{
+		"a.md": "---\ntitle: Gardens\n---\n" + long + "\nThe **quantum**   gardener's *Quantum*\tgardens: [[x|Gärden]] grow.\n\n" + long,
+	})
+	res, err := e.ix.Main().Search(e.ctx, index.SearchQuery{Text: "quantum gard*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 {
+		t.Fatalf("Search = %+v, want one result", res)
+	}
+	s := res[0]
+	if strings.Contains(s.Snippet, "  ") || strings.ContainsAny(s.Snippet, "\t\n") {
+		t.Errorf("Snippet %q has white space runs", s.Snippet)
+	}
+	if !strings.Contains(s.Snippet, "The **quantum** gardener's *Quantum* gardens: Gärden grow.") {
+		t.Errorf("Snippet = %q, want the page's text as written", s.Snippet)
+	}
+	var got []string
+	for _, m := range s.Matches {
+		if m[0] < 0 || m[0] >= m[1] || m[1] > len(s.Snippet) {
+			t.Fatalf("Matches %v out of Snippet %q", s.Matches, s.Snippet)
+		}
+		got = append(got, s.Snippet[m[0]:m[1]])
+	}
+	want := []string{"quantum", "gardener", "Quantum", "gardens", "Gärden"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the matches in %q (-want +got):\n%s", s.Snippet, diff)
+	}
 }

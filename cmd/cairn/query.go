@@ -34,12 +34,17 @@ func mainReader(a *app, v *vault.Vault) (*index.Reader, error) {
 
 func (a *app) searchCmd() *cobra.Command {
 	var q index.SearchQuery
+	var color string
 	cmd := &cobra.Command{
 		Use:   "search QUERY",
 		Short: "Full-text search of main's pages, best first",
 		Long: `Search finds the pages of main that contain every word of QUERY, ranked by
 BM25 (title matches count most), with a snippet around the matches. QUERY may
-hold "quoted phrases", prefixes like garden*, and type:T or folder:F filters.`,
+hold "quoted phrases", prefixes like garden*, and type:T or folder:F filters.
+
+The snippet is the page's text as written; on a terminal the matches are
+coloured (--color). With --json each result has the snippet and its matches,
+the [start, end) byte offsets of the matching words in it.`,
 		Example: `  cairn search printing press
   cairn search '"movable type"' --type concept
   cairn search ink* folder:summaries`,
@@ -51,6 +56,10 @@ hold "quoted phrases", prefixes like garden*, and type:T or folder:F filters.`,
 			}
 			defer v.Close()
 			r, err := mainReader(a, v)
+			if err != nil {
+				return err
+			}
+			colored, err := a.colored(color)
 			if err != nil {
 				return err
 			}
@@ -68,11 +77,12 @@ hold "quoted phrases", prefixes like garden*, and type:T or folder:F filters.`,
 					if s.Type != "" {
 						typ = " [" + s.Type + "]"
 					}
-					fmt.Fprintf(w, "%s%s  (%s)\n    %s\n", s.Title, typ, s.Path, s.Snippet)
+					fmt.Fprintf(w, "%s%s  (%s)\n    %s\n", s.Title, typ, s.Path, colorMatches(s.Snippet, s.Matches, colored))
 				}
 			})
 		},
 	}
+	cmd.Flags().StringVar(&color, "color", "auto", "colour the matches: auto (on a terminal), always, never")
 	cmd.Flags().StringVar(&q.Type, "type", "", "only pages of this type")
 	cmd.Flags().StringVar(&q.Folder, "folder", "", "only pages under this folder")
 	cmd.Flags().IntVarP(&q.Limit, "limit", "n", 10, "at most this many results (up to 100)")
@@ -227,4 +237,21 @@ indexing it. With --strict, exit 1 when any finding is a warning or an error.`,
 	cmd.Flags().StringVar(&min, "min", "", "only findings at least this severe: error, warning or info")
 	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 when a finding is a warning or an error")
 	return cmd
+}
+
+// colorMatches colours the matches of a snippet (byte offsets, in order)
+// as grep does, bold red.
+func colorMatches(snippet string, matches [][2]int, on bool) string {
+	if !on {
+		return snippet
+	}
+	var b strings.Builder
+	pos := 0
+	for _, m := range matches {
+		b.WriteString(snippet[pos:m[0]])
+		b.WriteString("\x1b[01;31m" + snippet[m[0]:m[1]] + "\x1b[0m")
+		pos = m[1]
+	}
+	b.WriteString(snippet[pos:])
+	return b.String()
 }
