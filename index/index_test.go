@@ -115,7 +115,7 @@ func TestIndex_Basics(t *testing.T) {
 		"notes/loop-a.md":    "---\ntitle: Loop A\ntype: concept\n---\n[[loop-b]]",
 		"notes/loop-b.md":    "---\ntitle: Loop B\ntype: concept\n---\n[[loop-a]]",
 		"scripts/run.sh":     "#!/bin/sh",
-		"cairn.yaml":         "version: 1\n",
+		"cairn.yaml":         "lint:\n  strict: true\n",
 		"notes/twin-one.md":  "---\ntitle: Twin\ntype: concept\n---\n[[index]]",
 		"concepts/twin-2.md": "---\ntitle: Twin\ntype: concept\n---\n[[Twin]]",
 		"notes/beta.md":      "---\ntitle: Other beta\ntype: concept\n---\nsee [[beta]]",
@@ -307,11 +307,13 @@ func (g *gen) edits() map[string]string {
 	out := map[string]string{}
 	for range 1 + g.rng.IntN(4) {
 		var p string
-		switch g.rng.IntN(10) {
+		switch g.rng.IntN(12) {
 		case 0:
 			p = "raw/" + names[g.rng.IntN(len(names))] + ".md"
 		case 1:
 			p = folders[g.rng.IntN(len(folders))] + "pic.png"
+		case 2:
+			p = []string{"cairn.yaml", "eva.json"}[g.rng.IntN(2)] // the lint setting comes and goes
 		default:
 			p = folders[g.rng.IntN(len(folders))] + names[g.rng.IntN(len(names))] + ".md"
 		}
@@ -319,9 +321,14 @@ func (g *gen) edits() map[string]string {
 			out[p] = ""
 			continue
 		}
-		if strings.HasSuffix(p, ".png") || strings.HasPrefix(p, "raw/") {
+		switch {
+		case p == "cairn.yaml":
+			out[p] = []string{"agent:\n  timeout: 10m\n", "lint:\n  strict: true\n", "lint:\n  strict: false\n"}[g.rng.IntN(3)]
+		case p == "eva.json":
+			out[p] = "{}"
+		case strings.HasSuffix(p, ".png") || strings.HasPrefix(p, "raw/"):
 			out[p] = fmt.Sprint("data ", g.rng.IntN(100))
-		} else {
+		default:
 			out[p] = g.page()
 		}
 	}
@@ -565,5 +572,46 @@ func TestReader_SearchSnippet(t *testing.T) {
 	want := []string{"quantum", "gardener", "Quantum", "gardens", "Gärden"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the matches in %q (-want +got):\n%s", s.Snippet, diff)
+	}
+}
+
+// TestIndex_LintStrict: cairn.yaml changes lint only by its lint.strict
+// key; an Eva brain (eva.json) is strict. The index follows either
+// incrementally and agrees with a rebuild.
+func TestIndex_LintStrict(t *testing.T) {
+	e := setup(t)
+	severities := func() []string {
+		t.Helper()
+		var out []string
+		for _, f := range e.findings() {
+			if strings.Contains(f, "missing-title") || strings.Contains(f, "orphan") {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	plain := []string{`notes/a.md missing-title info "title"`, `notes/a.md orphan info ""`}
+	strict := []string{`notes/a.md missing-title warning "title"`, `notes/a.md orphan warning ""`}
+	for _, step := range []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{"Plain", map[string]string{"notes/a.md": "no frontmatter\n"}, plain},
+		{"OtherSetting", map[string]string{"cairn.yaml": "agent:\n  timeout: 10m\n"}, plain},
+		{"Strict", map[string]string{"cairn.yaml": "agent:\n  timeout: 10m\nlint:\n  strict: true\n"}, strict},
+		{"PageEditedWhileStrict", map[string]string{"notes/a.md": "still no frontmatter\n"}, strict},
+		{"NotStrict", map[string]string{"cairn.yaml": "lint:\n  strict: false\n"}, plain},
+		{"StrictAgain", map[string]string{"cairn.yaml": "lint: {strict: yes}\n"}, strict},
+		{"Removed", map[string]string{"cairn.yaml": ""}, plain},
+		{"EvaBrain", map[string]string{"eva.json": "{}"}, strict},
+		{"EvaBrainNotStrictInCairn", map[string]string{"cairn.yaml": "lint:\n  strict: false\n"}, strict},
+		{"EvaGone", map[string]string{"eva.json": ""}, plain},
+	} {
+		e.commit(step.files)
+		e.check()
+		if diff := cmp.Diff(step.want, severities()); diff != "" {
+			t.Errorf("%s: findings mismatch (-want +got):\n%s", step.name, diff)
+		}
 	}
 }
