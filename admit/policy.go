@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"cairn"
+	"cairn/lint"
 )
 
 // PolicyFile is the vault's contract: the admission policy, at the root of
@@ -26,6 +27,7 @@ type Policy struct {
 	Sources SourcePolicy  `yaml:"sources,omitempty"`
 	Paths   PathPolicy    `yaml:"paths,omitempty"`
 	Verdict VerdictPolicy `yaml:"verdicts,omitempty"`
+	Lint    lint.Settings `yaml:"lint,omitempty"`
 }
 
 // AgentPolicy configures the agent that integrates sources.
@@ -275,6 +277,7 @@ var settingKeys = []struct{ key, help string }{
 	{"paths.allowed", "where agents may write (comma-separated; empty: anywhere not protected)"},
 	{"paths.types", "allowed file extensions (comma-separated)"},
 	{"paths.dotfiles", "dot files people may keep (comma-separated)"},
+	{"lint.strict", "true: pages without a title or type, and orphans, are warnings, not infos"},
 }
 
 // Settings lists every key with its value and default. Verdict overrides
@@ -325,6 +328,8 @@ func (p *Policy) get(key string) (string, error) {
 		return strings.Join(p.Types(), ","), nil
 	case "paths.dotfiles":
 		return strings.Join(p.Dotfiles(), ","), nil
+	case "lint.strict":
+		return strconv.FormatBool(p.Lint.Strict), nil
 	}
 	if rest, ok := strings.CutPrefix(key, "verdicts."); ok {
 		rule, who, ok := strings.Cut(rest, ".")

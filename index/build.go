@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -85,6 +86,17 @@ func build(ctx context.Context, q *prepared, t trees, tree cairn.Hash) error {
 		f.id = first + int64(i)
 	}
 
+	var v vault
+	for _, f := range files {
+		if f.path == policyFile {
+			data, err := t.ReadBlob(ctx, f.blob)
+			if err != nil && !errors.Is(err, cairn.ErrPurged) {
+				return fmt.Errorf("index: read %s: %w", policyFile, err)
+			}
+			v.strict = lintSettings(data).Strict
+		}
+	}
+
 	// Full text needs only the parsed pages: it is written while the other
 	// cores resolve links and prepare rows, the database's one writer being
 	// otherwise idle then. One page a statement and nothing in between, so
@@ -108,7 +120,6 @@ func build(ctx context.Context, q *prepared, t trees, tree cairn.Hash) error {
 	ids := make(map[string]int64, len(files))
 	var pages []*markdown.Page
 	var attachments []string
-	var v vault
 	for _, f := range files {
 		ids[f.path] = f.id
 		if f.page != nil {
@@ -119,8 +130,8 @@ func build(ctx context.Context, q *prepared, t trees, tree cairn.Hash) error {
 		switch {
 		case f.kind == lint.KindPage && equalFold(f.path, "index.md"):
 			v.index = f.id
-		case equalFold(f.path, "cairn.yaml") || equalFold(f.path, "eva.json"):
-			v.contract = true
+		case equalFold(f.path, "eva.json"):
+			v.eva = true
 		}
 	}
 	r := markdown.NewResolver(pages, attachments)

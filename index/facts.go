@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"cairn"
 	"cairn/lint"
 	"cairn/markdown"
@@ -151,6 +153,20 @@ func linkColumnsOf(alias string) string {
 		cols[i] = alias + "." + c
 	}
 	return strings.Join(cols, ", ")
+}
+
+// lintSettings reads the lint key of cairn.yaml. The admission pipeline
+// validates the file before it reaches main (admit.ParsePolicy, whose
+// Policy holds the same lint.Settings); here a file that does not parse
+// counts as the default.
+func lintSettings(data []byte) lint.Settings {
+	var doc struct {
+		Lint lint.Settings `yaml:"lint"`
+	}
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return lint.Settings{}
+	}
+	return doc.Lint
 }
 
 func equalFold(a, b string) bool { return len(a) == len(b) && cairn.FoldPath(a) == cairn.FoldPath(b) }

@@ -115,7 +115,7 @@ func TestIndex_Basics(t *testing.T) {
 		"notes/loop-a.md":    "---\ntitle: Loop A\ntype: concept\n---\n[[loop-b]]",
 		"notes/loop-b.md":    "---\ntitle: Loop B\ntype: concept\n---\n[[loop-a]]",
 		"scripts/run.sh":     "#!/bin/sh",
-		"cairn.yaml":         "version: 1\n",
+		"cairn.yaml":         "lint:\n  strict: true\n",
 		"notes/twin-one.md":  "---\ntitle: Twin\ntype: concept\n---\n[[index]]",
 		"concepts/twin-2.md": "---\ntitle: Twin\ntype: concept\n---\n[[Twin]]",
 		"notes/beta.md":      "---\ntitle: Other beta\ntype: concept\n---\nsee [[beta]]",
@@ -130,7 +130,7 @@ func TestIndex_Basics(t *testing.T) {
 	for _, l := range links {
 		got = append(got, l.Raw+" -> "+l.Status+" "+l.To)
 	}
-	want := []string{"[[beta#Origins]] -> ambiguous ", "[[gamma]] -> broken "}
+	want := []string{"[[beta#Origins]] -> resolved notes/beta.md", "[[gamma]] -> broken "}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Links(Alpha) mismatch (-want +got):\n%s", diff)
 	}
@@ -150,7 +150,7 @@ func TestIndex_Basics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res) != 1 || res[0].Path != "summaries/paper.md" || !strings.Contains(res[0].Snippet, "**quantum**") || !strings.Contains(res[0].Snippet, "**gardening**") {
+	if len(res) != 1 || res[0].Path != "summaries/paper.md" || !strings.Contains(res[0].Snippet, "quantum gardening") || len(res[0].Matches) != 2 {
 		t.Errorf("Search = %+v", res)
 	}
 	if _, err := r.Search(e.ctx, index.SearchQuery{Text: "type:concept"}); cairn.ErrorCode(err) != cairn.EINVALID {
@@ -160,17 +160,18 @@ func TestIndex_Basics(t *testing.T) {
 	if err != nil || len(res) != 1 || res[0].Path != "concepts/beta.md" {
 		t.Errorf("Search(beta, type concept, folder concepts) = %+v, %v", res, err)
 	}
-	// Two pages have the stem beta and two the title Twin: links by those
-	// names are ambiguous, never silently the first.
+	// Two pages have the title Twin: a link by that title is ambiguous,
+	// never silently the first. Two have the stem beta: a link by it goes
+	// to the one beside it (notes/lonely.md's, notes/beta.md's own), else
+	// to the shorter path (alpha's), which lint notes.
 	wantFindings := []string{
 		`concepts/twin-2.md ambiguous-link warning "Twin"`,
 		`concepts/twin-2.md duplicate-title warning "Twin"`,
 		`concepts/twin-2.md orphan warning ""`,
-		`entities/alpha.md ambiguous-link warning "beta"`,
+		`entities/alpha.md ambiguous-link info "beta"`,
 		`entities/alpha.md broken-link warning "gamma"`,
-		`notes/beta.md ambiguous-link warning "beta"`,
-		`notes/beta.md orphan warning ""`,
-		`notes/lonely.md ambiguous-link warning "Beta"`,
+		`entities/alpha.md missing-heading warning "beta#Origins"`,
+		`notes/lonely.md missing-heading warning "Beta#Nowhere"`,
 		`notes/lonely.md missing-title warning "title"`,
 		`notes/lonely.md missing-type warning "type"`,
 		`notes/lonely.md orphan warning ""`,
@@ -210,6 +211,7 @@ func TestIndex_Incremental(t *testing.T) {
 	if testing.Short() {
 		seeds, steps = 2, 15
 	}
+	chosen := 0 // links that took the shortest of several paths
 	for seed := range seeds {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			e := setup(t)
@@ -223,15 +225,29 @@ func TestIndex_Incremental(t *testing.T) {
 				if !d.OK() {
 					t.Fatalf("step %d: incremental index differs from a rebuild:\n%s", step, strings.Join(d.Problems, "\n"))
 				}
+				fs, err := e.ix.Main().Findings(e.ctx, index.FindingFilter{Rule: lint.AmbiguousLink})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range fs {
+					if f.Severity == lint.Info {
+						chosen++
+					}
+				}
 			}
 		})
+	}
+	if chosen == 0 {
+		t.Errorf("no link took the shortest of several paths: the edits do not exercise the rule")
 	}
 }
 
 // gen makes random edits to a small vault whose pages link to each other
 // by every route resolution knows: path, suffix, stem, title, alias,
 // headings and blocks, with collisions, renames and index.md coming and
-// going.
+// going. Pages and attachments of one name sit in several folders, nested
+// and side by side, so that which one a link takes depends on the linking
+// page's folder and on the others' path lengths.
 type gen struct {
 	rng   *rand.Rand
 	files map[string]string
@@ -242,7 +258,7 @@ func newGen(seed uint64) *gen {
 }
 
 var (
-	folders = []string{"", "notes/", "concepts/", "a/b/"}
+	folders = []string{"", "notes/", "concepts/", "a/b/", "x/b/", "notes/deep/", "zz/"}
 	names   = []string{"alpha", "beta", "gamma", "delta", "index", "Alpha", "omega"}
 	titles  = []string{"Alpha", "Beta", "Home", "Gamma", "Shared"}
 )
@@ -266,9 +282,11 @@ func (g *gen) page() string {
 	fmt.Fprintf(&b, "# %s\n\n## Part %d\n", titles[g.rng.IntN(len(titles))], g.rng.IntN(3))
 	for range g.rng.IntN(5) {
 		target := names[g.rng.IntN(len(names))]
-		switch g.rng.IntN(6) {
+		switch g.rng.IntN(7) {
 		case 0:
 			target = folders[g.rng.IntN(len(folders))] + target
+		case 6:
+			target = "b/" + target // a suffix that a/b/ and x/b/ both answer
 		case 1:
 			target = titles[g.rng.IntN(len(titles))]
 		case 2:
@@ -289,11 +307,13 @@ func (g *gen) edits() map[string]string {
 	out := map[string]string{}
 	for range 1 + g.rng.IntN(4) {
 		var p string
-		switch g.rng.IntN(10) {
+		switch g.rng.IntN(12) {
 		case 0:
 			p = "raw/" + names[g.rng.IntN(len(names))] + ".md"
 		case 1:
 			p = folders[g.rng.IntN(len(folders))] + "pic.png"
+		case 2:
+			p = []string{"cairn.yaml", "eva.json"}[g.rng.IntN(2)] // the lint setting comes and goes
 		default:
 			p = folders[g.rng.IntN(len(folders))] + names[g.rng.IntN(len(names))] + ".md"
 		}
@@ -301,9 +321,14 @@ func (g *gen) edits() map[string]string {
 			out[p] = ""
 			continue
 		}
-		if strings.HasSuffix(p, ".png") || strings.HasPrefix(p, "raw/") {
+		switch {
+		case p == "cairn.yaml":
+			out[p] = []string{"agent:\n  timeout: 10m\n", "lint:\n  strict: true\n", "lint:\n  strict: false\n"}[g.rng.IntN(3)]
+		case p == "eva.json":
+			out[p] = "{}"
+		case strings.HasSuffix(p, ".png") || strings.HasPrefix(p, "raw/"):
 			out[p] = fmt.Sprint("data ", g.rng.IntN(100))
-		} else {
+		default:
 			out[p] = g.page()
 		}
 	}
@@ -432,5 +457,161 @@ func TestIndex_Apply(t *testing.T) {
 			}
 			e.check()
 		})
+	}
+}
+
+// TestIndex_SameName: files sharing a name are told apart as Obsidian
+// does, by the linking page's folder and then by the shortest path, and
+// the incremental index re-resolves a link when a page of that name comes
+// or goes anywhere.
+func TestIndex_SameName(t *testing.T) {
+	e := setup(t)
+	links := func(ref string) []string {
+		t.Helper()
+		ls, err := e.ix.Main().Links(e.ctx, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, l := range ls {
+			out = append(out, fmt.Sprintf("%s -> %s %s %v", l.Raw, l.Status, l.To, l.Candidates))
+		}
+		return out
+	}
+	const (
+		sync    = "Obsidian Sync/Security and privacy.md"
+		publish = "Obsidian Publish/Security and privacy.md"
+	)
+	e.commit(map[string]string{
+		sync:                             "# Security\n## Encryption\n",
+		publish:                          "# Security\n",
+		"Obsidian Sync/Headless Sync.md": "[[Security and privacy#Encryption]]",
+		"Obsidian Publish/Custom.md":     "[[Security and privacy]]",
+		"Home.md":                        "[[Security and privacy]]",
+		"Obsidian Sync/deep/Ancestor.md": "[[Security and privacy]]",
+	})
+	e.check()
+	want := []string{"[[Security and privacy#Encryption]] -> resolved " + sync + " []"}
+	if diff := cmp.Diff(want, links("Obsidian Sync/Headless Sync.md")); diff != "" {
+		t.Errorf("Links(Headless Sync) mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"[[Security and privacy]] -> resolved " + publish + " []"}, links("Obsidian Publish/Custom.md")); diff != "" {
+		t.Errorf("Links(Custom) mismatch (-want +got):\n%s", diff)
+	}
+	// From the root and from below a folder, the shortest path.
+	chosen := "[[Security and privacy]] -> resolved " + sync + " [" + publish + " " + sync + "]"
+	for _, ref := range []string{"Home.md", "Obsidian Sync/deep/Ancestor.md"} {
+		if diff := cmp.Diff([]string{chosen}, links(ref)); diff != "" {
+			t.Errorf("Links(%s) mismatch (-want +got):\n%s", ref, diff)
+		}
+	}
+	wantFindings := func(want ...string) {
+		t.Helper()
+		var got []string
+		for _, f := range e.findings() {
+			if strings.Contains(f, "ambiguous-link") || strings.Contains(f, "missing-heading") {
+				got = append(got, f)
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("link findings mismatch (-want +got):\n%s", diff)
+		}
+	}
+	wantFindings(`Home.md ambiguous-link info "Security and privacy"`,
+		`Obsidian Sync/deep/Ancestor.md ambiguous-link info "Security and privacy"`)
+
+	// A page of that name at the root is an exact path: it wins everywhere
+	// but where the link names it by folder.
+	e.commit(map[string]string{"Security and privacy.md": "# Root\n"})
+	e.check()
+	if diff := cmp.Diff([]string{"[[Security and privacy#Encryption]] -> resolved Security and privacy.md []"}, links("Obsidian Sync/Headless Sync.md")); diff != "" {
+		t.Errorf("Links(Headless Sync) mismatch (-want +got):\n%s", diff)
+	}
+	wantFindings(`Obsidian Sync/Headless Sync.md missing-heading warning "Security and privacy#Encryption"`)
+	// One in the linking page's folder, then gone again.
+	e.commit(map[string]string{"Security and privacy.md": "", "Obsidian Sync/deep/Security and privacy.md": "x"})
+	e.check()
+	if diff := cmp.Diff([]string{"[[Security and privacy]] -> resolved Obsidian Sync/deep/Security and privacy.md []"}, links("Obsidian Sync/deep/Ancestor.md")); diff != "" {
+		t.Errorf("Links(Ancestor) mismatch (-want +got):\n%s", diff)
+	}
+	e.commit(map[string]string{"Obsidian Sync/deep/Security and privacy.md": ""})
+	e.check()
+	wantFindings(`Home.md ambiguous-link info "Security and privacy"`,
+		`Obsidian Sync/deep/Ancestor.md ambiguous-link info "Security and privacy"`)
+}
+
+// TestReader_SearchSnippet: a snippet is the page's text as written, its
+// own Markdown included, and the matches are byte offsets into it.
+func TestReader_SearchSnippet(t *testing.T) {
+	e := setup(t)
+	long := strings.Repeat("filler words here ", 20)
+	e.commit(map[string]string{
+		"a.md": "---\ntitle: Gardens\n---\n" + long + "\nThe **quantum**   gardener's *Quantum*\tgardens: [[x|Gärden]] grow.\n\n" + long,
+	})
+	res, err := e.ix.Main().Search(e.ctx, index.SearchQuery{Text: "quantum gard*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 {
+		t.Fatalf("Search = %+v, want one result", res)
+	}
+	s := res[0]
+	if strings.Contains(s.Snippet, "  ") || strings.ContainsAny(s.Snippet, "\t\n") {
+		t.Errorf("Snippet %q has white space runs", s.Snippet)
+	}
+	if !strings.Contains(s.Snippet, "The **quantum** gardener's *Quantum* gardens: Gärden grow.") {
+		t.Errorf("Snippet = %q, want the page's text as written", s.Snippet)
+	}
+	var got []string
+	for _, m := range s.Matches {
+		if m[0] < 0 || m[0] >= m[1] || m[1] > len(s.Snippet) {
+			t.Fatalf("Matches %v out of Snippet %q", s.Matches, s.Snippet)
+		}
+		got = append(got, s.Snippet[m[0]:m[1]])
+	}
+	want := []string{"quantum", "gardener", "Quantum", "gardens", "Gärden"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the matches in %q (-want +got):\n%s", s.Snippet, diff)
+	}
+}
+
+// TestIndex_LintStrict: cairn.yaml changes lint only by its lint.strict
+// key; an Eva brain (eva.json) is strict. The index follows either
+// incrementally and agrees with a rebuild.
+func TestIndex_LintStrict(t *testing.T) {
+	e := setup(t)
+	severities := func() []string {
+		t.Helper()
+		var out []string
+		for _, f := range e.findings() {
+			if strings.Contains(f, "missing-title") || strings.Contains(f, "orphan") {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	plain := []string{`notes/a.md missing-title info "title"`, `notes/a.md orphan info ""`}
+	strict := []string{`notes/a.md missing-title warning "title"`, `notes/a.md orphan warning ""`}
+	for _, step := range []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{"Plain", map[string]string{"notes/a.md": "no frontmatter\n"}, plain},
+		{"OtherSetting", map[string]string{"cairn.yaml": "agent:\n  timeout: 10m\n"}, plain},
+		{"Strict", map[string]string{"cairn.yaml": "agent:\n  timeout: 10m\nlint:\n  strict: true\n"}, strict},
+		{"PageEditedWhileStrict", map[string]string{"notes/a.md": "still no frontmatter\n"}, strict},
+		{"NotStrict", map[string]string{"cairn.yaml": "lint:\n  strict: false\n"}, plain},
+		{"StrictAgain", map[string]string{"cairn.yaml": "lint: {strict: yes}\n"}, strict},
+		{"Removed", map[string]string{"cairn.yaml": ""}, plain},
+		{"EvaBrain", map[string]string{"eva.json": "{}"}, strict},
+		{"EvaBrainNotStrictInCairn", map[string]string{"cairn.yaml": "lint:\n  strict: false\n"}, strict},
+		{"EvaGone", map[string]string{"eva.json": ""}, plain},
+	} {
+		e.commit(step.files)
+		e.check()
+		if diff := cmp.Diff(step.want, severities()); diff != "" {
+			t.Errorf("%s: findings mismatch (-want +got):\n%s", step.name, diff)
+		}
 	}
 }

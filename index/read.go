@@ -45,8 +45,10 @@ var fileKinds = map[lint.Kind]string{
 
 // Resolve finds the file a reference names, the way a wikilink would: an
 // exact path, an id, a path without .md, a path suffix, a file name, a
-// title or an alias. Ambiguity is an error (EINVALID) listing the
-// candidates; nothing found is ENOTFOUND.
+// title or an alias. A reference has no linking page, so where a link
+// would take the shortest of several paths it is ambiguous instead: an
+// error (EINVALID) listing the candidates, as for any ambiguity; nothing
+// found is ENOTFOUND.
 func (r *Reader) Resolve(ctx context.Context, ref string) (string, error) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
@@ -59,7 +61,7 @@ func (r *Reader) Resolve(ctx context.Context, ref string) (string, error) {
 	}
 	l := markdown.Link{Kind: markdown.LinkWiki, Target: strings.TrimSuffix(ref, ".md")}
 	var qerr error
-	res := markdown.Match(markdown.LookupKeys(l), func(k markdown.Key) []string {
+	res := markdown.Match("", markdown.LookupKeys(l), func(k markdown.Key) []string {
 		h, err := holders(ctx, r.q, k)
 		if err != nil && qerr == nil {
 			qerr = err
@@ -69,7 +71,7 @@ func (r *Reader) Resolve(ctx context.Context, ref string) (string, error) {
 	switch {
 	case qerr != nil:
 		return "", qerr
-	case res.Status == markdown.StatusAmbiguous:
+	case res.Status == markdown.StatusAmbiguous || res.Chosen():
 		return "", cairn.Errorf(cairn.EINVALID, "%q could mean any of %s", ref, strings.Join(res.Candidates, ", ")).
 			WithHint("Name the page by its path.")
 	case res.Status != markdown.StatusResolved:
@@ -128,7 +130,8 @@ type LinkInfo struct {
 	Label   string `json:"label,omitempty"`
 	Line    int    `json:"line"`
 	Status  string `json:"status"` // resolved, broken, ambiguous
-	// Candidates are the files an ambiguous link could mean.
+	// Candidates are the files an ambiguous link could mean, or those a
+	// resolved link's file was chosen among by the shortest path.
 	Candidates []string `json:"candidates,omitempty"`
 	// MissingHeading is set when the target has no such heading or block.
 	MissingHeading bool `json:"missing_heading,omitempty"`

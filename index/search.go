@@ -30,9 +30,14 @@ type SearchResult struct {
 	Title string  `json:"title"`
 	Type  string  `json:"type,omitempty"`
 	Score float64 `json:"score"` // BM25; higher is better
-	// Snippet is a passage of the page around the matches, with each
-	// match between ** and **.
+	// Snippet is a passage of the page's plain text around the matches,
+	// white space shrunk to single spaces, "…" where it is cut; nothing is
+	// added to mark the matches, so the page's own Markdown ("**") reads
+	// as written.
 	Snippet string `json:"snippet"`
+	// Matches are the [start, end) byte offsets of the matching words in
+	// Snippet, in order.
+	Matches [][2]int `json:"matches"`
 }
 
 // term is one word, prefix or phrase of a query.
@@ -197,6 +202,7 @@ func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, err
 			if len(want) > 0 {
 				continue // purged: the phrase cannot be checked
 			}
+			found[i].Matches = [][2]int{}
 			out = append(out, found[i])
 			continue
 		}
@@ -204,7 +210,7 @@ func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, err
 		if len(want) > 0 && !hasPhrases(found[i].Title+"\n"+text, want) {
 			continue
 		}
-		found[i].Snippet = snippet(text, terms, 200)
+		found[i].Snippet, found[i].Matches = snippet(text, terms, 200)
 		out = append(out, found[i])
 	}
 	return out, nil
@@ -233,8 +239,10 @@ func hasPhrases(text string, ps []term) bool {
 }
 
 // snippet cuts a passage of about width bytes from text around the first
-// match of any term, and marks every match with **.
-func snippet(text string, terms []term, width int) string {
+// match of any term, with white space shrunk to single spaces and "…"
+// where text goes on, and returns it with the byte offsets of every match
+// in it.
+func snippet(text string, terms []term, width int) (string, [][2]int) {
 	type span struct{ start, end int }
 	var spans []span
 	first := -1
@@ -267,25 +275,46 @@ func snippet(text string, terms []term, width int) string {
 		end = first + i
 	}
 	var b strings.Builder
+	matches := [][2]int{}
 	if start > 0 {
 		b.WriteString("…")
 	}
-	pos := start
-	for _, s := range spans {
-		if s.start < pos || s.end > end {
+	space := false // white space is pending
+	at := 0        // the next span to find
+	for i := start; i < end; {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if unicode.IsSpace(r) {
+			space = b.Len() > 0
+			i += n
 			continue
 		}
-		b.WriteString(text[pos:s.start])
-		b.WriteString("**")
-		b.WriteString(text[s.start:s.end])
-		b.WriteString("**")
-		pos = s.end
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		for at < len(spans) && spans[at].start < i {
+			at++ // begins before the passage
+		}
+		if at < len(spans) && spans[at].start == i && spans[at].end <= end {
+			// A match is one word: no white space inside.
+			m := [2]int{b.Len(), 0}
+			b.WriteString(text[i:spans[at].end])
+			m[1] = b.Len()
+			matches = append(matches, m)
+			i = spans[at].end
+			at++
+			continue
+		}
+		b.WriteString(text[i : i+n])
+		i += n
 	}
-	b.WriteString(text[pos:end])
 	if end < len(text) {
+		if space {
+			b.WriteByte(' ')
+		}
 		b.WriteString("…")
 	}
-	return strings.Join(strings.Fields(b.String()), " ")
+	return b.String(), matches
 }
 
 func hit(w string, t term) bool {

@@ -28,6 +28,7 @@ type update struct {
 	ids     map[string]int64          // cache of path → file id
 	paths   map[int64]string          // cache of file id → path
 	pages   map[int64]*markdown.Page  // cache of page rows, for headings
+	strict  map[cairn.Hash]bool       // cache of cairn.yaml's lint.strict by content
 
 	values     map[string]bool  // key values whose holders changed
 	dirtyLinks map[linkKey]bool // links to resolve again
@@ -70,6 +71,7 @@ func (ix *Index) apply(ctx context.Context, q *prepared, t trees, from, to cairn
 	u := &update{
 		q: q, w: w, t: t,
 		holders: map[markdown.Key][]string{}, ids: map[string]int64{}, paths: map[int64]string{}, pages: map[int64]*markdown.Page{},
+		strict: map[cairn.Hash]bool{},
 		values: map[string]bool{}, dirtyLinks: map[linkKey]bool{}, dirtyFiles: map[int64]bool{}, gone: map[int64]int{},
 	}
 	before, err := u.vaultFacts(ctx)
@@ -236,7 +238,7 @@ func (ix *Index) apply(ctx context.Context, q *prepared, t trees, from, to cairn
 	if err != nil {
 		return err
 	}
-	if after != before {
+	if after.index != before.index || after.strictLint() != before.strictLint() {
 		u.relintAll = true
 	}
 	if err := u.reach(ctx, before, after); err != nil {
@@ -250,15 +252,33 @@ func (ix *Index) apply(ctx context.Context, q *prepared, t trees, from, to cairn
 
 // vault is what findings depend on vault-wide.
 type vault struct {
-	index    int64 // the file id of the root index.md page, 0 if none
-	contract bool  // cairn.yaml or eva.json at the root
+	index  int64 // the file id of the root index.md page, 0 if none
+	eva    bool  // eva.json at the root: an Eva brain, strict by its standard
+	strict bool  // cairn.yaml at the root sets lint.strict
 }
+
+// policyFile is the vault's contract, admit.PolicyFile; its lint key
+// (lint.Settings) is the one setting findings depend on.
+const policyFile = "cairn.yaml"
 
 func (u *update) vaultFacts(ctx context.Context) (vault, error) {
-	return readVault(ctx, u.q)
+	return readVault(ctx, u.q, func(h cairn.Hash) (bool, error) {
+		if s, ok := u.strict[h]; ok {
+			return s, nil // the policy did not change: read once an update
+		}
+		data, err := u.t.ReadBlob(ctx, h)
+		if err != nil && !errors.Is(err, cairn.ErrPurged) {
+			return false, fmt.Errorf("index: read %s: %w", policyFile, err)
+		}
+		s := lintSettings(data).Strict
+		u.strict[h] = s
+		return s, nil
+	})
 }
 
-func readVault(ctx context.Context, q dbtx) (vault, error) {
+// readVault reads the vault facts from the index; strictIn says whether
+// the content of cairn.yaml sets lint.strict.
+func readVault(ctx context.Context, q dbtx, strictIn func(cairn.Hash) (bool, error)) (vault, error) {
 	var v vault
 	err := q.QueryRowContext(ctx, `SELECT f.id FROM keys k JOIN files f ON f.id = k.file
 		WHERE k.value = 'index.md' AND k.step = 1 AND f.kind = ?`, int(lint.KindPage)).Scan(&v.index)
@@ -266,12 +286,27 @@ func readVault(ctx context.Context, q dbtx) (vault, error) {
 		return v, err
 	}
 	var n int
-	err = q.QueryRowContext(ctx, `SELECT count(*) FROM keys WHERE value IN ('cairn.yaml', 'eva.json') AND step = 1`).Scan(&n)
-	v.contract = n > 0
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM keys WHERE value = 'eva.json' AND step = 1`).Scan(&n); err != nil {
+		return v, err
+	}
+	v.eva = n > 0
+	var blob []byte
+	err = q.QueryRowContext(ctx, `SELECT f.blob FROM keys k JOIN files f ON f.id = k.file
+		WHERE k.value = ? AND k.step = 1 AND f.path = ?`, policyFile, policyFile).Scan(&blob)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return v, nil
+	case err != nil:
+		return v, err
+	}
+	v.strict, err = strictIn(cairn.Hash(blob))
 	return v, err
 }
 
-func (v vault) config() *lint.Config { return &lint.Config{Contract: v.contract} }
+// strictLint reports whether the vault asks for strict lint.
+func (v vault) strictLint() bool { return v.eva || v.strict }
+
+func (v vault) config() *lint.Config { return &lint.Config{Contract: v.strictLint()} }
 
 // linkKey names a link: the linking file and the link's position in it.
 type linkKey struct {
@@ -371,6 +406,19 @@ func (u *update) idOf(ctx context.Context, path string) (int64, error) {
 	}
 	u.ids[path], u.paths[id] = id, path
 	return id, nil
+}
+
+// pathOf returns the path of the file with the given id.
+func (u *update) pathOf(ctx context.Context, id int64) (string, error) {
+	if p, ok := u.paths[id]; ok {
+		return p, nil
+	}
+	var p string
+	if err := u.q.QueryRowContext(ctx, `SELECT path FROM files WHERE id = ?`, id).Scan(&p); err != nil {
+		return "", err
+	}
+	u.paths[id] = p
+	return p, nil
 }
 
 func (u *update) page(ctx context.Context, id int64) (*markdown.Page, error) {
@@ -492,8 +540,12 @@ func (u *update) resolve(ctx context.Context, src int64, l markdown.Link) (markd
 		res.MissingBlock = l.Block != "" && !p.HasBlock(l.Block)
 		return res, src, nil
 	}
+	from, err := u.pathOf(ctx, src)
+	if err != nil {
+		return markdown.Resolution{}, 0, err
+	}
 	var qerr error
-	res := markdown.Match(markdown.LookupKeys(l), func(k markdown.Key) []string {
+	res := markdown.Match(from, markdown.LookupKeys(l), func(k markdown.Key) []string {
 		h, err := u.holdersOf(ctx, k)
 		if err != nil && qerr == nil {
 			qerr = err
@@ -672,7 +724,7 @@ func (u *update) cachedFacts(ctx context.Context, id int64, rows []linkRow, v va
 	f.Reachable = depth.Valid
 	for _, r := range rows {
 		res := r.res
-		if r.dst != 0 && (res.MissingHeading || res.MissingBlock) {
+		if r.dst != 0 && (res.MissingHeading || res.MissingBlock || res.Chosen()) {
 			if err := u.q.QueryRowContext(ctx, `SELECT path FROM files WHERE id = ?`, r.dst).Scan(&res.Path); err != nil {
 				return nil, err
 			}

@@ -12,8 +12,8 @@
 // Eva's seven rules keep Eva's ids (broken-link, orphan, missing-title,
 // missing-type, missing-source, invalid-source, misplaced-page); the others
 // are cairn's. Severities suit real vaults: a plain Obsidian vault without
-// frontmatter gets infos, not errors; a vault with a contract (cairn.yaml or
-// eva.json) requires titles and types.
+// frontmatter gets infos, not errors; an Eva brain (eva.json), or a vault
+// whose cairn.yaml sets lint.strict, requires titles and types.
 package lint
 
 import (

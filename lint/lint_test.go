@@ -53,11 +53,12 @@ func TestCheck(t *testing.T) {
 }
 
 func TestCheck_Graph(t *testing.T) {
-	p := markdown.Parse("a.md", []byte("---\ntitle: A\ntype: concept\naliases: [Shared]\nsources: raw/x.md\n---\n[[gone]] [[two]] [[b#Nope]]"))
+	p := markdown.Parse("a.md", []byte("---\ntitle: A\ntype: concept\naliases: [Shared]\nsources: raw/x.md\n---\n[[gone]] [[two]] [[b#Nope]] [[three]]"))
 	res := []markdown.Resolution{
 		{Status: markdown.StatusBroken},
 		{Status: markdown.StatusAmbiguous, Candidates: []string{"x/two.md", "y/two.md"}},
 		{Status: markdown.StatusResolved, Path: "b.md", MissingHeading: true},
+		{Status: markdown.StatusResolved, Path: "x/three.md", Candidates: []string{"x/three.md", "yy/three.md"}},
 	}
 	f := &lint.Facts{Path: "a.md", Kind: lint.KindPage, Page: p, HasIndex: true,
 		TitleClashes: []lint.Clash{{Value: "Shared", With: []string{"c.md"}}}, IDClashes: []string{"A.md"}, MissingSources: []string{"raw/x.md"}}
@@ -66,7 +67,7 @@ func TestCheck_Graph(t *testing.T) {
 	}
 	got := ids(lint.Check(f, nil))
 	want := []string{
-		"ambiguous-link warning two", "broken-link warning gone", "case-collision error a",
+		"ambiguous-link info three", "ambiguous-link warning two", "broken-link warning gone", "case-collision error a",
 		"duplicate-title warning Shared", "missing-heading warning b#Nope", "orphan warning ", "source-not-found warning raw/x.md",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -65,12 +65,24 @@ var mediaExt = []string{
 // Config says how strict a vault is. The zero value suits a plain Obsidian
 // vault.
 type Config struct {
-	// Contract is set when the vault has a contract (cairn.yaml or
-	// eva.json): pages must have a title and a type (warnings, not infos).
+	// Contract is set when the vault's contract asks for strict lint: an
+	// Eva brain (eva.json at the root), or a cairn.yaml whose lint.strict
+	// is true (Settings). Pages must then have a title and a type, and
+	// orphans are warnings, not infos. A cairn.yaml that says nothing
+	// about lint changes nothing.
 	Contract bool
 	// AttachmentFolders are folder names (at any depth) where files of any
 	// type belong. Default DefaultAttachmentFolders.
 	AttachmentFolders []string
+}
+
+// Settings are what a vault's cairn.yaml says about lint, under its lint
+// key; the admission policy reads and validates the same key. The zero
+// value is the default.
+type Settings struct {
+	// Strict asks for the severities of Config.Contract. Default false;
+	// an Eva brain is strict whatever it says.
+	Strict bool `yaml:"strict,omitempty"`
 }
 
 // Link is a page's link with where it leads.
@@ -197,6 +209,9 @@ func checkPage(f *Facts, cfg *Config, add addFunc) {
 		case markdown.StatusAmbiguous:
 			add(AmbiguousLink, Warning, subject, "%s could mean any of %s; link by path to choose one", l.Raw, strings.Join(l.Res.Candidates, ", "))
 		case markdown.StatusResolved:
+			if l.Res.Chosen() {
+				add(AmbiguousLink, Info, subject, "%s could mean any of %s; it leads to %s, the shortest path, as in Obsidian; link by path to choose another", l.Raw, strings.Join(l.Res.Candidates, ", "), l.Res.Path)
+			}
 			if l.Res.MissingHeading {
 				add(MissingHeading, Warning, subject+"#"+l.Heading, "%s: %s has no heading %q", l.Raw, l.Res.Path, l.Heading)
 			}

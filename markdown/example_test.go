@@ -35,18 +35,26 @@ func ExampleResolver_Resolve() {
 		markdown.Parse("concepts/attention.md", []byte("---\ntitle: Attention Mechanism\n---\n")),
 		markdown.Parse("a/notes.md", nil),
 		markdown.Parse("b/notes.md", nil),
+		markdown.Parse("x.md", []byte("# Shared\n")),
+		markdown.Parse("y.md", []byte("# Shared\n")),
 	}
 	r := markdown.NewResolver(pages, []string{"assets/diagram.png"})
-	from := markdown.Parse("index.md", []byte("[[attention mechanism]] [[notes]] ![[diagram.png]] [[missing]]"))
+	from := markdown.Parse("index.md", []byte("[[attention mechanism]] [[notes]] [[shared]] ![[diagram.png]] [[missing]]"))
 	for _, l := range from.Links {
 		res := r.Resolve(from, l)
 		fmt.Println(l.Raw, res.Status, res.Path, res.Step, res.Candidates)
 	}
+	// From b/, [[notes]] is the page in b/.
+	inB := markdown.Parse("b/index.md", []byte("[[notes]]"))
+	res := r.Resolve(inB, inB.Links[0])
+	fmt.Println(inB.Links[0].Raw, "in b/:", res.Status, res.Path, res.Step, res.Candidates)
 	// Output:
 	// [[attention mechanism]] resolved concepts/attention.md title []
-	// [[notes]] ambiguous  stem [a/notes.md b/notes.md]
+	// [[notes]] resolved a/notes.md stem [a/notes.md b/notes.md]
+	// [[shared]] ambiguous  title [x.md y.md]
 	// ![[diagram.png]] resolved assets/diagram.png stem []
 	// [[missing]] broken  none []
+	// [[notes]] in b/: resolved b/notes.md stem []
 }
 
 func ExamplePlainText() {

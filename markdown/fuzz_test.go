@@ -143,6 +143,7 @@ func longestRun(b []byte, c byte) int {
 // the exported keys, and must be well formed.
 func FuzzResolve(f *testing.F) {
 	f.Add("a/note.md|# Note\nb/note.md|---\\ntitle: T\\n---\nimg/x.png|", "[[note]] [[T]] ![[x.png]] [[a/note#Note]]", uint64(1))
+	f.Add("from/note.md|\nb/note.md|\nlonger/note.md|\nx/sub/note.md|\ny/sub/note.md|", "[[note]] [[sub/note]] [n](note.md)", uint64(2))
 	f.Fuzz(func(t *testing.T, vault, linking string, seed uint64) {
 		var pages []*markdown.Page
 		var attachments []string
@@ -175,7 +176,7 @@ func FuzzResolve(f *testing.F) {
 				t.Errorf("Resolve(%q) depends on input order:\n%s", l.Raw, diff)
 			}
 			if !l.SamePage() {
-				m := markdown.Match(markdown.LookupKeys(l), r.Holders)
+				m := markdown.Match(from.Path, markdown.LookupKeys(l), r.Holders)
 				if m.Status != res.Status || m.Path != res.Path || m.Step != res.Step || !slices.Equal(m.Candidates, res.Candidates) {
 					t.Errorf("Resolve(%q) = %+v but Match over its keys = %+v", l.Raw, res, m)
 				}
@@ -184,6 +185,9 @@ func FuzzResolve(f *testing.F) {
 			case markdown.StatusResolved:
 				if res.Path == "" || !res.SamePage && !seen[res.Path] {
 					t.Errorf("Resolve(%q) = %+v: resolved to a file not in the vault", l.Raw, res)
+				}
+				if res.Candidates != nil && (!res.Chosen() || !slices.IsSorted(res.Candidates) || !slices.Contains(res.Candidates, res.Path)) {
+					t.Errorf("Resolve(%q) = %+v: chose a file not among its candidates", l.Raw, res)
 				}
 			case markdown.StatusAmbiguous:
 				if len(res.Candidates) < 2 || !slices.IsSorted(res.Candidates) || res.Path != "" {

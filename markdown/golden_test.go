@@ -79,6 +79,9 @@ func TestVault_Golden(t *testing.T) {
 				b.WriteString(" same page")
 			case res.Status == markdown.StatusResolved:
 				fmt.Fprintf(&b, " %s by %s", res.Path, res.Step)
+				if res.Chosen() {
+					fmt.Fprintf(&b, ", the shortest of %s", strings.Join(res.Candidates, ", "))
+				}
 			case res.Status == markdown.StatusAmbiguous:
 				fmt.Fprintf(&b, " by %s: %s", res.Step, strings.Join(res.Candidates, ", "))
 			}

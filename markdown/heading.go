@@ -35,21 +35,33 @@ func appendSlug(b *strings.Builder, text []byte) {
 }
 
 // headingKey normalizes heading text for matching a link's heading the way
-// Obsidian does: the characters a link cannot hold (# | ^ : % [ ] \) become
-// spaces, runs of spaces shrink to one, and case is folded.
+// Obsidian does (its stripHeading, applied to both sides): every ASCII
+// punctuation character but the apostrophe, '-' and '_' (that is,
+// !"#$%&()*+,./:;<=>?@[\]^`{|}~) becomes a space, runs of white space
+// shrink to one space, the ends are trimmed, and case is folded. So
+// "[[Page#Why]]" finds "## Why?" and "[[Page#a b]]" finds "## a, b".
 func headingKey(s string) string {
 	s = strings.Map(func(r rune) rune {
-		switch r {
-		case '#', '|', '^', ':', '%', '[', ']', '\\':
-			return ' '
-		}
-		if unicode.IsSpace(r) {
+		if r < utf8.RuneSelf && headingSpace[r] || isSpace(r) {
 			return ' '
 		}
 		return r
 	}, s)
 	return fold(strings.Join(strings.Fields(s), " "))
 }
+
+// headingSpace marks the ASCII bytes headingKey reads as a space: white
+// space and the punctuation Obsidian's heading matching leaves out.
+var headingSpace = func() (t [utf8.RuneSelf]bool) {
+	for _, c := range " \t\n\v\f\r!\"#$%&()*+,./:;<=>?@[\\]^`{|}~" {
+		t[c] = true
+	}
+	return t
+}()
+
+// isSpace reports the white space Obsidian's matching collapses
+// (JavaScript's \s): Unicode white space and the byte order mark.
+func isSpace(r rune) bool { return r == '\ufeff' || unicode.IsSpace(r) }
 
 // fold is cairn.FoldPath, with a fast path for ASCII, where full case
 // folding is lower-casing and NFC changes nothing.
@@ -64,9 +76,10 @@ func fold(s string) string {
 
 // HasHeading reports whether the page has a heading that heading names.
 // A chained heading ("Part#Detail", Obsidian's nested form) names its last
-// part. Matching ignores case and the characters a link cannot hold, as
-// Obsidian's does; a GitHub-style slug ("my-heading", the form Markdown
-// link fragments take elsewhere) matches too.
+// part. Matching ignores case, white space and the ASCII punctuation
+// Obsidian's matching leaves out (see headingKey); a GitHub-style slug
+// ("my-heading", the form Markdown link fragments take elsewhere) matches
+// too.
 func (p *Page) HasHeading(heading string) bool {
 	if i := strings.LastIndexByte(heading, '#'); i >= 0 {
 		heading = heading[i+1:]
@@ -113,8 +126,8 @@ func sameHeadingASCII(a, b string) (same, ok bool) {
 }
 
 // headingReader yields the bytes of s as headingKey would produce them:
-// lower case, the characters a link cannot hold and runs of white space
-// read as one space, none at either end.
+// lower case, the punctuation headingKey leaves out and runs of white
+// space read as one space, none at either end.
 type headingReader struct {
 	s              string
 	i              int
@@ -124,8 +137,7 @@ type headingReader struct {
 func (r *headingReader) next() (byte, bool) {
 	for r.i < len(r.s) {
 		c := r.s[r.i]
-		switch c {
-		case ' ', '\t', '\n', '\r', '\v', '\f', '#', '|', '^', ':', '%', '[', ']', '\\':
+		if c < utf8.RuneSelf && headingSpace[c] {
 			r.space = true
 			r.i++
 			continue

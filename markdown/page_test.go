@@ -295,9 +295,34 @@ func TestPage_HasHeading(t *testing.T) {
 			t.Errorf("HasHeading(%q) = %v, want %v", tc.heading, got, tc.want)
 		}
 	}
+	// Obsidian compares a link's heading and the page's headings with the
+	// ASCII punctuation !"#$%&()*+,./:;<=>?@[\]^`{|}~ read as spaces;
+	// apostrophes, dashes, underscores and other scripts' punctuation count.
+	for _, tc := range []struct {
+		heading, link string
+		want          bool
+	}{
+		{"How large can each remote vault be?", "How large can each remote vault be", true},
+		{"How large can each remote vault be?", "how large can each remote vault be?", true},
+		{"Why? (and how!)", "Why and how", true},
+		{"a, b", "a b", true},
+		{"1.2.3. Setup", "1 2 3 Setup", true},
+		{"C++ & C#", "C C", true},
+		{"Path/To {x} <y> @z $1 ~ `q`", "Path To x y z 1 q", true},
+		{"\"Quoted\" = *bold*; 100%", "Quoted bold 100", true},
+		{"It's done", "Its done", false},
+		{"don\u2019t", "don t", false},
+		{"snake_case", "snake case", false},
+		{"a\u00a0b\u3000c", "a b c", true},
+	} {
+		page := markdown.Parse("a.md", []byte("## "+tc.heading+"\n"))
+		if got := page.HasHeading(tc.link); got != tc.want {
+			t.Errorf("HasHeading(%q) on heading %q = %v, want %v", tc.link, tc.heading, got, tc.want)
+		}
+	}
 	// The allocation-free comparison agrees with the normalization.
 	rng := rand.New(rand.NewPCG(3, 4))
-	const alphabet = "aAbB :#|^%[]\\\t-K\u212aßs"
+	const alphabet = "aAbB :#|^%[]\\\t-K\u212aßs?!.,'\u2019_\u00a0"
 	runes := []rune(alphabet)
 	word := func() string {
 		var b strings.Builder
@@ -324,5 +349,24 @@ func TestParse_BlockIDsHidden(t *testing.T) {
 	p := markdown.Parse("a.md", []byte(src))
 	if diff := cmp.Diff([]string{"ok1", "ok2", "ok3"}, p.BlockIDs); diff != "" {
 		t.Errorf("Parse(%q).BlockIDs mismatch (-want +got):\n%s", src, diff)
+	}
+}
+
+// TestParse_BlockIDAfterLink: Obsidian reads a block id written straight
+// after an embed or a wikilink, as its own help vault writes them
+// ("![[version-history-collaboration.png]]^version-history-image"); after
+// other text the caret is text.
+func TestParse_BlockIDAfterLink(t *testing.T) {
+	t.Parallel()
+	src := "![[history.png]]^version-history-image\n\nSee [[Note]]^after-link\n\n" +
+		"text^glued\n\n[a](b.md)^after-md\n\n`[[x]]`^after-code\n\nnot a link]]^brackets\n\n[[a]] [[b]]^second\n"
+	p := markdown.Parse("a.md", []byte(src))
+	if diff := cmp.Diff([]string{"version-history-image", "after-link", "second"}, p.BlockIDs); diff != "" {
+		t.Errorf("Parse(%q).BlockIDs mismatch (-want +got):\n%s", src, diff)
+	}
+	r := markdown.NewResolver([]*markdown.Page{p}, []string{"history.png"})
+	from := markdown.Parse("b.md", []byte("[[a#^version-history-image]]"))
+	if got := r.Resolve(from, from.Links[0]); got.Status != markdown.StatusResolved || got.MissingBlock {
+		t.Errorf("Resolve([[a#^version-history-image]]) = %+v, want resolved with the block", got)
 	}
 }

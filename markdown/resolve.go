@@ -6,9 +6,13 @@ import (
 )
 
 // Step is one step of link resolution. A link looks its target up step by
-// step, in the order below; the first step where any file answers decides:
-// one file resolves the link, several make it ambiguous (never silently the
-// first). All matching is on folded text (Unicode full case folding and
+// step, in the order below; the first step where any file answers decides.
+// One file resolves the link. Several files at StepSuffix or StepStem (the
+// steps that match file names) are told apart as Obsidian does: the one in
+// the linking page's own folder (not an ancestor's), else the shortest
+// path, the first in byte order among equally short ones (see Match).
+// Several files at any other step make the link ambiguous, never silently
+// the first. All matching is on folded text (Unicode full case folding and
 // NFC, as cairn.FoldPath), so it ignores case.
 type Step int
 
@@ -162,7 +166,10 @@ type Resolution struct {
 	Path string `json:"path,omitempty"`
 	// Step is the step that decided (0 for broken and same-page links).
 	Step Step `json:"step,omitempty"`
-	// Candidates are the files that answered, sorted, when ambiguous.
+	// Candidates are the files that answered at the deciding step, sorted:
+	// those an ambiguous link could mean, or those the shortest-path rule
+	// chose Path among (see Match). Nil when one file answered, or the
+	// linking page's folder held the one.
 	Candidates []string `json:"candidates,omitempty"`
 	// SamePage marks "[[#heading]]" and "[x](#heading)" links.
 	SamePage bool `json:"same_page,omitempty"`
@@ -173,11 +180,23 @@ type Resolution struct {
 	MissingBlock   bool `json:"missing_block,omitempty"`
 }
 
-// Match applies the resolution rule to a link's lookup keys: holders
-// returns the files (paths) answering one key. The first step at which any
-// key has holders decides. It is exported so the incremental index, which
-// keeps holders in SQL, decides exactly as Resolver does.
-func Match(keys []Key, holders func(Key) []string) Resolution {
+// Chosen reports whether the shortest-path rule picked the link's file
+// among several: Obsidian follows the link there, but the name alone does
+// not say which file is meant (lint notes it).
+func (r Resolution) Chosen() bool { return r.Status == StatusResolved && len(r.Candidates) > 1 }
+
+// Match applies the resolution rule to the lookup keys of a link written
+// in the page at path from ("" for a reference with no linking page):
+// holders returns the files (paths) answering one key. The first step at
+// which any key has holders decides. At StepSuffix and StepStem, several
+// holders are narrowed as Obsidian 1.13.7's getFirstLinkpathDest narrows
+// them (an exact path is StepPath, already tried): to those in from's
+// folder, when any are; then to the shortest path, counted in UTF-16 code
+// units as Obsidian counts it; then to the first in byte order, a
+// deterministic pick where Obsidian's is not stable. Match is exported so
+// the incremental index, which keeps holders in SQL, decides exactly as
+// Resolver does.
+func Match(from string, keys []Key, holders func(Key) []string) Resolution {
 	for i := 0; i < len(keys); {
 		step := keys[i].Step
 		j := i + 1
@@ -194,15 +213,55 @@ func Match(keys []Key, holders func(Key) []string) Resolution {
 			found = slices.Compact(found)
 		}
 		i = j
-		switch len(found) {
-		case 0:
+		switch {
+		case len(found) == 0:
 			continue
-		case 1:
+		case len(found) == 1:
 			return Resolution{Status: StatusResolved, Path: found[0], Step: step}
+		case step == StepSuffix || step == StepStem:
+			return nearest(from, step, found)
 		}
 		return Resolution{Status: StatusAmbiguous, Step: step, Candidates: found}
 	}
 	return Resolution{Status: StatusBroken}
+}
+
+// nearest picks among several files sharing a name (sorted, unique), for a
+// link written in the page at path from: the one in from's folder, else the
+// shortest path, the first in byte order among equally short ones.
+func nearest(from string, step Step, found []string) Resolution {
+	dir := from[:strings.LastIndexByte(from, '/')+1]
+	var own []string
+	for _, p := range found {
+		if strings.LastIndexByte(p, '/')+1 == len(dir) && strings.HasPrefix(p, dir) {
+			own = append(own, p)
+		}
+	}
+	switch len(own) {
+	case 1:
+		return Resolution{Status: StatusResolved, Path: own[0], Step: step}
+	case 0:
+		own = found
+	}
+	best, bestLen := own[0], utf16Len(own[0])
+	for _, p := range own[1:] {
+		if n := utf16Len(p); n < bestLen {
+			best, bestLen = p, n
+		}
+	}
+	return Resolution{Status: StatusResolved, Path: best, Step: step, Candidates: own}
+}
+
+// utf16Len is the length of s in UTF-16 code units, JavaScript's length.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r > 0xFFFF {
+			n++
+		}
+	}
+	return n
 }
 
 // Resolver resolves links within one vault, in memory: full index builds,
@@ -252,8 +311,9 @@ func NewResolver(pages []*Page, attachments []string) *Resolver {
 // modified.
 func (r *Resolver) Holders(k Key) []string { return r.holders[k] }
 
-// Resolve resolves link l written in page from. from is needed only for
-// same-page links, which are broken when it is nil.
+// Resolve resolves link l written in page from. With a nil from, a
+// same-page link is broken and files sharing a name are told apart as for
+// a page at the vault root.
 func (r *Resolver) Resolve(from *Page, l Link) Resolution {
 	if l.SamePage() {
 		if from == nil {
@@ -263,7 +323,11 @@ func (r *Resolver) Resolve(from *Page, l Link) Resolution {
 		checkFragment(&res, from, l)
 		return res
 	}
-	res := Match(LookupKeys(l), r.Holders)
+	fromPath := ""
+	if from != nil {
+		fromPath = from.Path
+	}
+	res := Match(fromPath, LookupKeys(l), r.Holders)
 	if res.Status == StatusResolved {
 		if p := r.pages[res.Path]; p != nil {
 			checkFragment(&res, p, l)

@@ -62,6 +62,9 @@ func TestResolver_Resolve(t *testing.T) {
 	ambiguous := func(step markdown.Step, paths ...string) markdown.Resolution {
 		return markdown.Resolution{Status: markdown.StatusAmbiguous, Step: step, Candidates: paths}
 	}
+	shortest := func(step markdown.Step, path string, among ...string) markdown.Resolution {
+		return markdown.Resolution{Status: markdown.StatusResolved, Path: path, Step: step, Candidates: among}
+	}
 	broken := markdown.Resolution{Status: markdown.StatusBroken}
 	from := "concepts/transformer.md"
 	tests := []struct {
@@ -79,9 +82,9 @@ func TestResolver_Resolve(t *testing.T) {
 		{"FrontmatterID", "[[custom-id]]", resolved("ided.md", markdown.StepPath)},
 		{"PathBesideID", "[[ided]]", resolved("ided.md", markdown.StepPath)},
 		{"Suffix", "[[a/sub/note]]", resolved("a/sub/note.md", markdown.StepPath)},
-		{"SuffixAmbiguous", "[[sub/note]]", ambiguous(markdown.StepSuffix, "a/sub/note.md", "b/sub/note.md")},
+		{"SuffixShortestTie", "[[sub/note]]", shortest(markdown.StepSuffix, "a/sub/note.md", "a/sub/note.md", "b/sub/note.md")},
 		{"SuffixWholeSegments", "[[ub/note]]", broken},
-		{"StemAmbiguous", "[[README]]", ambiguous(markdown.StepStem, "dup/readme.md", "other/readme.md")},
+		{"StemShortest", "[[README]]", shortest(markdown.StepStem, "dup/readme.md", "dup/readme.md", "other/readme.md")},
 		{"TitleAmbiguous", "[[shared title]]", ambiguous(markdown.StepTitle, "titled.md", "titled2.md")},
 		{"StemBeatsTitle", "[[network]]", resolved("topics/network.md", markdown.StepStem)},
 		{"TitleBeatsAlias", "[[home]]", resolved("index.md", markdown.StepTitle)},
@@ -93,7 +96,7 @@ func TestResolver_Resolve(t *testing.T) {
 		{"AttachmentStem", "![[diagram.png]]", resolved("img/diagram.png", markdown.StepStem)},
 		{"AttachmentPath", "[[raw/paper.pdf]]", resolved("raw/paper.pdf", markdown.StepPath)},
 		{"AttachmentSuffix", "[[other/paper.pdf]]", resolved("raw/other/paper.pdf", markdown.StepSuffix)},
-		{"AttachmentAmbiguous", "[[paper.pdf]]", ambiguous(markdown.StepStem, "raw/other/paper.pdf", "raw/paper.pdf")},
+		{"AttachmentShortest", "[[paper.pdf]]", shortest(markdown.StepStem, "raw/paper.pdf", "raw/other/paper.pdf", "raw/paper.pdf")},
 		{"AttachmentFragmentUnchecked", "![[raw/paper.pdf#page=3]]", resolved("raw/paper.pdf", markdown.StepPath)},
 		{"AttachmentNeedsExtension", "[[diagram]]", broken},
 		{"RelativeWikilink", "[[../people/vaswani]]", resolved("people/vaswani.md", markdown.StepFile)},
@@ -120,6 +123,97 @@ func TestResolver_Resolve(t *testing.T) {
 			got := r.Resolve(pages[from], l)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Resolve(%q) mismatch (-want +got):\n%s", tc.link, diff)
+			}
+		})
+	}
+}
+
+// TestResolver_SameName: where several files share a name, a link goes
+// where Obsidian sends it (observed on Obsidian 1.13.7 with
+// getFirstLinkpathDest): an exact vault path, else a match in the linking
+// page's own folder (not an ancestor's), else the shortest path string,
+// the first in byte order among equally short ones.
+func TestResolver_SameName(t *testing.T) {
+	t.Parallel()
+	resolved := func(path string, step markdown.Step, among ...string) markdown.Resolution {
+		return markdown.Resolution{Status: markdown.StatusResolved, Path: path, Step: step, Candidates: among}
+	}
+	vaults := []struct {
+		name  string
+		files []string
+		tests []struct {
+			from, link string
+			want       markdown.Resolution
+		}
+	}{
+		{"RootPresent", []string{"Note.md", "zzzz/Note.md", "a/b/Note.md", "b/Note.md"}, []struct {
+			from, link string
+			want       markdown.Resolution
+		}{
+			{"src-root.md", "[[Note]]", resolved("Note.md", markdown.StepPath)},
+			{"zzzz/src.md", "[[Note]]", resolved("Note.md", markdown.StepPath)},
+			{"a/b/src.md", "[[Note]]", resolved("Note.md", markdown.StepPath)},
+			{"a/b/src.md", "[[b/Note]]", resolved("b/Note.md", markdown.StepPath)},
+		}},
+		{"RootDeleted", []string{"zzzz/Note.md", "a/b/Note.md"}, []struct {
+			from, link string
+			want       markdown.Resolution
+		}{
+			{"zzzz/src.md", "[[Note]]", resolved("zzzz/Note.md", markdown.StepStem)},
+			{"a/b/src.md", "[[Note]]", resolved("a/b/Note.md", markdown.StepStem)},
+			{"src-root.md", "[[Note]]", resolved("a/b/Note.md", markdown.StepStem, "a/b/Note.md", "zzzz/Note.md")},
+			{"src-root.md", "[a](Note.md)", resolved("a/b/Note.md", markdown.StepStem, "a/b/Note.md", "zzzz/Note.md")},
+		}},
+		{"MoreCandidates", []string{"zzzz/Note.md", "a/b/Note.md", "b/Note.md", "aaaaaaaa/Note.md"}, []struct {
+			from, link string
+			want       markdown.Resolution
+		}{
+			{"zzzz/deep/src.md", "[[Note]]", resolved("b/Note.md", markdown.StepStem, "a/b/Note.md", "aaaaaaaa/Note.md", "b/Note.md", "zzzz/Note.md")},
+			{"src-root.md", "[[Note]]", resolved("b/Note.md", markdown.StepStem, "a/b/Note.md", "aaaaaaaa/Note.md", "b/Note.md", "zzzz/Note.md")},
+			{"zzzz/src.md", "[[Note]]", resolved("zzzz/Note.md", markdown.StepStem)},
+		}},
+		{"Suffix", []string{"a/b/Note.md", "x/b/Note.md", "y/b/Note.md"}, []struct {
+			from, link string
+			want       markdown.Resolution
+		}{
+			{"x/b/src.md", "[[b/Note]]", resolved("x/b/Note.md", markdown.StepSuffix)},
+			{"src.md", "[[b/Note]]", resolved("a/b/Note.md", markdown.StepSuffix, "a/b/Note.md", "x/b/Note.md", "y/b/Note.md")},
+		}},
+		{"ObsidianHelp", []string{"Obsidian Sync/Security and privacy.md", "Obsidian Publish/Security and privacy.md"}, []struct {
+			from, link string
+			want       markdown.Resolution
+		}{
+			{"Obsidian Sync/Headless Sync.md", "[[Security and privacy]]", resolved("Obsidian Sync/Security and privacy.md", markdown.StepStem)},
+			{"Obsidian Publish/Custom domains.md", "[[Security and privacy#Data]]", resolved("Obsidian Publish/Security and privacy.md", markdown.StepStem)},
+		}},
+		{"TieInBytesNotInUTF16", []string{"ab/x.md", "é/x.md"}, []struct {
+			from, link string
+			want       markdown.Resolution
+		}{
+			// Obsidian counts UTF-16 code units: "é/x.md" is 6, "ab/x.md" 7.
+			{"src.md", "[[x]]", resolved("é/x.md", markdown.StepStem, "ab/x.md", "é/x.md")},
+		}},
+		{"TitlesStayAmbiguous", []string{"one.md", "two/one.md"}, []struct {
+			from, link string
+			want       markdown.Resolution
+		}{
+			{"src.md", "[[Shared]]", markdown.Resolution{Status: markdown.StatusAmbiguous, Step: markdown.StepTitle, Candidates: []string{"one.md", "two/one.md"}}},
+		}},
+	}
+	for _, v := range vaults {
+		t.Run(v.name, func(t *testing.T) {
+			var pages []*markdown.Page
+			for _, f := range v.files {
+				pages = append(pages, markdown.Parse(f, []byte("---\ntitle: Shared\n---\n")))
+			}
+			r := markdown.NewResolver(pages, nil)
+			for _, tc := range v.tests {
+				from := markdown.Parse(tc.from, []byte(tc.link))
+				got := r.Resolve(from, from.Links[0])
+				got.MissingHeading = false
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Errorf("Resolve(%q) from %s mismatch (-want +got):\n%s", tc.link, tc.from, diff)
+				}
 			}
 		})
 	}
@@ -228,6 +322,7 @@ func TestMatch(t *testing.T) {
 		{Step: markdown.StepFile, Value: "b.md"}:  {"b.md"},
 		{Step: markdown.StepStem, Value: "n"}:     {"y/n.md", "x/n.md"},
 		{Step: markdown.StepTitle, Value: "t"}:    {"t.md"},
+		{Step: markdown.StepTitle, Value: "t2"}:   {"u.md"},
 		{Step: markdown.StepFile, Value: "b"}:     {"b.md"},
 		{Step: markdown.StepAlias, Value: "late"}: {"z.md"},
 	}
@@ -240,12 +335,14 @@ func TestMatch(t *testing.T) {
 		{[]markdown.Key{{Step: markdown.StepFile, Value: "b"}, {Step: markdown.StepFile, Value: "b.md"}},
 			markdown.Resolution{Status: markdown.StatusResolved, Path: "b.md", Step: markdown.StepFile}},
 		{[]markdown.Key{{Step: markdown.StepPath, Value: "n"}, {Step: markdown.StepStem, Value: "n"}, {Step: markdown.StepTitle, Value: "t"}},
-			markdown.Resolution{Status: markdown.StatusAmbiguous, Step: markdown.StepStem, Candidates: []string{"x/n.md", "y/n.md"}}},
+			markdown.Resolution{Status: markdown.StatusResolved, Path: "x/n.md", Step: markdown.StepStem, Candidates: []string{"x/n.md", "y/n.md"}}},
+		{[]markdown.Key{{Step: markdown.StepTitle, Value: "t"}, {Step: markdown.StepTitle, Value: "t2"}},
+			markdown.Resolution{Status: markdown.StatusAmbiguous, Step: markdown.StepTitle, Candidates: []string{"t.md", "u.md"}}},
 		{[]markdown.Key{{Step: markdown.StepTitle, Value: "t"}, {Step: markdown.StepAlias, Value: "late"}},
 			markdown.Resolution{Status: markdown.StatusResolved, Path: "t.md", Step: markdown.StepTitle}},
 	}
 	for _, tc := range tests {
-		if diff := cmp.Diff(tc.want, markdown.Match(tc.keys, get)); diff != "" {
+		if diff := cmp.Diff(tc.want, markdown.Match("", tc.keys, get)); diff != "" {
 			t.Errorf("Match(%v) mismatch (-want +got):\n%s", tc.keys, diff)
 		}
 	}

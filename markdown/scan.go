@@ -2,6 +2,7 @@ package markdown
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 )
 
@@ -299,7 +300,9 @@ func (s *scanner) flush() {
 	}
 }
 
-// blockID records a "^id" ending src[ls:le], preceded by a space or alone.
+// blockID records a "^id" ending src[ls:le], preceded by a space, alone,
+// or straight after a wikilink or embed ("![[image.png]]^id", as
+// Obsidian's own help vault writes them).
 func (s *scanner) blockID(ls, le int) {
 	src := s.src
 	for le > ls && (src[le-1] == ' ' || src[le-1] == '\t') {
@@ -315,7 +318,7 @@ func (s *scanner) blockID(ls, le int) {
 	if i == le || i == ls || src[i-1] != '^' {
 		return
 	}
-	if caret := i - 1; caret > ls && src[caret-1] != ' ' && src[caret-1] != '\t' && src[caret-1] != '>' {
+	if caret := i - 1; caret > ls && src[caret-1] != ' ' && src[caret-1] != '\t' && src[caret-1] != '>' && !s.wikilinkEndsAt(caret) {
 		return
 	}
 	p := s.page
@@ -327,6 +330,19 @@ func (s *scanner) blockID(ls, le int) {
 		return
 	}
 	p.BlockIDs = append(p.BlockIDs, string(src[i:le]))
+}
+
+// wikilinkEndsAt reports whether a wikilink or embed of the page ends at
+// offset at. Links are recorded in the order they are written, so their
+// ends rise through the body (frontmatter links come first, and end
+// before it).
+func (s *scanner) wikilinkEndsAt(at int) bool {
+	if at < 2 || s.src[at-1] != ']' || s.src[at-2] != ']' {
+		return false
+	}
+	links := s.page.Links
+	i, found := slices.BinarySearchFunc(links, at, func(l Link, at int) int { return l.Offset + len(l.Raw) - at })
+	return found && (links[i].Kind == LinkWiki || links[i].Kind == LinkEmbed)
 }
 
 // isBlockIDByte: Obsidian block ids are Latin letters, digits and dashes.

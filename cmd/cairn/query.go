@@ -34,12 +34,17 @@ func mainReader(a *app, v *vault.Vault) (*index.Reader, error) {
 
 func (a *app) searchCmd() *cobra.Command {
 	var q index.SearchQuery
+	var color string
 	cmd := &cobra.Command{
 		Use:   "search QUERY",
 		Short: "Full-text search of main's pages, best first",
 		Long: `Search finds the pages of main that contain every word of QUERY, ranked by
 BM25 (title matches count most), with a snippet around the matches. QUERY may
-hold "quoted phrases", prefixes like garden*, and type:T or folder:F filters.`,
+hold "quoted phrases", prefixes like garden*, and type:T or folder:F filters.
+
+The snippet is the page's text as written; on a terminal the matches are
+coloured (--color). With --json each result has the snippet and its matches,
+the [start, end) byte offsets of the matching words in it.`,
 		Example: `  cairn search printing press
   cairn search '"movable type"' --type concept
   cairn search ink* folder:summaries`,
@@ -51,6 +56,10 @@ hold "quoted phrases", prefixes like garden*, and type:T or folder:F filters.`,
 			}
 			defer v.Close()
 			r, err := mainReader(a, v)
+			if err != nil {
+				return err
+			}
+			colored, err := a.colored(color)
 			if err != nil {
 				return err
 			}
@@ -68,11 +77,12 @@ hold "quoted phrases", prefixes like garden*, and type:T or folder:F filters.`,
 					if s.Type != "" {
 						typ = " [" + s.Type + "]"
 					}
-					fmt.Fprintf(w, "%s%s  (%s)\n    %s\n", s.Title, typ, s.Path, s.Snippet)
+					fmt.Fprintf(w, "%s%s  (%s)\n    %s\n", s.Title, typ, s.Path, colorMatches(s.Snippet, s.Matches, colored))
 				}
 			})
 		},
 	}
+	cmd.Flags().StringVar(&color, "color", "auto", "colour the matches: auto (on a terminal), always, never")
 	cmd.Flags().StringVar(&q.Type, "type", "", "only pages of this type")
 	cmd.Flags().StringVar(&q.Folder, "folder", "", "only pages under this folder")
 	cmd.Flags().IntVarP(&q.Limit, "limit", "n", 10, "at most this many results (up to 100)")
@@ -83,9 +93,13 @@ func (a *app) linksCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "links PAGE",
 		Short: "List a page's links and where each leads",
-		Long:  `Links lists the links of PAGE (a path, id, title or alias) on main, in order, with where each resolves: a page, broken, or ambiguous (with the candidates).`,
-		Args:  cobra.ExactArgs(1),
-		RunE:  func(cmd *cobra.Command, args []string) error { return a.links(args[0], false) },
+		Long: `Links lists the links of PAGE (a path, id, title or alias) on main, in order,
+with where each resolves: a page, broken, or ambiguous (with the candidates).
+Where several files share the name a link gives, it leads where Obsidian sends
+it: to the one in PAGE's folder, else to the shortest path, and the others it
+was chosen among are listed.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.links(args[0], false) },
 	}
 }
 
@@ -128,8 +142,11 @@ func (a *app) links(ref string, back bool) error {
 			switch l.Status {
 			case "resolved":
 				note := ""
+				if len(l.Candidates) > 1 {
+					note = "  (the shortest of " + strings.Join(l.Candidates, ", ") + ")"
+				}
 				if l.MissingHeading {
-					note = "  (no such heading)"
+					note += "  (no such heading)"
 				}
 				fmt.Fprintf(w, "%-40s -> %s%s\n", l.Raw, l.To, note)
 			case "ambiguous":
@@ -220,4 +237,21 @@ indexing it. With --strict, exit 1 when any finding is a warning or an error.`,
 	cmd.Flags().StringVar(&min, "min", "", "only findings at least this severe: error, warning or info")
 	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 when a finding is a warning or an error")
 	return cmd
+}
+
+// colorMatches colours the matches of a snippet (byte offsets, in order)
+// as grep does, bold red.
+func colorMatches(snippet string, matches [][2]int, on bool) string {
+	if !on {
+		return snippet
+	}
+	var b strings.Builder
+	pos := 0
+	for _, m := range matches {
+		b.WriteString(snippet[pos:m[0]])
+		b.WriteString("\x1b[01;31m" + snippet[m[0]:m[1]] + "\x1b[0m")
+		pos = m[1]
+	}
+	b.WriteString(snippet[pos:])
+	return b.String()
 }
