@@ -87,6 +87,9 @@ func Init(ctx context.Context, dir string, bare bool, opts *Options) (*Vault, er
 		})
 	} else {
 		_, err = v.Trees.Register(ctx, abs, index.Branch, cairn.Hash{})
+		if err == nil {
+			err = v.Store.Update(ctx, func(tx *store.Tx) error { return setMeta(ctx, tx, metaRoot, abs) })
+		}
 	}
 	if err == nil && !bare {
 		err = ignoreInGit(abs)
@@ -137,12 +140,16 @@ func Open(ctx context.Context, dir string, opts *Options) (*Vault, *worktree.Tre
 	}
 	treeRoot := root
 	// A secondary working tree has a pointer file naming the vault.
-	if data, err := os.ReadFile(filepath.Join(root, worktree.PointerFile)); err == nil {
-		vaultRoot, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "vault: ")
-		if !ok {
-			return nil, nil, cairn.Errorf(cairn.EINVALID, "%s is not a cairn pointer file", filepath.Join(root, worktree.PointerFile))
+	var ptr *worktree.Pointer
+	if fi, err := os.Lstat(filepath.Join(root, DirName)); err == nil && !fi.IsDir() {
+		if ptr, err = worktree.ReadPointer(root); err != nil {
+			return nil, nil, err
 		}
-		treeRoot, root = root, vaultRoot
+		if _, err := os.Stat(filepath.Join(ptr.Vault, DirName, DBName)); err != nil {
+			return nil, nil, cairn.Errorf(cairn.ENOTFOUND, "%s is a working tree of the vault at %s, which is not there any more", root, ptr.Vault).
+				WithHint("If the vault moved, run any cairn command in its new folder once: it updates the pointers of its working trees.")
+		}
+		treeRoot, root = root, ptr.Vault
 	}
 	v, err := open(ctx, root, opts)
 	if err != nil {
@@ -152,17 +159,33 @@ func Open(ctx context.Context, dir string, opts *Options) (*Vault, *worktree.Tre
 	if err := v.DB.Read().QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'bare'`).Scan(&bare); err == nil {
 		v.Bare = bare == "1"
 	}
+	opened := v.Root
+	if err := v.relocate(ctx); err != nil {
+		v.Close()
+		return nil, nil, err
+	}
+	if treeRoot == opened {
+		treeRoot = v.Root // the vault's own folder, under the name it is known by
+	}
 	if err := v.catchUp(ctx); err != nil {
 		v.Close()
 		return nil, nil, err
 	}
 	t, err := v.Trees.Get(ctx, treeRoot)
-	if err != nil {
-		if cairn.ErrorCode(err) != cairn.ENOTFOUND {
+	switch {
+	case err == nil:
+	case cairn.ErrorCode(err) == cairn.ENOTFOUND && ptr != nil:
+		// A secondary working tree that was moved.
+		if t, err = v.Trees.Relink(ctx, treeRoot, ptr); err != nil {
 			v.Close()
 			return nil, nil, err
 		}
+		v.Repaired = append(v.Repaired, fmt.Sprintf("recorded that the working tree of %s moved to %s", t.Branch, t.Path))
+	case cairn.ErrorCode(err) == cairn.ENOTFOUND:
 		t = nil
+	default:
+		v.Close()
+		return nil, nil, err
 	}
 	return v, t, nil
 }
