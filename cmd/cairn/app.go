@@ -92,7 +92,7 @@ process); 2 usage or input error.`,
 	})
 	defer strictUsage(root)
 	root.AddCommand(
-		a.initCmd(), a.statusCmd(), a.commitCmd(), a.logCmd(), a.showCmd(), a.diffCmd(),
+		a.initCmd(), a.statusCmd(), a.commitCmd(), a.logCmd(), a.showCmd(), a.lsCmd(), a.diffCmd(),
 		a.branchCmd(), a.tagCmd(), a.mergeCmd(), a.revertCmd(),
 		a.searchCmd(), a.linksCmd(), a.backlinksCmd(), a.lintCmd(),
 		a.reindexCmd(), a.doctorCmd(), a.gcCmd(), a.purgeCmd(),
