@@ -18,8 +18,16 @@
 // Both talk to the git binary on PATH, never to a library: an import runs
 // rev-list once and then three long-lived processes (log, diff-tree --stdin,
 // cat-file --batch), however long the history; an export runs one
-// fast-import. Each is tied to the caller's context. Git runs
-// with the system and global configuration turned off and every inherited
-// GIT_* variable removed, so the result does not depend on the machine or on
-// a hook's environment.
+// fast-import. Each is tied to the caller's context.
+//
+// A repository is untrusted input: nothing in it, and nothing in the
+// person's own git configuration, may make git run a program. Every git
+// command runs through one helper that gives it an environment of its own
+// (nothing inherited, an empty HOME, an empty PATH and exec path, no system
+// or global configuration, no transport, no lazy fetch) and command-line
+// settings that turn off every program the repository's configuration could
+// name. Only two rev-parse commands read the imported repository's
+// configuration; its objects are read through a bare repository in a
+// private temporary folder that borrows them as an alternate object store.
+// docs/git.md lists each setting and what stops it.
 package gitio

@@ -104,11 +104,18 @@ func exportGit(ctx context.Context, s *store.Store, dir string, o *ExportOptions
 	if err != nil {
 		return err
 	}
-	g, err := newRepo(dir)
+	sb, err := newSandbox()
 	if err != nil {
 		return err
 	}
-	if _, err := g.run(ctx, "init", "--quiet", "--initial-branch="+o.Branch); err != nil {
+	defer sb.Close()
+	g, err := sb.repo(dir)
+	if err != nil {
+		return err
+	}
+	// No template: nothing, hooks included, is copied into the new
+	// repository.
+	if _, err := g.run(ctx, "init", "--quiet", "--template=", "--initial-branch="+o.Branch); err != nil {
 		return err
 	}
 	p, err := g.start(ctx, true, "fast-import", "--quiet", "--done")

@@ -29,7 +29,7 @@ type logReader struct{ p *proc }
 
 func (r *repo) startLog(ctx context.Context, head string) (*logReader, error) {
 	p, err := r.start(ctx, false, "log", "--first-parent", "--reverse", "-z",
-		"--no-color", "--no-show-signature", "--encoding=UTF-8", "--format="+logFormat, head, "--")
+		"--no-color", "--no-show-signature", "--no-ext-diff", "--no-textconv", "--encoding=UTF-8", "--format="+logFormat, head, "--")
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ type diffTree struct {
 }
 
 func (r *repo) startDiffTree(ctx context.Context, commits []string) (*diffTree, error) {
-	p, err := r.start(ctx, true, "diff-tree", "--stdin", "-r", "-z", "--no-renames", "--root", "--always")
+	p, err := r.start(ctx, true, "diff-tree", "--stdin", "-r", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "--root", "--always")
 	if err != nil {
 		return nil, err
 	}
