@@ -3,8 +3,10 @@
 // [ImportHistory] reads the first-parent history of a ref in a git
 // repository and replays it, oldest first, as commits on a new cairn branch:
 // each git commit becomes one cairn commit with the same message and author
-// time, a principal derived from the author, and the git hash in the commit
-// metadata under "git.commit". A merge commit imports as its change against
+// time, a principal derived from the author, and in the commit metadata the
+// git hash ("git.commit") and the author and committer as git wrote them,
+// with their addresses, dates and time zones ("git.author",
+// "git.committer"). A merge commit imports as its change against
 // its first parent; the history of the merged side is not imported. Files a
 // vault cannot hold (names [cairn.CleanPath] refuses, paths that differ
 // only in case, symbolic links, submodules, oversize files) are left out and
@@ -12,8 +14,12 @@
 //
 // [ExportGit] writes the whole history of a branch, merges with all their
 // parents, into a new git repository through git fast-import and checks out
-// its head. Commit hash, principal and metadata travel as trailers at the end
-// of each commit message.
+// its head. A commit imported from git gets back its author, committer and
+// message, so that exporting an imported history gives the same git log
+// (and, when nothing was left out and no merge flattened, the same commits);
+// its cairn hash, principal and metadata go into a git note. Any other
+// commit's hash, principal and metadata travel as trailers at the end of its
+// message.
 //
 // Both talk to the git binary on PATH, never to a library: an import runs
 // rev-list once and then three long-lived processes (log, diff-tree --stdin,

@@ -36,8 +36,9 @@ type ExportOptions struct {
 	// Default "main".
 	Branch string
 	// Author maps a principal to the git identity of its commits, as author
-	// and committer. Default DefaultAuthor. Neither part may hold '<', '>'
-	// or a newline.
+	// and committer, for the commits not imported from git (those keep
+	// their own). Default DefaultAuthor. Neither part may hold '<', '>' or
+	// a newline.
 	Author func(p cairn.Principal) (name, email string)
 	// PurgedPlaceholder writes a one-line placeholder for content that was
 	// purged from the store. Default false: such content fails the export.
@@ -49,8 +50,14 @@ type ExportOptions struct {
 // ExportGit writes the history of a branch into a new git repository at
 // dir: every commit the branch reaches, merges with all their parents,
 // parents before children, through one `git fast-import`, and then checks
-// out the branch head so that the working tree matches it. Git author and
-// committer come from opts.Author and the commit time; the commit message
+// out the branch head so that the working tree matches it.
+//
+// A commit that ImportHistory made from a git commit (its metadata holds
+// the git commit's hash, author and committer) is written with that author
+// and committer, dates and time zones included, and its message as
+// imported; what git has no place for goes into a note on it, under
+// refs/notes/commits, as the trailers below. Any other commit's git author
+// and committer come from opts.Author and the commit time, and its message
 // ends with trailers that keep what git has no place for:
 //
 //	Cairn-Commit: <cairn commit hash>
@@ -139,6 +146,9 @@ func exportGit(ctx context.Context, s *store.Store, dir string, o *ExportOptions
 		if o.Progress != nil {
 			o.Progress(i+1, len(commits))
 		}
+	}
+	if err := w.writeNotes(commits[len(commits)-1]); err != nil {
+		return p.fail(err)
 	}
 	if _, err := io.WriteString(w.w, "done\n"); err != nil {
 		return p.fail(err)
@@ -236,6 +246,71 @@ type fastImport struct {
 	mark    int
 	blobs   map[cairn.Hash]int // blob → mark
 	commits map[cairn.Hash]int // commit → mark
+	notes   []gitNote          // the notes to write once every commit is
+}
+
+// gitNote is a note on an exported commit.
+type gitNote struct {
+	mark int
+	text string
+}
+
+// identity returns the git author and committer of c, its git message, and
+// the text of a note on it. A commit imported from git (its metadata holds
+// the git commit's author and committer) gets them back as they were, and
+// its own message: what git has no place for goes into a note, so that the
+// commit is the one that was imported. Any other commit gets opts.Author's
+// identity and its time, and trailers at the end of its message.
+func (w *fastImport) identity(c *cairn.Commit) (author, committer, msg, note string, err error) {
+	author, committer = c.Meta[MetaAuthor], c.Meta[MetaCommitter]
+	if c.Meta[MetaCommit] != "" && validIdent(author) && validIdent(committer) {
+		msg := strings.TrimRight(c.Message, "\n") + "\n"
+		if c.Message == noMessage(c.Meta[MetaCommit]) {
+			msg = ""
+		}
+		return author, committer, msg, strings.TrimLeft(trailers(c), "\n"), nil
+	}
+	name, email := w.o.Author(c.Principal)
+	if strings.ContainsAny(name, "<>\n") || strings.ContainsAny(email, "<>\n") {
+		return "", "", "", "", cairn.Errorf(cairn.EINVALID, "git identity %q <%s> of %s holds '<', '>' or a newline", name, email, c.Principal)
+	}
+	ident := fmt.Sprintf("%s <%s> %d +0000", name, email, c.Time.Unix())
+	if name == "" {
+		ident = ident[1:]
+	}
+	return ident, ident, gitMessage(c), "", nil
+}
+
+// validIdent reports whether s is a git identity as an import records it
+// and fast-import takes it: "Name <email> <seconds> <±hhmm>", the name and
+// address without '<', '>' or a newline.
+func validIdent(s string) bool {
+	name, rest, ok := strings.Cut(s, "<")
+	if !ok || name != "" && !strings.HasSuffix(name, " ") {
+		return false
+	}
+	email, date, ok := strings.Cut(rest, "> ")
+	if !ok || strings.ContainsAny(name+email, "<>\n") {
+		return false
+	}
+	_, err := rawDate(date)
+	return err == nil
+}
+
+// writeNotes writes the notes of the exported commits as one commit on
+// refs/notes/commits, git's default notes ref, so that git log shows them.
+func (w *fastImport) writeNotes(head *cairn.Commit) error {
+	if len(w.notes) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	msg := "Notes by cairn export: what git has no place for in commits imported from git\n"
+	fmt.Fprintf(&b, "commit refs/notes/commits\ncommitter cairn <system@cairn.invalid> %d +0000\ndata %d\n%s\n", head.Time.Unix(), len(msg), msg)
+	for _, n := range w.notes {
+		fmt.Fprintf(&b, "N inline :%d\ndata %d\n%s\n", n.mark, len(n.text), n.text)
+	}
+	b.WriteString("\n")
+	return w.write(b.String())
 }
 
 // commit writes the blobs c adds and c itself. Its file changes are the
@@ -256,15 +331,10 @@ func (w *fastImport) commit(ctx context.Context, c *cairn.Commit) error {
 	if err := w.writeBlobs(ctx, c, changes); err != nil {
 		return err
 	}
-	name, email := w.o.Author(c.Principal)
-	if strings.ContainsAny(name, "<>\n") || strings.ContainsAny(email, "<>\n") {
-		return cairn.Errorf(cairn.EINVALID, "git identity %q <%s> of %s holds '<', '>' or a newline", name, email, c.Principal)
+	author, committer, msg, note, err := w.identity(c)
+	if err != nil {
+		return err
 	}
-	ident := fmt.Sprintf("%s <%s> %d +0000", name, email, c.Time.Unix())
-	if name == "" {
-		ident = ident[1:]
-	}
-	msg := gitMessage(c)
 	var b strings.Builder
 	if len(c.Parents) == 0 {
 		// Without a from, fast-import would continue the branch.
@@ -272,7 +342,10 @@ func (w *fastImport) commit(ctx context.Context, c *cairn.Commit) error {
 	}
 	w.mark++
 	w.commits[c.Hash] = w.mark
-	fmt.Fprintf(&b, "commit %s\nmark :%d\nauthor %s\ncommitter %s\ndata %d\n%s\n", w.ref, w.mark, ident, ident, len(msg), msg)
+	fmt.Fprintf(&b, "commit %s\nmark :%d\nauthor %s\ncommitter %s\ndata %d\n%s\n", w.ref, w.mark, author, committer, len(msg), msg)
+	if note != "" {
+		w.notes = append(w.notes, gitNote{mark: w.mark, text: note})
+	}
 	for i, p := range c.Parents {
 		m, ok := w.commits[p]
 		if !ok {
@@ -413,8 +486,13 @@ func quotePath(p string) string {
 // gitMessage is a commit's message followed by a blank line and its
 // trailers.
 func gitMessage(c *cairn.Commit) string {
+	return strings.TrimRight(c.Message, "\n") + trailers(c)
+}
+
+// trailers are the lines that keep what git has no place for, after a
+// blank line.
+func trailers(c *cairn.Commit) string {
 	var b strings.Builder
-	b.WriteString(strings.TrimRight(c.Message, "\n"))
 	fmt.Fprintf(&b, "\n\n%s: %s\n%s: %s\n", TrailerCommit, c.Hash, TrailerPrincipal, c.Principal)
 	keys := make([]string, 0, len(c.Meta))
 	for k := range c.Meta {

@@ -81,7 +81,9 @@ const (
 // branch of s. Each git commit becomes one cairn commit (even when nothing
 // the vault holds changed) with the git commit's message, its author time,
 // the principal opts.Principal gives for its author, and the metadata
-// {"git.commit": <git hash>}. A merge commit imports as its change against
+// MetaCommit (the git hash), MetaAuthor and MetaCommitter (the author and
+// committer as git wrote them: "Name <email> <seconds> <±hhmm>"), which
+// ExportGit gives back to git. A merge commit imports as its change against
 // its first parent: the side branches it merged are not imported as
 // commits of their own. The tree of each cairn commit is the git commit's
 // tree minus the files the vault cannot hold (listed in the result's
