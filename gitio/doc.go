@@ -21,7 +21,11 @@
 // commit's hash, principal and metadata travel as trailers at the end of its
 // message.
 //
-// Both talk to the git binary on PATH, never to a library: an import runs
+// [ExportFiles] writes the files of one commit into a folder. Both exports
+// write content purged from the store as a one-line placeholder that says
+// when, by whom and why it was purged, and list each file that got one.
+//
+// Imports and ExportGit talk to the git binary on PATH, never to a library: an import runs
 // rev-list once and then three long-lived processes (log, diff-tree --stdin,
 // cat-file --batch), however long the history; an export runs one
 // fast-import. Each is tied to the caller's context.

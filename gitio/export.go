@@ -40,11 +40,24 @@ type ExportOptions struct {
 	// their own). Default DefaultAuthor. Neither part may hold '<', '>' or
 	// a newline.
 	Author func(p cairn.Principal) (name, email string)
-	// PurgedPlaceholder writes a one-line placeholder for content that was
-	// purged from the store. Default false: such content fails the export.
-	PurgedPlaceholder bool
 	// Progress, when set, is called after each exported commit.
 	Progress func(done, total int)
+}
+
+// ExportResult reports an export.
+type ExportResult struct {
+	// Head is the commit exported: the branch head (ExportGit), the commit
+	// whose files were written (ExportFiles).
+	Head cairn.Hash
+	// Commits is the number of commits exported (ExportGit).
+	Commits int
+	// Files is the number of files written (ExportFiles).
+	Files int
+	// Placeholders lists the files whose content was purged from the store
+	// and which the export wrote as a placeholder: for ExportGit, each path
+	// at each commit that wrote it (the commits after it that keep the file
+	// as it is keep the placeholder too).
+	Placeholders []Placeholder
 }
 
 // ExportGit writes the history of a branch into a new git repository at
@@ -72,11 +85,10 @@ type ExportOptions struct {
 // newlines become continuation lines that start with a space.
 //
 // dir must not exist or be an empty folder (EINVALID otherwise). Content
-// purged from the store cannot be exported: the error names the path and
-// the commit, has code ENOTFOUND and wraps cairn.ErrPurged, unless
-// opts.PurgedPlaceholder is set. When the export fails, whatever it wrote
-// into dir is removed.
-func ExportGit(ctx context.Context, s *store.Store, dir string, opts *ExportOptions) error {
+// purged from the store is written as a one-line placeholder that says
+// when, by whom and why it was purged; the result lists where. When the
+// export fails, whatever it wrote into dir is removed.
+func ExportGit(ctx context.Context, s *store.Store, dir string, opts *ExportOptions) (*ExportResult, error) {
 	var o ExportOptions
 	if opts != nil {
 		o = *opts
@@ -85,20 +97,21 @@ func ExportGit(ctx context.Context, s *store.Store, dir string, opts *ExportOpti
 	if o.Author == nil {
 		o.Author = DefaultAuthor
 	}
-	if err := exportGit(ctx, s, dir, &o); err != nil {
-		return fmt.Errorf("export %s to %s: %w", o.Branch, dir, err)
+	res, err := exportGit(ctx, s, dir, &o)
+	if err != nil {
+		return nil, fmt.Errorf("export %s to %s: %w", o.Branch, dir, err)
 	}
-	return nil
+	return res, nil
 }
 
-func exportGit(ctx context.Context, s *store.Store, dir string, o *ExportOptions) (err error) {
+func exportGit(ctx context.Context, s *store.Store, dir string, o *ExportOptions) (_ *ExportResult, err error) {
 	head, err := s.Head(ctx, o.Branch)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	created, err := prepareDir(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -109,25 +122,25 @@ func exportGit(ctx context.Context, s *store.Store, dir string, o *ExportOptions
 	}()
 	commits, err := topoOrder(ctx, s, head)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sb, err := newSandbox()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer sb.Close()
 	g, err := sb.repo(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// No template: nothing, hooks included, is copied into the new
 	// repository.
 	if _, err := g.run(ctx, "init", "--quiet", "--template=", "--initial-branch="+o.Branch); err != nil {
-		return err
+		return nil, err
 	}
 	p, err := g.start(ctx, true, "fast-import", "--quiet", "--done")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer p.kill()
 	w := &fastImport{
@@ -135,32 +148,36 @@ func exportGit(ctx context.Context, s *store.Store, dir string, o *ExportOptions
 		ref:     "refs/heads/" + o.Branch,
 		blobs:   make(map[cairn.Hash]int),
 		commits: make(map[cairn.Hash]int),
+		purges:  &purges{s: s},
+		purged:  make(map[cairn.Hash]bool),
 	}
 	for i, c := range commits {
 		if err := w.commit(ctx, c); err != nil {
 			if w.broken {
-				return p.fail(err)
+				return nil, p.fail(err)
 			}
-			return err
+			return nil, err
 		}
 		if o.Progress != nil {
 			o.Progress(i+1, len(commits))
 		}
 	}
 	if err := w.writeNotes(commits[len(commits)-1]); err != nil {
-		return p.fail(err)
+		return nil, p.fail(err)
 	}
 	if _, err := io.WriteString(w.w, "done\n"); err != nil {
-		return p.fail(err)
+		return nil, p.fail(err)
 	}
 	if err := w.w.Flush(); err != nil {
-		return p.fail(err)
+		return nil, p.fail(err)
 	}
 	if err := p.wait(); err != nil {
-		return err
+		return nil, err
 	}
-	_, err = g.run(ctx, "reset", "--quiet", "--hard")
-	return err
+	if _, err := g.run(ctx, "reset", "--quiet", "--hard"); err != nil {
+		return nil, err
+	}
+	return &ExportResult{Head: head, Commits: len(commits), Placeholders: w.placeholders}, nil
 }
 
 // prepareDir checks that dir is missing or empty and makes it exist. It
@@ -247,6 +264,11 @@ type fastImport struct {
 	blobs   map[cairn.Hash]int // blob → mark
 	commits map[cairn.Hash]int // commit → mark
 	notes   []gitNote          // the notes to write once every commit is
+	purges  *purges
+	purged  map[cairn.Hash]bool // blobs written as a placeholder
+	// placeholders are the files written as a placeholder, each at the
+	// commit that wrote it.
+	placeholders []Placeholder
 }
 
 // gitNote is a note on an exported commit.
@@ -330,6 +352,11 @@ func (w *fastImport) commit(ctx context.Context, c *cairn.Commit) error {
 	}
 	if err := w.writeBlobs(ctx, c, changes); err != nil {
 		return err
+	}
+	for _, ch := range changes {
+		if ch.Kind != cairn.Deleted && w.purged[ch.New.Blob] {
+			w.placeholders = append(w.placeholders, Placeholder{Commit: c.Hash, Path: ch.New.Path, Blob: ch.New.Blob})
+		}
 	}
 	author, committer, msg, note, err := w.identity(c)
 	if err != nil {
@@ -417,22 +444,17 @@ func (w *fastImport) writeBlobs(ctx context.Context, c *cairn.Commit, changes []
 		if err != nil {
 			return fmt.Errorf("commit %s: %w", c.Hash.Short(), err)
 		}
-		// ReadBlobs skips what it cannot read; ReadBlob says why.
+		// ReadBlobs skips what it cannot read: purged content gets its
+		// placeholder, anything else is an error.
 		for _, e := range chunk {
 			if w.blobs[e.Blob] != 0 {
 				continue
 			}
-			data, err := w.s.ReadBlob(ctx, e.Blob)
-			switch {
-			case errors.Is(err, cairn.ErrPurged) && w.o.PurgedPlaceholder:
-				data = fmt.Appendf(nil, "The content of this file (blob %s) was purged from the cairn vault.\n", e.Blob)
-			case errors.Is(err, cairn.ErrPurged):
-				return (&cairn.Error{Code: cairn.ENOTFOUND, Err: err,
-					Message: fmt.Sprintf("%s in commit %s was purged", e.Path, c.Hash.Short())}).
-					WithHint("Purged content cannot be exported; export with a placeholder for it instead.")
-			case err != nil:
+			data, purged, err := w.purges.content(ctx, e.Blob)
+			if err != nil {
 				return fmt.Errorf("%s in commit %s: %w", e.Path, c.Hash.Short(), err)
 			}
+			w.purged[e.Blob] = purged
 			if err := w.blob(e.Blob, data); err != nil {
 				return err
 			}

@@ -370,7 +370,7 @@ func TestImportExport_UserConfig(t *testing.T) {
 	// user's configuration defines.
 	vaultCommit(t, s, "main", map[string]string{"c.md": "# C\n"}, "third")
 	dir := filepath.Join(t.TempDir(), "export")
-	if err := gitio.ExportGit(t.Context(), s, dir, nil); err != nil {
+	if _, err := gitio.ExportGit(t.Context(), s, dir, nil); err != nil {
 		t.Fatalf("ExportGit: %v", err)
 	}
 	head := history(t, s, "main")
@@ -400,7 +400,7 @@ func TestExportGit_Attributes(t *testing.T) {
 	}
 	vaultCommit(t, s, "main", files, "attributes")
 	dir := filepath.Join(t.TempDir(), "export")
-	if err := gitio.ExportGit(t.Context(), s, dir, nil); err != nil {
+	if _, err := gitio.ExportGit(t.Context(), s, dir, nil); err != nil {
 		t.Fatalf("ExportGit: %v", err)
 	}
 	want := map[string]gitFile{}
