@@ -62,7 +62,7 @@ var defaultVerdicts = map[string]VerdictPair{
 
 var verdictHelp = map[string]string{
 	GateProtected: "a change under raw/, to log.md or to paths.protected",
-	GateContract:  "a change to cairn.yaml (or eva.json, EVA.md, AGENTS.md, CLAUDE.md)",
+	GateContract:  "a change to cairn.yaml (or eva.json, EVA.md, AGENTS.md, CLAUDE.md); held at least when it arrives by import or merge",
 	GateOutside:   "an agent wrote outside its workspace",
 	GateFileType:  "a script, executable, dot file, or a file type or place not allowed",
 	GateMisplaced: "a path that recreates an absolute one (private/var/...)",
@@ -106,6 +106,15 @@ func (p *Policy) VerdictFor(gate string, o Origin) cairn.Verdict {
 	return p.verdict(gate, o == OriginAgent)
 }
 
+// bringsFiles reports whether a route brings into main files the person
+// did not write themselves: an import (of a folder or a git history) or a
+// merge of a branch. A person's change to the contract that arrives by one
+// of them is held, at least, whatever verdicts.contract.person says (that
+// setting is for the person's own changes), and the founding commit does
+// not admit it either: the contract decides what agents run and what they
+// are told, and no one admits that without seeing it.
+func bringsFiles(route string) bool { return route == "import" || route == "merge" }
+
 // contractFiles are the vault's contract at the root: cairn's and Eva's.
 var contractFiles = []string{PolicyFile, "eva.json", "EVA.md", "AGENTS.md", "CLAUDE.md"}
 
@@ -133,9 +142,10 @@ func within(p, x string) bool {
 }
 
 // gateChanges runs the path gates on the changes of a proposal and returns
-// their findings (verdicts not yet set).
+// their findings (verdicts not yet set). p is the policy before the change;
+// next, when the change writes or deletes cairn.yaml, the policy after it.
 // script reports whether a written file's content starts with #!.
-func (p *Policy) gateChanges(changes []cairn.Change, script func(cairn.Entry) bool, o Origin) []cairn.Finding {
+func (p *Policy) gateChanges(changes []cairn.Change, next *Policy, script func(cairn.Entry) bool, o Origin) []cairn.Finding {
 	var out []cairn.Finding
 	add := func(gate, rule, page, format string, args ...any) {
 		out = append(out, cairn.Finding{Gate: gate, Rule: rule, Page: page, Subject: page, Message: fmt.Sprintf(format, args...)})
@@ -170,7 +180,43 @@ func (p *Policy) gateChanges(changes []cairn.Change, script func(cairn.Entry) bo
 		}
 		out = append(out, p.gateFile(c.New, script, o)...)
 	}
+	if next != nil {
+		if f, ok := agentChange(p, next); ok {
+			out = append(out, f)
+		}
+	}
 	return out
+}
+
+// RuleAgentCommand is the rule of the contract gate's finding for a change
+// of the agent that ingests run.
+const RuleAgentCommand = "agent-command"
+
+// agentChange is the finding of a change to cairn.yaml that changes the
+// agent ingests run (agent.runtime) or the command agent's command: its
+// message names the command that runs from now on, or the one that no
+// longer does, on every route, so that nobody admits or accepts it without
+// seeing what will run.
+func agentChange(before, after *Policy) (cairn.Finding, bool) {
+	bRun, aRun := before.Runtime(), after.Runtime()
+	bCmd, aCmd := before.Agent.Command, after.Agent.Command
+	if bRun == aRun && bCmd == aCmd {
+		return cairn.Finding{}, false
+	}
+	var msg string
+	switch {
+	case aRun == "command":
+		msg = fmt.Sprintf("ingests will run the command %q (agent.runtime: command)", aCmd)
+		if bRun == "command" {
+			msg += fmt.Sprintf(", not %q", bCmd)
+		}
+	case bRun == "command":
+		msg = fmt.Sprintf("ingests will run the %s agent, no longer the command %q", aRun, bCmd)
+	default:
+		msg = fmt.Sprintf("agent.command becomes %q, which ingests run once agent.runtime is command (it is %s)", aCmd, aRun)
+	}
+	return cairn.Finding{Gate: GateContract, Rule: RuleAgentCommand, Page: PolicyFile, Subject: "agent",
+		Message: PolicyFile + ": " + msg}, true
 }
 
 // protectedWhat says why a protected path is protected, to whom.
@@ -280,12 +326,25 @@ func gateConflicts(cs []cairn.Conflict) []cairn.Finding {
 	return out
 }
 
-// judge sets each finding's verdict and returns the worst.
-func (p *Policy) judge(fs []cairn.Finding, o Origin) cairn.Verdict {
+// judge sets the verdict of each finding of a change that came by route
+// and returns the worst. A person's change to the contract that brings in
+// files the person did not write (bringsFiles) is held at least. founding
+// is a person's change into an empty main (adopting a folder, an import
+// into a new vault), which establishes raw/, log.md and the contract rather
+// than changing them: its findings are admitted, but for a conflict and for
+// a contract that arrived by such a route.
+func (p *Policy) judge(fs []cairn.Finding, o Origin, route string, founding bool) cairn.Verdict {
 	v := cairn.Admit
 	for i := range fs {
-		fs[i].Verdict = p.VerdictFor(fs[i].Gate, o)
-		v = cairn.Worst(v, fs[i].Verdict)
+		f := &fs[i]
+		f.Verdict = p.VerdictFor(f.Gate, o)
+		switch {
+		case f.Gate == GateContract && o == OriginPerson && bringsFiles(route):
+			f.Verdict = cairn.Worst(f.Verdict, cairn.Hold)
+		case founding && o == OriginPerson && f.Gate != GateConflict:
+			f.Verdict = cairn.Admit
+		}
+		v = cairn.Worst(v, f.Verdict)
 	}
 	return v
 }

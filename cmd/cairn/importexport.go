@@ -38,7 +38,11 @@ differing only in case, files over 64 MiB) are left out and listed.
 With --history, DIR must be a git repository: its first-parent history
 becomes cairn commits, one for each git commit, on the branch import/<name>;
 when main is empty, that branch is merged into main, else it waits for you
-to merge it. Into main, an import goes through admission like any change.`,
+to merge it. Into main, an import goes through admission like any change;
+the vault's contract (cairn.yaml, eva.json, EVA.md, AGENTS.md, CLAUDE.md) is
+never taken from what an import brings without a person's review: such a
+change is held, even into a new vault (cairn review show ID, then accept or
+reject it).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
