@@ -263,7 +263,7 @@ type fastImport struct {
 	mark    int
 	blobs   map[cairn.Hash]int // blob → mark
 	commits map[cairn.Hash]int // commit → mark
-	notes   []gitNote          // the notes to write once every commit is
+	notes   []gitNote          // the notes to write once every commit is written
 	purges  *purges
 	purged  map[cairn.Hash]bool // blobs written as a placeholder
 	// placeholders are the files written as a placeholder, each at the
@@ -271,11 +271,9 @@ type fastImport struct {
 	placeholders []Placeholder
 }
 
-// gitNote is a note on an exported commit.
-type gitNote struct {
-	mark int
-	text string
-}
+// gitNote is a note on an exported commit: the marks of its text, written
+// as a blob beside the commit, and of the commit.
+type gitNote struct{ text, commit int }
 
 // identity returns the git author and committer of c, its git message, and
 // the text of a note on it. A commit imported from git (its metadata holds
@@ -325,14 +323,17 @@ func (w *fastImport) writeNotes(head *cairn.Commit) error {
 	if len(w.notes) == 0 {
 		return nil
 	}
-	var b strings.Builder
 	msg := "Notes by cairn export: what git has no place for in commits imported from git\n"
-	fmt.Fprintf(&b, "commit refs/notes/commits\ncommitter cairn <system@cairn.invalid> %d +0000\ndata %d\n%s\n", head.Time.Unix(), len(msg), msg)
-	for _, n := range w.notes {
-		fmt.Fprintf(&b, "N inline :%d\ndata %d\n%s\n", n.mark, len(n.text), n.text)
+	if err := w.write(fmt.Sprintf("commit refs/notes/commits\ncommitter cairn <system@cairn.invalid> %d +0000\ndata %d\n%s\n",
+		head.Time.Unix(), len(msg), msg)); err != nil {
+		return err
 	}
-	b.WriteString("\n")
-	return w.write(b.String())
+	for _, n := range w.notes {
+		if err := w.write(fmt.Sprintf("N :%d :%d\n", n.text, n.commit)); err != nil {
+			return err
+		}
+	}
+	return w.write("\n")
 }
 
 // commit writes the blobs c adds and c itself. Its file changes are the
@@ -367,12 +368,14 @@ func (w *fastImport) commit(ctx context.Context, c *cairn.Commit) error {
 		// Without a from, fast-import would continue the branch.
 		fmt.Fprintf(&b, "reset %s\n\n", w.ref)
 	}
+	if note != "" {
+		w.mark++
+		fmt.Fprintf(&b, "blob\nmark :%d\ndata %d\n%s\n", w.mark, len(note), note)
+		w.notes = append(w.notes, gitNote{text: w.mark, commit: w.mark + 1})
+	}
 	w.mark++
 	w.commits[c.Hash] = w.mark
 	fmt.Fprintf(&b, "commit %s\nmark :%d\nauthor %s\ncommitter %s\ndata %d\n%s\n", w.ref, w.mark, author, committer, len(msg), msg)
-	if note != "" {
-		w.notes = append(w.notes, gitNote{mark: w.mark, text: note})
-	}
 	for i, p := range c.Parents {
 		m, ok := w.commits[p]
 		if !ok {
