@@ -23,27 +23,29 @@ const waitDelay = 5 * time.Second
 // maxStderr is how much of a git process's standard error an error keeps.
 const maxStderr = 4 << 10
 
-// safeConfig are the settings every git command runs with, given on its
-// command line: that scope beats the repository's own configuration and
-// whatever it includes, and git hands it on to any git it starts. Each
+// safeConfig returns the settings every git command runs with, given on
+// its command line: that scope beats the repository's own configuration
+// and whatever it includes, and git hands it on to any git it starts. Each
 // setting that can name a program is turned off or emptied where git reads
 // it in the commands gitio runs; the rest cannot run in them (see
 // docs/git.md for the whole list and why).
-var safeConfig = []string{
-	"core.quotepath=false",          // paths in output as they are
-	"core.fsmonitor=false",          // a command that reads the index would run it
-	"core.hooksPath=" + os.DevNull,  // no hook is ever found
-	"core.pager=cat",                // no pager (--no-pager is given too)
-	"core.editor=:",                 // ":" is git's "no editor"
-	"sequence.editor=:",             // likewise
-	"core.askPass=",                 // an empty value asks nobody
-	"core.sshCommand=" + os.DevNull, // never run: no transport is allowed (GIT_ALLOW_PROTOCOL)
-	"credential.helper=",            // an empty value clears the list of helpers
-	"protocol.allow=never",          // no transport; GIT_ALLOW_PROTOCOL overrides protocol.<name>.allow too
-	"log.showSignature=false",       // gpg.program and its kin never run
-	"gc.auto=0",                     // no automatic gc, and so no pre-auto-gc hook
-	"maintenance.auto=false",        // no automatic maintenance
-	"fastimport.unpackLimit=0",      // fast-import keeps its pack: no git unpack-objects child
+func safeConfig() []string {
+	return []string{
+		"core.quotepath=false",          // paths in output as they are
+		"core.fsmonitor=false",          // a command that reads the index would run it
+		"core.hooksPath=" + os.DevNull,  // no hook is ever found
+		"core.pager=cat",                // no pager (--no-pager is given too)
+		"core.editor=:",                 // ":" is git's "no editor"
+		"sequence.editor=:",             // likewise
+		"core.askPass=",                 // an empty value asks nobody
+		"core.sshCommand=" + os.DevNull, // never run: no transport is allowed (GIT_ALLOW_PROTOCOL)
+		"credential.helper=",            // an empty value clears the list of helpers
+		"protocol.allow=never",          // no transport; GIT_ALLOW_PROTOCOL overrides protocol.<name>.allow too
+		"log.showSignature=false",       // gpg.program and its kin never run
+		"gc.auto=0",                     // no automatic gc, and so no pre-auto-gc hook
+		"maintenance.auto=false",        // no automatic maintenance
+		"fastimport.unpackLimit=0",      // fast-import keeps its pack: no git unpack-objects child
+	}
 }
 
 // sandbox is what the git of one import or export runs in: a private
@@ -135,10 +137,12 @@ func (sb *sandbox) repo(dir string, env ...string) (*repo, error) {
 }
 
 // command returns git with args, run in the repository with safeConfig.
+// It is the one way gitio starts git.
 func (r *repo) command(ctx context.Context, args ...string) *exec.Cmd {
-	argv := make([]string, 0, 1+2*len(safeConfig)+len(args))
+	config := safeConfig()
+	argv := make([]string, 0, 1+2*len(config)+len(args))
 	argv = append(argv, "--no-pager")
-	for _, kv := range safeConfig {
+	for _, kv := range config {
 		argv = append(argv, "-c", kv)
 	}
 	c := exec.CommandContext(ctx, r.sb.bin, append(argv, args...)...)

@@ -411,3 +411,38 @@ func TestExportGit_Attributes(t *testing.T) {
 		t.Errorf("exported working tree (-vault +disk):\n%s", diff)
 	}
 }
+
+// The repository the import reads objects through has the other's shallow
+// list and object format: a shallow clone and a SHA-256 repository import.
+func TestImportHistory_ReadingRepository(t *testing.T) {
+	t.Parallel()
+	t.Run("Shallow", func(t *testing.T) {
+		t.Parallel()
+		r := newGitRepo(t)
+		for i := range 3 {
+			r.write(map[string]string{"a.md": fmt.Sprintf("version %d\n", i)})
+			r.commit(fmt.Sprintf("commit %d", i))
+		}
+		clone := filepath.Join(t.TempDir(), "clone")
+		runGit(t, r.dir, gitEnv(r.date()), "", "clone", "--quiet", "--depth", "2", "file://"+r.dir, clone)
+		c := &gitRepo{t: t, dir: clone, n: r.n}
+		if n := len(c.firstParents()); n != 2 {
+			t.Fatalf("the clone has %d commits, want 2", n)
+		}
+		wantImported(t, wantOf(c), clone)
+	})
+	t.Run("SHA256", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		runGit(t, dir, gitEnv(epoch), "", "init", "--quiet", "--object-format=sha256", "--initial-branch=main")
+		r := &gitRepo{t: t, dir: dir}
+		r.write(map[string]string{"a.md": "a\n"})
+		r.commit("first")
+		r.write(map[string]string{"b.md": "b\n"})
+		id := r.commit("second")
+		if len(id) != 64 {
+			t.Fatalf("commit id %q is not SHA-256", id)
+		}
+		wantImported(t, wantOf(r), dir)
+	})
+}
