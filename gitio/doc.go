@@ -6,8 +6,8 @@
 // time, a principal derived from the author, and in the commit metadata the
 // git hash ("git.commit") and the author and committer as git wrote them,
 // with their addresses, dates and time zones ("git.author",
-// "git.committer"). A merge commit imports as its change against
-// its first parent; the history of the merged side is not imported. Files a
+// "git.committer"). A merge commit imports as its change against its first
+// parent; the history of the merged side is not imported. Files a
 // vault cannot hold (names [cairn.CleanPath] refuses, paths that differ
 // only in case, symbolic links, submodules, oversize files) are left out and
 // listed in the result; the import goes on without them.
@@ -25,10 +25,10 @@
 // write content purged from the store as a one-line placeholder that says
 // when, by whom and why it was purged, and list each file that got one.
 //
-// Imports and ExportGit talk to the git binary on PATH, never to a library: an import runs
-// rev-list once and then three long-lived processes (log, diff-tree --stdin,
-// cat-file --batch), however long the history; an export runs one
-// fast-import. Each is tied to the caller's context.
+// ImportHistory and ExportGit talk to the git binary on PATH, never to a
+// library: an import runs rev-list once and then three long-lived processes
+// (log, diff-tree --stdin, cat-file --batch), however long the history; an
+// export runs one fast-import. Each is tied to the caller's context.
 //
 // A repository is untrusted input: nothing in it, and nothing in the
 // person's own git configuration, may make git run a program. Every git
