@@ -62,7 +62,7 @@ var defaultVerdicts = map[string]VerdictPair{
 
 var verdictHelp = map[string]string{
 	GateProtected: "a change under raw/, to log.md or to paths.protected",
-	GateContract:  "a change to cairn.yaml (or eva.json, EVA.md, AGENTS.md, CLAUDE.md)",
+	GateContract:  "a change to cairn.yaml (or eva.json, EVA.md, AGENTS.md, CLAUDE.md); held at least when it arrives by import or merge",
 	GateOutside:   "an agent wrote outside its workspace",
 	GateFileType:  "a script, executable, dot file, or a file type or place not allowed",
 	GateMisplaced: "a path that recreates an absolute one (private/var/...)",
@@ -106,6 +106,15 @@ func (p *Policy) VerdictFor(gate string, o Origin) cairn.Verdict {
 	return p.verdict(gate, o == OriginAgent)
 }
 
+// bringsFiles reports whether a route brings into main files the person
+// did not write themselves: an import (of a folder or a git history) or a
+// merge of a branch. A person's change to the contract that arrives by one
+// of them is held, at least, whatever verdicts.contract.person says (that
+// setting is for the person's own changes), and the founding commit does
+// not admit it either: the contract decides what agents run and what they
+// are told, and no one admits that without seeing it.
+func bringsFiles(route string) bool { return route == "import" || route == "merge" }
+
 // contractFiles are the vault's contract at the root: cairn's and Eva's.
 var contractFiles = []string{PolicyFile, "eva.json", "EVA.md", "AGENTS.md", "CLAUDE.md"}
 
@@ -133,14 +142,19 @@ func within(p, x string) bool {
 }
 
 // gateChanges runs the path gates on the changes of a proposal and returns
-// their findings (verdicts not yet set).
+// their findings (verdicts not yet set). p is the policy before the change;
+// next, when the change writes or deletes cairn.yaml, the policy after it.
 // script reports whether a written file's content starts with #!.
-func (p *Policy) gateChanges(changes []cairn.Change, script func(cairn.Entry) bool, o Origin) []cairn.Finding {
+func (p *Policy) gateChanges(changes []cairn.Change, next *Policy, script func(cairn.Entry) bool, o Origin) []cairn.Finding {
 	var out []cairn.Finding
 	add := func(gate, rule, page, format string, args ...any) {
 		out = append(out, cairn.Finding{Gate: gate, Rule: rule, Page: page, Subject: page, Message: fmt.Sprintf(format, args...)})
 	}
 	protected := append([]string{"raw/", "log.md"}, p.Paths.Protected...)
+	var agent string
+	if next != nil {
+		agent = agentChange(p, next)
+	}
 	for _, c := range changes {
 		paths := []string{c.Path}
 		if c.Kind == cairn.Renamed {
@@ -158,7 +172,11 @@ func (p *Policy) gateChanges(changes []cairn.Change, script func(cairn.Entry) bo
 				}
 				add(GateProtected, rule, x, "%s %s: %s", x, c.Kind, protectedWhat(rule, o))
 			case slices.ContainsFunc(contractFiles, func(cf string) bool { return strings.EqualFold(x, cf) }):
-				add(GateContract, "contract", x, "%s %s: it is the vault's contract", x, c.Kind)
+				if x == PolicyFile && agent != "" {
+					add(GateContract, "contract", x, "%s %s: it is the vault's contract; %s", x, c.Kind, agent)
+				} else {
+					add(GateContract, "contract", x, "%s %s: it is the vault's contract", x, c.Kind)
+				}
 			}
 		}
 		switch c.Kind {
@@ -171,6 +189,28 @@ func (p *Policy) gateChanges(changes []cairn.Change, script func(cairn.Entry) bo
 		out = append(out, p.gateFile(c.New, script, o)...)
 	}
 	return out
+}
+
+// agentChange says what a change of cairn.yaml from before to after does to
+// the agent ingests run (agent.runtime) and the command agent's command, or
+// "" when it changes neither. The contract finding of cairn.yaml carries it
+// in its message, on every route, so that nobody admits or accepts such a
+// change without seeing the command that runs from then on, or the one
+// that no longer does.
+func agentChange(before, after *Policy) string {
+	bRun, aRun := before.Runtime(), after.Runtime()
+	bCmd, aCmd := before.Agent.Command, after.Agent.Command
+	switch {
+	case bRun == aRun && bCmd == aCmd:
+		return ""
+	case aRun == "command" && bRun == "command":
+		return fmt.Sprintf("ingests will run the command %q (agent.command), not %q", aCmd, bCmd)
+	case aRun == "command":
+		return fmt.Sprintf("ingests will run the command %q (agent.runtime: command)", aCmd)
+	case bRun == "command":
+		return fmt.Sprintf("ingests will run the %s agent, no longer the command %q", aRun, bCmd)
+	}
+	return fmt.Sprintf("agent.command becomes %q, which ingests run once agent.runtime is command (it is %s)", aCmd, aRun)
 }
 
 // protectedWhat says why a protected path is protected, to whom.
@@ -280,12 +320,25 @@ func gateConflicts(cs []cairn.Conflict) []cairn.Finding {
 	return out
 }
 
-// judge sets each finding's verdict and returns the worst.
-func (p *Policy) judge(fs []cairn.Finding, o Origin) cairn.Verdict {
+// judge sets the verdict of each finding of a change that came by route
+// and returns the worst. A person's change to the contract that brings in
+// files the person did not write (bringsFiles) is held at least. founding
+// is a person's change into an empty main (adopting a folder, an import
+// into a new vault), which establishes raw/, log.md and the contract rather
+// than changing them: its findings are admitted, but for a conflict and for
+// a contract that arrived by such a route.
+func (p *Policy) judge(fs []cairn.Finding, o Origin, route string, founding bool) cairn.Verdict {
 	v := cairn.Admit
 	for i := range fs {
-		fs[i].Verdict = p.VerdictFor(fs[i].Gate, o)
-		v = cairn.Worst(v, fs[i].Verdict)
+		f := &fs[i]
+		f.Verdict = p.VerdictFor(f.Gate, o)
+		switch {
+		case f.Gate == GateContract && o == OriginPerson && bringsFiles(route):
+			f.Verdict = cairn.Worst(f.Verdict, cairn.Hold)
+		case founding && o == OriginPerson && f.Gate != GateConflict:
+			f.Verdict = cairn.Admit
+		}
+		v = cairn.Worst(v, f.Verdict)
 	}
 	return v
 }

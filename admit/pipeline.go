@@ -343,8 +343,11 @@ func (p *Pipeline) decide(ctx context.Context, tx *store.Tx, req *Request) (*Out
 			if err != nil {
 				return nil, err
 			}
-			out.Findings = append(pol.gateChanges(changes, scripts(ctx, tx, changes), req.Origin), gateConflicts(mr.Conflicts)...)
-			out.Verdict = pol.judge(out.Findings, req.Origin)
+			// The change is not judged on its own merits here: a
+			// cairn.yaml that does not parse names no agent.
+			next, _ := nextPolicy(ctx, b, changes)
+			out.Findings = append(pol.gateChanges(changes, next, scripts(ctx, tx, changes), req.Origin), gateConflicts(mr.Conflicts)...)
+			out.Verdict = pol.judge(out.Findings, req.Origin, req.Route, false)
 			return out, nil
 		}
 		result, out.Rebased = mr.Tree, true
@@ -356,18 +359,11 @@ func (p *Pipeline) decide(ctx context.Context, tx *store.Tx, req *Request) (*Out
 	if len(changes) == 0 && !req.AllowEmpty && len(req.Outside) == 0 && len(req.Skipped) == 0 {
 		return nil, cairn.Errorf(cairn.EINVALID, "nothing to admit: %w", ErrEmpty)
 	}
-	for _, c := range changes {
-		if c.Path == PolicyFile && c.Kind != cairn.Deleted {
-			data, err := b.ReadBlob(ctx, c.New.Blob)
-			if err != nil {
-				return nil, err
-			}
-			if _, err := ParsePolicy(data); err != nil {
-				return nil, err
-			}
-		}
+	next, err := nextPolicy(ctx, b, changes)
+	if err != nil {
+		return nil, err
 	}
-	findings := pol.gateChanges(changes, scripts(ctx, tx, changes), req.Origin)
+	findings := pol.gateChanges(changes, next, scripts(ctx, tx, changes), req.Origin)
 	findings = append(findings, gateOutside(req.Outside)...)
 	findings = append(findings, gateSkipped(req.Skipped)...)
 	final := result
@@ -383,16 +379,7 @@ func (p *Pipeline) decide(ctx context.Context, tx *store.Tx, req *Request) (*Out
 	newLint := delta.New()
 	out.Lint = lint.AtLeast(newLint, lint.Warning)
 	findings = append(findings, gateLint(newLint)...)
-	out.Verdict = pol.judge(findings, req.Origin)
-	if headTree == store.EmptyTree && req.Origin == OriginPerson {
-		// A person founding the vault (adopting a folder, importing into an
-		// empty main) establishes raw/, log.md and the contract rather than
-		// changing them: the findings are reported, not held.
-		for i := range findings {
-			findings[i].Verdict = cairn.Admit
-		}
-		out.Verdict = cairn.Admit
-	}
+	out.Verdict = pol.judge(findings, req.Origin, req.Route, headTree == store.EmptyTree)
 	out.Findings = findings
 	if out.Verdict != cairn.Admit && !req.Force {
 		return out, nil
@@ -651,6 +638,26 @@ func scripts(ctx context.Context, tx *store.Tx, changes []cairn.Change) func(cai
 		}
 	}
 	return func(e cairn.Entry) bool { return script[e.Blob] }
+}
+
+// nextPolicy returns the policy a change makes: nil when it leaves
+// cairn.yaml alone, the defaults when it deletes it, else the new
+// cairn.yaml, which must parse (EINVALID otherwise).
+func nextPolicy(ctx context.Context, b *store.Batch, changes []cairn.Change) (*Policy, error) {
+	for _, c := range changes {
+		switch {
+		case c.Path != PolicyFile && (c.Kind != cairn.Renamed || c.Old.Path != PolicyFile):
+			continue
+		case c.Path != PolicyFile || c.Kind == cairn.Deleted:
+			return &Policy{}, nil
+		}
+		data, err := b.ReadBlob(ctx, c.New.Blob)
+		if err != nil {
+			return nil, err
+		}
+		return ParsePolicy(data)
+	}
+	return nil, nil
 }
 
 // policyAt reads cairn.yaml from a tree. A policy that does not parse

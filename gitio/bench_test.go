@@ -63,7 +63,7 @@ func BenchmarkExportGit(b *testing.B) {
 	}
 	n := 0
 	for b.Loop() {
-		if err := gitio.ExportGit(b.Context(), s, filepath.Join(b.TempDir(), "export"), nil); err != nil {
+		if _, err := gitio.ExportGit(b.Context(), s, filepath.Join(b.TempDir(), "export"), nil); err != nil {
 			b.Fatal(err)
 		}
 		n += commits

@@ -84,7 +84,7 @@ func ExampleExportGit() {
 	}
 
 	repo := filepath.Join(tmp, "export")
-	if err := gitio.ExportGit(ctx, s, repo, nil); err != nil {
+	if _, err := gitio.ExportGit(ctx, s, repo, nil); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Print(exampleGit(repo, "log", "--format=%an <%ae>%n%(trailers:key=Cairn-Principal,key=Cairn-Meta-job)"))

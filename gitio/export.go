@@ -36,21 +36,41 @@ type ExportOptions struct {
 	// Default "main".
 	Branch string
 	// Author maps a principal to the git identity of its commits, as author
-	// and committer. Default DefaultAuthor. Neither part may hold '<', '>'
-	// or a newline.
+	// and committer, for the commits not imported from git (those keep
+	// their own). Default DefaultAuthor. Neither part may hold '<', '>' or
+	// a newline.
 	Author func(p cairn.Principal) (name, email string)
-	// PurgedPlaceholder writes a one-line placeholder for content that was
-	// purged from the store. Default false: such content fails the export.
-	PurgedPlaceholder bool
 	// Progress, when set, is called after each exported commit.
 	Progress func(done, total int)
+}
+
+// ExportResult reports an export.
+type ExportResult struct {
+	// Head is the commit exported: the branch head (ExportGit), the commit
+	// whose files were written (ExportFiles).
+	Head cairn.Hash
+	// Commits is the number of commits exported (ExportGit).
+	Commits int
+	// Files is the number of files written (ExportFiles).
+	Files int
+	// Placeholders lists the files whose content was purged from the store
+	// and which the export wrote as a placeholder: for ExportGit, each path
+	// at each commit that wrote it (the commits after it that keep the file
+	// as it is keep the placeholder too).
+	Placeholders []Placeholder
 }
 
 // ExportGit writes the history of a branch into a new git repository at
 // dir: every commit the branch reaches, merges with all their parents,
 // parents before children, through one `git fast-import`, and then checks
-// out the branch head so that the working tree matches it. Git author and
-// committer come from opts.Author and the commit time; the commit message
+// out the branch head so that the working tree matches it.
+//
+// A commit that ImportHistory made from a git commit (its metadata holds
+// the git commit's hash, author and committer) is written with that author
+// and committer, dates and time zones included, and its message as
+// imported; what git has no place for goes into a note on it, under
+// refs/notes/commits, as the trailers below. Any other commit's git author
+// and committer come from opts.Author and the commit time, and its message
 // ends with trailers that keep what git has no place for:
 //
 //	Cairn-Commit: <cairn commit hash>
@@ -65,11 +85,10 @@ type ExportOptions struct {
 // newlines become continuation lines that start with a space.
 //
 // dir must not exist or be an empty folder (EINVALID otherwise). Content
-// purged from the store cannot be exported: the error names the path and
-// the commit, has code ENOTFOUND and wraps cairn.ErrPurged, unless
-// opts.PurgedPlaceholder is set. When the export fails, whatever it wrote
-// into dir is removed.
-func ExportGit(ctx context.Context, s *store.Store, dir string, opts *ExportOptions) error {
+// purged from the store is written as a one-line placeholder that says
+// when, by whom and why it was purged; the result lists where. When the
+// export fails, whatever it wrote into dir is removed.
+func ExportGit(ctx context.Context, s *store.Store, dir string, opts *ExportOptions) (*ExportResult, error) {
 	var o ExportOptions
 	if opts != nil {
 		o = *opts
@@ -78,20 +97,21 @@ func ExportGit(ctx context.Context, s *store.Store, dir string, opts *ExportOpti
 	if o.Author == nil {
 		o.Author = DefaultAuthor
 	}
-	if err := exportGit(ctx, s, dir, &o); err != nil {
-		return fmt.Errorf("export %s to %s: %w", o.Branch, dir, err)
+	res, err := exportGit(ctx, s, dir, &o)
+	if err != nil {
+		return nil, fmt.Errorf("export %s to %s: %w", o.Branch, dir, err)
 	}
-	return nil
+	return res, nil
 }
 
-func exportGit(ctx context.Context, s *store.Store, dir string, o *ExportOptions) (err error) {
+func exportGit(ctx context.Context, s *store.Store, dir string, o *ExportOptions) (_ *ExportResult, err error) {
 	head, err := s.Head(ctx, o.Branch)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	created, err := prepareDir(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -102,18 +122,25 @@ func exportGit(ctx context.Context, s *store.Store, dir string, o *ExportOptions
 	}()
 	commits, err := topoOrder(ctx, s, head)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	g, err := newRepo(dir)
+	sb, err := newSandbox()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := g.run(ctx, "init", "--quiet", "--initial-branch="+o.Branch); err != nil {
-		return err
+	defer sb.Close()
+	g, err := sb.repo(dir)
+	if err != nil {
+		return nil, err
+	}
+	// No template: nothing, hooks included, is copied into the new
+	// repository.
+	if _, err := g.run(ctx, "init", "--quiet", "--template=", "--initial-branch="+o.Branch); err != nil {
+		return nil, err
 	}
 	p, err := g.start(ctx, true, "fast-import", "--quiet", "--done")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer p.kill()
 	w := &fastImport{
@@ -121,29 +148,36 @@ func exportGit(ctx context.Context, s *store.Store, dir string, o *ExportOptions
 		ref:     "refs/heads/" + o.Branch,
 		blobs:   make(map[cairn.Hash]int),
 		commits: make(map[cairn.Hash]int),
+		purges:  &purges{s: s},
+		purged:  make(map[cairn.Hash]bool),
 	}
 	for i, c := range commits {
 		if err := w.commit(ctx, c); err != nil {
 			if w.broken {
-				return p.fail(err)
+				return nil, p.fail(err)
 			}
-			return err
+			return nil, err
 		}
 		if o.Progress != nil {
 			o.Progress(i+1, len(commits))
 		}
 	}
+	if err := w.writeNotes(commits[len(commits)-1]); err != nil {
+		return nil, p.fail(err)
+	}
 	if _, err := io.WriteString(w.w, "done\n"); err != nil {
-		return p.fail(err)
+		return nil, p.fail(err)
 	}
 	if err := w.w.Flush(); err != nil {
-		return p.fail(err)
+		return nil, p.fail(err)
 	}
 	if err := p.wait(); err != nil {
-		return err
+		return nil, err
 	}
-	_, err = g.run(ctx, "reset", "--quiet", "--hard")
-	return err
+	if _, err := g.run(ctx, "reset", "--quiet", "--hard"); err != nil {
+		return nil, err
+	}
+	return &ExportResult{Head: head, Commits: len(commits), Placeholders: w.placeholders}, nil
 }
 
 // prepareDir checks that dir is missing or empty and makes it exist. It
@@ -229,6 +263,77 @@ type fastImport struct {
 	mark    int
 	blobs   map[cairn.Hash]int // blob → mark
 	commits map[cairn.Hash]int // commit → mark
+	notes   []gitNote          // the notes to write once every commit is written
+	purges  *purges
+	purged  map[cairn.Hash]bool // blobs written as a placeholder
+	// placeholders are the files written as a placeholder, each at the
+	// commit that wrote it.
+	placeholders []Placeholder
+}
+
+// gitNote is a note on an exported commit: the marks of its text, written
+// as a blob beside the commit, and of the commit.
+type gitNote struct{ text, commit int }
+
+// identity returns the git author and committer of c, its git message, and
+// the text of a note on it. A commit imported from git (its metadata holds
+// the git commit's author and committer) gets them back as they were, and
+// its own message: what git has no place for goes into a note, so that the
+// commit is the one that was imported. Any other commit gets opts.Author's
+// identity and its time, and trailers at the end of its message.
+func (w *fastImport) identity(c *cairn.Commit) (author, committer, msg, note string, err error) {
+	author, committer = c.Meta[MetaAuthor], c.Meta[MetaCommitter]
+	if c.Meta[MetaCommit] != "" && validIdent(author) && validIdent(committer) {
+		msg := strings.TrimRight(c.Message, "\n") + "\n"
+		if c.Message == noMessage(c.Meta[MetaCommit]) {
+			msg = ""
+		}
+		return author, committer, msg, strings.TrimLeft(trailers(c), "\n"), nil
+	}
+	name, email := w.o.Author(c.Principal)
+	if strings.ContainsAny(name, "<>\n") || strings.ContainsAny(email, "<>\n") {
+		return "", "", "", "", cairn.Errorf(cairn.EINVALID, "git identity %q <%s> of %s holds '<', '>' or a newline", name, email, c.Principal)
+	}
+	ident := fmt.Sprintf("%s <%s> %d +0000", name, email, c.Time.Unix())
+	if name == "" {
+		ident = ident[1:]
+	}
+	return ident, ident, gitMessage(c), "", nil
+}
+
+// validIdent reports whether s is a git identity as an import records it
+// and fast-import takes it: "Name <email> <seconds> <±hhmm>", the name and
+// address without '<', '>' or a newline.
+func validIdent(s string) bool {
+	name, rest, ok := strings.Cut(s, "<")
+	if !ok || name != "" && !strings.HasSuffix(name, " ") {
+		return false
+	}
+	email, date, ok := strings.Cut(rest, "> ")
+	if !ok || strings.ContainsAny(name+email, "<>\n") {
+		return false
+	}
+	_, err := rawDate(date)
+	return err == nil
+}
+
+// writeNotes writes the notes of the exported commits as one commit on
+// refs/notes/commits, git's default notes ref, so that git log shows them.
+func (w *fastImport) writeNotes(head *cairn.Commit) error {
+	if len(w.notes) == 0 {
+		return nil
+	}
+	msg := "Notes by cairn export: what git has no place for in commits imported from git\n"
+	if err := w.write(fmt.Sprintf("commit refs/notes/commits\ncommitter cairn <system@cairn.invalid> %d +0000\ndata %d\n%s\n",
+		head.Time.Unix(), len(msg), msg)); err != nil {
+		return err
+	}
+	for _, n := range w.notes {
+		if err := w.write(fmt.Sprintf("N :%d :%d\n", n.text, n.commit)); err != nil {
+			return err
+		}
+	}
+	return w.write("\n")
 }
 
 // commit writes the blobs c adds and c itself. Its file changes are the
@@ -249,23 +354,28 @@ func (w *fastImport) commit(ctx context.Context, c *cairn.Commit) error {
 	if err := w.writeBlobs(ctx, c, changes); err != nil {
 		return err
 	}
-	name, email := w.o.Author(c.Principal)
-	if strings.ContainsAny(name, "<>\n") || strings.ContainsAny(email, "<>\n") {
-		return cairn.Errorf(cairn.EINVALID, "git identity %q <%s> of %s holds '<', '>' or a newline", name, email, c.Principal)
+	for _, ch := range changes {
+		if ch.Kind != cairn.Deleted && w.purged[ch.New.Blob] {
+			w.placeholders = append(w.placeholders, Placeholder{Commit: c.Hash, Path: ch.New.Path, Blob: ch.New.Blob})
+		}
 	}
-	ident := fmt.Sprintf("%s <%s> %d +0000", name, email, c.Time.Unix())
-	if name == "" {
-		ident = ident[1:]
+	author, committer, msg, note, err := w.identity(c)
+	if err != nil {
+		return err
 	}
-	msg := gitMessage(c)
 	var b strings.Builder
 	if len(c.Parents) == 0 {
 		// Without a from, fast-import would continue the branch.
 		fmt.Fprintf(&b, "reset %s\n\n", w.ref)
 	}
+	if note != "" {
+		w.mark++
+		fmt.Fprintf(&b, "blob\nmark :%d\ndata %d\n%s\n", w.mark, len(note), note)
+		w.notes = append(w.notes, gitNote{text: w.mark, commit: w.mark + 1})
+	}
 	w.mark++
 	w.commits[c.Hash] = w.mark
-	fmt.Fprintf(&b, "commit %s\nmark :%d\nauthor %s\ncommitter %s\ndata %d\n%s\n", w.ref, w.mark, ident, ident, len(msg), msg)
+	fmt.Fprintf(&b, "commit %s\nmark :%d\nauthor %s\ncommitter %s\ndata %d\n%s\n", w.ref, w.mark, author, committer, len(msg), msg)
 	for i, p := range c.Parents {
 		m, ok := w.commits[p]
 		if !ok {
@@ -337,22 +447,17 @@ func (w *fastImport) writeBlobs(ctx context.Context, c *cairn.Commit, changes []
 		if err != nil {
 			return fmt.Errorf("commit %s: %w", c.Hash.Short(), err)
 		}
-		// ReadBlobs skips what it cannot read; ReadBlob says why.
+		// ReadBlobs skips what it cannot read: purged content gets its
+		// placeholder, anything else is an error.
 		for _, e := range chunk {
 			if w.blobs[e.Blob] != 0 {
 				continue
 			}
-			data, err := w.s.ReadBlob(ctx, e.Blob)
-			switch {
-			case errors.Is(err, cairn.ErrPurged) && w.o.PurgedPlaceholder:
-				data = fmt.Appendf(nil, "The content of this file (blob %s) was purged from the cairn vault.\n", e.Blob)
-			case errors.Is(err, cairn.ErrPurged):
-				return (&cairn.Error{Code: cairn.ENOTFOUND, Err: err,
-					Message: fmt.Sprintf("%s in commit %s was purged", e.Path, c.Hash.Short())}).
-					WithHint("Purged content cannot be exported; export with a placeholder for it instead.")
-			case err != nil:
+			data, purged, err := w.purges.content(ctx, e.Blob)
+			if err != nil {
 				return fmt.Errorf("%s in commit %s: %w", e.Path, c.Hash.Short(), err)
 			}
+			w.purged[e.Blob] = purged
 			if err := w.blob(e.Blob, data); err != nil {
 				return err
 			}
@@ -406,8 +511,13 @@ func quotePath(p string) string {
 // gitMessage is a commit's message followed by a blank line and its
 // trailers.
 func gitMessage(c *cairn.Commit) string {
+	return strings.TrimRight(c.Message, "\n") + trailers(c)
+}
+
+// trailers are the lines that keep what git has no place for, after a
+// blank line.
+func trailers(c *cairn.Commit) string {
 	var b strings.Builder
-	b.WriteString(strings.TrimRight(c.Message, "\n"))
 	fmt.Fprintf(&b, "\n\n%s: %s\n%s: %s\n", TrailerCommit, c.Hash, TrailerPrincipal, c.Principal)
 	keys := make([]string, 0, len(c.Meta))
 	for k := range c.Meta {

@@ -29,7 +29,7 @@ func stripTrailers(msg string) string {
 func exportTo(t *testing.T, s *store.Store, opts *gitio.ExportOptions) *gitRepo {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "export")
-	if err := gitio.ExportGit(t.Context(), s, dir, opts); err != nil {
+	if _, err := gitio.ExportGit(t.Context(), s, dir, opts); err != nil {
 		t.Fatalf("ExportGit: %v", err)
 	}
 	return &gitRepo{t: t, dir: dir}
@@ -206,7 +206,7 @@ func TestExportGit_Errors(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "mine.txt"), []byte("keep me"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		err := gitio.ExportGit(t.Context(), s, dir, nil)
+		_, err := gitio.ExportGit(t.Context(), s, dir, nil)
 		wantCode(t, err, cairn.EINVALID)
 		entries, _ := os.ReadDir(dir)
 		if len(entries) != 1 || entries[0].Name() != "mine.txt" {
@@ -218,17 +218,19 @@ func TestExportGit_Errors(t *testing.T) {
 		if err := os.WriteFile(file, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		wantCode(t, gitio.ExportGit(t.Context(), s, file, nil), cairn.EINVALID)
+		_, err := gitio.ExportGit(t.Context(), s, file, nil)
+		wantCode(t, err, cairn.EINVALID)
 	})
 	t.Run("EmptyDir", func(t *testing.T) {
 		dir := t.TempDir()
-		if err := gitio.ExportGit(t.Context(), s, dir, nil); err != nil {
+		if _, err := gitio.ExportGit(t.Context(), s, dir, nil); err != nil {
 			t.Fatalf("ExportGit into an empty folder: %v", err)
 		}
 	})
 	t.Run("NoBranch", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "x")
-		wantCode(t, gitio.ExportGit(t.Context(), s, dir, &gitio.ExportOptions{Branch: "nope"}), cairn.ENOTFOUND)
+		_, err := gitio.ExportGit(t.Context(), s, dir, &gitio.ExportOptions{Branch: "nope"})
+		wantCode(t, err, cairn.ENOTFOUND)
 		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("Stat(%s) = %v, want not exist", dir, err)
 		}
@@ -238,7 +240,7 @@ func TestExportGit_Errors(t *testing.T) {
 		vaultCommit(t, s, "long", map[string]string{"a.md": "2"}, "Two")
 		dir := filepath.Join(t.TempDir(), "x")
 		ctx, cancel := context.WithCancel(t.Context())
-		err := gitio.ExportGit(ctx, s, dir, &gitio.ExportOptions{Branch: "long", Progress: func(int, int) { cancel() }})
+		_, err := gitio.ExportGit(ctx, s, dir, &gitio.ExportOptions{Branch: "long", Progress: func(int, int) { cancel() }})
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("ExportGit error = %v, want context.Canceled", err)
 		}
@@ -248,7 +250,7 @@ func TestExportGit_Errors(t *testing.T) {
 	})
 	t.Run("BadAuthor", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "x")
-		err := gitio.ExportGit(t.Context(), s, dir, &gitio.ExportOptions{Author: func(cairn.Principal) (string, string) {
+		_, err := gitio.ExportGit(t.Context(), s, dir, &gitio.ExportOptions{Author: func(cairn.Principal) (string, string) {
 			return "Eve <evil>", "eve@example.com"
 		}})
 		wantCode(t, err, cairn.EINVALID)
@@ -258,36 +260,121 @@ func TestExportGit_Errors(t *testing.T) {
 	})
 }
 
+// Content purged from the store is exported as a placeholder that says
+// when, by whom and why, and the result lists each file that got one.
 func TestExportGit_Purged(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
-	vaultCommit(t, s, "main", map[string]string{"secret.md": "password: hunter2\n", "ok.md": "fine\n"}, "Oops")
+	c1 := vaultCommit(t, s, "main", map[string]string{"secret.md": "password: hunter2\n", "ok.md": "fine\n"}, "Oops")
 	c2 := vaultCommit(t, s, "main", map[string]string{"secret.md": "password: (removed)\n"}, "Remove the secret")
-	if _, err := s.PurgePath(t.Context(), "main~1", "secret.md", cairn.User("ada"), "leaked secret"); err != nil {
+	c3 := vaultCommit(t, s, "main", map[string]string{"copy.md": "password: hunter2\n"}, "Oops again")
+	h, err := s.PurgePath(t.Context(), "main~2", "secret.md", cairn.User("ada"), "leaked secret")
+	if err != nil {
 		t.Fatal(err)
 	}
+	dir := filepath.Join(t.TempDir(), "export")
+	res, err := gitio.ExportGit(t.Context(), s, dir, nil)
+	if err != nil {
+		t.Fatalf("ExportGit: %v", err)
+	}
+	want := []gitio.Placeholder{{Commit: c1.Hash, Path: "secret.md", Blob: h}, {Commit: c3.Hash, Path: "copy.md", Blob: h}}
+	if diff := cmp.Diff(want, res.Placeholders); diff != "" {
+		t.Errorf("placeholders (-want +got):\n%s", diff)
+	}
+	if res.Head != c3.Hash || res.Commits != 3 {
+		t.Errorf("result head %s, %d commits; want %s, 3", res.Head.Short(), res.Commits, c3.Hash.Short())
+	}
+	r := &gitRepo{t: t, dir: dir}
+	old := r.git("show", "HEAD~2:secret.md")
+	for _, want := range []string{"purged", "user:ada", "leaked secret", h.String()} {
+		if !strings.Contains(old, want) {
+			t.Errorf("purged file exported as %q, want a placeholder that says %q", old, want)
+		}
+	}
+	if strings.Contains(old, "hunter2") || strings.Count(old, "\n") > 0 {
+		t.Errorf("purged file exported as %q, want a one-line placeholder", old)
+	}
+	if got := r.git("show", "HEAD:copy.md"); got != old {
+		t.Errorf("copy.md = %q, want the same placeholder %q", got, old)
+	}
+	if got := r.git("show", "HEAD~1:secret.md"); got != "password: (removed)" {
+		t.Errorf("secret.md after the fix = %q", got)
+	}
+	wantFiles := vaultFiles(t, s, c2.Tree)
+	wantFiles["copy.md"] = gitFile{Data: old + "\n"}
+	if diff := cmp.Diff(wantFiles, workTree(t, dir)); diff != "" {
+		t.Errorf("working tree (-want +disk):\n%s", diff)
+	}
+}
 
-	t.Run("ErrPurged", func(t *testing.T) {
-		dir := t.TempDir()
-		err := gitio.ExportGit(t.Context(), s, dir, nil)
-		if !errors.Is(err, cairn.ErrPurged) || cairn.ErrorCode(err) != cairn.ENOTFOUND {
-			t.Fatalf("ExportGit error = %v, want not found wrapping ErrPurged", err)
+func TestExportFiles(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	c1 := vaultEdit(t, s, "main", []store.FileChange{
+		{Path: "index.md", Data: []byte("# Home\n")},
+		{Path: "notes/deep/a.md", Data: []byte("a\n")},
+		{Path: "secret.md", Data: []byte("password: hunter2\n")},
+		{Path: "run.sh", Data: []byte("#!/bin/sh\n"), Mode: cairn.ModeExecutable},
+		{Path: "empty.md", Data: nil},
+	}, "Start", nil)
+
+	t.Run("OK", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "out")
+		res, err := gitio.ExportFiles(t.Context(), s, c1.Hash, dir)
+		if err != nil {
+			t.Fatalf("ExportFiles: %v", err)
 		}
-		if !strings.Contains(err.Error(), "secret.md") {
-			t.Errorf("error %q does not name the path", err)
+		if diff := cmp.Diff(vaultFiles(t, s, c1.Tree), workTree(t, dir)); diff != "" {
+			t.Errorf("folder (-vault +disk):\n%s", diff)
 		}
-		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
-			t.Errorf("folder holds %v after a failed export, want nothing", entries)
+		if res.Files != 5 || res.Head != c1.Hash || len(res.Placeholders) != 0 {
+			t.Errorf("result %+v, want 5 files of %s and no placeholders", res, c1.Hash.Short())
 		}
 	})
-	t.Run("Placeholder", func(t *testing.T) {
-		r := exportTo(t, s, &gitio.ExportOptions{PurgedPlaceholder: true})
-		old := r.git("show", "HEAD~1:secret.md")
-		if strings.Contains(old, "hunter2") || !strings.Contains(old, "purged") || strings.Count(old, "\n") > 0 {
-			t.Errorf("purged file exported as %q, want a one-line placeholder", old)
+	t.Run("NotEmpty", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "mine.txt"), []byte("keep me"), 0o644); err != nil {
+			t.Fatal(err)
 		}
-		if diff := cmp.Diff(vaultFiles(t, s, c2.Tree), workTree(t, r.dir)); diff != "" {
-			t.Errorf("working tree (-vault +disk):\n%s", diff)
+		_, err := gitio.ExportFiles(t.Context(), s, c1.Hash, dir)
+		wantCode(t, err, cairn.EINVALID)
+		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+			t.Errorf("folder holds %v after a refused export, want only mine.txt", entries)
+		}
+	})
+	t.Run("Purged", func(t *testing.T) {
+		s := newStore(t)
+		c := vaultCommit(t, s, "main", map[string]string{"secret.md": "password: hunter2\n", "ok.md": "fine\n"}, "Oops")
+		h, err := s.PurgePath(t.Context(), "main", "secret.md", cairn.User("ada"), "leaked\nsecret")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), "out")
+		res, err := gitio.ExportFiles(t.Context(), s, c.Hash, dir)
+		if err != nil {
+			t.Fatalf("ExportFiles: %v", err)
+		}
+		if diff := cmp.Diff([]gitio.Placeholder{{Commit: c.Hash, Path: "secret.md", Blob: h}}, res.Placeholders); diff != "" {
+			t.Errorf("placeholders (-want +got):\n%s", diff)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "secret.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := string(data)
+		if strings.Contains(got, "hunter2") || !strings.Contains(got, "purged") || !strings.Contains(got, "leaked secret") || strings.Count(got, "\n") != 1 {
+			t.Errorf("secret.md = %q, want a one-line placeholder naming the reason", got)
+		}
+		if ok, _ := os.ReadFile(filepath.Join(dir, "ok.md")); string(ok) != "fine\n" {
+			t.Errorf("ok.md = %q", ok)
+		}
+	})
+	t.Run("NoCommit", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "out")
+		_, err := gitio.ExportFiles(t.Context(), s, cairn.Hash{1}, dir)
+		wantCode(t, err, cairn.ENOTFOUND)
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("Stat(%s) = %v, want not exist", dir, err)
 		}
 	})
 }

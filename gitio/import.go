@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -20,7 +21,7 @@ import (
 const DefaultMaxFileSize = 64 << 20
 
 // gitHint is the hint of every error about dir not being a usable repository.
-const gitHint = "cairn import --history needs a git repository: a folder with a .git folder, or a bare repository."
+const gitHint = "cairn import --history needs a git repository you own: a folder with a .git folder (or a .git file or link naming one), or a bare repository."
 
 // ImportOptions adjust ImportHistory. The zero value gives the defaults.
 type ImportOptions struct {
@@ -80,7 +81,9 @@ const (
 // branch of s. Each git commit becomes one cairn commit (even when nothing
 // the vault holds changed) with the git commit's message, its author time,
 // the principal opts.Principal gives for its author, and the metadata
-// {"git.commit": <git hash>}. A merge commit imports as its change against
+// MetaCommit (the git hash), MetaAuthor and MetaCommitter (the author and
+// committer as git wrote them: "Name <email> <seconds> <±hhmm>"), which
+// ExportGit gives back to git. A merge commit imports as its change against
 // its first parent: the side branches it merged are not imported as
 // commits of their own. The tree of each cairn commit is the git commit's
 // tree minus the files the vault cannot hold (listed in the result's
@@ -125,7 +128,12 @@ func importHistory(ctx context.Context, s *store.Store, dir string, o *ImportOpt
 	} else if cairn.ErrorCode(err) != cairn.ENOTFOUND {
 		return nil, err
 	}
-	g, head, err := openRepo(ctx, dir, o.Ref)
+	sb, err := newSandbox()
+	if err != nil {
+		return nil, err
+	}
+	defer sb.Close()
+	g, head, err := openRepo(ctx, sb, dir, o.Ref)
 	if err != nil {
 		return nil, err
 	}
@@ -194,9 +202,14 @@ func importHistory(ctx context.Context, s *store.Store, dir string, o *ImportOpt
 	return &im.res, nil
 }
 
-// openRepo checks that dir is a git repository and resolves ref in it to a
-// commit id.
-func openRepo(ctx context.Context, dir, ref string) (*repo, string, error) {
+// openRepo checks that dir is a git repository, resolves ref in it to a
+// commit id, and returns the repository the import reads it through: a git
+// folder of the sandbox's own, whose only tie to dir's is that it borrows
+// its objects (an alternate object store) and its list of shallow commits.
+// Only the two rev-parse commands that find the repository and resolve
+// ref run in dir, where git reads its configuration; every other command
+// runs where that configuration, its hooks and its index are not.
+func openRepo(ctx context.Context, sb *sandbox, dir, ref string) (*repo, string, error) {
 	if fi, err := os.Stat(dir); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, "", cairn.Errorf(cairn.ENOTFOUND, "no such folder").WithHint(gitHint)
@@ -205,17 +218,24 @@ func openRepo(ctx context.Context, dir, ref string) (*repo, string, error) {
 	} else if !fi.IsDir() {
 		return nil, "", cairn.Errorf(cairn.EINVALID, "not a folder").WithHint(gitHint)
 	}
-	g, err := newRepo(dir)
+	g, err := sb.repo(dir)
 	if err != nil {
 		return nil, "", err
 	}
-	if _, err := g.run(ctx, "rev-parse", "--git-dir"); err != nil {
+	out, err := g.run(ctx, "rev-parse", "--path-format=absolute", "--git-path", "objects", "--git-path", "shallow", "--show-object-format")
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil, "", err
 		}
 		return nil, "", (&cairn.Error{Code: cairn.EINVALID, Message: "not a git repository", Err: err}).WithHint(gitHint)
 	}
-	out, err := g.run(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != 3 || !filepath.IsAbs(lines[0]) || !filepath.IsAbs(lines[1]) {
+		return nil, "", cairn.Errorf(cairn.EINVALID, "git rev-parse described the repository as %q", out).
+			WithHint("A git folder whose path holds a newline cannot be imported; move the repository.")
+	}
+	objects, shallow, format := lines[0], lines[1], lines[2]
+	out, err = g.run(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
 	if err != nil {
 		if exitCode(err) != 1 {
 			return nil, "", err
@@ -227,7 +247,54 @@ func openRepo(ctx context.Context, dir, ref string) (*repo, string, error) {
 		return nil, "", cairn.Errorf(cairn.ENOTFOUND, "git ref %q names no commit", ref).
 			WithHint("Name a branch, tag or commit of the repository: git -C DIR branch --all")
 	}
-	return g, strings.TrimSpace(string(out)), nil
+	head := strings.TrimSpace(string(out))
+	gitDir, err := readerDir(sb, objects, shallow, format)
+	if err != nil {
+		return nil, "", err
+	}
+	r, err := sb.repo(gitDir, "GIT_DIR="+gitDir)
+	if err != nil {
+		return nil, "", err
+	}
+	return r, head, nil
+}
+
+// readerDir makes the sandbox's git folder that reads another repository's
+// objects: a bare repository with the same object format, no refs, no
+// hooks, and configuration of its own, whose object store has the other's
+// as its alternate and whose shallow list is a copy of the other's.
+func readerDir(sb *sandbox, objects, shallow, format string) (string, error) {
+	dir := filepath.Join(sb.root, "repo")
+	config := "[core]\n\trepositoryformatversion = 0\n\tbare = true\n"
+	switch format {
+	case "sha1":
+	case "sha256":
+		config = "[core]\n\trepositoryformatversion = 1\n\tbare = true\n[extensions]\n\tobjectFormat = sha256\n"
+	default:
+		return "", cairn.Errorf(cairn.EINVALID, "the repository's object format %q is not one git names", format)
+	}
+	files := map[string]string{
+		"HEAD":                    "ref: refs/heads/main\n",
+		"config":                  config,
+		"objects/info/alternates": objects + "\n",
+	}
+	switch data, err := os.ReadFile(shallow); {
+	case err == nil:
+		files["shallow"] = string(data)
+	case !errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("read the list of shallow commits: %w", err)
+	}
+	for _, d := range []string{"refs", "objects/info"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
+			return "", fmt.Errorf("make git's reading repository: %w", err)
+		}
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			return "", fmt.Errorf("make git's reading repository: %w", err)
+		}
+	}
+	return dir, nil
 }
 
 // DefaultPrincipal maps a git author to user:<name>, the name reduced to

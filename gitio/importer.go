@@ -140,7 +140,7 @@ func (im *importer) commit(ctx context.Context, info commitInfo, raw []rawChange
 		Tree:       tree,
 		Principal:  p,
 		Message:    commitMessage(info),
-		Meta:       map[string]string{"git.commit": info.id},
+		Meta:       commitMeta(info),
 		Time:       info.time,
 		AllowEmpty: true,
 	})
@@ -441,13 +441,36 @@ func (im *importer) principal(name, email string) (cairn.Principal, error) {
 	return p, nil
 }
 
+// Metadata keys of an imported commit: what git knows of it that a cairn
+// commit has no field for, so that an export can give it back.
+const (
+	MetaCommit    = "git.commit"    // the git commit's hash
+	MetaAuthor    = "git.author"    // "Name <email> <seconds> <±hhmm>", as git writes it
+	MetaCommitter = "git.committer" // likewise
+)
+
+// commitMeta is the metadata of the cairn commit of a git commit. An
+// identity that is not valid UTF-8 is kept with U+FFFD in place of the bad
+// bytes.
+func commitMeta(info commitInfo) map[string]string {
+	return map[string]string{
+		MetaCommit:    info.id,
+		MetaAuthor:    strings.ToValidUTF8(info.author, "\uFFFD"),
+		MetaCommitter: strings.ToValidUTF8(info.commit, "\uFFFD"),
+	}
+}
+
+// noMessage is the message of the cairn commit of a git commit that has
+// none (a cairn commit must have one); an export gives it no message again.
+func noMessage(id string) string { return "(git commit " + id + " has no message)" }
+
 // commitMessage is the git message as a cairn commit message: valid UTF-8,
 // without trailing blank lines, never empty, at most 64 KB.
 func commitMessage(info commitInfo) string {
 	const max = 64 << 10
 	msg := strings.TrimRight(strings.ToValidUTF8(info.message, "\uFFFD"), " \t\r\n")
 	if strings.TrimSpace(msg) == "" {
-		return "(git commit " + info.id + " has no message)"
+		return noMessage(info.id)
 	}
 	if len(msg) > max {
 		cut := max - len("…")

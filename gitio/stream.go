@@ -14,22 +14,26 @@ import (
 // commitInfo is what the import takes from a git commit besides its tree.
 type commitInfo struct {
 	id      string
-	name    string
+	name    string // the author's
 	email   string
-	time    time.Time
+	time    time.Time // the author's
+	author  string    // the author as git writes it: "Name <email> <seconds> <±hhmm>"
+	commit  string    // the committer, likewise
 	message string
 }
 
-// logFormat prints the fields of commitInfo, each ended by NUL; with -z,
-// git ends each commit's record with a NUL too.
-const logFormat = "%H%x00%an%x00%ae%x00%at%x00%B"
+// logFormat prints the fields of commitInfo, each ended by NUL (the dates
+// raw: seconds and time zone); with -z, git ends each commit's record with
+// a NUL too.
+const logFormat = "%H%x00%an%x00%ae%x00%ad%x00%cn%x00%ce%x00%cd%x00%B"
 
 // logReader streams `git log` records, oldest first.
 type logReader struct{ p *proc }
 
 func (r *repo) startLog(ctx context.Context, head string) (*logReader, error) {
 	p, err := r.start(ctx, false, "log", "--first-parent", "--reverse", "-z",
-		"--no-color", "--no-show-signature", "--encoding=UTF-8", "--format="+logFormat, head, "--")
+		"--no-color", "--no-show-signature", "--no-ext-diff", "--no-textconv", "--no-use-mailmap",
+		"--date=raw", "--encoding=UTF-8", "--format="+logFormat, head, "--")
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +42,7 @@ func (r *repo) startLog(ctx context.Context, head string) (*logReader, error) {
 
 // next returns the next commit.
 func (l *logReader) next() (commitInfo, error) {
-	var f [5]string
+	var f [8]string
 	for i := range f {
 		s, err := l.p.stdout.ReadString(0)
 		if err != nil {
@@ -49,11 +53,30 @@ func (l *logReader) next() (commitInfo, error) {
 		}
 		f[i] = s[:len(s)-1]
 	}
-	secs, err := strconv.ParseInt(f[3], 10, 64)
+	secs, err := rawDate(f[3])
 	if err != nil {
-		return commitInfo{}, l.p.fail(fmt.Errorf("commit %s: bad author time %q", f[0], f[3]))
+		return commitInfo{}, l.p.fail(fmt.Errorf("commit %s: bad author date %q", f[0], f[3]))
 	}
-	return commitInfo{id: f[0], name: f[1], email: f[2], time: time.Unix(secs, 0).UTC(), message: f[4]}, nil
+	if _, err := rawDate(f[6]); err != nil {
+		return commitInfo{}, l.p.fail(fmt.Errorf("commit %s: bad committer date %q", f[0], f[6]))
+	}
+	return commitInfo{
+		id: f[0], name: f[1], email: f[2], time: time.Unix(secs, 0).UTC(),
+		author: f[1] + " <" + f[2] + "> " + f[3], commit: f[4] + " <" + f[5] + "> " + f[6],
+		message: f[7],
+	}, nil
+}
+
+// rawDate parses a date as git writes it raw, "<seconds> <±hhmm>", and
+// returns its seconds.
+func rawDate(s string) (int64, error) {
+	secs, tz, ok := strings.Cut(s, " ")
+	n, err := strconv.ParseInt(secs, 10, 64)
+	if !ok || err != nil || len(tz) != 5 || tz[0] != '+' && tz[0] != '-' ||
+		strings.ContainsFunc(tz[1:], func(r rune) bool { return r < '0' || r > '9' }) {
+		return 0, fmt.Errorf("bad date %q", s)
+	}
+	return n, nil
 }
 
 // wait checks that the log has ended and waits for git.
@@ -84,7 +107,7 @@ type diffTree struct {
 }
 
 func (r *repo) startDiffTree(ctx context.Context, commits []string) (*diffTree, error) {
-	p, err := r.start(ctx, true, "diff-tree", "--stdin", "-r", "-z", "--no-renames", "--root", "--always")
+	p, err := r.start(ctx, true, "diff-tree", "--stdin", "-r", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "--root", "--always")
 	if err != nil {
 		return nil, err
 	}

@@ -103,10 +103,14 @@ func (a *app) importHistory(v *vault.Vault, dir string, p cairn.Principal) error
 
 // exportGit writes the history of a branch as a new git repository.
 func (a *app) exportGit(v *vault.Vault, dir, branch string) error {
-	if err := gitio.ExportGit(a.ctx, v.Store, dir, &gitio.ExportOptions{Branch: branch}); err != nil {
+	res, err := gitio.ExportGit(a.ctx, v.Store, dir, &gitio.ExportOptions{Branch: branch})
+	if err != nil {
 		return err
 	}
-	return a.emit(items([]map[string]any{{"id": dir, "branch": branch}}), func(w io.Writer) {
-		fmt.Fprintf(w, "Wrote the history of %s to the git repository %s\n", branch, dir)
+	out := items([]map[string]any{{"id": dir, "branch": branch, "head": res.Head, "commits": res.Commits}})
+	out["placeholders"] = placeholdersOrEmpty(res.Placeholders)
+	return a.emit(out, func(w io.Writer) {
+		fmt.Fprintf(w, "Wrote the history of %s to the git repository %s (%s)\n", branch, dir, plural(res.Commits, "commit"))
+		printPlaceholders(w, res.Placeholders)
 	})
 }

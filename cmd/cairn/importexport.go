@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 
 	"cairn"
 	"cairn/admit"
+	"cairn/gitio"
 	"cairn/index"
 	"cairn/store"
 	"cairn/vault"
@@ -38,7 +38,11 @@ differing only in case, files over 64 MiB) are left out and listed.
 With --history, DIR must be a git repository: its first-parent history
 becomes cairn commits, one for each git commit, on the branch import/<name>;
 when main is empty, that branch is merged into main, else it waits for you
-to merge it. Into main, an import goes through admission like any change.`,
+to merge it. Into main, an import goes through admission like any change;
+the vault's contract (cairn.yaml, eva.json, EVA.md, AGENTS.md, CLAUDE.md) is
+never taken from what an import brings without a person's review: such a
+change is held, even into a new vault (cairn review show ID, then accept or
+reject it).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
@@ -211,6 +215,30 @@ func (a *app) importFolder(v *vault.Vault, dir, prefix, message string, p cairn.
 	})
 }
 
+// printPlaceholders lists the files an export wrote as a placeholder for
+// content purged from the vault.
+func printPlaceholders(w io.Writer, ps []gitio.Placeholder) {
+	if len(ps) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Wrote %s for content purged from the vault:\n", plural(len(ps), "placeholder"))
+	for i, p := range ps {
+		if i == 20 {
+			fmt.Fprintf(w, "  ... and %d more (see --json)\n", len(ps)-20)
+			break
+		}
+		fmt.Fprintf(w, "  %s at %s\n", p.Path, p.Commit.Short())
+	}
+	fmt.Fprintln(w, "Each says when, by whom and why its content was purged.")
+}
+
+func placeholdersOrEmpty(ps []gitio.Placeholder) []gitio.Placeholder {
+	if ps == nil {
+		return []gitio.Placeholder{}
+	}
+	return ps
+}
+
 func commitID(c *cairn.Commit) string {
 	if c == nil {
 		return ""
@@ -225,9 +253,14 @@ func (a *app) exportCmd() *cobra.Command {
 		Use:   "export DIR",
 		Short: "Write the files of a commit (default: main) to a new folder, or the history to a git repository",
 		Long: `Export writes the files of REF (default main) into DIR, which must be new or
-empty. With --git, DIR becomes a git repository holding the branch's whole
-history, one git commit per cairn commit, with the principal and metadata in
-trailers.`,
+empty. With --git, DIR becomes a git repository holding the history of the
+branch REF (default main), one git commit per cairn commit: a commit imported
+from git gets back its author, committer and message, with cairn's record of
+it in a git note; any other carries its principal and metadata in trailers.
+
+Content removed with cairn purge is written as a one-line placeholder that
+says when, by whom and why it was purged; the export lists each file that got
+one (with --git, each path at each commit that wrote it).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, _, err := a.open()
@@ -246,34 +279,19 @@ trailers.`,
 			if err != nil {
 				return err
 			}
-			n := 0
-			for e, err := range v.Store.Files(a.ctx, c.Tree, "") {
-				if err != nil {
-					return err
-				}
-				data, err := v.Store.ReadBlob(a.ctx, e.Blob)
-				if err != nil {
-					return fmt.Errorf("export %s: %w", e.Path, err)
-				}
-				target := filepath.Join(dir, filepath.FromSlash(e.Path))
-				if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-					return err
-				}
-				perm := fs.FileMode(0o644)
-				if e.Mode == cairn.ModeExecutable {
-					perm = 0o755
-				}
-				if err := os.WriteFile(target, data, perm); err != nil {
-					return err
-				}
-				n++
+			res, err := gitio.ExportFiles(a.ctx, v.Store, c.Hash, dir)
+			if err != nil {
+				return err
 			}
-			return a.emit(items([]map[string]any{{"id": dir, "commit": c.Hash, "files": n}}), func(w io.Writer) {
-				fmt.Fprintf(w, "Wrote %d files of %s to %s\n", n, c.Hash.Short(), path.Clean(dir))
+			out := items([]map[string]any{{"id": dir, "commit": c.Hash, "files": res.Files}})
+			out["placeholders"] = placeholdersOrEmpty(res.Placeholders)
+			return a.emit(out, func(w io.Writer) {
+				fmt.Fprintf(w, "Wrote %d files of %s to %s\n", res.Files, c.Hash.Short(), path.Clean(dir))
+				printPlaceholders(w, res.Placeholders)
 			})
 		},
 	}
-	cmd.Flags().StringVar(&at, "at", "", "the commit, branch or tag to export (default: main)")
+	cmd.Flags().StringVar(&at, "at", "", "the commit, branch or tag to export (default: main); with --git, a branch")
 	cmd.Flags().BoolVar(&git, "git", false, "write a git repository with the whole history")
 	return cmd
 }
