@@ -155,7 +155,9 @@ func (a *app) mergeCmd() *cobra.Command {
 different files combine; a file changed on both sides is merged structurally
 (Markdown: frontmatter field by field, body by lines, list items as a union;
 log.md as a union of entries). When something cannot be merged, the conflicts
-are listed, nothing is applied, and the exit code is 1.`,
+are listed, nothing is applied, and the exit code is 1. A merge into main goes
+through admission like any change; one that changes the vault's contract
+(cairn.yaml, eva.json, EVA.md, AGENTS.md, CLAUDE.md) is held for review.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, t, err := a.open()
