@@ -281,7 +281,7 @@ func (p *Pipeline) Submit(ctx context.Context, req Request) (*Outcome, error) {
 				return nil, err
 			}
 			return out, cairn.Errorf(cairn.ECONFLICT, "proposal %d: %s", req.Proposal, msg).
-				WithHint(fmt.Sprintf("Fix it in a working tree (cairn worktree add DIR proposals/%d), commit there, then cairn review recheck %d", req.Proposal, req.Proposal))
+				WithHint(fmt.Sprintf("Fix it in a working tree (cairn worktree add DIR proposals/%d), commit there, remove the tree (cairn worktree remove DIR), then cairn review recheck %d", req.Proposal, req.Proposal))
 		}
 		return out, nil
 	}
@@ -463,9 +463,18 @@ func (p *Pipeline) admit(ctx context.Context, tx *store.Tx, req *Request, out *O
 		return err
 	}
 	if req.Proposal != 0 {
-		if err := tx.UpdateRef(ctx, cairn.RefUpdate{Name: "heads/" + ProposalBranch(prop.ID), Kind: cairn.RefBranch,
-			Old: req.Commit, New: cairn.Hash{}, Principal: decider, Message: "accepted"}); err != nil && cairn.ErrorCode(err) != cairn.ECONFLICT {
+		// The branch goes with the decision, unless a person moved it
+		// meanwhile (then it stays, holding their commit). A working tree
+		// that holds it refuses the deletion, and so the decision.
+		at, err := tx.Head(ctx, ProposalBranch(prop.ID))
+		if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
 			return err
+		}
+		if err == nil && at == req.Commit {
+			if err := tx.UpdateRef(ctx, cairn.RefUpdate{Name: "heads/" + ProposalBranch(prop.ID), Kind: cairn.RefBranch,
+				Old: req.Commit, New: cairn.Hash{}, Principal: decider, Message: "accepted"}); err != nil {
+				return err
+			}
 		}
 	}
 	out.Proposal = prop

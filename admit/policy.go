@@ -199,11 +199,11 @@ func (p *Policy) Validate() error {
 	default:
 		return bad("agent.runtime is %q; it must be extractive or command", p.Agent.Runtime)
 	}
-	if p.Agent.Attempts < 0 || p.Agent.Attempts > 100 {
-		return bad("agent.attempts must be between 1 and 100, not %d", p.Agent.Attempts)
+	if p.Agent.Attempts < 0 || p.Agent.Attempts > maxAttempts {
+		return bad("agent.attempts must be a whole number from 1 to %d, not %d", maxAttempts, p.Agent.Attempts)
 	}
-	if p.Agent.Workers < 0 || p.Agent.Workers > 64 {
-		return bad("agent.workers must be between 1 and 64, not %d", p.Agent.Workers)
+	if p.Agent.Workers < 0 || p.Agent.Workers > maxWorkers {
+		return bad("agent.workers must be a whole number from 1 to %d, not %d", maxWorkers, p.Agent.Workers)
 	}
 	for _, lists := range [][]string{p.Paths.Protected, p.Paths.Allowed} {
 		for _, x := range lists {
@@ -243,6 +243,12 @@ func ParsePolicy(data []byte) (*Policy, error) {
 	p := &Policy{}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return p, nil
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err == nil && len(doc.Content) == 1 {
+		if err := checkScalars(doc.Content[0], ""); err != nil {
+			return nil, err
+		}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -349,12 +355,103 @@ func unknownKey(key string) error {
 		WithHint("The settings are " + strings.Join(keys, ", ") + ", and verdicts.RULE.agent|person.")
 }
 
+// Limits of the settings that take numbers, durations and sizes.
+const (
+	maxAttempts = 100
+	maxWorkers  = 64
+	maxDuration = 7 * 24 * time.Hour
+	maxSize     = 1 << 40
+)
+
+// checkValue reports what is wrong with value for a key that takes one
+// scalar, naming the key and what it accepts: the same words whether the
+// value comes from cairn settings set or from a cairn.yaml written by hand.
+// Keys that take lists are checked by Validate.
+func checkValue(key, value string) error {
+	bad := func(want string) error {
+		example := settingExample[key]
+		if strings.HasPrefix(key, "verdicts.") {
+			example = "hold"
+		}
+		return cairn.Errorf(cairn.EINVALID, "%s must be %s, not %q", key, want, value).
+			WithHint(fmt.Sprintf("Try: cairn settings set %s %s", key, example))
+	}
+	switch key {
+	case "agent.timeout", "agent.inactivity":
+		d, err := time.ParseDuration(value)
+		if err != nil || d < time.Second || d > maxDuration {
+			return bad("a duration from 1s to 168h, like 30m or 90s")
+		}
+	case "agent.attempts", "agent.workers":
+		limit := maxAttempts
+		if key == "agent.workers" {
+			limit = maxWorkers
+		}
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 || n > limit {
+			return bad(fmt.Sprintf("a whole number from 1 to %d", limit))
+		}
+	case "sources.max_size":
+		n, err := humanize.ParseBytes(value)
+		if err != nil || n < 1 || n > maxSize {
+			return bad("a size from 1 byte to 1TiB, like 64MiB")
+		}
+	case "lint.strict":
+		if value != "true" && value != "false" {
+			return bad("true or false")
+		}
+	default:
+		if strings.HasPrefix(key, "verdicts.") {
+			switch cairn.Verdict(value) {
+			case cairn.Admit, cairn.Hold, cairn.Reject:
+			default:
+				return bad("admit, hold or reject")
+			}
+		}
+	}
+	return nil
+}
+
+// settingExample is a good value of each key that takes one, for hints.
+var settingExample = map[string]string{
+	"agent.timeout": "30m", "agent.inactivity": "180s",
+	"agent.attempts": "3", "agent.workers": "2", "sources.max_size": "64MiB", "lint.strict": "true",
+}
+
+// checkScalars runs checkValue on every scalar setting of a cairn.yaml
+// document (a mapping), so that a file written by hand gets the messages
+// settings set gives, not the YAML decoder's.
+func checkScalars(n *yaml.Node, prefix string) error {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := prefix+n.Content[i].Value, n.Content[i+1]
+		switch {
+		case val.Kind == yaml.MappingNode:
+			if err := checkScalars(val, key+"."); err != nil {
+				return err
+			}
+		case val.Kind == yaml.ScalarNode && (settingExample[key] != "" || strings.HasPrefix(key, "verdicts.")):
+			if err := checkValue(key, val.Value); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // SetPolicy returns cairn.yaml (data, possibly empty) with key set to
 // value, keeping the file's comments and the order of its keys. The
 // result is validated; value "" removes the key (its default applies).
 func SetPolicy(data []byte, key, value string) ([]byte, error) {
 	if _, err := (&Policy{}).get(key); err != nil {
 		return nil, err
+	}
+	if value != "" {
+		if err := checkValue(key, value); err != nil {
+			return nil, err
+		}
 	}
 	var doc yaml.Node
 	if len(bytes.TrimSpace(data)) > 0 {

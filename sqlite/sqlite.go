@@ -210,7 +210,8 @@ func (db *DB) Read() *sql.DB { return db.r }
 // vault's database: the job queue. Never use it inside Update.
 func (db *DB) Write() *sql.DB { return db.w }
 
-// Close checkpoints the write-ahead log and closes the database.
+// Close checkpoints the write-ahead log, when no other process is writing,
+// and closes the database; it never waits for another process.
 func (db *DB) Close() error {
 	var errs []error
 	for _, st := range []*sql.Stmt{db.getObject, db.getRef} {
@@ -227,7 +228,13 @@ func (db *DB) Close() error {
 		errs = append(errs, db.c.Close())
 	}
 	if db.w != nil {
-		_, err := db.w.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+		// Without waiting: a reader's exit must never wait for another
+		// process's write, and a log another connection is using is
+		// truncated by whichever process closes last.
+		_, err := db.w.Exec("PRAGMA busy_timeout = 0")
+		if err == nil {
+			_, err = db.w.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+		}
 		if err != nil && cairn.ErrorCode(translate(err)) != cairn.EUNAVAILABLE {
 			errs = append(errs, err)
 		}

@@ -54,7 +54,10 @@ type Vault struct {
 	Trees *worktree.Manager
 	// Admit is the admission pipeline: every change to main goes through it.
 	Admit *admit.Pipeline
-	log   *slog.Logger
+	// Repaired says what opening the vault put right: folders brought up
+	// to their branches after an interrupted command.
+	Repaired []string
+	log      *slog.Logger
 }
 
 // Init makes dir (created if missing) a vault. A folder that already holds
@@ -84,6 +87,9 @@ func Init(ctx context.Context, dir string, bare bool, opts *Options) (*Vault, er
 		})
 	} else {
 		_, err = v.Trees.Register(ctx, abs, index.Branch, cairn.Hash{})
+		if err == nil {
+			err = v.Store.Update(ctx, func(tx *store.Tx) error { return setMeta(ctx, tx, metaRoot, abs) })
+		}
 	}
 	if err == nil && !bare {
 		err = ignoreInGit(abs)
@@ -134,12 +140,16 @@ func Open(ctx context.Context, dir string, opts *Options) (*Vault, *worktree.Tre
 	}
 	treeRoot := root
 	// A secondary working tree has a pointer file naming the vault.
-	if data, err := os.ReadFile(filepath.Join(root, worktree.PointerFile)); err == nil {
-		vaultRoot, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "vault: ")
-		if !ok {
-			return nil, nil, cairn.Errorf(cairn.EINVALID, "%s is not a cairn pointer file", filepath.Join(root, worktree.PointerFile))
+	var ptr *worktree.Pointer
+	if fi, err := os.Lstat(filepath.Join(root, DirName)); err == nil && !fi.IsDir() {
+		if ptr, err = worktree.ReadPointer(root); err != nil {
+			return nil, nil, err
 		}
-		treeRoot, root = root, vaultRoot
+		if _, err := os.Stat(filepath.Join(ptr.Vault, DirName, DBName)); err != nil {
+			return nil, nil, cairn.Errorf(cairn.ENOTFOUND, "%s is a working tree of the vault at %s, which is not there any more", root, ptr.Vault).
+				WithHint("If the vault moved, run any cairn command in its new folder once: it updates the pointers of its working trees.")
+		}
+		treeRoot, root = root, ptr.Vault
 	}
 	v, err := open(ctx, root, opts)
 	if err != nil {
@@ -149,13 +159,33 @@ func Open(ctx context.Context, dir string, opts *Options) (*Vault, *worktree.Tre
 	if err := v.DB.Read().QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'bare'`).Scan(&bare); err == nil {
 		v.Bare = bare == "1"
 	}
+	opened := v.Root
+	if err := v.relocate(ctx); err != nil {
+		v.Close()
+		return nil, nil, err
+	}
+	if treeRoot == opened {
+		treeRoot = v.Root // the vault's own folder, under the name it is known by
+	}
+	if err := v.catchUp(ctx); err != nil {
+		v.Close()
+		return nil, nil, err
+	}
 	t, err := v.Trees.Get(ctx, treeRoot)
-	if err != nil {
-		if cairn.ErrorCode(err) != cairn.ENOTFOUND {
+	switch {
+	case err == nil:
+	case cairn.ErrorCode(err) == cairn.ENOTFOUND && ptr != nil:
+		// A secondary working tree that was moved.
+		if t, err = v.Trees.Relink(ctx, treeRoot, ptr); err != nil {
 			v.Close()
 			return nil, nil, err
 		}
+		v.Repaired = append(v.Repaired, fmt.Sprintf("recorded that the working tree of %s moved to %s", t.Branch, t.Path))
+	case cairn.ErrorCode(err) == cairn.ENOTFOUND:
 		t = nil
+	default:
+		v.Close()
+		return nil, nil, err
 	}
 	return v, t, nil
 }
@@ -186,9 +216,10 @@ func open(ctx context.Context, root string, opts *Options) (*Vault, error) {
 		db.Close()
 		return nil, err
 	}
-	adm := admit.New(s, ix, db.Read(), &admit.Options{Logger: log, Crash: opts.Crash})
 	trees := worktree.NewManager(s, db.Read(), filepath.Join(root, DirName))
 	trees.Crash = opts.Crash
+	s.AddHook(trees.Hook())
+	adm := admit.New(s, ix, db.Read(), &admit.Options{Logger: log, Crash: opts.Crash})
 	return &Vault{Root: root, DB: db, Store: s, Index: ix, Trees: trees, Admit: adm, log: log}, nil
 }
 
@@ -226,6 +257,36 @@ func find(dir string) (string, error) {
 		}
 		d = parent
 	}
+}
+
+// catchUp finishes, for every working tree, the sync a command that died
+// owed it: a folder whose branch moved past it (the process that moved the
+// branch was killed before it wrote the files) or whose sync was cut
+// short. It never waits for another process (see worktree.CatchUp); what
+// it did is in Repaired.
+func (v *Vault) catchUp(ctx context.Context) error {
+	trees, err := v.Trees.List(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range trees {
+		behind, err := v.Trees.Behind(ctx, t)
+		if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+			return err
+		}
+		if !behind {
+			continue
+		}
+		rep, err := v.Trees.CatchUp(ctx, t)
+		if err != nil {
+			return fmt.Errorf("bring %s up to branch %s: %w", t.Path, t.Branch, err)
+		}
+		if rep != nil {
+			v.Repaired = append(v.Repaired, fmt.Sprintf("brought %s up to branch %s, which an interrupted command had moved (%d files written, %d with local edits left alone)",
+				t.Path, t.Branch, len(rep.Updated), len(rep.LeftAlone)))
+		}
+	}
+	return nil
 }
 
 // Main returns the working tree of main, or nil for a bare vault.

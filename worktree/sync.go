@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"cairn"
 	"cairn/store"
@@ -69,6 +70,61 @@ func (m *Manager) SyncHeadPrewritten(ctx context.Context, t *Tree, pre *Prewritt
 		return nil, err
 	}
 	defer unlock()
+	return m.syncHead(ctx, ctx, t, pre, false)
+}
+
+// Behind reports whether a working tree is owed a sync: its branch moved
+// past the commit the folder holds (the process that moved it stopped
+// before syncing), or a sync was left unfinished. The branch's head is the
+// record of what the folder owes: it moves in the same transaction as the
+// commit, so no crash can lose it.
+func (m *Manager) Behind(ctx context.Context, t *Tree) (bool, error) {
+	if !t.Pending.IsZero() {
+		return true, nil
+	}
+	head, err := m.s.Head(ctx, t.Branch)
+	if err != nil {
+		return false, err
+	}
+	return head != t.Base, nil
+}
+
+// quickWait is how long CatchUp waits for the vault's write lock.
+const quickWait = 50 * time.Millisecond
+
+// CatchUp brings a working tree that is Behind to its branch's head (a
+// folder whose folder is missing is left alone). It never waits for
+// another process: when one holds the tree's lock (it is syncing the
+// folder itself) or the vault's write lock, it does nothing and returns
+// nil; the next command tries again.
+func (m *Manager) CatchUp(ctx context.Context, t *Tree) (*SyncReport, error) {
+	if _, err := os.Stat(t.Path); err != nil {
+		return nil, nil
+	}
+	unlock, err := tryLockFile(m.lockPath(t))
+	if errors.Is(err, errLocked) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	quick, cancel := context.WithTimeout(ctx, quickWait)
+	defer cancel()
+	rep, err := m.syncHead(ctx, quick, t, nil, true)
+	if err != nil && (quick.Err() != nil || cairn.ErrorCode(err) == cairn.EUNAVAILABLE) && ctx.Err() == nil {
+		return nil, nil // the vault is busy: nothing was written
+	}
+	return rep, err
+}
+
+// syncHead is SyncHeadPrewritten under the tree's lock. The sync is
+// journaled with journal, a context that may be shorter than ctx: nothing
+// is written before the journal is. With interrupted, a journaled sync is
+// taken for one a dead process left, and finished reading the whole
+// folder; otherwise it is this process's own (a commit journals the sync
+// that follows it).
+func (m *Manager) syncHead(ctx, journal context.Context, t *Tree, pre *Prewritten, interrupted bool) (*SyncReport, error) {
 	removeDeadStages(m.lockDir) // what a killed import staged
 	if err := m.reload(ctx, t); err != nil {
 		return nil, err
@@ -77,19 +133,21 @@ func (m *Manager) SyncHeadPrewritten(ctx context.Context, t *Tree, pre *Prewritt
 	if err != nil {
 		return nil, err
 	}
-	if !t.Pending.IsZero() && t.Pending != head {
+	rep := &SyncReport{}
+	if !t.Pending.IsZero() && (t.Pending != head || interrupted) {
 		// Finish the sync a dead process left first: its journal holds
-		// what it meant to write.
-		if _, err := m.sync(ctx, t, t.Pending, true, pre); err != nil {
+		// what it meant to write, and the whole folder is read, to remove
+		// the temporary files it left.
+		if rep, err = m.sync(ctx, t, t.Pending, true, pre); err != nil {
 			return nil, err
 		}
 	}
 	if head == t.Base && t.Pending.IsZero() {
-		return &SyncReport{}, nil
+		return rep, nil
 	}
 	if t.Pending != head {
-		err := m.s.Update(ctx, func(tx *store.Tx) error {
-			_, err := tx.SQL().ExecContext(ctx, `UPDATE worktrees SET pending = ? WHERE id = ?`, head[:], t.ID)
+		err = m.s.Update(journal, func(tx *store.Tx) error {
+			_, err := tx.SQL().ExecContext(journal, `UPDATE worktrees SET pending = ? WHERE id = ?`, head[:], t.ID)
 			return err
 		})
 		if err != nil {
@@ -98,7 +156,13 @@ func (m *Manager) SyncHeadPrewritten(ctx context.Context, t *Tree, pre *Prewritt
 		t.Pending = head
 	}
 	m.point("sync:journaled")
-	return m.sync(ctx, t, head, false, pre)
+	more, err := m.sync(ctx, t, head, false, pre)
+	if err != nil {
+		return nil, err
+	}
+	rep.Updated = append(rep.Updated, more.Updated...)
+	rep.LeftAlone = append(rep.LeftAlone, more.LeftAlone...)
+	return rep, nil
 }
 
 // Recover completes a sync that a dead process left unfinished.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,12 +158,12 @@ func (m *Manager) Add(ctx context.Context, dir, branch, vaultRoot string) (*Tree
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, nil, err
 	}
-	if err := os.WriteFile(filepath.Join(abs, PointerFile), []byte("vault: "+vaultRoot+"\n"), 0o644); err != nil {
-		return nil, nil, err
-	}
 	t, err := m.Register(ctx, abs, branch, cairn.Hash{})
 	if err != nil {
-		os.Remove(filepath.Join(abs, PointerFile))
+		return nil, nil, err
+	}
+	if err := WritePointer(abs, Pointer{Vault: vaultRoot, Tree: t.ID}); err != nil {
+		m.s.Update(ctx, func(tx *store.Tx) error { return forget(ctx, tx, t.ID) })
 		return nil, nil, err
 	}
 	rep, err := m.Sync(ctx, t, head)
@@ -170,12 +171,15 @@ func (m *Manager) Add(ctx context.Context, dir, branch, vaultRoot string) (*Tree
 }
 
 // Remove forgets a secondary working tree and deletes its folder. It
-// refuses a tree with local edits unless force is set.
+// refuses a tree with local edits unless force is set. A tree whose folder
+// is gone is only forgotten.
 func (m *Manager) Remove(ctx context.Context, t *Tree, force bool) error {
-	if _, err := os.Stat(filepath.Join(t.Path, PointerFile)); err != nil {
-		return cairn.Errorf(cairn.EINVALID, "%s is the vault's own folder; it cannot be removed", t.Path)
+	_, err := os.Lstat(t.Path)
+	missing := errors.Is(err, fs.ErrNotExist)
+	if p, err := ReadPointer(t.Path); !missing && (err != nil || p.Tree != 0 && p.Tree != t.ID) {
+		return cairn.Errorf(cairn.EINVALID, "%s is not a secondary working tree of this vault (the vault's own folder, or another vault's tree); it cannot be removed", t.Path)
 	}
-	if !force {
+	if !force && !missing {
 		st, err := m.Status(ctx, t)
 		if err != nil {
 			return err
@@ -185,21 +189,41 @@ func (m *Manager) Remove(ctx context.Context, t *Tree, force bool) error {
 				WithHint("Commit them, or remove with --force to throw them away.")
 		}
 	}
-	err := m.s.Update(ctx, func(tx *store.Tx) error {
-		for _, q := range []string{`DELETE FROM worktree_files WHERE worktree = ?`, `DELETE FROM worktree_bases WHERE worktree = ?`, `DELETE FROM worktrees WHERE id = ?`} {
-			if _, err := tx.SQL().ExecContext(ctx, q, t.ID); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := m.s.Update(ctx, func(tx *store.Tx) error { return forget(ctx, tx, t.ID) }); err != nil {
 		return err
+	}
+	if missing {
+		return nil
 	}
 	return os.RemoveAll(t.Path)
 }
 
 // lock takes the tree's lock for the duration of a change.
-func (m *Manager) lock(t *Tree) (func(), error) {
-	return lockFile(filepath.Join(m.lockDir, fmt.Sprintf("worktree-%d.lock", t.ID)))
+func (m *Manager) lock(t *Tree) (func(), error) { return lockFile(m.lockPath(t)) }
+
+func (m *Manager) lockPath(t *Tree) string {
+	return filepath.Join(m.lockDir, fmt.Sprintf("worktree-%d.lock", t.ID))
+}
+
+// Hook returns the store hook that keeps branches and their working trees
+// together: a branch that a working tree holds cannot be deleted, whatever
+// deletes it (cairn branch --delete, a review decision that removes its
+// proposal branch), so no folder is ever left holding a branch that is gone.
+func (m *Manager) Hook() store.RefHook {
+	return func(ctx context.Context, tx *store.Tx, u cairn.RefUpdate) error {
+		branch, ok := strings.CutPrefix(u.Name, "heads/")
+		if !ok || !u.New.IsZero() || u.Old.IsZero() {
+			return nil
+		}
+		var path string
+		err := tx.SQL().QueryRowContext(ctx, `SELECT path FROM worktrees WHERE branch = ? ORDER BY path LIMIT 1`, branch).Scan(&path)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return nil
+		case err != nil:
+			return fmt.Errorf("check the working trees of %s: %w", branch, err)
+		}
+		return cairn.Errorf(cairn.ECONFLICT, "branch %s is checked out in the working tree %s", branch, path).
+			WithHint("Commit or drop its edits, then: cairn worktree remove " + path)
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,6 +40,9 @@ type app struct {
 	// code is set by commands that succeed in running but refuse (exit 1
 	// without an error message of their own).
 	code int
+	// quiet keeps open from printing what it repaired, for a command that
+	// reports it itself.
+	quiet bool
 }
 
 // Main runs the command line with args and returns the exit code.
@@ -86,8 +90,9 @@ process); 2 usage or input error.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return usageError("%s", err)
 	})
+	defer strictUsage(root)
 	root.AddCommand(
-		a.initCmd(), a.statusCmd(), a.commitCmd(), a.logCmd(), a.showCmd(), a.diffCmd(),
+		a.initCmd(), a.statusCmd(), a.commitCmd(), a.logCmd(), a.showCmd(), a.lsCmd(), a.diffCmd(),
 		a.branchCmd(), a.tagCmd(), a.mergeCmd(), a.revertCmd(),
 		a.searchCmd(), a.linksCmd(), a.backlinksCmd(), a.lintCmd(),
 		a.reindexCmd(), a.doctorCmd(), a.gcCmd(), a.purgeCmd(),
@@ -98,11 +103,53 @@ process); 2 usage or input error.`,
 }
 
 // usage is an error in how cairn was called (exit 2).
-type usage struct{ msg string }
+type usage struct{ msg, hint string }
 
 func (u usage) Error() string { return u.msg }
 
-func usageError(format string, args ...any) error { return usage{fmt.Sprintf(format, args...)} }
+func usageError(format string, args ...any) error { return usage{msg: fmt.Sprintf(format, args...)} }
+
+// strictUsage makes every way of calling a command wrongly a usage error
+// (exit 2) that names the command's usage: a wrong number of arguments, and
+// a subcommand that does not exist. Cobra reports both as plain errors.
+func strictUsage(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		strictUsage(c)
+	}
+	help := "Run " + cmd.CommandPath() + " --help to see how it is used."
+	if cmd.HasSubCommands() {
+		if !cmd.Runnable() {
+			cmd.RunE = func(c *cobra.Command, args []string) error {
+				if len(args) == 0 {
+					return c.Help()
+				}
+				return nil
+			}
+		}
+		check := cmd.Args
+		cmd.Args = func(c *cobra.Command, args []string) error {
+			if len(args) > 0 && c.Commands() != nil && (check == nil || check(c, args) != nil) {
+				msg := fmt.Sprintf("%q is not a command of %s", args[0], c.CommandPath())
+				c.SuggestionsMinimumDistance = cmp.Or(c.SuggestionsMinimumDistance, 2)
+				if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+					msg += "; did you mean " + strings.Join(s, " or ") + "?"
+				}
+				return usage{msg: msg, hint: "Run " + c.CommandPath() + " --help to see its commands."}
+			}
+			return nil
+		}
+		return
+	}
+	if check := cmd.Args; check != nil {
+		cmd.Args = func(c *cobra.Command, args []string) error {
+			if err := check(c, args); err != nil {
+				name := strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")
+				return usage{msg: fmt.Sprintf("%s: %v (usage: %s)", name, err, c.UseLine()), hint: help}
+			}
+			return nil
+		}
+	}
+}
 
 // fail prints an error and its hint and returns the exit code for it.
 func (a *app) fail(err error) int {
@@ -121,7 +168,11 @@ func (a *app) fail(err error) int {
 		}
 	}
 	if a.json {
-		out := map[string]any{"error": map[string]string{"code": cmpOr(cairn.ErrorCode(err), "usage"), "message": err.Error(), "hint": hint(err)}}
+		kind := cairn.ErrorCode(err)
+		if errors.As(err, &u) {
+			kind = "usage"
+		}
+		out := map[string]any{"error": map[string]string{"code": kind, "message": err.Error(), "hint": hint(err)}}
 		enc := json.NewEncoder(a.stderr)
 		enc.SetIndent("", "  ")
 		enc.Encode(out)
@@ -130,13 +181,27 @@ func (a *app) fail(err error) int {
 	fmt.Fprintf(a.stderr, "cairn: %v\n", err)
 	if h := hint(err); h != "" {
 		fmt.Fprintf(a.stderr, "Hint: %s\n", h)
-	} else if code == exitUsage && errors.As(err, &u) {
-		fmt.Fprintln(a.stderr, "Hint: cairn --help lists the commands; cairn COMMAND --help explains one.")
 	}
 	return code
 }
 
-func hint(err error) string { return cairn.ErrorHint(err) }
+// hint returns the hint for an error: its own, or for a usage error
+// without one, where the commands are explained.
+func hint(err error) string {
+	var u usage
+	if errors.As(err, &u) {
+		return cmpOr(u.hint, "cairn --help lists the commands; cairn COMMAND --help explains one.")
+	}
+	return cairn.ErrorHint(err)
+}
+
+// cmpSlice returns xs, or an empty slice for nil (JSON [] rather than null).
+func cmpSlice[T any](xs []T) []T {
+	if xs == nil {
+		return []T{}
+	}
+	return xs
+}
 
 func cmpOr(a, b string) string {
 	if a != "" {
@@ -160,12 +225,7 @@ func (a *app) emit(v any, text func(w io.Writer)) error {
 // fields about the whole.
 type list map[string]any
 
-func items[T any](xs []T) list {
-	if xs == nil {
-		xs = []T{}
-	}
-	return list{"items": xs}
-}
+func items[T any](xs []T) list { return list{"items": cmpSlice(xs)} }
 
 // principal returns who acts: --as, $CAIRN_USER, or the login name.
 func (a *app) principal() (cairn.Principal, error) {
@@ -209,8 +269,8 @@ func (a *app) openAs() (*vault.Vault, *worktree.Tree, cairn.Principal, error) {
 }
 
 // open opens the vault the command works on, and the working tree the
-// current folder is in (nil outside working trees). It first completes a
-// working-tree sync a dead process left unfinished.
+// current folder is in (nil outside working trees). Opening brings every
+// folder a dead process left behind its branch up to it, and says so.
 func (a *app) open() (*vault.Vault, *worktree.Tree, error) {
 	dir := a.vaultDir
 	if dir == "" {
@@ -225,10 +285,9 @@ func (a *app) open() (*vault.Vault, *worktree.Tree, error) {
 	}
 	// Sources follow their proposals, whatever decides them.
 	v.Admit.OnDecided(ingest.Decided)
-	if t != nil && !t.Pending.IsZero() {
-		if _, err := v.Trees.Recover(a.ctx, t); err != nil {
-			v.Close()
-			return nil, nil, err
+	if !a.json && !a.quiet {
+		for _, r := range v.Repaired {
+			fmt.Fprintf(a.stderr, "cairn: %s\n", r)
 		}
 	}
 	return v, t, nil

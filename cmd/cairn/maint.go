@@ -49,12 +49,14 @@ func (a *app) doctorCmd() *cobra.Command {
 		Short: "Check the vault: objects, index against store, working trees, proposals, sources",
 		Long: `Doctor reads every object reachable from a branch, tag or pin and checks its
 hash and encoding; compares the index with main's head (every derived row,
-unless --quick); checks each working tree (its folder exists and no sync was
-left unfinished), every proposal (a held one has its branch, an admitted one
+unless --quick); checks each working tree (its folder exists and holds its branch's head;
+opening the vault first finishes any sync an interrupted command owed a
+folder, and doctor lists what it repaired), every proposal (a held one has its branch, an admitted one
 its commit) and every source (its status is its proposal's; a queued or
 running one has a live job). Exit code 1 when it finds a problem.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			a.quiet = true // doctor lists what opening repaired itself
 			v, _, err := a.open()
 			if err != nil {
 				return err
@@ -94,8 +96,13 @@ running one has a live job). Exit code 1 when it finds a problem.`,
 				if !t.Pending.IsZero() {
 					add("worktree", fmt.Sprintf("%s has an unfinished sync to %s (any command run there finishes it)", t.Path, t.Pending.Short()))
 				}
-				if _, err := v.Store.Head(a.ctx, t.Branch); err != nil {
+				head, err := v.Store.Head(a.ctx, t.Branch)
+				switch {
+				case err != nil:
 					add("worktree", fmt.Sprintf("%s holds branch %s, which does not exist", t.Path, t.Branch))
+				case head != t.Base && t.Pending.IsZero():
+					add("worktree", fmt.Sprintf("%s is behind its branch %s (the folder holds %s, the branch is at %s); another process is updating it, or the next command will",
+						t.Path, t.Branch, t.Base.Short(), head.Short()))
 				}
 			}
 			admitted, err := v.Admit.Check(a.ctx)
@@ -121,7 +128,11 @@ running one has a live job). Exit code 1 when it finds a problem.`,
 			}
 			res := items(out)
 			res["commits"], res["nodes"], res["blobs"], res["purged"] = rep.Commits, rep.Nodes, rep.Blobs, rep.Purged
+			res["repaired"] = cmpSlice(v.Repaired)
 			return a.emit(res, func(w io.Writer) {
+				for _, r := range v.Repaired {
+					fmt.Fprintf(w, "Repaired: %s\n", r)
+				}
 				fmt.Fprintf(w, "Store: %d commits, %d tree nodes, %d files checked (%d purged).\n", rep.Commits, rep.Nodes, rep.Blobs, rep.Purged)
 				if len(out) == 0 {
 					fmt.Fprintln(w, "No problems found.")

@@ -21,7 +21,8 @@ func (a *app) branchCmd() *cobra.Command {
 		Short: "List branches, make one, or delete one",
 		Long: `Branch with no arguments lists the branches. With NAME it makes a branch at
 FROM (default: the working tree's branch head). With --delete it removes the
-branch NAME; main cannot be deleted.`,
+branch NAME; main cannot be deleted, nor a branch that a working tree holds
+(remove the tree first: cairn worktree remove DIR).`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, t, err := a.open()
@@ -154,7 +155,9 @@ func (a *app) mergeCmd() *cobra.Command {
 different files combine; a file changed on both sides is merged structurally
 (Markdown: frontmatter field by field, body by lines, list items as a union;
 log.md as a union of entries). When something cannot be merged, the conflicts
-are listed, nothing is applied, and the exit code is 1.`,
+are listed, nothing is applied, and the exit code is 1. A merge into main goes
+through admission like any change; one that changes the vault's contract
+(cairn.yaml, eva.json, EVA.md, AGENTS.md, CLAUDE.md) is held for review.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, t, err := a.open()

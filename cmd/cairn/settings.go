@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -10,6 +11,38 @@ import (
 	"cairn/admit"
 	"cairn/store"
 )
+
+// settingNames lists the keys of cairn.yaml but the verdicts, as the
+// admission policy knows them.
+func settingNames() string {
+	var keys []string
+	for _, s := range (&admit.Policy{}).Settings() {
+		if !strings.HasPrefix(s.Key, "verdicts.") {
+			keys = append(keys, s.Key)
+		}
+	}
+	return strings.Join(keys, ", ")
+}
+
+// fill breaks text into lines of at most width bytes, between words.
+func fill(text string, width int) string {
+	var b strings.Builder
+	n := 0
+	for _, w := range strings.Fields(text) {
+		switch {
+		case n == 0:
+		case n+1+len(w) > width:
+			b.WriteByte('\n')
+			n = 0
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	return b.String()
+}
 
 func (a *app) settingsCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -20,12 +53,7 @@ and default. cairn.yaml is versioned with the vault and agents may not change
 it. cairn settings set KEY VALUE edits it as your commit on main (comments and
 order are kept); an empty VALUE removes the key, so its default applies.
 
-The keys: agent.runtime (extractive or command), agent.command (the command
-agent's argv as one string), agent.timeout, agent.inactivity, agent.attempts,
-agent.workers, sources.max_size, paths.protected, paths.allowed, paths.types,
-paths.dotfiles, and verdicts.RULE.agent|person (admit, hold or reject) for
-the rules protected, contract, outside, file-type, misplaced-page, deletion,
-rename and lint.`,
+` + fill("The keys: "+settingNames()+", and verdicts.RULE.agent|person (admit, hold or reject) for the rules protected, contract, outside, file-type, misplaced-page, deletion, rename and lint. Values are checked against what each key accepts, which the error names.", 78),
 		Example: `  cairn settings set agent.runtime command
   cairn settings set agent.command 'my-agent --model local'
   cairn settings set verdicts.deletion.agent reject`,
