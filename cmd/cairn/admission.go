@@ -95,8 +95,15 @@ func printFindings(w io.Writer, fs []cairn.Finding, min cairn.Verdict) {
 	}
 }
 
-// printLint prints the new lint findings an admitted change brought.
-func printLint(w io.Writer, out *admit.Outcome) {
+// printAdmitted prints what an admitted change brought that a person
+// should see: the changes to the vault's contract (which name the agent
+// command ingests will run from now on) and the new lint findings.
+func printAdmitted(w io.Writer, out *admit.Outcome) {
+	for _, f := range out.Findings {
+		if f.Gate == admit.GateContract {
+			fmt.Fprintf(w, "Contract: %s\n", f.Message)
+		}
+	}
 	if len(out.Lint) == 0 {
 		return
 	}

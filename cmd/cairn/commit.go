@@ -72,7 +72,7 @@ change to raw/ or log.md, a script or a misplaced file is held for review
 				}
 				fmt.Fprintf(w, "Committed %s on %s: %s%s\n", res.Commit.Hash.Short(), t.Branch, plural(len(res.Changes), "file"), how)
 				if outcome != nil {
-					printLint(w, outcome)
+					printAdmitted(w, outcome)
 				}
 				printSync(w, res.Sync)
 			})

@@ -81,7 +81,7 @@ func (a *app) importHistory(v *vault.Vault, dir string, p cairn.Principal) error
 		fmt.Fprintf(w, "Imported %s of %s onto %s (head %s)\n", plural(res.Commits, "commit"), dir, branch, res.Head.Short())
 		if outcome != nil {
 			fmt.Fprintf(w, "Merged into main: %s\n", outcome.Commit.Hash.Short())
-			printLint(w, outcome)
+			printAdmitted(w, outcome)
 		} else {
 			fmt.Fprintf(w, "Next: cairn merge %s (into main)\n", branch)
 		}

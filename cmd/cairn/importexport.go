@@ -206,7 +206,7 @@ func (a *app) importFolder(v *vault.Vault, dir, prefix, message string, p cairn.
 			fmt.Fprintf(w, "Nothing to import: the %d files of %s are in the vault already.\n", same, dir)
 		} else {
 			fmt.Fprintf(w, "Imported %s as %s: %d added, %d updated, %d unchanged (%s)\n", dir, c.Hash.Short(), added, updated, same, took.Round(time.Millisecond))
-			printLint(w, outcome)
+			printAdmitted(w, outcome)
 		}
 		printSkips(w, skips)
 		if len(rep.LeftAlone) > 0 {

@@ -212,7 +212,7 @@ through admission like any change; one that changes the vault's contract
 				}
 				fmt.Fprintf(w, "Merged %s into %s: %s\n", args[0], into, c.Hash.Short())
 				if outcome != nil {
-					printLint(w, outcome)
+					printAdmitted(w, outcome)
 				}
 				printSync(w, rep)
 			})
