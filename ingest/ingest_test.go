@@ -315,6 +315,8 @@ func TestIngest_BadSources(t *testing.T) {
 		big,
 		e.file(".hidden.md", "hidden text\n"),
 		e.file("bad\x01name.md", "text\n"),
+		e.file("gpj.\u202Eevil.md", "bidi text\n"),
+		e.file("zero\u200Bwidth.md", "zero-width text\n"),
 		e.file("paper.pdf", "%PDF-1.4 text\n"),
 		e.file("good.md", article),
 	}
@@ -322,6 +324,7 @@ func TestIngest_BadSources(t *testing.T) {
 	wantErr := map[string]string{
 		"empty.md": "empty", "blank.txt": "empty", "binary.md": "binary", "latin1.txt": "binary",
 		"big.md": "the limit is 1.0 MiB", ".hidden.md": "starts with a dot", "bad\x01name.md": "cannot be a vault path",
+		"gpj.\u202Eevil.md": "invisible character U+202E", "zero\u200Bwidth.md": "invisible character U+200B",
 		"paper.pdf": "cairn ingests .md and .txt",
 	}
 	for _, ad := range added {
@@ -400,6 +403,8 @@ echo "Wrote the Fabriano page."`, "", ingest.Merged, nil, ""},
 		{"WritesDotfile", "echo 'x' > .gitignore; mkdir -p .github; echo x > .github/notes.md", "", ingest.Rejected, []string{"file-type/dotfile"}, ""},
 		{"WritesPrivateVar", `mkdir -p private/var/folders/ab/T; printf -- '---\ntitle: Temp\ntype: concept\n---\n# Temp\n' > private/var/folders/ab/T/notes.md`, "", ingest.Rejected, []string{"lint/orphan", "misplaced-page/misplaced-page"}, ""},
 		{"Symlink", "ln -s /etc/passwd concepts/passwd.md; echo linked", "", ingest.Rejected, []string{"file-type/special"}, ""},
+		{"WritesBidiName", `printf -- '---\ntitle: Bidi\ntype: concept\n---\n# Bidi\n\nSee [[concepts/paper|Paper]].\n' > "concepts/$(printf 'dm.\342\200\256evil').md"; echo wrote`,
+			"", ingest.Rejected, []string{"file-type/special"}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

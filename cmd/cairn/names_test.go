@@ -1,0 +1,61 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestInvisibleNames checks that no route lets a name with an invisible
+// character (a bidirectional override, a zero-width space) into the vault:
+// not a commit from the folder, not an import, not a source. Each is left
+// out or refused with the reason, and the rest goes on.
+func TestInvisibleNames(t *testing.T) {
+	root := t.TempDir()
+	vault := filepath.Join(root, "vault")
+	writeFiles(t, vault, map[string]string{"index.md": "# Home\n\n- [[ok]]\n- [[fine]]\n", "log.md": "# Log\n"})
+	must(t, run(t, vault, nil, "init"), "init")
+
+	// A commit: the page whose name shows as "invoicedm.pdf" is left out.
+	bidi := "invoice\u202Efdp.md"
+	writeFiles(t, vault, map[string]string{bidi: "# Report\n", "ok.md": "# OK\n"})
+	must(t, run(t, vault, nil, "commit", "-m", "two pages"), "commit")
+	// An import: likewise the zero-width space.
+	zw := "fine\u200B.md"
+	writeFiles(t, filepath.Join(root, "in"), map[string]string{zw: "# Zero width\n", "fine.md": "# Fine\n"})
+	must(t, run(t, vault, nil, "import", "../in"), "import")
+	for _, p := range []string{"ok.md", "fine.md"} {
+		must(t, run(t, vault, nil, "show", p), "show "+p)
+	}
+	for _, p := range []string{bidi, zw} {
+		if r := run(t, vault, nil, "show", p); r.code == 0 {
+			t.Errorf("cairn show %q found it on main:\n%s", p, r.stdout)
+		}
+	}
+
+	// A source: refused at the door with the reason and a hint.
+	src := filepath.Join(root, "notes\u2066.md")
+	if err := os.WriteFile(src, []byte("# Notes\n\nPaper was made from rags in mills.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, vault, nil, "ingest", src); r.code != exitRefused {
+		t.Errorf("ingest of %q: exit %d, want %d\n%s%s", src, r.code, exitRefused, r.stdout, r.stderr)
+	}
+	r := run(t, vault, nil, "sources", "--json")
+	must(t, r, "sources")
+	var out struct {
+		Items []struct {
+			Status, Path, Hint string
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Items) != 1 || out.Items[0].Status != "failed" || out.Items[0].Path != "" || out.Items[0].Hint == "" {
+		t.Errorf("the source with U+2066 in its name: %+v, want one failed source, not stored, with a hint", out.Items)
+	}
+	if d := run(t, vault, nil, "doctor"); d.code != 0 {
+		t.Errorf("doctor:\n%s%s", d.stdout, d.stderr)
+	}
+}
