@@ -189,10 +189,13 @@ func (s *Service) Add(ctx context.Context, files []string, who cairn.Principal) 
 			}
 			continue
 		}
-		if r := checkName(name); r != nil {
+		clean, r := checkName(name)
+		if r != nil {
 			p.refused = r
 			continue
 		}
+		name = clean
+		p.added.Source.Name = name
 		if r := checkContent(name, data, size, pol.MaxSize()); r != nil {
 			p.refused = r
 			continue

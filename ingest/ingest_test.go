@@ -609,3 +609,27 @@ func TestIngest_Concurrent(t *testing.T) {
 		t.Errorf("index check: %v %v", err, d)
 	}
 }
+
+// TestIngest_NFDName ingests a source whose file name is in NFD, as macOS
+// stores accented names: the source is recorded under the path the tree
+// holds (NFC), its agent reads it, and either form of the name finds it.
+func TestIngest_NFDName(t *testing.T) {
+	e := setup(t, "")
+	nfd, nfc := "cafe\u0301-notes.md", "caf\u00e9-notes.md"
+	src := e.ingest(e.file(nfd, article))[0].Source
+	if src.Status != ingest.Merged {
+		t.Fatalf("%q: %s %s", nfd, src.Status, src.Error)
+	}
+	if src.Path != "raw/"+nfc || src.Name != nfc {
+		t.Errorf("source name %q path %q, want %q and raw/%q", src.Name, src.Path, nfc, nfc)
+	}
+	if e.read("raw/"+nfc) != article {
+		t.Errorf("raw/%q is not the source", nfc)
+	}
+	for _, ref := range []string{nfd, nfc} {
+		got, err := e.svc.Get(e.ctx, ref)
+		if err != nil || got.ID != src.ID {
+			t.Errorf("Get(%q) = %v, %v; want source %.12s", ref, got, err, src.ID)
+		}
+	}
+}
