@@ -26,11 +26,12 @@ import (
 // the queue can run jobs in this process (Start).
 func (a *app) jobs(v *vault.Vault, run bool, activity func(*ingest.Source, string, string)) (*ingest.Service, *durable.Queue, error) {
 	opts := &ingest.Options{Activity: activity}
-	if vo := a.vaultOptions(); vo.Crash != nil {
-		opts.Crash = vo.Crash
+	crash := a.vaultOptions().Crash
+	if crash != nil {
+		opts.Crash = crash
 	}
 	svc := ingest.New(v, opts)
-	cfg := durable.Config{}
+	cfg := durable.Config{Crash: crash}
 	if run {
 		workers := river.NewWorkers()
 		svc.Register(workers)
