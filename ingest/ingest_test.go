@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -631,5 +632,83 @@ func TestIngest_NFDName(t *testing.T) {
 		if err != nil || got.ID != src.ID {
 			t.Errorf("Get(%q) = %v, %v; want source %.12s", ref, got, err, src.ID)
 		}
+	}
+}
+
+// TestIngest_OneJobPerSource checks that a job takes a source only when it
+// is queued under that job: a second job for a source another job is
+// running is cancelled without running an agent, and the source's own job
+// decides it.
+func TestIngest_OneJobPerSource(t *testing.T) {
+	taken, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	e := setup(t, "", func(o *ingest.Options) {
+		o.Crash = func(point string) {
+			if point == "ingest:running" && first.CompareAndSwap(false, true) {
+				close(taken)
+				<-release
+			}
+		}
+	})
+	released := false
+	unblock := func() {
+		if !released {
+			released = true
+			close(release)
+		}
+	}
+	t.Cleanup(unblock) // before the queue stops
+	added, err := e.svc.Add(e.ctx, []string{e.file("fabriano.md", article)}, cairn.User("ada"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := added[0].Source
+	<-taken // its job runs, held at ingest:running
+	tx, err := e.v.DB.Write().BeginTx(e.ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := e.q.InsertTx(e.ctx, tx, ingest.Args{Source: src.ID}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	j := e.finished(other)
+	unblock()
+	got := e.wait(src.ID)
+	if j.State != "cancelled" || got.Status != ingest.Merged || got.Job != src.Job {
+		t.Errorf("a second job for %s ended %s; the source is %s under job %d; want it cancelled and the source merged under job %d",
+			src.Name, j.State, got.Status, got.Job, src.Job)
+	}
+	var runs []string
+	for _, h := range got.History {
+		if h.Status == ingest.Running {
+			runs = append(runs, string(h.Principal))
+		}
+	}
+	if want := []string{fmt.Sprintf("job:%d", src.Job)}; !slices.Equal(runs, want) {
+		t.Errorf("the source ran under %v, want %v", runs, want)
+	}
+}
+
+// finished returns a job once it is finished; it fails the test after a
+// minute (a hang, not a timing assertion).
+func (e *env) finished(id int64) *durable.Job {
+	e.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		j, err := e.q.Get(e.ctx, id)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if !j.Finalized.IsZero() {
+			return j
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("job %d still %s after a minute", id, j.State)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
