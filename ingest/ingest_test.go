@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -272,8 +273,8 @@ func TestIngest_Extractive(t *testing.T) {
 		if src.Status != ingest.Merged {
 			t.Fatalf("paper.md: %s %s", src.Status, src.Error)
 		}
-		if e.exists("summaries/paper.md") || !e.exists("summaries/paper-2.md") {
-			t.Errorf("the summary of paper.md is not summaries/paper-2.md")
+		if want := "summaries/paper-" + src.ID[:8] + ".md"; e.exists("summaries/paper.md") || !e.exists(want) {
+			t.Errorf("the summary of paper.md is not %s", want)
 		}
 	})
 	t.Run("NameTaken", func(t *testing.T) {
@@ -710,5 +711,65 @@ func (e *env) finished(id int64) *durable.Job {
 			e.t.Fatalf("job %d still %s after a minute", id, j.State)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestIngest_SameSlug ingests together two sources whose names differ only
+// in case, and whose jobs run at once on the same base (each waits at
+// ingest:running for the other): each gets a summary of its own, both are
+// admitted, and nothing is lost.
+func TestIngest_SameSlug(t *testing.T) {
+	var mu sync.Mutex
+	arrived, both := 0, make(chan struct{})
+	e := setup(t, "", func(o *ingest.Options) {
+		o.Crash = func(point string) {
+			if point != "ingest:running" {
+				return
+			}
+			mu.Lock()
+			arrived++
+			if arrived == 2 {
+				close(both)
+			}
+			mu.Unlock()
+			select {
+			case <-both:
+			case <-time.After(time.Minute): // a hang, not a timing assertion
+			}
+		}
+	})
+	added := e.ingest(
+		e.file("Notes.md", "# Notes on paper\n\nRag paper was made from linen. Paper mills used water power.\n"),
+		e.file("notes.md", "# Notes on ink\n\nPrinting ink was made from linseed oil. The press needed it.\n"),
+	)
+	summaries := map[string]string{} // source path → its summary
+	for ent, err := range e.v.Store.Files(e.ctx, e.tree(), "summaries/") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		page := e.read(ent.Path)
+		for _, ad := range added {
+			if strings.Contains(page, "source: "+ad.Source.Path+"\n") {
+				summaries[ad.Source.Path] = ent.Path
+			}
+		}
+	}
+	idx := e.read("index.md")
+	for _, ad := range added {
+		src := ad.Source
+		if src.Status != ingest.Merged {
+			t.Errorf("%s: %s (%s)", src.Name, src.Status, src.Error)
+		}
+		sum := summaries[src.Path]
+		if sum == "" {
+			t.Errorf("no summary of %s on main", src.Path)
+			continue
+		}
+		if !strings.Contains(idx, "[["+strings.TrimSuffix(sum, ".md")+"|") {
+			t.Errorf("index.md does not list %s", sum)
+		}
+	}
+	if len(summaries) != 2 || summaries[added[0].Source.Path] == summaries[added[1].Source.Path] {
+		t.Errorf("summaries %v, want one of its own for each source", summaries)
 	}
 }
