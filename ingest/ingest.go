@@ -550,6 +550,11 @@ func (s *Service) retry(ctx context.Context, src *Source, who cairn.Principal) (
 	case src.Path == "":
 		return nil, cairn.Errorf(cairn.EINVALID, "%s was refused at the door (%s); retrying cannot change that", src.Name, src.Error).
 			WithHint(cmp.Or(src.Hint, "Fix the file and ingest it again."))
+	case src.Status == Queued || src.Status == Running:
+		if _, stuck := s.Stuck(ctx, src); !stuck {
+			return nil, cairn.Errorf(cairn.EINVALID, "%s is %s and its job %d will run it; only failed or rejected sources, or sources whose job is gone, are retried",
+				src.Name, src.Status, src.Job).WithHint("Try: cairn worker")
+		}
 	case src.Status != Failed && src.Status != Rejected:
 		return nil, cairn.Errorf(cairn.EINVALID, "%s is %s; only failed or rejected sources are retried", src.Name, src.Status).
 			WithHint("Try: cairn sources")
@@ -635,6 +640,25 @@ func (s *Service) policy(ctx context.Context) *admit.Policy {
 
 var errStale = errors.New("the source is not this attempt's to decide")
 
+// Stuck reports whether a queued or running source's job can no longer
+// run it (it is gone, or finished without deciding the source), and why.
+// Such a source waits for nothing: cairn sources retry queues it again.
+func (s *Service) Stuck(ctx context.Context, src *Source) (why string, stuck bool) {
+	if s.q == nil || src.Status != Queued && src.Status != Running {
+		return "", false
+	}
+	j, err := s.q.Get(ctx, src.Job)
+	switch {
+	case cairn.ErrorCode(err) == cairn.ENOTFOUND:
+		return fmt.Sprintf("its job %d is gone", src.Job), true
+	case err != nil:
+		return "", false // cannot tell now
+	case !j.Finalized.IsZero():
+		return fmt.Sprintf("its job %d is %s", j.ID, j.State), true
+	}
+	return "", false
+}
+
 // Check reports sources whose records disagree: a status that is not its
 // proposal's, a queued or running source whose job is finished or gone.
 func (s *Service) Check(ctx context.Context) ([]string, error) {
@@ -658,14 +682,8 @@ func (s *Service) Check(ctx context.Context) ([]string, error) {
 		} else if src.Status == Merged || src.Status == Held {
 			out = append(out, fmt.Sprintf("source %s is %s without a proposal", src.Name, src.Status))
 		}
-		if (src.Status == Queued || src.Status == Running) && s.q != nil {
-			j, err := s.q.Get(ctx, src.Job)
-			switch {
-			case err != nil:
-				out = append(out, fmt.Sprintf("source %s is %s but its job %d is gone (cairn sources retry %s)", src.Name, src.Status, src.Job, src.ID[:12]))
-			case j.State == "completed" || j.State == "cancelled" || j.State == "discarded":
-				out = append(out, fmt.Sprintf("source %s is %s but its job %d is %s (cairn jobs retry %d)", src.Name, src.Status, j.ID, j.State, j.ID))
-			}
+		if why, stuck := s.Stuck(ctx, src); stuck {
+			out = append(out, fmt.Sprintf("source %s is %s but %s (cairn sources retry %s)", src.Name, src.Status, why, src.ID[:12]))
 		}
 	}
 	return out, nil

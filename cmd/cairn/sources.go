@@ -18,7 +18,8 @@ func (a *app) sourcesCmd() *cobra.Command {
 		Long: `Sources lists every source ingested, newest first: its id (the SHA-256 of its
 content; any 4 or more leading hex digits name it), its name, where it is under
 raw/, and its status. cairn sources show ID prints its history; cairn sources
-retry ID queues a failed or rejected source again.`,
+retry ID queues a failed or rejected source again (or a queued one whose job
+is gone).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, _, err := a.open()
@@ -95,7 +96,7 @@ func (a *app) sourcesShowCmd() *cobra.Command {
 func (a *app) sourcesRetryCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "retry ID",
-		Short: "Queue a failed or rejected source again",
+		Short: "Queue a failed or rejected source again (or one whose job is gone)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, _, p, err := a.openAs()
