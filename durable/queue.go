@@ -254,10 +254,45 @@ func (q *Queue) InsertTx(ctx context.Context, tx *sql.Tx, args river.JobArgs, op
 	return res.Job.ID, nil
 }
 
+// Job states, as cairn names them. River's own names, which stay inside
+// this package, are in brackets.
+const (
+	StateQueued    = "queued"    // waiting for a worker [available]
+	StateScheduled = "scheduled" // waiting for its time [scheduled]
+	StateRunning   = "running"   // a worker runs it [running]
+	StateRetrying  = "retrying"  // an attempt failed; it runs again after a pause [retryable]
+	StateCompleted = "completed" // done [completed]
+	StateCancelled = "cancelled" // cancelled, or ended by its worker without retrying [cancelled]
+	StateFailed    = "failed"    // it used up its attempts [discarded]
+	StatePending   = "pending"   // held back; cairn makes no such jobs [pending]
+)
+
+// States are the job states, in the order a job goes through them.
+var States = []string{StateQueued, StateScheduled, StateRunning, StateRetrying, StateCompleted, StateCancelled, StateFailed}
+
+// riverStates maps cairn's state names to River's.
+var riverStates = map[string]rivertype.JobState{
+	StateQueued: rivertype.JobStateAvailable, StateScheduled: rivertype.JobStateScheduled,
+	StateRunning: rivertype.JobStateRunning, StateRetrying: rivertype.JobStateRetryable,
+	StateCompleted: rivertype.JobStateCompleted, StateCancelled: rivertype.JobStateCancelled,
+	StateFailed: rivertype.JobStateDiscarded, StatePending: rivertype.JobStatePending,
+}
+
+// stateName is cairn's name of a River job state.
+func stateName(s rivertype.JobState) string {
+	for name, rs := range riverStates {
+		if rs == s {
+			return name
+		}
+	}
+	return string(s)
+}
+
 // Job is a job as cairn shows it.
 type Job struct {
-	ID          int64           `json:"id"`
-	Kind        string          `json:"kind"`
+	ID   int64  `json:"id"`
+	Kind string `json:"kind"`
+	// State is one of States (StatePending never happens in cairn).
 	State       string          `json:"state"`
 	Attempt     int             `json:"attempt"`
 	MaxAttempts int             `json:"max_attempts"`
@@ -269,7 +304,7 @@ type Job struct {
 }
 
 func jobOf(r *rivertype.JobRow) *Job {
-	j := &Job{ID: r.ID, Kind: r.Kind, State: string(r.State), Attempt: r.Attempt, MaxAttempts: r.MaxAttempts,
+	j := &Job{ID: r.ID, Kind: r.Kind, State: stateName(r.State), Attempt: r.Attempt, MaxAttempts: r.MaxAttempts,
 		Args: json.RawMessage(r.EncodedArgs), Created: r.CreatedAt}
 	for _, e := range r.Errors {
 		j.Errors = append(j.Errors, e.Error)
@@ -283,14 +318,20 @@ func jobOf(r *rivertype.JobRow) *Job {
 	return j
 }
 
-// Jobs lists jobs, newest first; states filters by River state (available,
-// running, retryable, completed, cancelled, discarded, scheduled).
+// Jobs lists jobs, newest first, at most limit (default 100); states, when
+// given, keeps the jobs in those states (of States). An unknown state is
+// EINVALID.
 func (q *Queue) Jobs(ctx context.Context, limit int, states ...string) ([]*Job, error) {
 	p := river.NewJobListParams().First(cmp.Or(limit, 100)).OrderBy(river.JobListOrderByID, river.SortOrderDesc)
 	if len(states) > 0 {
 		var ss []rivertype.JobState
 		for _, s := range states {
-			ss = append(ss, rivertype.JobState(s))
+			rs, ok := riverStates[strings.TrimSpace(s)]
+			if !ok {
+				return nil, cairn.Errorf(cairn.EINVALID, "unknown job state %q", s).
+					WithHint("Use " + strings.Join(States[:len(States)-1], ", ") + " or " + States[len(States)-1] + ".")
+			}
+			ss = append(ss, rs)
 		}
 		p = p.States(ss...)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"cairn"
 	"cairn/durable"
 	"cairn/sqlite"
 )
@@ -115,14 +116,14 @@ func TestRescue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantState := "available"
+		wantState := durable.StateQueued
 		if name == "alive-local" || name == "live-remote" {
-			wantState = "running"
+			wantState = durable.StateRunning
 		}
 		if j.State != wantState {
 			t.Errorf("%s: state %s, want %s", name, j.State, wantState)
 		}
-		if wantState == "available" && len(j.Errors) == 0 {
+		if wantState == durable.StateQueued && len(j.Errors) == 0 {
 			t.Errorf("%s: the rescue left no error on the job", name)
 		}
 	}
@@ -269,7 +270,7 @@ func TestRescue_LiveWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j.State != "running" || j.Attempt != 2 || j.Worker != live.ID() {
+	if j.State != durable.StateRunning || j.Attempt != 2 || j.Worker != live.ID() {
 		t.Errorf("job %d is %s at attempt %d by %s; want running at attempt 2 by the live worker %s", job, j.State, j.Attempt, j.Worker, live.ID())
 	}
 	// Rescues now leave it alone, and it runs once.
@@ -281,5 +282,56 @@ func TestRescue_LiveWorker(t *testing.T) {
 	stop()
 	if n := len(started); n != 0 {
 		t.Errorf("the job started %d more times", n)
+	}
+}
+
+// TestQueue_Jobs lists jobs by cairn's state names: an unknown state is
+// refused with a hint, and River's names never show.
+func TestQueue_Jobs(t *testing.T) {
+	db, q := setup(t, time.Now)
+	ctx := t.Context()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queued, err := q.InsertTx(ctx, tx, noopArgs{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	run := running(t, db, q, "elsewhere:1:aa")
+	for _, tc := range []struct {
+		states []string
+		want   []int64
+	}{
+		{nil, []int64{run, queued}},
+		{[]string{durable.StateQueued}, []int64{queued}},
+		{[]string{durable.StateRunning, durable.StateRetrying}, []int64{run}},
+		{[]string{durable.StateFailed}, nil},
+	} {
+		jobs, err := q.Jobs(ctx, 0, tc.states...)
+		if err != nil {
+			t.Fatalf("Jobs(%v): %v", tc.states, err)
+		}
+		var got []int64
+		for _, j := range jobs {
+			got = append(got, j.ID)
+			if !slices.Contains(durable.States, j.State) {
+				t.Errorf("job %d is in state %q, not one of %v", j.ID, j.State, durable.States)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("Jobs(%v) = %v, want %v", tc.states, got, tc.want)
+		}
+	}
+	if j, err := q.Get(ctx, queued); err != nil || j.State != durable.StateQueued {
+		t.Errorf("Get(%d) = %+v, %v; want a job in state %s", queued, j, err, durable.StateQueued)
+	}
+	for _, bad := range []string{"bogus", "available", "discarded"} {
+		if _, err := q.Jobs(ctx, 0, bad); cairn.ErrorCode(err) != cairn.EINVALID || cairn.ErrorHint(err) == "" {
+			t.Errorf("Jobs(%q) = %v; want EINVALID with a hint", bad, err)
+		}
 	}
 }

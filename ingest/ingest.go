@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -611,6 +612,24 @@ func (s *Service) CancelJob(ctx context.Context, job int64, who cairn.Principal)
 		}
 	}
 	return j, nil
+}
+
+// JobSource returns the source an ingest job integrates, named by the
+// job's arguments; ENOTFOUND for a job of another kind, or whose source is
+// not recorded.
+func (s *Service) JobSource(ctx context.Context, j *durable.Job) (*Source, error) {
+	var args Args
+	if j.Kind != (Args{}).Kind() || json.Unmarshal(j.Args, &args) != nil || args.Source == "" {
+		return nil, cairn.Errorf(cairn.ENOTFOUND, "job %d ingests no source", j.ID)
+	}
+	src, err := getSource(ctx, s.v.DB.Read(), args.Source)
+	if err != nil {
+		return nil, err
+	}
+	if src == nil {
+		return nil, cairn.Errorf(cairn.ENOTFOUND, "job %d ingests source %.12s, which is not recorded", j.ID, args.Source)
+	}
+	return src, nil
 }
 
 func (s *Service) sourceOfJob(ctx context.Context, job int64) (*Source, error) {

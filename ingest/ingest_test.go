@@ -679,7 +679,7 @@ func TestIngest_OneJobPerSource(t *testing.T) {
 	j := e.finished(other)
 	unblock()
 	got := e.wait(src.ID)
-	if j.State != "cancelled" || got.Status != ingest.Merged || got.Job != src.Job {
+	if j.State != durable.StateCancelled || got.Status != ingest.Merged || got.Job != src.Job {
 		t.Errorf("a second job for %s ended %s; the source is %s under job %d; want it cancelled and the source merged under job %d",
 			src.Name, j.State, got.Status, got.Job, src.Job)
 	}

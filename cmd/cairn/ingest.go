@@ -314,7 +314,7 @@ queued or running (for scripts).`,
 					if !drain {
 						return false, nil
 					}
-					jobs, err := q.Jobs(a.ctx, 1, "available", "running", "retryable", "scheduled")
+					jobs, err := q.Jobs(a.ctx, 1, durable.StateQueued, durable.StateRunning, durable.StateRetrying, durable.StateScheduled)
 					return len(jobs) == 0, err
 				})
 			}
