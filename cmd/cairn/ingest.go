@@ -209,13 +209,13 @@ func printAdded(w io.Writer, added []*ingest.Added) {
 		src := ad.Source
 		switch {
 		case ad.Queued:
-			fmt.Fprintf(w, "queued   %s → %s (job %d)\n", src.Name, src.Path, src.Job)
+			fmt.Fprintf(w, "queued   %s → %s (job %d)\n", shown(src.Name), src.Path, src.Job)
 		case pending(ad):
-			fmt.Fprintf(w, "pending  %s: %s; job %d\n", filepath.Base(ad.File), ad.Note, src.Job)
+			fmt.Fprintf(w, "pending  %s: %s; job %d\n", shown(filepath.Base(ad.File)), ad.Note, src.Job)
 		case ad.Note != "":
-			fmt.Fprintf(w, "skipped  %s: %s\n", filepath.Base(ad.File), ad.Note)
+			fmt.Fprintf(w, "skipped  %s: %s\n", shown(filepath.Base(ad.File)), ad.Note)
 		default:
-			fmt.Fprintf(w, "refused  %s: %s\n", src.Name, src.Error)
+			fmt.Fprintf(w, "refused  %s: %s\n", shown(src.Name), src.Error)
 			if src.Hint != "" {
 				fmt.Fprintf(w, "         Hint: %s\n", src.Hint)
 			}
@@ -254,7 +254,7 @@ func (a *app) finishIngest(svc *ingest.Service, added []*ingest.Added) error {
 		}
 		if why, ok := svc.Stuck(a.ctx, src); ok {
 			a.code = exitRefused
-			stuck = append(stuck, fmt.Sprintf("%s is %s but %s: nothing will run it. Try: cairn sources retry %s", src.Name, src.Status, why, src.ID[:12]))
+			stuck = append(stuck, fmt.Sprintf("%s is %s but %s: nothing will run it. Try: cairn sources retry %s", shown(src.Name), src.Status, why, src.ID[:12]))
 		}
 		out = append(out, item{ID: src.ID, Source: src, File: ad.File, Queued: ad.Queued, Note: ad.Note})
 	}
@@ -431,7 +431,7 @@ func (e *eventPrinter) name(ctx context.Context, id string) string {
 	}
 	n := id[:min(12, len(id))]
 	if src, err := e.svc.Get(ctx, id); err == nil {
-		n = src.Name
+		n = shown(src.Name)
 	}
 	e.names[id] = n
 	return n

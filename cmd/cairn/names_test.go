@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -39,10 +40,19 @@ func TestInvisibleNames(t *testing.T) {
 	if err := os.WriteFile(src, []byte("# Notes\n\nPaper was made from rags in mills.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if r := run(t, vault, nil, "ingest", src); r.code != exitRefused {
+	r := run(t, vault, nil, "ingest", src)
+	if r.code != exitRefused {
 		t.Errorf("ingest of %q: exit %d, want %d\n%s%s", src, r.code, exitRefused, r.stdout, r.stderr)
 	}
-	r := run(t, vault, nil, "sources", "--json")
+	// Nothing prints the name as it is: it would reorder the line.
+	l := run(t, vault, nil, "sources")
+	sh := run(t, vault, nil, "sources", "show", "notes\u2066.md")
+	for _, out := range []string{r.stdout, r.stderr, l.stdout, sh.stdout, sh.stderr} {
+		if strings.ContainsRune(out, '\u2066') {
+			t.Errorf("output holds U+2066 as it is:\n%s", out)
+		}
+	}
+	r = run(t, vault, nil, "sources", "--json")
 	must(t, r, "sources")
 	var out struct {
 		Items []struct {
