@@ -108,6 +108,10 @@ type Added struct {
 	// Queued is set for a source enqueued now; otherwise Note says why not.
 	Queued bool   `json:"queued"`
 	Note   string `json:"note,omitempty"`
+	// Known is set when the content was on record before (Note says where
+	// it went); Source is then that record, whatever its status: a queued
+	// or running one's job has not finished yet.
+	Known bool `json:"known,omitempty"`
 }
 
 // Add stores files as sources under raw/, commits them to main as system,
@@ -227,7 +231,7 @@ func (s *Service) add(ctx context.Context, in []*input, pol *admit.Policy, who c
 			return nil, false, err
 		}
 		if known(old) {
-			p.added.Source, p.added.Note = old, knownNote(old)
+			p.added.Source, p.added.Note, p.added.Known = old, knownNote(old), true
 			continue
 		}
 		name, r := checkName(f.name)

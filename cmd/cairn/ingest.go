@@ -201,7 +201,7 @@ func final(status string) bool {
 // pending reports whether a file's source was queued before and its job
 // has not finished: the ingest runs (or waits for) that job.
 func pending(ad *ingest.Added) bool {
-	return !ad.Queued && ad.Note != "" && (ad.Source.Status == ingest.Queued || ad.Source.Status == ingest.Running)
+	return ad.Known && (ad.Source.Status == ingest.Queued || ad.Source.Status == ingest.Running)
 }
 
 func printAdded(w io.Writer, added []*ingest.Added) {
@@ -252,7 +252,7 @@ func (a *app) finishIngest(svc *ingest.Service, added []*ingest.Added) error {
 				a.code = exitRefused
 			}
 		}
-		if why, ok := svc.Stuck(a.ctx, src); ok {
+		if why, ok := svc.Stuck(a.ctx, src); waited && ok {
 			a.code = exitRefused
 			stuck = append(stuck, fmt.Sprintf("%s is %s but %s: nothing will run it. Try: cairn sources retry %s", shown(src.Name), src.Status, why, src.ID[:12]))
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -70,4 +71,24 @@ func TestIngestAgain_JobGone(t *testing.T) {
 	must(t, run(t, vault, nil, "sources", "retry", filepath.Base(sources[0])), "sources retry")
 	work(t, vault)
 	accounted(t, vault, sources, "merged")
+}
+
+// TestIngestSameContentTwice gives one call the same content twice: one
+// source, merged, exit 0; the copy is skipped and not taken for a source
+// left behind by its job.
+func TestIngestSameContentTwice(t *testing.T) {
+	root, vault, sources := ingestVault(t, "")
+	data, err := os.ReadFile(sources[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := filepath.Join(root, "copy.md")
+	if err := os.WriteFile(cp, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, vault, nil, "ingest", sources[0], cp)
+	if r.code != 0 || !strings.Contains(r.stdout, "Sources: 1 merged.") || strings.Contains(r.stdout, "nothing will run it") {
+		t.Errorf("ingest of a file and its copy: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	accounted(t, vault, sources[:1], "merged")
 }
