@@ -25,13 +25,42 @@ const PathUnicodeVersion = "15.0.0"
 
 var assignedRunes = rangetable.Assigned(PathUnicodeVersion)
 
+// invisibleRunes are the assigned characters a path may not contain because
+// they do not show, or change how the characters around them show, so a
+// name could read as another: Unicode 15.0's format characters (category
+// Cf: bidirectional controls, zero-width spaces and joiners, the byte order
+// mark, soft hyphen, tags...), line and paragraph separators (Zl, Zp), and
+// the other default-ignorable characters (Hangul fillers, the combining
+// grapheme joiner, Khmer inherent vowels). The table is written out, not
+// taken from Go's, so that a newer Go never refuses a path that was
+// accepted; TestCleanPath_Invisible checks it against Go's tables.
+// Variation selectors stay allowed: emoji need them.
+var invisibleRunes = &unicode.RangeTable{
+	R16: []unicode.Range16{
+		{0x00ad, 0x00ad, 1}, {0x034f, 0x034f, 1}, {0x0600, 0x0605, 1}, {0x061c, 0x061c, 1},
+		{0x06dd, 0x06dd, 1}, {0x070f, 0x070f, 1}, {0x0890, 0x0891, 1}, {0x08e2, 0x08e2, 1},
+		{0x115f, 0x1160, 1}, {0x17b4, 0x17b5, 1}, {0x180e, 0x180e, 1}, {0x200b, 0x200f, 1},
+		{0x2028, 0x202e, 1}, {0x2060, 0x2064, 1}, {0x2066, 0x206f, 1}, {0x3164, 0x3164, 1},
+		{0xfeff, 0xfeff, 1}, {0xffa0, 0xffa0, 1}, {0xfff9, 0xfffb, 1},
+	},
+	R32: []unicode.Range32{
+		{0x110bd, 0x110bd, 1}, {0x110cd, 0x110cd, 1}, {0x13430, 0x1343f, 1}, {0x1bca0, 0x1bca3, 1},
+		{0x1d173, 0x1d17a, 1}, {0xe0001, 0xe0001, 1}, {0xe0020, 0xe007f, 1},
+	},
+}
+
 const pathHint = "Paths are vault-relative, use forward slashes, and have no empty, '.' or '..' segments."
+
+const invisibleHint = "Rename it without invisible characters: bidirectional controls (U+202A-U+202E, U+2066-U+2069), " +
+	"zero-width characters (U+200B-U+200D, U+2060), byte order marks (U+FEFF) and other format characters are refused."
 
 // CleanPath checks a vault-relative path and returns its canonical form: NFC
 // normalized, slash separated. It refuses empty and absolute paths, '.', '..'
 // and empty segments, backslashes, NUL and control characters, code points
 // unassigned in Unicode 15.0, segments over 255 bytes, paths over 1024 bytes,
-// anything under .cairn/ and any .git segment. Errors have code EINVALID.
+// invisible characters (format characters such as bidirectional controls
+// and zero-width spaces, line and paragraph separators, fillers), anything
+// under .cairn/ and any .git segment. Errors have code EINVALID.
 func CleanPath(p string) (string, error) {
 	bad := func(format string, args ...any) (string, error) {
 		return "", Errorf(EINVALID, "path %q: %s", p, fmt.Sprintf(format, args...)).WithHint(pathHint)
@@ -59,6 +88,9 @@ func CleanPath(p string) (string, error) {
 			return bad("contains the control character %U", r)
 		case !unicode.Is(assignedRunes, r):
 			return bad("contains %U, which is not an assigned Unicode %s character", r, PathUnicodeVersion)
+		case unicode.Is(invisibleRunes, r):
+			return "", Errorf(EINVALID, "path %q: contains the invisible character %U, which could make the name read as another", p, r).
+				WithHint(invisibleHint)
 		}
 	}
 	if strings.HasPrefix(p, "/") {

@@ -3,9 +3,11 @@ package cairn_test
 import (
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+	"golang.org/x/text/unicode/rangetable"
 
 	"cairn"
 )
@@ -19,6 +21,9 @@ func TestCleanPath(t *testing.T) {
 		{".obsidian/app.json", ".obsidian/app.json"},
 		{"a/.cairn/x", "a/.cairn/x"}, // only the top-level .cairn is reserved
 		{strings.Repeat("a", 255), strings.Repeat("a", 255)},
+		{"a\u00A0b.md", "a\u00A0b.md"},                     // a no-break space shows as a space
+		{"\u2764\uFE0F.md", "\u2764\uFE0F.md"},             // variation selectors pick an emoji's look
+		{"\u65E5\u672C\u8A9E.md", "\u65E5\u672C\u8A9E.md"}, // 日本語
 	} {
 		got, err := cairn.CleanPath(tc.in)
 		if err != nil || got != tc.want {
@@ -29,9 +34,39 @@ func TestCleanPath(t *testing.T) {
 		"", "/abs.md", "C:/x.md", "c:x", "a//b.md", "a/./b.md", "../up.md", "a/../b.md", "a/", "a\\b.md",
 		"a\x00b", "a\x1fb", "a\x7fb", "a\u0085b", "bad\xff.md", ".cairn/cairn.db", ".CAIRN/x", "x/.git/config", ".git",
 		strings.Repeat("a", 256), strings.Repeat("abcdefghi/", 103) + "x", "a\U000E0080b", "\U0010FFFF.md",
+		// Invisible characters that can make a name read as another.
+		"report\u202Edm.exe", "a\u200Bb.md", "\uFEFFindex.md", "a\u2066b\u2069.md", "soft\u00ADhyphen.md",
+		"line\u2028break.md", "para\u2029.md", "flag\U000E0067.md", "hangul\u3164filler.md", "cgj\u034F.md",
 	} {
 		if got, err := cairn.CleanPath(in); cairn.ErrorCode(err) != cairn.EINVALID || cairn.ErrorHint(err) == "" {
 			t.Errorf("CleanPath(%q) = %q, %v; want an invalid-path error with a hint", in, got, err)
+		}
+	}
+}
+
+// TestCleanPath_Invisible checks the refused invisible characters against
+// Unicode 15.0 as the running Go knows it: every assigned code point of
+// the categories Cf (format), Zl and Zp (line and paragraph separators) and
+// of the property Other_Default_Ignorable_Code_Point is refused; every
+// other assigned character that is not a control character, a slash or a
+// backslash is accepted.
+func TestCleanPath_Invisible(t *testing.T) {
+	if unicode.Version != cairn.PathUnicodeVersion {
+		t.Skipf("Go's tables are Unicode %s, not %s", unicode.Version, cairn.PathUnicodeVersion)
+	}
+	assigned := rangetable.Assigned(cairn.PathUnicodeVersion)
+	invisible := []*unicode.RangeTable{unicode.Cf, unicode.Zl, unicode.Zp, unicode.Other_Default_Ignorable_Code_Point}
+	for r := rune(0x80); r <= unicode.MaxRune; r++ {
+		if !unicode.Is(assigned, r) || unicode.IsControl(r) || unicode.Is(unicode.Cs, r) {
+			continue
+		}
+		p := "a" + string(r) + "b.md"
+		_, err := cairn.CleanPath(p)
+		switch {
+		case unicode.In(r, invisible...) && (cairn.ErrorCode(err) != cairn.EINVALID || cairn.ErrorHint(err) == ""):
+			t.Errorf("CleanPath(%q) = %v; want %U refused with a hint", p, err, r)
+		case !unicode.In(r, invisible...) && err != nil:
+			t.Errorf("CleanPath(%q) = %v; want %U accepted", p, err, r)
 		}
 	}
 }

@@ -2,6 +2,9 @@ package agent
 
 import (
 	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path"
 	"slices"
@@ -47,6 +50,10 @@ type ExtractInput struct {
 	// Taken reports whether a vault path already exists (case-insensitively).
 	// Nil means no path is taken.
 	Taken func(path string) bool
+	// Sources are the vault paths of the files under raw/ on the base the
+	// summary is written on (the source's own path among them or not): a
+	// slug another of them would pick is not the source's to take.
+	Sources []string
 }
 
 // ExtractOutput is what the extractive agent writes.
@@ -87,7 +94,8 @@ const exHintSource = "The extractive agent summarizes UTF-8 Markdown (.md) or pl
 // Errors have code EINVALID for bad input: a source path outside raw/, a
 // date not in YYYY-MM-DD form, a source that is empty, not UTF-8, holds
 // NUL bytes or has no sentences. The code is ECONFLICT when
-// summaries/<slug>.md and its numbered variants up to -1000 are all taken.
+// summaries/<slug>-<hash>.md and its numbered variants up to -1000 are all
+// taken (exPickSlug says how the slug is picked).
 func Extract(in ExtractInput) (*ExtractOutput, error) {
 	src := in.Source
 	if err := exValidate(in); err != nil {
@@ -146,7 +154,7 @@ func Extract(in ExtractInput) (*ExtractOutput, error) {
 		out.Links = append(out.Links, l.page.Path)
 	}
 
-	slug, err := exFreeSlug(exSlug(title, src.Path), in.Taken)
+	slug, err := exPickSlug(title, src, in.Taken, in.Sources)
 	if err != nil {
 		return nil, err
 	}
@@ -370,22 +378,44 @@ func slugify(s string) string {
 	return slug[:cut]
 }
 
-// exSlug is the slug of a summary: of the source's file name (as Eva
-// vaults name summaries: raw/pamphlet-wars.md → summaries/pamphlet-wars.md;
-// short, and stable when the title is reworded), else of its title, else
-// "source". A file name with a hash for a taken name drops the hash.
-func exSlug(title, source string) string {
+// exPickSlug picks the slug of a source's summary. It is the slug of the
+// source's file name (as Eva vaults name summaries: raw/pamphlet-wars.md →
+// summaries/pamphlet-wars.md; short, and stable when the title is
+// reworded) when that summary is free and no other file under raw/ on the
+// base has a name of the same slug. Otherwise the slug gets the first 8
+// hex digits of the source's id (the SHA-256 of its content), as a raw
+// file whose name is taken does: summaries/notes-1a2b3c4d.md, numbered
+// only if that too is taken. A file name without letters or digits always
+// takes the hash, after the title's slug (or "source").
+//
+// So two jobs running at once never pick the same summary, even on the
+// same base: a job reads main's head after its source was stored, so of
+// two sources whose names share a slug, the one whose job started later
+// finds the other's raw file on its base and takes its hash; and distinct
+// contents have distinct hashes.
+func exPickSlug(title string, src SourceDoc, taken func(string) bool, sources []string) (string, error) {
+	sum := sha256.Sum256(src.Data)
+	hash := hex.EncodeToString(sum[:4])
+	slug := exStemSlug(src.Path)
+	if slug == "" {
+		return exFreeSlug(cmp.Or(slugify(title), "source")+"-"+hash, taken)
+	}
+	shared := slices.ContainsFunc(sources, func(p string) bool { return p != src.Path && exStemSlug(p) == slug })
+	if !shared && slug != "index" && (taken == nil || !taken("summaries/"+slug+".md")) {
+		return slug, nil
+	}
+	return exFreeSlug(slug+"-"+hash, taken)
+}
+
+// exStemSlug is the slug of a raw file's name without its extension, and
+// without the hash a file whose name was taken got (raw/notes.1a2b3c4d.md
+// → "notes"); "" when the name has no letters or digits.
+func exStemSlug(source string) string {
 	stem := strings.TrimSuffix(path.Base(source), path.Ext(source))
 	if i := strings.LastIndexByte(stem, '.'); i > 0 && len(stem)-i-1 == 8 && exIsHex(stem[i+1:]) {
 		stem = stem[:i]
 	}
-	if s := slugify(stem); s != "" {
-		return s
-	}
-	if s := slugify(title); s != "" {
-		return s
-	}
-	return "source"
+	return slugify(stem)
 }
 
 func exIsHex(s string) bool {

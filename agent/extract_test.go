@@ -2,6 +2,8 @@ package agent_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -433,7 +435,7 @@ func TestExtract_SanitizesTitle(t *testing.T) {
 func TestExtract_Title(t *testing.T) {
 	tests := []struct {
 		name, source, data, want, path string
-	}{
+	}{ // path: HASH stands for the first 8 hex digits of the source's id
 		{"Frontmatter", "raw/a.md", "---\ntitle: 'Café: notes'\n---\n# Heading\n\nSome text here.\n", "Café: notes", "summaries/a.md"},
 		{"Heading", "raw/a.md", "Intro text first.\n\n# The *first* heading\n\nSome text here.\n", "The first heading", "summaries/a.md"},
 		{"MarkdownStem", "raw/venetian-presses.md", "Just text, no heading.\n", "Venetian presses", "summaries/venetian-presses.md"},
@@ -444,8 +446,8 @@ func TestExtract_Title(t *testing.T) {
 		{"Diacritics", "raw/Œuvres de Molière à Paris.md", "# Œuvres de Molière à Paris\n\nText here.\n", "Œuvres de Molière à Paris", "summaries/œuvres-de-moliere-a-paris.md"},
 		{"LongSlug", "raw/" + strings.Repeat("abcdefghi ", 10) + ".md", "# Long\n\nText here.\n", "Long", "summaries/abcdefghi-abcdefghi-abcdefghi-abcdefghi-abcdefghi-abcdefghi.md"},
 		{"HashedStem", "raw/fabriano.62246b39.md", "# Fabriano\n\nText here.\n", "Fabriano", "summaries/fabriano.md"},
-		{"TitleWhenStemEmpty", "raw/---.md", "# Notes on type\n\nText here.\n", "Notes on type", "summaries/notes-on-type.md"},
-		{"SymbolsOnly", "raw/---.md", "# !!!\n\nText here.\n", "!!!", "summaries/source.md"},
+		{"TitleWhenStemEmpty", "raw/---.md", "# Notes on type\n\nText here.\n", "Notes on type", "summaries/notes-on-type-HASH.md"},
+		{"SymbolsOnly", "raw/---.md", "# !!!\n\nText here.\n", "!!!", "summaries/source-HASH.md"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -453,17 +455,19 @@ func TestExtract_Title(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Extract error: %v", err)
 			}
-			if out.Title != tt.want || out.Path != tt.path {
-				t.Errorf("Extract(%q) = %q at %s, want %q at %s", tt.data, out.Title, out.Path, tt.want, tt.path)
+			path := strings.ReplaceAll(tt.path, "HASH", extractID([]byte(tt.data))[:8])
+			if out.Title != tt.want || out.Path != path {
+				t.Errorf("Extract(%q) = %q at %s, want %q at %s", tt.data, out.Title, out.Path, tt.want, path)
 			}
 		})
 	}
 }
 
 func TestExtract_SlugTaken(t *testing.T) {
-	taken := map[string]bool{"summaries/notes.md": true, "summaries/notes-2.md": true}
+	data := []byte("# Notes\n\nSome text here.\n")
+	taken := map[string]bool{"summaries/notes.md": true}
 	in := agent.ExtractInput{
-		Source: agent.SourceDoc{Path: "raw/notes.md", Data: []byte("# Notes\n\nSome text here.\n")},
+		Source: agent.SourceDoc{Path: "raw/notes.md", Data: data},
 		Date:   extractDate,
 		Taken:  func(p string) bool { return taken[p] },
 	}
@@ -471,23 +475,82 @@ func TestExtract_SlugTaken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "summaries/notes-3.md"; out.Path != want {
+	// The name is taken: the summary's name gets the source's hash, as a
+	// raw file's does.
+	want := "summaries/notes-" + extractID(data)[:8] + ".md"
+	if out.Path != want {
 		t.Errorf("Path = %s, want %s", out.Path, want)
 	}
-	if _, ok := out.Files["summaries/notes-3.md"]; !ok {
+	if _, ok := out.Files[want]; !ok {
 		t.Errorf("Files lack %s", out.Path)
+	}
+	// Taken too: numbered.
+	taken[want] = true
+	if out, err = agent.Extract(in); err != nil {
+		t.Fatal(err)
+	}
+	if want := "summaries/notes-" + extractID(data)[:8] + "-2.md"; out.Path != want {
+		t.Errorf("Path = %s, want %s", out.Path, want)
 	}
 
 	// summaries/index.md is the catalogue: a summary titled "Index" must
 	// not replace it.
-	in.Source = agent.SourceDoc{Path: "raw/index.md", Data: []byte("# Index\n\nSome text here.\n")}
+	data = []byte("# Index\n\nSome text here.\n")
+	in.Source = agent.SourceDoc{Path: "raw/index.md", Data: data}
 	out, err = agent.Extract(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "summaries/index-2.md"; out.Path != want {
+	if want := "summaries/index-" + extractID(data)[:8] + ".md"; out.Path != want {
 		t.Errorf("Path = %s, want %s", out.Path, want)
 	}
+}
+
+// TestExtract_SlugShared checks that sources whose names give the same
+// slug never pick the same summary, whichever runs first and on whatever
+// base: a source whose slug another raw file on its base shares takes its
+// hash in the summary's name.
+func TestExtract_SlugShared(t *testing.T) {
+	text := func(s string) []byte { return []byte("# " + s + "\n\nSome text about " + s + " here.\n") }
+	tests := []struct {
+		name   string
+		source string
+		others []string
+		plain  bool // the summary is summaries/<slug>.md
+	}{
+		{"Alone", "raw/notes.md", []string{"raw/other.md"}, true},
+		{"CaseOnly", "raw/Notes.md", []string{"raw/notes.1a2b3c4d.md"}, false},
+		{"CaseOnlyHashed", "raw/notes.1a2b3c4d.md", []string{"raw/Notes.md"}, false},
+		{"OtherExtension", "raw/notes.txt", []string{"raw/notes.md"}, false},
+		{"Punctuation", "raw/a b.md", []string{"raw/a-b.md"}, false},
+		{"Diacritics", "raw/caf\u00e9.md", []string{"raw/cafe.md"}, false},
+		{"ItsOwnPath", "raw/notes.md", []string{"raw/notes.md"}, true},
+		{"NoSlugInName", "raw/!!!.md", nil, false},
+		{"OtherHasNoSlugInName", "raw/notes.md", []string{"raw/!!!.md"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := text(tt.name)
+			out, err := agent.Extract(agent.ExtractInput{
+				Source:  agent.SourceDoc{Path: tt.source, Data: data},
+				Date:    extractDate,
+				Sources: tt.others,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			hashed := strings.HasSuffix(out.Path, "-"+extractID(data)[:8]+".md")
+			if hashed == tt.plain {
+				t.Errorf("Extract(%s beside %v) wrote %s; want the hash in the name: %v", tt.source, tt.others, out.Path, !tt.plain)
+			}
+		})
+	}
+}
+
+// extractID is a source's id: the SHA-256 of its content, hex.
+func extractID(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 // extractIndexLine returns the line the output added for its summary.

@@ -67,8 +67,15 @@ func (x *Extractive) Run(ctx context.Context, t *Task) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	var sources []string // the files under raw/: their slugs are not free
+	for e, err := range x.Store.Files(ctx, c.Tree, "raw/") {
+		if err != nil {
+			return nil, fmt.Errorf("extractive agent: list raw/: %w", err)
+		}
+		sources = append(sources, e.Path)
+	}
 	out, err := Extract(ExtractInput{
-		Source: t.Source, Pages: pages, Index: idx, SummariesIndex: sumIdx, Date: t.Date,
+		Source: t.Source, Pages: pages, Index: idx, SummariesIndex: sumIdx, Date: t.Date, Sources: sources,
 		Taken: func(p string) bool {
 			if names[cairn.FoldPath(strings.TrimSuffix(path.Base(p), ".md"))] {
 				return true

@@ -8,7 +8,9 @@
 // workers table (host, pid, process start time) and beats a heartbeat; any
 // worker that starts, and every running worker every few seconds, hands the
 // jobs of a dead worker back to the queue: one whose process is gone on
-// this host, or whose heartbeat stopped.
+// this host, or whose heartbeat stopped. A rescue decides and acts in one
+// transaction, and resets a job only while River's attempted_by still
+// names the dead worker last.
 package durable
 
 import (
@@ -28,7 +30,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
@@ -58,6 +59,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Now returns the current time. Default time.Now.
 	Now func() time.Time
+	// Crash, when set, is called at named points (crash and race tests):
+	// "rescue:decided" once a rescue knows which jobs it hands back.
+	Crash func(point string)
 }
 
 // Queue is a vault's job queue.
@@ -158,6 +162,12 @@ func New(db *sql.DB, cfg Config) (*Queue, error) {
 	return q, nil
 }
 
+func (q *Queue) point(name string) {
+	if q.cfg.Crash != nil {
+		q.cfg.Crash(name)
+	}
+}
+
 // ID returns the queue's worker id: host:pid:nonce.
 func (q *Queue) ID() string { return q.id }
 
@@ -244,10 +254,45 @@ func (q *Queue) InsertTx(ctx context.Context, tx *sql.Tx, args river.JobArgs, op
 	return res.Job.ID, nil
 }
 
+// Job states, as cairn names them. River's own names, which stay inside
+// this package, are in brackets.
+const (
+	StateQueued    = "queued"    // waiting for a worker [available]
+	StateScheduled = "scheduled" // waiting for its time [scheduled]
+	StateRunning   = "running"   // a worker runs it [running]
+	StateRetrying  = "retrying"  // an attempt failed; it runs again after a pause [retryable]
+	StateCompleted = "completed" // done [completed]
+	StateCancelled = "cancelled" // cancelled, or ended by its worker without retrying [cancelled]
+	StateFailed    = "failed"    // it used up its attempts [discarded]
+	StatePending   = "pending"   // held back; cairn makes no such jobs [pending]
+)
+
+// States are the job states, in the order a job goes through them.
+var States = []string{StateQueued, StateScheduled, StateRunning, StateRetrying, StateCompleted, StateCancelled, StateFailed}
+
+// riverStates maps cairn's state names to River's.
+var riverStates = map[string]rivertype.JobState{
+	StateQueued: rivertype.JobStateAvailable, StateScheduled: rivertype.JobStateScheduled,
+	StateRunning: rivertype.JobStateRunning, StateRetrying: rivertype.JobStateRetryable,
+	StateCompleted: rivertype.JobStateCompleted, StateCancelled: rivertype.JobStateCancelled,
+	StateFailed: rivertype.JobStateDiscarded, StatePending: rivertype.JobStatePending,
+}
+
+// stateName is cairn's name of a River job state.
+func stateName(s rivertype.JobState) string {
+	for name, rs := range riverStates {
+		if rs == s {
+			return name
+		}
+	}
+	return string(s)
+}
+
 // Job is a job as cairn shows it.
 type Job struct {
-	ID          int64           `json:"id"`
-	Kind        string          `json:"kind"`
+	ID   int64  `json:"id"`
+	Kind string `json:"kind"`
+	// State is one of States (StatePending never happens in cairn).
 	State       string          `json:"state"`
 	Attempt     int             `json:"attempt"`
 	MaxAttempts int             `json:"max_attempts"`
@@ -259,7 +304,7 @@ type Job struct {
 }
 
 func jobOf(r *rivertype.JobRow) *Job {
-	j := &Job{ID: r.ID, Kind: r.Kind, State: string(r.State), Attempt: r.Attempt, MaxAttempts: r.MaxAttempts,
+	j := &Job{ID: r.ID, Kind: r.Kind, State: stateName(r.State), Attempt: r.Attempt, MaxAttempts: r.MaxAttempts,
 		Args: json.RawMessage(r.EncodedArgs), Created: r.CreatedAt}
 	for _, e := range r.Errors {
 		j.Errors = append(j.Errors, e.Error)
@@ -273,14 +318,20 @@ func jobOf(r *rivertype.JobRow) *Job {
 	return j
 }
 
-// Jobs lists jobs, newest first; states filters by River state (available,
-// running, retryable, completed, cancelled, discarded, scheduled).
+// Jobs lists jobs, newest first, at most limit (default 100); states, when
+// given, keeps the jobs in those states (of States). An unknown state is
+// EINVALID.
 func (q *Queue) Jobs(ctx context.Context, limit int, states ...string) ([]*Job, error) {
 	p := river.NewJobListParams().First(cmp.Or(limit, 100)).OrderBy(river.JobListOrderByID, river.SortOrderDesc)
 	if len(states) > 0 {
 		var ss []rivertype.JobState
 		for _, s := range states {
-			ss = append(ss, rivertype.JobState(s))
+			rs, ok := riverStates[strings.TrimSpace(s)]
+			if !ok {
+				return nil, cairn.Errorf(cairn.EINVALID, "unknown job state %q", s).
+					WithHint("Use " + strings.Join(States[:len(States)-1], ", ") + " or " + States[len(States)-1] + ".")
+			}
+			ss = append(ss, rs)
 		}
 		p = p.States(ss...)
 	}
@@ -365,12 +416,92 @@ type worker struct {
 	heartbeat      time.Time
 }
 
+// querier reads rows: the write connection or a transaction on it.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// rescue is what a rescue does: the running jobs of dead workers, each
+// with the worker it is attributed to, and the dead workers to forget.
+type rescue struct {
+	jobs []orphan
+	dead []string
+}
+
+// orphan is a running job whose worker is dead.
+type orphan struct {
+	id                int64
+	by                string // the last worker in the job's attempted_by
+	attempt, attempts int
+}
+
 // Rescue hands the running jobs of dead workers back to the queue (or
 // discards them when they used up their attempts) and forgets those
 // workers. It returns the rescued job ids.
+//
+// Which workers are dead and which jobs are theirs is decided and acted
+// on in one write transaction, and a job is reset only while it is still
+// running under the attempt and the worker (River's attempted_by) it was
+// decided for: a job a live worker took meanwhile, from another process's
+// rescue, is never taken from it. A read outside the transaction first
+// spares the write lock when there is nothing to rescue.
 func (q *Queue) Rescue(ctx context.Context) ([]int64, error) {
+	r, err := q.findRescue(ctx, q.db)
+	if err != nil || len(r.jobs) == 0 && len(r.dead) == 0 {
+		return nil, err
+	}
+	tx, err := q.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, translate(fmt.Errorf("rescue: %w", err))
+	}
+	defer tx.Rollback()
+	if r, err = q.findRescue(ctx, tx); err != nil {
+		return nil, err
+	}
+	q.point("rescue:decided")
+	now := q.cfg.Now()
+	var rescued []int64
+	for _, j := range r.jobs {
+		state, finalized := rivertype.JobStateAvailable, (*string)(nil)
+		if j.attempt >= j.attempts {
+			state, finalized = rivertype.JobStateDiscarded, ptr(riverTime(now))
+		}
+		msg, err := json.Marshal(rivertype.AttemptError{At: now, Attempt: j.attempt,
+			Error: fmt.Sprintf("the worker %s died while running the job", j.by)})
+		if err != nil {
+			return nil, err
+		}
+		// The error is appended as River appends a rescue's (JobRescue).
+		res, err := tx.ExecContext(ctx, `UPDATE river_job SET
+			errors = CASE WHEN typeof(errors) = 'text' AND NOT json_valid(errors) THEN jsonb(json_array(errors, json(?)))
+				WHEN coalesce(json_type(errors), 'array') <> 'array' THEN jsonb(json_array(json(errors), json(?)))
+				ELSE jsonb(json_insert(json(coalesce(errors, jsonb('[]'))), '$[#]', json(?))) END,
+			finalized_at = ?, scheduled_at = ?, state = ?
+			WHERE id = ? AND state = 'running' AND attempt = ? AND json_extract(attempted_by, '$[#-1]') = ?`,
+			msg, msg, msg, finalized, riverTime(now), string(state), j.id, j.attempt, j.by)
+		if err != nil {
+			return nil, translate(fmt.Errorf("rescue job %d: %w", j.id, err))
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			rescued = append(rescued, j.id)
+		}
+	}
+	for _, id := range r.dead {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM workers WHERE id = ?`, id); err != nil {
+			return nil, translate(fmt.Errorf("forget worker %s: %w", id, err))
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, translate(fmt.Errorf("rescue: %w", err))
+	}
+	return rescued, nil
+}
+
+// findRescue reads the workers and the running jobs through qr and decides
+// which jobs a rescue hands back: those whose last worker is dead.
+func (q *Queue) findRescue(ctx context.Context, qr querier) (*rescue, error) {
 	workers := map[string]worker{}
-	rows, err := q.db.QueryContext(ctx, `SELECT id, host, pid, proc, heartbeat FROM workers`)
+	rows, err := qr.QueryContext(ctx, `SELECT id, host, pid, proc, heartbeat FROM workers`)
 	if err != nil {
 		return nil, translate(fmt.Errorf("read workers: %w", err))
 	}
@@ -379,30 +510,25 @@ func (q *Queue) Rescue(ctx context.Context) ([]int64, error) {
 		var hb int64
 		if err := rows.Scan(&w.id, &w.host, &w.pid, &w.proc, &hb); err != nil {
 			rows.Close()
-			return nil, err
+			return nil, fmt.Errorf("read workers: %w", err)
 		}
 		w.heartbeat = time.Unix(0, hb)
 		workers[w.id] = w
 	}
 	if err := rows.Close(); err != nil {
-		return nil, err
+		return nil, translate(fmt.Errorf("read workers: %w", err))
 	}
-	type running struct {
-		id                int64
-		by                string
-		attempt, attempts int
-	}
-	var jobs []running
-	rows, err = q.db.QueryContext(ctx, `SELECT id, json(attempted_by), attempt, max_attempts FROM river_job WHERE state = 'running'`)
+	var jobs []orphan
+	rows, err = qr.QueryContext(ctx, `SELECT id, json(attempted_by), attempt, max_attempts FROM river_job WHERE state = 'running'`)
 	if err != nil {
 		return nil, translate(fmt.Errorf("read running jobs: %w", err))
 	}
 	for rows.Next() {
-		var j running
+		var j orphan
 		var by sql.NullString
 		if err := rows.Scan(&j.id, &by, &j.attempt, &j.attempts); err != nil {
 			rows.Close()
-			return nil, err
+			return nil, fmt.Errorf("read running jobs: %w", err)
 		}
 		var ids []string
 		json.Unmarshal([]byte(by.String), &ids)
@@ -412,19 +538,19 @@ func (q *Queue) Rescue(ctx context.Context) ([]int64, error) {
 		jobs = append(jobs, j)
 	}
 	if err := rows.Close(); err != nil {
-		return nil, err
+		return nil, translate(fmt.Errorf("read running jobs: %w", err))
 	}
 	now := q.cfg.Now()
+	r := &rescue{}
 	dead := map[string]bool{}
 	for id, w := range workers {
 		if id != q.id && !q.alive(w, now) {
 			dead[id] = true
+			r.dead = append(r.dead, id)
 		}
 	}
-	var rescued []int64
-	p := &riverdriver.JobRescueManyParams{StuckHorizon: now.Add(time.Second)}
 	for _, j := range jobs {
-		if j.by == q.id {
+		if j.by == "" || j.by == q.id {
 			continue
 		}
 		if _, known := workers[j.by]; known && !dead[j.by] {
@@ -432,32 +558,17 @@ func (q *Queue) Rescue(ctx context.Context) ([]int64, error) {
 		} else if !known && !deadUnknown(j.by, q.host) {
 			continue
 		}
-		state, scheduled := rivertype.JobStateAvailable, now
-		var finalized *time.Time
-		if j.attempt >= j.attempts {
-			state, finalized = rivertype.JobStateDiscarded, &now
-		}
-		msg, _ := json.Marshal(rivertype.AttemptError{At: now, Attempt: j.attempt,
-			Error: fmt.Sprintf("the worker %s died while running the job", j.by)})
-		p.ID = append(p.ID, j.id)
-		p.Error = append(p.Error, msg)
-		p.FinalizedAt = append(p.FinalizedAt, finalized)
-		p.ScheduledAt = append(p.ScheduledAt, scheduled)
-		p.State = append(p.State, string(state))
-		rescued = append(rescued, j.id)
+		r.jobs = append(r.jobs, j)
 	}
-	if len(rescued) > 0 {
-		if _, err := q.driver.GetExecutor().JobRescueMany(ctx, p); err != nil {
-			return nil, translate(fmt.Errorf("rescue jobs: %w", err))
-		}
-	}
-	for id := range dead {
-		if _, err := q.db.ExecContext(ctx, `DELETE FROM workers WHERE id = ?`, id); err != nil {
-			return rescued, translate(fmt.Errorf("forget worker %s: %w", id, err))
-		}
-	}
-	return rescued, nil
+	return r, nil
 }
+
+// riverTime formats a time as River's SQLite driver stores it.
+func riverTime(t time.Time) string {
+	return t.UTC().Round(time.Millisecond).Format("2006-01-02 15:04:05.000")
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // alive reports whether a recorded worker still runs: on this host, its
 // process (the same one: same start time) exists; elsewhere, its

@@ -13,6 +13,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"cairn"
 	"cairn/durable"
 	"cairn/sqlite"
 )
@@ -38,24 +39,31 @@ func setup(t *testing.T, now func() time.Time) (*sql.DB, *durable.Queue) {
 	return db.Write(), q
 }
 
-// running enqueues a job and marks it running, as a worker with id would.
+// running enqueues a job already running, as a worker with id would have
+// it, in one transaction: no worker can take it before.
 func running(t *testing.T, db *sql.DB, q *durable.Queue, by string) int64 {
+	t.Helper()
+	return runningArgs(t, db, q, noopArgs{}, by)
+}
+
+func runningArgs(t *testing.T, db *sql.DB, q *durable.Queue, args river.JobArgs, by string) int64 {
 	t.Helper()
 	ctx := t.Context()
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := q.InsertTx(ctx, tx, noopArgs{}, &river.InsertOpts{MaxAttempts: 3})
+	defer tx.Rollback()
+	id, err := q.InsertTx(ctx, tx, args, &river.InsertOpts{MaxAttempts: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.ExecContext(ctx, `UPDATE river_job SET state = 'running', attempt = 1,
+	if _, err := tx.ExecContext(ctx, `UPDATE river_job SET state = 'running', attempt = 1,
 		attempted_at = strftime('%Y-%m-%d %H:%M:%f', 'now', '-1 minute'), attempted_by = jsonb(?) WHERE id = ?`,
 		fmt.Sprintf("[%q]", by), id); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -108,14 +116,14 @@ func TestRescue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantState := "available"
+		wantState := durable.StateQueued
 		if name == "alive-local" || name == "live-remote" {
-			wantState = "running"
+			wantState = durable.StateRunning
 		}
 		if j.State != wantState {
 			t.Errorf("%s: state %s, want %s", name, j.State, wantState)
 		}
-		if wantState == "available" && len(j.Errors) == 0 {
+		if wantState == durable.StateQueued && len(j.Errors) == 0 {
 			t.Errorf("%s: the rescue left no error on the job", name)
 		}
 	}
@@ -151,4 +159,179 @@ func procStart(t *testing.T, pid int) string {
 		field += string(r)
 	}
 	return fields[19]
+}
+
+type blockArgs struct{}
+
+func (blockArgs) Kind() string { return "block" }
+
+// blockWorker says when a job starts, then works until released.
+type blockWorker struct {
+	river.WorkerDefaults[blockArgs]
+	started chan<- int64
+	release <-chan struct{}
+}
+
+func (w *blockWorker) Work(ctx context.Context, job *river.Job[blockArgs]) error {
+	w.started <- job.ID
+	select {
+	case <-w.release:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// TestRescue_LiveWorker races a rescue with a worker. One process's rescue
+// has decided to hand back a dead worker's job when another process's
+// rescue hands it back first and a live worker picks it up: the first
+// rescue must leave the job to the live worker, whose agent runs once.
+func TestRescue_LiveWorker(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "cairn.db")
+	// Each queue has a database connection of its own, as a process would.
+	open := func(busy time.Duration) *sql.DB {
+		t.Helper()
+		db, err := sqlite.Open(ctx, path, &sqlite.Options{BusyTimeout: busy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db.Write()
+	}
+	db := open(0)
+	if err := durable.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	started, release := make(chan int64, 8), make(chan struct{})
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &blockWorker{started: started, release: release})
+	live, err := durable.New(open(0), durable.Config{Workers: workers, PollInterval: 20 * time.Millisecond, RescueEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := live.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			close(release)
+			live.Stop(context.Background())
+		}
+	}
+	t.Cleanup(stop)
+
+	host, _ := os.Hostname()
+	deadPID := 1 << 22 // above pid_max: no such process
+	dead := fmt.Sprintf("%s:%d:aa", host, deadPID)
+	worker(t, db, dead, host, deadPID, "1", time.Now())
+	job := runningArgs(t, db, live, blockArgs{}, dead)
+
+	// The other process's rescue: it waits little for the write lock.
+	other, err := durable.New(open(50*time.Millisecond), durable.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	picked := false
+	var first *durable.Queue
+	first, err = durable.New(open(0), durable.Config{Crash: func(point string) {
+		if point != "rescue:decided" || picked {
+			return
+		}
+		// Between the first rescue's decision and its effect, the
+		// other rescue runs and, if it can, the live worker takes the
+		// job.
+		if _, err := other.Rescue(ctx); err != nil {
+			t.Logf("the other rescue: %v", err)
+			return
+		}
+		select {
+		case <-started:
+			picked = true
+		case <-time.After(time.Minute):
+			t.Error("the live worker never took the rescued job")
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Rescue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !picked {
+		select {
+		case <-started:
+		case <-time.After(time.Minute):
+			t.Fatal("the live worker never took the rescued job")
+		}
+	}
+	j, err := live.Get(ctx, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.State != durable.StateRunning || j.Attempt != 2 || j.Worker != live.ID() {
+		t.Errorf("job %d is %s at attempt %d by %s; want running at attempt 2 by the live worker %s", job, j.State, j.Attempt, j.Worker, live.ID())
+	}
+	// Rescues now leave it alone, and it runs once.
+	for _, q := range []*durable.Queue{first, other} {
+		if got, err := q.Rescue(ctx); err != nil || len(got) != 0 {
+			t.Errorf("a rescue with the worker alive = %v, %v; want nothing rescued", got, err)
+		}
+	}
+	stop()
+	if n := len(started); n != 0 {
+		t.Errorf("the job started %d more times", n)
+	}
+}
+
+// TestQueue_Jobs lists jobs by cairn's state names: an unknown state is
+// refused with a hint, and River's names never show.
+func TestQueue_Jobs(t *testing.T) {
+	db, q := setup(t, time.Now)
+	ctx := t.Context()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queued, err := q.InsertTx(ctx, tx, noopArgs{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	run := running(t, db, q, "elsewhere:1:aa")
+	for _, tc := range []struct {
+		states []string
+		want   []int64
+	}{
+		{nil, []int64{run, queued}},
+		{[]string{durable.StateQueued}, []int64{queued}},
+		{[]string{durable.StateRunning, durable.StateRetrying}, []int64{run}},
+		{[]string{durable.StateFailed}, nil},
+	} {
+		jobs, err := q.Jobs(ctx, 0, tc.states...)
+		if err != nil {
+			t.Fatalf("Jobs(%v): %v", tc.states, err)
+		}
+		var got []int64
+		for _, j := range jobs {
+			got = append(got, j.ID)
+			if !slices.Contains(durable.States, j.State) {
+				t.Errorf("job %d is in state %q, not one of %v", j.ID, j.State, durable.States)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("Jobs(%v) = %v, want %v", tc.states, got, tc.want)
+		}
+	}
+	if j, err := q.Get(ctx, queued); err != nil || j.State != durable.StateQueued {
+		t.Errorf("Get(%d) = %+v, %v; want a job in state %s", queued, j, err, durable.StateQueued)
+	}
+	for _, bad := range []string{"bogus", "available", "discarded"} {
+		if _, err := q.Jobs(ctx, 0, bad); cairn.ErrorCode(err) != cairn.EINVALID || cairn.ErrorHint(err) == "" {
+			t.Errorf("Jobs(%q) = %v; want EINVALID with a hint", bad, err)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -107,6 +108,10 @@ type Added struct {
 	// Queued is set for a source enqueued now; otherwise Note says why not.
 	Queued bool   `json:"queued"`
 	Note   string `json:"note,omitempty"`
+	// Known is set when the content was on record before (Note says where
+	// it went); Source is then that record, whatever its status: a queued
+	// or running one's job has not finished yet.
+	Known bool `json:"known,omitempty"`
 }
 
 // Add stores files as sources under raw/, commits them to main as system,
@@ -115,6 +120,14 @@ type Added struct {
 // not supported) is recorded as a failed source with the reason; content
 // ingested before is not ingested again. Missing files and folders are
 // usage errors, and nothing is done.
+//
+// Whether a content is new is decided again inside the transaction that
+// stores it: when another process stored the same content (or changed
+// raw/ so that this change does not merge) after Add read main, nothing of
+// this attempt lands, and Add plans again from the new head, where that
+// content is known. However many processes ingest the same bytes at once,
+// it is one source, one raw file and one job. After maxAddTries attempts
+// that each lost such a race, the error is EUNAVAILABLE.
 func (s *Service) Add(ctx context.Context, files []string, who cairn.Principal) ([]*Added, error) {
 	if s.q == nil {
 		return nil, fmt.Errorf("ingest: no queue")
@@ -134,88 +147,123 @@ func (s *Service) Add(ctx context.Context, files []string, who cairn.Principal) 
 			return nil, cairn.Errorf(cairn.EINVALID, "%s is not a regular file", f)
 		}
 	}
+	pol := s.policy(ctx)
+	var in []*input
+	for _, f := range files {
+		data, id, size, err := readSource(f, pol.MaxSize())
+		if err != nil {
+			return nil, fmt.Errorf("ingest %s: %w", f, err)
+		}
+		in = append(in, &input{file: f, name: filepath.Base(f), data: data, id: id, size: size})
+	}
+	for try := 1; ; try++ {
+		out, stored, err := s.add(ctx, in, pol, who)
+		if errors.Is(err, errRaced) {
+			s.log.Info("ingest: another process stored sources meanwhile; planning again", "try", try)
+			if try < maxAddTries {
+				continue
+			}
+			return nil, cairn.Errorf(cairn.EUNAVAILABLE, "other processes kept storing sources while this ingest tried %d times; nothing was ingested", try).
+				WithHint("Run cairn ingest again.")
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.point("ingest:enqueued")
+		if stored {
+			s.syncMain(ctx)
+		}
+		return out, nil
+	}
+}
+
+// maxAddTries is how many times Add plans and submits before it gives up
+// on other processes storing sources meanwhile.
+const maxAddTries = 10
+
+// errRaced rolls back an Add whose plan another process's sources made
+// stale.
+var errRaced = errors.New("another process stored sources meanwhile")
+
+// input is a file given to Add, read.
+type input struct {
+	file, name string
+	data       []byte // nil when over the size limit
+	id         string
+	size       int64
+}
+
+// add is one attempt of Add: it plans on main's head and submits, and
+// returns errRaced, with nothing done, when the plan turns out stale in
+// the transaction. stored reports whether raw/ changed.
+func (s *Service) add(ctx context.Context, in []*input, pol *admit.Policy, who cairn.Principal) (added []*Added, stored bool, err error) {
 	head, err := s.v.Store.Head(ctx, admit.Branch)
 	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
-		return nil, err
+		return nil, false, err
 	}
 	headTree := store.EmptyTree
 	if !head.IsZero() {
 		c, err := s.v.Store.ReadCommit(ctx, head)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		headTree = c.Tree
-	}
-	pol, err := admit.PolicyAt(ctx, s.v.Store, headTree)
-	if err != nil {
-		pol = &admit.Policy{}
 	}
 	type pending struct {
 		added   *Added
 		data    []byte
 		refused *refusal
-		stored  bool // its raw file is on main already
 	}
 	var all []*pending
 	byID := map[string]*pending{}
 	taken := map[string]bool{} // raw paths this call assigns, case folded
 	var edits []store.FileChange
-	for _, f := range files {
-		name := filepath.Base(f)
-		data, id, size, err := readSource(f, pol.MaxSize())
-		if err != nil {
-			return nil, fmt.Errorf("ingest %s: %w", f, err)
-		}
-		p := &pending{added: &Added{File: f, Source: &Source{ID: id, Name: name, Size: size}}, data: data}
+	for _, f := range in {
+		p := &pending{added: &Added{File: f.file, Source: &Source{ID: f.id, Name: f.name, Size: f.size}}, data: f.data}
 		all = append(all, p)
-		if other, ok := byID[id]; ok {
+		if other, ok := byID[f.id]; ok {
 			p.added.Source, p.added.Note = other.added.Source, "the same content as "+other.added.File
 			continue
 		}
-		byID[id] = p
-		old, err := getSource(ctx, s.v.DB.Read(), id)
+		byID[f.id] = p
+		old, err := getSource(ctx, s.v.DB.Read(), f.id)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		if old != nil && !(old.Status == Failed && old.Path == "") {
-			p.added.Source = old
-			switch old.Status {
-			case Rejected:
-				p.added.Note = fmt.Sprintf("rejected before; it stays rejected until cairn sources retry %s", old.ID[:12])
-			case Failed:
-				p.added.Note = fmt.Sprintf("failed before (%s); cairn sources retry %s tries again", old.Error, old.ID[:12])
-			default:
-				p.added.Note = fmt.Sprintf("ingested before as %s (%s)", old.Path, old.Status)
-			}
+		if known(old) {
+			p.added.Source, p.added.Note, p.added.Known = old, knownNote(old), true
 			continue
 		}
-		if r := checkName(name); r != nil {
+		name, r := checkName(f.name)
+		if r != nil {
 			p.refused = r
 			continue
 		}
-		if r := checkContent(name, data, size, pol.MaxSize()); r != nil {
+		p.added.Source.Name = name
+		if r := checkContent(name, f.data, f.size, pol.MaxSize()); r != nil {
 			p.refused = r
 			continue
 		}
 		// Never overwrite: a different file whose name is taken gets its
 		// hash in its name.
 		rawPath := "raw/" + name
-		blob := store.BlobHash(data)
+		blob := store.BlobHash(f.data)
+		there := false // the raw file is on main already
 		e, err := s.v.Store.GetFold(ctx, headTree, rawPath)
 		switch {
 		case err == nil && e.Blob == blob && e.Path == rawPath:
-			p.stored = true
+			there = true
 		case err == nil || taken[cairn.FoldPath(rawPath)]:
 			ext := path.Ext(name)
-			rawPath = "raw/" + strings.TrimSuffix(name, ext) + "." + id[:8] + ext
+			rawPath = "raw/" + strings.TrimSuffix(name, ext) + "." + f.id[:8] + ext
 			if e, err := s.v.Store.GetFold(ctx, headTree, rawPath); err == nil && e.Blob == blob {
-				p.stored = true
+				there = true
 			}
 		}
 		taken[cairn.FoldPath(rawPath)] = true
 		p.added.Source.Path = rawPath
-		if !p.stored {
-			edits = append(edits, store.FileChange{Path: rawPath, Data: data})
+		if !there {
+			edits = append(edits, store.FileChange{Path: rawPath, Data: f.data})
 		}
 	}
 	now := s.now()
@@ -226,11 +274,19 @@ func (s *Service) Add(ctx context.Context, files []string, who cairn.Principal) 
 			if p.added.Note != "" {
 				continue
 			}
+			// The plan read the source outside this transaction: it is
+			// new only if it still is.
+			cur, err := getSource(ctx, q, src.ID)
+			if err != nil {
+				return err
+			}
+			if known(cur) {
+				return errRaced
+			}
 			if p.refused != nil {
 				src.Status, src.Error, src.Hint = Failed, p.refused.msg, p.refused.hint
-				if _, err := q.ExecContext(ctx, `INSERT OR REPLACE INTO sources (id, name, path, size, status, error, hint, created, updated)
-					VALUES (?, ?, '', ?, ?, ?, ?, ?, ?)`, src.ID, src.Name, src.Size, Failed, src.Error, src.Hint, now.UnixNano(), now.UnixNano()); err != nil {
-					return fmt.Errorf("record source %s: %w", src.Name, err)
+				if err := putSource(ctx, q, cur != nil, src, now); err != nil {
+					return err
 				}
 				if err := addHistory(ctx, q, now, src.ID, Failed, who, src.Error); err != nil {
 					return err
@@ -240,17 +296,17 @@ func (s *Service) Add(ctx context.Context, files []string, who cairn.Principal) 
 				}
 				continue
 			}
-			if _, err := q.ExecContext(ctx, `INSERT OR REPLACE INTO sources (id, name, path, size, status, created, updated)
-				VALUES (?, ?, ?, ?, ?, ?, ?)`, src.ID, src.Name, src.Path, src.Size, Queued, now.UnixNano(), now.UnixNano()); err != nil {
-				return fmt.Errorf("record source %s: %w", src.Name, err)
+			src.Status = Queued
+			if err := putSource(ctx, q, cur != nil, src, now); err != nil {
+				return err
 			}
 			job, err := s.q.InsertTx(ctx, q, Args{Source: src.ID}, &river.InsertOpts{MaxAttempts: pol.Attempts()})
 			if err != nil {
 				return err
 			}
-			src.Status, src.Job = Queued, job
+			src.Job = job
 			if _, err := q.ExecContext(ctx, `UPDATE sources SET job = ? WHERE id = ?`, job, src.ID); err != nil {
-				return err
+				return fmt.Errorf("record source %s: %w", src.Name, err)
 			}
 			if err := addHistory(ctx, q, now, src.ID, Queued, who, fmt.Sprintf("stored as %s; job %d", src.Path, job)); err != nil {
 				return err
@@ -266,7 +322,7 @@ func (s *Service) Add(ctx context.Context, files []string, who cairn.Principal) 
 		b := s.v.Store.NewBatch()
 		tree, err := b.Edit(ctx, headTree, edits)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		var names []string
 		for _, e := range edits {
@@ -278,29 +334,65 @@ func (s *Service) Add(ctx context.Context, files []string, who cairn.Principal) 
 			Message: "raw: add " + strings.Join(names, ", "),
 			Within: func(ctx context.Context, tx *store.Tx, out *admit.Outcome) error {
 				if !out.Admitted() {
-					// Another change to raw/ landed meanwhile and clashes:
-					// nothing is recorded, nothing queued.
-					return cairn.Errorf(cairn.ECONFLICT, "storing the sources clashed with a change to raw/ made meanwhile; nothing was ingested").
-						WithHint("Run cairn ingest again.")
+					// Another change to raw/ landed meanwhile and clashes
+					// (the same name, other bytes): nothing is recorded,
+					// and the next plan sees that change.
+					return errRaced
 				}
 				return rows(ctx, tx)
 			},
 		})
+		if errors.Is(err, admit.ErrEmpty) {
+			// Every file is on main already: another process stored
+			// the same files meanwhile.
+			return nil, false, errRaced
+		}
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	} else if err := s.v.Store.Update(ctx, func(tx *store.Tx) error { return rows(ctx, tx) }); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	s.point("ingest:enqueued")
 	out := make([]*Added, len(all))
 	for i, p := range all {
 		out[i] = p.added
 	}
-	if len(edits) > 0 {
-		s.syncMain(ctx)
+	return out, len(edits) > 0, nil
+}
+
+// known reports whether a source's content was ingested before: every
+// source on record, but one refused at the door (its file was never
+// stored), which may be ingested again once fixed.
+func known(src *Source) bool { return src != nil && !(src.Status == Failed && src.Path == "") }
+
+// knownNote says where content ingested before went.
+func knownNote(old *Source) string {
+	switch old.Status {
+	case Rejected:
+		return fmt.Sprintf("rejected before; it stays rejected until cairn sources retry %s", old.ID[:12])
+	case Failed:
+		return fmt.Sprintf("failed before (%s); cairn sources retry %s tries again", old.Error, old.ID[:12])
 	}
-	return out, nil
+	return fmt.Sprintf("ingested before as %s (%s)", old.Path, old.Status)
+}
+
+// putSource records a new source, or overwrites the record of one refused
+// at the door (exists).
+func putSource(ctx context.Context, q dbtx, exists bool, src *Source, now time.Time) error {
+	var err error
+	if exists {
+		_, err = q.ExecContext(ctx, `UPDATE sources SET name = ?, path = ?, size = ?, status = ?, job = NULL, attempt = 0,
+			proposal = NULL, error = ?, hint = ?, updated = ? WHERE id = ?`,
+			src.Name, src.Path, src.Size, src.Status, src.Error, src.Hint, now.UnixNano(), src.ID)
+	} else {
+		_, err = q.ExecContext(ctx, `INSERT INTO sources (id, name, path, size, status, error, hint, created, updated)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			src.ID, src.Name, src.Path, src.Size, src.Status, src.Error, src.Hint, now.UnixNano(), now.UnixNano())
+	}
+	if err != nil {
+		return fmt.Errorf("record source %s: %w", src.Name, err)
+	}
+	return nil
 }
 
 // readSource reads a file up to max bytes and hashes all of it. A file
@@ -463,6 +555,11 @@ func (s *Service) retry(ctx context.Context, src *Source, who cairn.Principal) (
 	case src.Path == "":
 		return nil, cairn.Errorf(cairn.EINVALID, "%s was refused at the door (%s); retrying cannot change that", src.Name, src.Error).
 			WithHint(cmp.Or(src.Hint, "Fix the file and ingest it again."))
+	case src.Status == Queued || src.Status == Running:
+		if _, stuck := s.Stuck(ctx, src); !stuck {
+			return nil, cairn.Errorf(cairn.EINVALID, "%s is %s and its job %d will run it; only failed or rejected sources, or sources whose job is gone, are retried",
+				src.Name, src.Status, src.Job).WithHint("Try: cairn worker")
+		}
 	case src.Status != Failed && src.Status != Rejected:
 		return nil, cairn.Errorf(cairn.EINVALID, "%s is %s; only failed or rejected sources are retried", src.Name, src.Status).
 			WithHint("Try: cairn sources")
@@ -521,6 +618,24 @@ func (s *Service) CancelJob(ctx context.Context, job int64, who cairn.Principal)
 	return j, nil
 }
 
+// JobSource returns the source an ingest job integrates, named by the
+// job's arguments; ENOTFOUND for a job of another kind, or whose source is
+// not recorded.
+func (s *Service) JobSource(ctx context.Context, j *durable.Job) (*Source, error) {
+	var args Args
+	if j.Kind != (Args{}).Kind() || json.Unmarshal(j.Args, &args) != nil || args.Source == "" {
+		return nil, cairn.Errorf(cairn.ENOTFOUND, "job %d ingests no source", j.ID)
+	}
+	src, err := getSource(ctx, s.v.DB.Read(), args.Source)
+	if err != nil {
+		return nil, err
+	}
+	if src == nil {
+		return nil, cairn.Errorf(cairn.ENOTFOUND, "job %d ingests source %.12s, which is not recorded", j.ID, args.Source)
+	}
+	return src, nil
+}
+
 func (s *Service) sourceOfJob(ctx context.Context, job int64) (*Source, error) {
 	src, err := scanSource(s.v.DB.Read().QueryRowContext(ctx, `SELECT `+sourceColumns+` FROM sources WHERE job = ?`, job))
 	if err != nil {
@@ -548,6 +663,25 @@ func (s *Service) policy(ctx context.Context) *admit.Policy {
 
 var errStale = errors.New("the source is not this attempt's to decide")
 
+// Stuck reports whether a queued or running source's job can no longer
+// run it (it is gone, or finished without deciding the source), and why.
+// Such a source waits for nothing: cairn sources retry queues it again.
+func (s *Service) Stuck(ctx context.Context, src *Source) (why string, stuck bool) {
+	if s.q == nil || src.Status != Queued && src.Status != Running {
+		return "", false
+	}
+	j, err := s.q.Get(ctx, src.Job)
+	switch {
+	case cairn.ErrorCode(err) == cairn.ENOTFOUND:
+		return fmt.Sprintf("its job %d is gone", src.Job), true
+	case err != nil:
+		return "", false // cannot tell now
+	case !j.Finalized.IsZero():
+		return fmt.Sprintf("its job %d is %s", j.ID, j.State), true
+	}
+	return "", false
+}
+
 // Check reports sources whose records disagree: a status that is not its
 // proposal's, a queued or running source whose job is finished or gone.
 func (s *Service) Check(ctx context.Context) ([]string, error) {
@@ -571,14 +705,8 @@ func (s *Service) Check(ctx context.Context) ([]string, error) {
 		} else if src.Status == Merged || src.Status == Held {
 			out = append(out, fmt.Sprintf("source %s is %s without a proposal", src.Name, src.Status))
 		}
-		if (src.Status == Queued || src.Status == Running) && s.q != nil {
-			j, err := s.q.Get(ctx, src.Job)
-			switch {
-			case err != nil:
-				out = append(out, fmt.Sprintf("source %s is %s but its job %d is gone (cairn sources retry %s)", src.Name, src.Status, src.Job, src.ID[:12]))
-			case j.State == "completed" || j.State == "cancelled" || j.State == "discarded":
-				out = append(out, fmt.Sprintf("source %s is %s but its job %d is %s (cairn jobs retry %d)", src.Name, src.Status, j.ID, j.State, j.ID))
-			}
+		if why, stuck := s.Stuck(ctx, src); stuck {
+			out = append(out, fmt.Sprintf("source %s is %s but %s (cairn sources retry %s)", src.Name, src.Status, why, src.ID[:12]))
 		}
 	}
 	return out, nil

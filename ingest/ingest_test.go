@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -271,8 +273,8 @@ func TestIngest_Extractive(t *testing.T) {
 		if src.Status != ingest.Merged {
 			t.Fatalf("paper.md: %s %s", src.Status, src.Error)
 		}
-		if e.exists("summaries/paper.md") || !e.exists("summaries/paper-2.md") {
-			t.Errorf("the summary of paper.md is not summaries/paper-2.md")
+		if want := "summaries/paper-" + src.ID[:8] + ".md"; e.exists("summaries/paper.md") || !e.exists(want) {
+			t.Errorf("the summary of paper.md is not %s", want)
 		}
 	})
 	t.Run("NameTaken", func(t *testing.T) {
@@ -315,6 +317,8 @@ func TestIngest_BadSources(t *testing.T) {
 		big,
 		e.file(".hidden.md", "hidden text\n"),
 		e.file("bad\x01name.md", "text\n"),
+		e.file("gpj.\u202Eevil.md", "bidi text\n"),
+		e.file("zero\u200Bwidth.md", "zero-width text\n"),
 		e.file("paper.pdf", "%PDF-1.4 text\n"),
 		e.file("good.md", article),
 	}
@@ -322,6 +326,7 @@ func TestIngest_BadSources(t *testing.T) {
 	wantErr := map[string]string{
 		"empty.md": "empty", "blank.txt": "empty", "binary.md": "binary", "latin1.txt": "binary",
 		"big.md": "the limit is 1.0 MiB", ".hidden.md": "starts with a dot", "bad\x01name.md": "cannot be a vault path",
+		"gpj.\u202Eevil.md": "invisible character U+202E", "zero\u200Bwidth.md": "invisible character U+200B",
 		"paper.pdf": "cairn ingests .md and .txt",
 	}
 	for _, ad := range added {
@@ -400,6 +405,8 @@ echo "Wrote the Fabriano page."`, "", ingest.Merged, nil, ""},
 		{"WritesDotfile", "echo 'x' > .gitignore; mkdir -p .github; echo x > .github/notes.md", "", ingest.Rejected, []string{"file-type/dotfile"}, ""},
 		{"WritesPrivateVar", `mkdir -p private/var/folders/ab/T; printf -- '---\ntitle: Temp\ntype: concept\n---\n# Temp\n' > private/var/folders/ab/T/notes.md`, "", ingest.Rejected, []string{"lint/orphan", "misplaced-page/misplaced-page"}, ""},
 		{"Symlink", "ln -s /etc/passwd concepts/passwd.md; echo linked", "", ingest.Rejected, []string{"file-type/special"}, ""},
+		{"WritesBidiName", `printf -- '---\ntitle: Bidi\ntype: concept\n---\n# Bidi\n\nSee [[concepts/paper|Paper]].\n' > "concepts/$(printf 'dm.\342\200\256evil').md"; echo wrote`,
+			"", ingest.Rejected, []string{"file-type/special"}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -602,5 +609,167 @@ func TestIngest_Concurrent(t *testing.T) {
 	d, err := e.v.Index.Check(e.ctx, true)
 	if err != nil || !d.OK() {
 		t.Errorf("index check: %v %v", err, d)
+	}
+}
+
+// TestIngest_NFDName ingests a source whose file name is in NFD, as macOS
+// stores accented names: the source is recorded under the path the tree
+// holds (NFC), its agent reads it, and either form of the name finds it.
+func TestIngest_NFDName(t *testing.T) {
+	e := setup(t, "")
+	nfd, nfc := "cafe\u0301-notes.md", "caf\u00e9-notes.md"
+	src := e.ingest(e.file(nfd, article))[0].Source
+	if src.Status != ingest.Merged {
+		t.Fatalf("%q: %s %s", nfd, src.Status, src.Error)
+	}
+	if src.Path != "raw/"+nfc || src.Name != nfc {
+		t.Errorf("source name %q path %q, want %q and raw/%q", src.Name, src.Path, nfc, nfc)
+	}
+	if e.read("raw/"+nfc) != article {
+		t.Errorf("raw/%q is not the source", nfc)
+	}
+	for _, ref := range []string{nfd, nfc} {
+		got, err := e.svc.Get(e.ctx, ref)
+		if err != nil || got.ID != src.ID {
+			t.Errorf("Get(%q) = %v, %v; want source %.12s", ref, got, err, src.ID)
+		}
+	}
+}
+
+// TestIngest_OneJobPerSource checks that a job takes a source only when it
+// is queued under that job: a second job for a source another job is
+// running is cancelled without running an agent, and the source's own job
+// decides it.
+func TestIngest_OneJobPerSource(t *testing.T) {
+	taken, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	e := setup(t, "", func(o *ingest.Options) {
+		o.Crash = func(point string) {
+			if point == "ingest:running" && first.CompareAndSwap(false, true) {
+				close(taken)
+				<-release
+			}
+		}
+	})
+	released := false
+	unblock := func() {
+		if !released {
+			released = true
+			close(release)
+		}
+	}
+	t.Cleanup(unblock) // before the queue stops
+	added, err := e.svc.Add(e.ctx, []string{e.file("fabriano.md", article)}, cairn.User("ada"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := added[0].Source
+	<-taken // its job runs, held at ingest:running
+	tx, err := e.v.DB.Write().BeginTx(e.ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := e.q.InsertTx(e.ctx, tx, ingest.Args{Source: src.ID}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	j := e.finished(other)
+	unblock()
+	got := e.wait(src.ID)
+	if j.State != durable.StateCancelled || got.Status != ingest.Merged || got.Job != src.Job {
+		t.Errorf("a second job for %s ended %s; the source is %s under job %d; want it cancelled and the source merged under job %d",
+			src.Name, j.State, got.Status, got.Job, src.Job)
+	}
+	var runs []string
+	for _, h := range got.History {
+		if h.Status == ingest.Running {
+			runs = append(runs, string(h.Principal))
+		}
+	}
+	if want := []string{fmt.Sprintf("job:%d", src.Job)}; !slices.Equal(runs, want) {
+		t.Errorf("the source ran under %v, want %v", runs, want)
+	}
+}
+
+// finished returns a job once it is finished; it fails the test after a
+// minute (a hang, not a timing assertion).
+func (e *env) finished(id int64) *durable.Job {
+	e.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		j, err := e.q.Get(e.ctx, id)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if !j.Finalized.IsZero() {
+			return j
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("job %d still %s after a minute", id, j.State)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestIngest_SameSlug ingests together two sources whose names differ only
+// in case, and whose jobs run at once on the same base (each waits at
+// ingest:running for the other): each gets a summary of its own, both are
+// admitted, and nothing is lost.
+func TestIngest_SameSlug(t *testing.T) {
+	var mu sync.Mutex
+	arrived, both := 0, make(chan struct{})
+	e := setup(t, "", func(o *ingest.Options) {
+		o.Crash = func(point string) {
+			if point != "ingest:running" {
+				return
+			}
+			mu.Lock()
+			arrived++
+			if arrived == 2 {
+				close(both)
+			}
+			mu.Unlock()
+			select {
+			case <-both:
+			case <-time.After(time.Minute): // a hang, not a timing assertion
+			}
+		}
+	})
+	added := e.ingest(
+		e.file("Notes.md", "# Notes on paper\n\nRag paper was made from linen. Paper mills used water power.\n"),
+		e.file("notes.md", "# Notes on ink\n\nPrinting ink was made from linseed oil. The press needed it.\n"),
+	)
+	summaries := map[string]string{} // source path → its summary
+	for ent, err := range e.v.Store.Files(e.ctx, e.tree(), "summaries/") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		page := e.read(ent.Path)
+		for _, ad := range added {
+			if strings.Contains(page, "source: "+ad.Source.Path+"\n") {
+				summaries[ad.Source.Path] = ent.Path
+			}
+		}
+	}
+	idx := e.read("index.md")
+	for _, ad := range added {
+		src := ad.Source
+		if src.Status != ingest.Merged {
+			t.Errorf("%s: %s (%s)", src.Name, src.Status, src.Error)
+		}
+		sum := summaries[src.Path]
+		if sum == "" {
+			t.Errorf("no summary of %s on main", src.Path)
+			continue
+		}
+		if !strings.Contains(idx, "[["+strings.TrimSuffix(sum, ".md")+"|") {
+			t.Errorf("index.md does not list %s", sum)
+		}
+	}
+	if len(summaries) != 2 || summaries[added[0].Source.Path] == summaries[added[1].Source.Path] {
+		t.Errorf("summaries %v, want one of its own for each source", summaries)
 	}
 }

@@ -22,6 +22,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"cairn"
 )
 
@@ -66,23 +68,26 @@ var formats = []string{".md", ".markdown", ".txt"}
 // refusal is why a file cannot be a source, with a hint.
 type refusal struct{ msg, hint string }
 
-// checkName reports what makes a file name unusable for a source.
-func checkName(name string) *refusal {
+// checkName reports what makes a file name unusable for a source, or
+// returns the name as the vault holds it: NFC, as cairn.CleanPath makes
+// every path (macOS gives accented names in NFD).
+func checkName(name string) (string, *refusal) {
 	hint := "Rename the file to a plain name like notes-2026.md and ingest it again."
 	switch {
 	case !utf8.ValidString(name):
-		return &refusal{"the file name is not valid UTF-8", hint}
+		return "", &refusal{"the file name is not valid UTF-8", hint}
 	case strings.HasPrefix(name, "."):
-		return &refusal{fmt.Sprintf("the file name %q starts with a dot (a hidden file)", name), hint}
+		return "", &refusal{fmt.Sprintf("the file name %q starts with a dot (a hidden file)", name), hint}
 	case strings.ContainsAny(name, "\\/"):
-		return &refusal{fmt.Sprintf("the file name %q holds a slash", name), hint}
+		return "", &refusal{fmt.Sprintf("the file name %q holds a slash", name), hint}
 	case len(name) > 200:
-		return &refusal{fmt.Sprintf("the file name is %d bytes; at most 200", len(name)), hint}
+		return "", &refusal{fmt.Sprintf("the file name is %d bytes; at most 200", len(name)), hint}
 	}
-	if _, err := cairn.CleanPath("raw/" + name); err != nil {
-		return &refusal{fmt.Sprintf("the file name %q cannot be a vault path: %v", name, err), hint}
+	clean, err := cairn.CleanPath("raw/" + name)
+	if err != nil {
+		return "", &refusal{fmt.Sprintf("the file name %q cannot be a vault path: %v", name, err), hint}
 	}
-	return nil
+	return strings.TrimPrefix(clean, "raw/"), nil
 }
 
 // checkContent reports what makes content unusable for a source.
@@ -157,7 +162,7 @@ func getSource(ctx context.Context, q dbtx, id string) (*Source, error) {
 // resolveSource finds a source by id prefix (at least 4 hex digits) or by
 // name.
 func resolveSource(ctx context.Context, q dbtx, ref string) (*Source, error) {
-	ref = strings.TrimSpace(ref)
+	ref = norm.NFC.String(strings.TrimSpace(ref)) // names are stored in NFC
 	if ref == "" {
 		return nil, cairn.Errorf(cairn.EINVALID, "no source named").WithHint("Try: cairn sources")
 	}

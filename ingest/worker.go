@@ -39,14 +39,8 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	if err != nil {
 		return err
 	}
-	if src == nil {
-		return river.JobCancel(fmt.Errorf("source %.12s is not recorded", job.Args.Source))
-	}
-	switch src.Status {
-	case Merged, Held, Rejected:
-		return nil // decided already: a replay has nothing to do
-	case Failed:
-		return river.JobCancel(fmt.Errorf("source %s failed: %s", src.Name, src.Error))
+	if src == nil || !takes(src, job) {
+		return notMine(src, job) // checked again when it is taken
 	}
 	head, err := s.v.Store.Head(ctx, admit.Branch)
 	if err != nil {
@@ -59,6 +53,17 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	}
 	mode := modeOf(rt)
 	err = s.v.Store.Update(ctx, func(tx *store.Tx) error {
+		// Take the source only when it is this job's to run: queued under
+		// it, or running under an earlier attempt of it (a dead worker's,
+		// or one that failed and is retried).
+		cur, err := getSource(ctx, tx.SQL(), src.ID)
+		if err != nil {
+			return err
+		}
+		if cur == nil || !takes(cur, job) {
+			src = cur
+			return errNotMine
+		}
 		if err := setStatus(ctx, tx.SQL(), s.now(), src.ID, Running, cairn.Job(fmt.Sprint(job.ID)),
 			fmt.Sprintf("attempt %d by %s, agent %s", job.Attempt, workerOf(job), rt.Name()),
 			map[string]any{"job": job.ID, "attempt": job.Attempt}); err != nil {
@@ -66,6 +71,9 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		}
 		return admit.Event(ctx, tx.SQL(), s.now(), "ingest.running", src.ID, map[string]any{"job": job.ID, "attempt": job.Attempt, "agent": rt.Name(), "mode": mode})
 	})
+	if errors.Is(err, errNotMine) {
+		return notMine(src, job)
+	}
 	if err != nil {
 		return err
 	}
@@ -157,6 +165,34 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		s.syncSoon(ctx)
 	}
 	return nil
+}
+
+// errNotMine rolls back a job's taking of a source that is not its to run.
+var errNotMine = errors.New("the source is not this job's to run")
+
+// takes reports whether a job attempt may take a source: it is queued
+// under the job, or running under an earlier attempt of it.
+func takes(src *Source, job *river.Job[Args]) bool {
+	if src.Job != job.ID {
+		return false
+	}
+	return src.Status == Queued || src.Status == Running && src.Attempt < int64(job.Attempt)
+}
+
+// notMine ends a job whose source it may not take: a replay of a decided
+// source's own job has nothing to do; any other job is cancelled, and the
+// source is left as it is.
+func notMine(src *Source, job *river.Job[Args]) error {
+	switch {
+	case src == nil:
+		return river.JobCancel(fmt.Errorf("source %.12s is not recorded", job.Args.Source))
+	case src.Job == job.ID && (src.Status == Merged || src.Status == Held || src.Status == Rejected):
+		return nil
+	case src.Job == job.ID && src.Status == Failed:
+		return river.JobCancel(fmt.Errorf("source %s failed: %s", src.Name, src.Error))
+	}
+	return river.JobCancel(fmt.Errorf("source %s is %s under job %d (attempt %d); job %d attempt %d leaves it alone",
+		src.Name, src.Status, src.Job, src.Attempt, job.ID, job.Attempt))
 }
 
 // fail marks the source failed with the agent's error and ends the job

@@ -26,11 +26,12 @@ import (
 // the queue can run jobs in this process (Start).
 func (a *app) jobs(v *vault.Vault, run bool, activity func(*ingest.Source, string, string)) (*ingest.Service, *durable.Queue, error) {
 	opts := &ingest.Options{Activity: activity}
-	if vo := a.vaultOptions(); vo.Crash != nil {
-		opts.Crash = vo.Crash
+	crash := a.vaultOptions().Crash
+	if crash != nil {
+		opts.Crash = crash
 	}
 	svc := ingest.New(v, opts)
-	cfg := durable.Config{}
+	cfg := durable.Config{Crash: crash}
 	if run {
 		workers := river.NewWorkers()
 		svc.Register(workers)
@@ -80,11 +81,14 @@ admits it, holds it for review, or rejects it.
 
 Formats: .md and .txt. The same content is never ingested twice; a file that
 is empty, binary, too large or badly named is recorded as a failed source
-with the reason. With --detach, ingest only enqueues: cairn worker runs the
-jobs.
+with the reason. A source queued before whose job has not finished (an
+ingest that was interrupted, or one with --detach) is not queued again: its
+job runs here too, and ingest waits for its verdict. With --detach, ingest
+only enqueues: cairn worker runs the jobs.
 
-Exit codes: 0 every source merged (or was merged before); 1 some source was
-held, rejected or failed (now or before); 2 usage errors (a missing file).`,
+Exit codes: 0 every source merged (or was merged before), or with --detach
+queued; 1 some source was held, rejected or failed (now or before), or is
+queued under a job that is gone; 2 usage errors (a missing file).`,
 		Example: `  cairn ingest paper.md notes.txt
   cairn ingest --detach *.md && cairn worker`,
 		Args: cobra.MinimumNArgs(1),
@@ -112,15 +116,30 @@ held, rejected or failed (now or before); 2 usage errors (a missing file).`,
 			if !a.json {
 				printAdded(a.stdout, added)
 			}
+			// Wait for the sources queued now, and for those queued before
+			// (by an ingest that was killed, or --detach) whose jobs have
+			// not finished: their jobs run here too.
 			var wait []string
+			queued, before := 0, 0
+			seen := map[string]bool{}
 			for _, ad := range added {
+				if seen[ad.Source.ID] || !ad.Queued && !pending(ad) {
+					continue
+				}
+				seen[ad.Source.ID] = true
+				wait = append(wait, ad.Source.ID)
 				if ad.Queued {
-					wait = append(wait, ad.Source.ID)
+					queued++
+				} else {
+					before++
 				}
 			}
 			if detach || len(wait) == 0 {
-				if !a.json && detach && len(wait) > 0 {
-					fmt.Fprintf(a.stdout, "Queued %s; cairn worker runs the jobs, cairn sources shows where they are.\n", plural(len(wait), "source"))
+				if !a.json && detach && queued > 0 {
+					fmt.Fprintf(a.stdout, "Queued %s; cairn worker runs the jobs, cairn sources shows where they are.\n", plural(queued, "source"))
+				}
+				if !a.json && detach && before > 0 {
+					fmt.Fprintf(a.stdout, "%s queued before still wait for their jobs; cairn worker runs them.\n", plural(before, "source"))
 				}
 				return a.finishIngest(svc, added)
 			}
@@ -140,8 +159,8 @@ held, rejected or failed (now or before); 2 usage errors (a missing file).`,
 					if err != nil {
 						return false, err
 					}
-					if final(src.Status) {
-						done++
+					if _, stuck := svc.Stuck(a.ctx, src); final(src.Status) || stuck {
+						done++ // a source whose job is gone waits for nothing
 					}
 				}
 				if bar != nil {
@@ -179,16 +198,24 @@ func final(status string) bool {
 	return false
 }
 
+// pending reports whether a file's source was queued before and its job
+// has not finished: the ingest runs (or waits for) that job.
+func pending(ad *ingest.Added) bool {
+	return ad.Known && (ad.Source.Status == ingest.Queued || ad.Source.Status == ingest.Running)
+}
+
 func printAdded(w io.Writer, added []*ingest.Added) {
 	for _, ad := range added {
 		src := ad.Source
 		switch {
 		case ad.Queued:
-			fmt.Fprintf(w, "queued   %s → %s (job %d)\n", src.Name, src.Path, src.Job)
+			fmt.Fprintf(w, "queued   %s → %s (job %d)\n", shown(src.Name), src.Path, src.Job)
+		case pending(ad):
+			fmt.Fprintf(w, "pending  %s: %s; job %d\n", shown(filepath.Base(ad.File)), ad.Note, src.Job)
 		case ad.Note != "":
-			fmt.Fprintf(w, "skipped  %s: %s\n", filepath.Base(ad.File), ad.Note)
+			fmt.Fprintf(w, "skipped  %s: %s\n", shown(filepath.Base(ad.File)), ad.Note)
 		default:
-			fmt.Fprintf(w, "refused  %s: %s\n", src.Name, src.Error)
+			fmt.Fprintf(w, "refused  %s: %s\n", shown(src.Name), src.Error)
 			if src.Hint != "" {
 				fmt.Fprintf(w, "         Hint: %s\n", src.Hint)
 			}
@@ -207,21 +234,27 @@ func (a *app) finishIngest(svc *ingest.Service, added []*ingest.Added) error {
 	}
 	var out []item
 	counts := map[string]int{}
+	var stuck []string
 	for _, ad := range added {
 		src := ad.Source
-		if ad.Queued {
+		waited := ad.Queued || pending(ad)
+		if waited {
 			if cur, err := svc.Get(a.ctx, src.ID); err == nil {
 				src = cur
 			}
 		}
-		if ad.Note != "" && (src.Status == ingest.Rejected || src.Status == ingest.Failed) {
+		if ad.Note != "" && !waited && (src.Status == ingest.Rejected || src.Status == ingest.Failed) {
 			a.code = exitRefused // known content that stays refused
 		}
-		if ad.Note == "" {
+		if ad.Note == "" || waited {
 			counts[src.Status]++
-			if src.Status != ingest.Merged && (ad.Queued || src.Status == ingest.Failed) && final(src.Status) {
+			if src.Status != ingest.Merged && (waited || src.Status == ingest.Failed) && final(src.Status) {
 				a.code = exitRefused
 			}
+		}
+		if why, ok := svc.Stuck(a.ctx, src); waited && ok {
+			a.code = exitRefused
+			stuck = append(stuck, fmt.Sprintf("%s is %s but %s: nothing will run it. Try: cairn sources retry %s", shown(src.Name), src.Status, why, src.ID[:12]))
 		}
 		out = append(out, item{ID: src.ID, Source: src, File: ad.File, Queued: ad.Queued, Note: ad.Note})
 	}
@@ -231,6 +264,9 @@ func (a *app) finishIngest(svc *ingest.Service, added []*ingest.Added) error {
 			if counts[s] > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
 			}
+		}
+		for _, line := range stuck {
+			fmt.Fprintln(w, line)
 		}
 		if len(parts) > 0 {
 			fmt.Fprintf(w, "Sources: %s.\n", strings.Join(parts, ", "))
@@ -278,7 +314,7 @@ queued or running (for scripts).`,
 					if !drain {
 						return false, nil
 					}
-					jobs, err := q.Jobs(a.ctx, 1, "available", "running", "retryable", "scheduled")
+					jobs, err := q.Jobs(a.ctx, 1, durable.StateQueued, durable.StateRunning, durable.StateRetrying, durable.StateScheduled)
 					return len(jobs) == 0, err
 				})
 			}
@@ -395,7 +431,7 @@ func (e *eventPrinter) name(ctx context.Context, id string) string {
 	}
 	n := id[:min(12, len(id))]
 	if src, err := e.svc.Get(ctx, id); err == nil {
-		n = src.Name
+		n = shown(src.Name)
 	}
 	e.names[id] = n
 	return n

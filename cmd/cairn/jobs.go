@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"cairn/durable"
+	"cairn/ingest"
 )
 
 func (a *app) jobsCmd() *cobra.Command {
@@ -17,10 +18,15 @@ func (a *app) jobsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "jobs",
 		Short: "List the vault's jobs, newest first",
-		Long: `Jobs lists background jobs (River jobs in the vault's database): their id,
-kind, state (available, running, retryable, completed, cancelled, discarded),
-attempts and errors. cairn jobs cancel ID stops one (its agent's whole process
-tree); cairn jobs retry ID runs a failed one again.`,
+		Long: `Jobs lists the vault's background jobs (kept in its database), newest first:
+their id, kind, state, attempts, the source they ingest and their last error.
+A job is ` + strings.Join(durable.States, ", ") + `:
+queued waits for a worker, scheduled for its time, retrying for the pause
+after a failed attempt; failed used up its attempts. --state keeps the jobs
+in the states given (comma-separated).
+
+cairn jobs cancel ID stops one (its agent's whole process tree); cairn jobs
+retry ID runs a failed one again.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, _, err := a.open()
@@ -28,7 +34,7 @@ tree); cairn jobs retry ID runs a failed one again.`,
 				return err
 			}
 			defer v.Close()
-			_, q, err := a.jobs(v, false, nil)
+			svc, q, err := a.jobs(v, false, nil)
 			if err != nil {
 				return err
 			}
@@ -40,30 +46,54 @@ tree); cairn jobs retry ID runs a failed one again.`,
 			if err != nil {
 				return err
 			}
-			return a.emit(items(jobs), func(w io.Writer) {
-				if len(jobs) == 0 {
+			out := make([]*jobItem, 0, len(jobs))
+			for _, j := range jobs {
+				out = append(out, a.jobItem(svc, j))
+			}
+			return a.emit(items(out), func(w io.Writer) {
+				if len(out) == 0 {
 					fmt.Fprintln(w, "No jobs.")
 					return
 				}
-				for _, j := range jobs {
+				for _, j := range out {
 					printJob(w, j)
 				}
 			})
 		},
 	}
-	cmd.Flags().StringVar(&state, "state", "", "only jobs in these states (comma-separated)")
+	cmd.Flags().StringVar(&state, "state", "", "only jobs in these states (comma-separated: "+strings.Join(durable.States, ", ")+")")
 	cmd.Flags().IntVar(&limit, "limit", 50, "the most jobs to list")
 	cmd.AddCommand(a.jobsCancelCmd(), a.jobsRetryCmd())
 	return cmd
 }
 
-func printJob(w io.Writer, j *durable.Job) {
+// jobItem is a job as the jobs commands print it: with the source it
+// ingests.
+type jobItem struct {
+	*durable.Job
+	Source string `json:"source,omitempty"` // the source's id
+	Name   string `json:"name,omitempty"`   // the source's name
+}
+
+func (a *app) jobItem(svc *ingest.Service, j *durable.Job) *jobItem {
+	it := &jobItem{Job: j}
+	if src, err := svc.JobSource(a.ctx, j); err == nil {
+		it.Source, it.Name = src.ID, src.Name
+	}
+	return it
+}
+
+func printJob(w io.Writer, j *jobItem) {
 	last := ""
 	if n := len(j.Errors); n > 0 {
 		last = "  last error: " + j.Errors[n-1]
 	}
+	what := j.Name
+	if what == "" {
+		what = string(j.Args)
+	}
 	fmt.Fprintf(w, "%-5d %-8s %-10s attempt %d/%d  %s  %s%s\n", j.ID, j.Kind, j.State, j.Attempt, j.MaxAttempts,
-		j.Created.Local().Format(time.DateTime), string(j.Args), last)
+		j.Created.Local().Format(time.DateTime), what, last)
 }
 
 func (a *app) jobsCancelCmd() *cobra.Command {
@@ -89,8 +119,8 @@ func (a *app) jobsCancelCmd() *cobra.Command {
 			if err != nil {
 				return v.ExplainBusy(err)
 			}
-			return a.emit(items([]*durable.Job{j}), func(w io.Writer) {
-				if j.State == "running" {
+			return a.emit(items([]*jobItem{a.jobItem(svc, j)}), func(w io.Writer) {
+				if j.State == durable.StateRunning {
 					fmt.Fprintf(w, "Cancelling job %d: its worker stops the agent within seconds.\n", id)
 					return
 				}
@@ -127,7 +157,7 @@ func (a *app) jobsRetryCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.emit(items([]*durable.Job{j}), func(w io.Writer) {
+			return a.emit(items([]*jobItem{a.jobItem(svc, j)}), func(w io.Writer) {
 				fmt.Fprintf(w, "Job %d queued again for %s; cairn worker runs it.\n", j.ID, src.Name)
 			})
 		},

@@ -3,7 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -18,7 +22,8 @@ func (a *app) sourcesCmd() *cobra.Command {
 		Long: `Sources lists every source ingested, newest first: its id (the SHA-256 of its
 content; any 4 or more leading hex digits name it), its name, where it is under
 raw/, and its status. cairn sources show ID prints its history; cairn sources
-retry ID queues a failed or rejected source again.`,
+retry ID queues a failed or rejected source again (or a queued one whose job
+is gone).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, _, err := a.open()
@@ -44,7 +49,7 @@ retry ID queues a failed or rejected source again.`,
 					case s.Proposal != 0:
 						detail += fmt.Sprintf(" (proposal %d)", s.Proposal)
 					}
-					fmt.Fprintf(w, "%s  %-8s  %-32s  %s\n", s.ID[:12], s.Status, s.Name, detail)
+					fmt.Fprintf(w, "%s  %-8s  %-32s  %s\n", s.ID[:12], s.Status, shown(s.Name), detail)
 				}
 			})
 		},
@@ -70,7 +75,7 @@ func (a *app) sourcesShowCmd() *cobra.Command {
 				return err
 			}
 			return a.emit(items([]*ingest.Source{src}), func(w io.Writer) {
-				fmt.Fprintf(w, "source   %s\nname     %s\npath     %s\nsize     %d bytes\nstatus   %s\n", src.ID, src.Name, src.Path, src.Size, src.Status)
+				fmt.Fprintf(w, "source   %s\nname     %s\npath     %s\nsize     %d bytes\nstatus   %s\n", src.ID, shown(src.Name), src.Path, src.Size, src.Status)
 				if src.Job != 0 {
 					fmt.Fprintf(w, "job      %d\n", src.Job)
 				}
@@ -95,7 +100,7 @@ func (a *app) sourcesShowCmd() *cobra.Command {
 func (a *app) sourcesRetryCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "retry ID",
-		Short: "Queue a failed or rejected source again",
+		Short: "Queue a failed or rejected source again (or one whose job is gone)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, _, p, err := a.openAs()
@@ -112,8 +117,19 @@ func (a *app) sourcesRetryCmd() *cobra.Command {
 				return v.ExplainBusy(err)
 			}
 			return a.emit(items([]*ingest.Source{src}), func(w io.Writer) {
-				fmt.Fprintf(w, "Queued %s again (job %d); cairn worker runs it.\n", src.Name, src.Job)
+				fmt.Fprintf(w, "Queued %s again (job %d); cairn worker runs it.\n", shown(src.Name), src.Job)
 			})
 		},
 	}
+}
+
+// shown is a file name as it can be printed: quoted, with escapes, when it
+// holds a character that does not print (a control or format character:
+// U+202E would reorder the rest of the line); as it is otherwise. Stored
+// sources never hold one; refused ones may.
+func shown(name string) string {
+	if strings.IndexFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 || !utf8.ValidString(name) {
+		return strconv.Quote(name)
+	}
+	return name
 }
