@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -565,7 +566,19 @@ func (s *Service) retry(ctx context.Context, src *Source, who cairn.Principal) (
 			WithHint("Try: cairn sources")
 	}
 	pol := s.policy(ctx)
+	seen := *src
 	err := s.v.Store.Update(ctx, func(tx *store.Tx) error {
+		// Decided on what was read before the transaction: another retry,
+		// a cancel or a decision that landed meanwhile wins, and this one
+		// changes nothing (two retries never make two jobs).
+		now, err := getSource(ctx, tx.SQL(), src.ID)
+		if err != nil {
+			return err
+		}
+		if now == nil || now.Status != seen.Status || now.Job != seen.Job || now.Attempt != seen.Attempt {
+			return cairn.Errorf(cairn.ECONFLICT, "%s changed while it was being retried (it is %s now)", src.Name, cmp.Or(now, &Source{Status: "gone"}).Status).
+				WithHint("Try: cairn sources show " + src.ID[:12])
+		}
 		job := src.Job
 		if job != 0 {
 			if _, err := s.q.RetryTx(ctx, tx.SQL(), job); err != nil {
@@ -598,22 +611,30 @@ func (s *Service) retry(ctx context.Context, src *Source, who cairn.Principal) (
 // CancelJob cancels a job: a queued one never runs, a running one's agent
 // is stopped; its source is marked failed.
 func (s *Service) CancelJob(ctx context.Context, job int64, who cairn.Principal) (*durable.Job, error) {
-	j, err := s.q.Cancel(ctx, job)
+	var j *durable.Job
+	err := s.v.Store.Update(ctx, func(tx *store.Tx) error {
+		var err error
+		if j, err = s.q.CancelTx(ctx, tx.SQL(), job); err != nil {
+			return err
+		}
+		// The source is read in the transaction that cancels its job: a
+		// decision that landed first keeps its status.
+		src, err := scanSource(tx.SQL().QueryRowContext(ctx, `SELECT `+sourceColumns+` FROM sources WHERE job = ?`, job))
+		if errors.Is(err, sql.ErrNoRows) || err == nil && src.Status != Queued && src.Status != Running {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read the source of job %d: %w", job, err)
+		}
+		msg := "cancelled by " + string(who)
+		if err := setStatus(ctx, tx.SQL(), s.now(), src.ID, Failed, who, msg,
+			map[string]any{"error": msg, "hint": "cairn sources retry " + src.ID[:12] + " tries again"}); err != nil {
+			return err
+		}
+		return admit.Event(ctx, tx.SQL(), s.now(), "ingest.failed", src.ID, map[string]any{"error": msg})
+	})
 	if err != nil {
 		return nil, err
-	}
-	if src, err := s.sourceOfJob(ctx, job); err == nil && (src.Status == Queued || src.Status == Running) {
-		err := s.v.Store.Update(ctx, func(tx *store.Tx) error {
-			msg := "cancelled by " + string(who)
-			if err := setStatus(ctx, tx.SQL(), s.now(), src.ID, Failed, who, msg,
-				map[string]any{"error": msg, "hint": "cairn sources retry " + src.ID[:12] + " tries again"}); err != nil {
-				return err
-			}
-			return admit.Event(ctx, tx.SQL(), s.now(), "ingest.failed", src.ID, map[string]any{"error": msg})
-		})
-		if err != nil {
-			return nil, err
-		}
 	}
 	return j, nil
 }

@@ -54,6 +54,9 @@ type CommitResult struct {
 	Merged bool `json:"merged,omitempty"`
 	// Sync is what bringing the folder to the new commit did.
 	Sync *SyncReport `json:"sync,omitempty"`
+	// Skipped are the files of the folder that cannot be vault files and
+	// were left out (as cairn status lists them).
+	Skipped []Skip `json:"skipped,omitempty"`
 }
 
 // Commit turns local edits into a commit on the tree's branch. When the
@@ -92,7 +95,7 @@ func (m *Manager) commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 		return nil, err
 	}
 	all := snap.changes()
-	res := &CommitResult{}
+	res := &CommitResult{Skipped: snap.skips}
 	for _, c := range all {
 		if selected(c.Path, req.Paths) {
 			res.Changes = append(res.Changes, c)

@@ -92,7 +92,7 @@ func (a *app) importHistory(v *vault.Vault, dir string, p cairn.Principal) error
 					fmt.Fprintf(w, "  ... and %d more (see --json)\n", len(res.Skipped)-20)
 					break
 				}
-				fmt.Fprintf(w, "  %s (git commit %.12s): %s\n", s.Path, s.Commit, s.Reason)
+				fmt.Fprintf(w, "  %s (git commit %.12s): %s\n", shown(s.Path), s.Commit, s.Reason)
 			}
 		}
 		if !intoMain {

@@ -116,6 +116,6 @@ func printSkips(w io.Writer, skips []worktree.Skip) {
 			fmt.Fprintf(w, "  ... and %d more (see --json)\n", len(skips)-20)
 			break
 		}
-		fmt.Fprintf(w, "  %s: %s\n", s.Path, s.Reason)
+		fmt.Fprintf(w, "  %s: %s\n", shown(s.Path), s.Reason)
 	}
 }

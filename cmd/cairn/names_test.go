@@ -21,11 +21,20 @@ func TestInvisibleNames(t *testing.T) {
 	// A commit: the page whose name shows as "invoicedm.pdf" is left out.
 	bidi := "invoice\u202Efdp.md"
 	writeFiles(t, vault, map[string]string{bidi: "# Report\n", "ok.md": "# OK\n"})
-	must(t, run(t, vault, nil, "commit", "-m", "two pages"), "commit")
+	c := run(t, vault, nil, "commit", "-m", "two pages")
+	must(t, c, "commit")
+	st := run(t, vault, nil, "status")
 	// An import: likewise the zero-width space.
 	zw := "fine\u200B.md"
 	writeFiles(t, filepath.Join(root, "in"), map[string]string{zw: "# Zero width\n", "fine.md": "# Fine\n"})
-	must(t, run(t, vault, nil, "import", "../in"), "import")
+	im := run(t, vault, nil, "import", "../in")
+	must(t, im, "import")
+	// What is left out is listed with its name quoted, never as it is.
+	for _, out := range []string{c.stdout + c.stderr, st.stdout + st.stderr, im.stdout + im.stderr} {
+		if strings.ContainsAny(out, "\u202E\u200B") || !strings.Contains(out, "Left out") {
+			t.Errorf("a list of what was left out holds an invisible character as it is, or no list:\n%s", out)
+		}
+	}
 	for _, p := range []string{"ok.md", "fine.md"} {
 		must(t, run(t, vault, nil, "show", p), "show "+p)
 	}

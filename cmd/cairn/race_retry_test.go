@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestRetryRace: several cairn sources retry processes at once on one
+// failed source, round after round. Each round queues it once: one
+// process retries it, the others are told it changed meanwhile (exit 1),
+// and its history gains one retry, not one per process.
+func TestRetryRace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("races child processes")
+	}
+	_, vault, sources := ingestVault(t, "echo failing on purpose\nexit 3")
+	if r := run(t, vault, nil, "ingest", sources[0]); r.code != exitRefused {
+		t.Fatalf("ingest with a failing agent: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	id := sourcesOf(t, vault)[0].ID
+	const rounds, procs = 5, 4
+	for round := range rounds {
+		var cmds []*exec.Cmd
+		var outs []*bytes.Buffer
+		for range procs {
+			cmd := exec.Command(cairnBin(t), "sources", "retry", id)
+			cmd.Dir = vault
+			cmd.Env = append(os.Environ(), "CAIRN_USER=tester")
+			out := &bytes.Buffer{}
+			cmd.Stdout, cmd.Stderr = out, out
+			cmds, outs = append(cmds, cmd), append(outs, out)
+		}
+		for _, cmd := range cmds {
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ok := 0
+		for i, cmd := range cmds {
+			err := cmd.Wait()
+			switch {
+			case err == nil:
+				ok++
+			case cmd.ProcessState.ExitCode() == exitRefused || cmd.ProcessState.ExitCode() == exitUsage:
+				// Changed meanwhile (exit 1), or no longer failed when this
+				// process read it (exit 2): either way, refused.
+			default:
+				t.Errorf("round %d: sources retry: %v\n%s", round, err, outs[i])
+			}
+		}
+		if ok != 1 {
+			t.Errorf("round %d: %d of %d concurrent retries succeeded, want 1", round, ok, procs)
+		}
+		r := run(t, vault, nil, "sources", "show", id, "--json")
+		must(t, r, "sources show")
+		var shown struct {
+			Items []struct {
+				Status  string `json:"status"`
+				History []struct {
+					Status string `json:"status"`
+					Detail string `json:"detail"`
+				} `json:"history"`
+			}
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &shown); err != nil || len(shown.Items) != 1 {
+			t.Fatalf("sources show --json: %v\n%s", err, r.stdout)
+		}
+		retries := 0
+		for _, h := range shown.Items[0].History {
+			if strings.HasPrefix(h.Detail, "retried") {
+				retries++
+			}
+		}
+		if retries != round+1 {
+			t.Fatalf("round %d: the history holds %d retries, want %d", round, retries, round+1)
+		}
+		// The agent fails again, and the next round retries it again.
+		must(t, run(t, vault, nil, "worker", "--drain"), "worker --drain")
+		if s := sourcesOf(t, vault)[0]; s.Status != "failed" {
+			t.Fatalf("round %d: after the worker the source is %s", round, s.Status)
+		}
+	}
+}
