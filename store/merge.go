@@ -151,8 +151,10 @@ func (b *Batch) MergeTrees(ctx context.Context, base, ours, theirs cairn.Hash, o
 			}
 		}
 		switch {
-		case !tc || o.it == t.it:
-			// Only ours changed it, or both the same way: ours has it already.
+		case !tc || oc && o.it == t.it:
+			// Only ours changed it, or both the same way: ours has it
+			// already. (When ours did not change it, o is the zero change,
+			// whose item equals the zero item of a deletion by theirs.)
 		case !oc:
 			if t.it.hash.IsZero() {
 				del(t.base.filePath())
