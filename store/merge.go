@@ -134,17 +134,23 @@ func (b *Batch) MergeTrees(ctx context.Context, base, ours, theirs cairn.Hash, o
 				// moves to the new path, unless ours touched that path too.
 				if _, clash := ourSide[tt]; !clash {
 					handled[tt] = true
+					moved, c := renamedAndChanged(base, theirSide[tt].it, o.it, false)
+					if c != nil {
+						conflicts = append(conflicts, *c)
+						continue
+					}
 					del(o.it.filePath())
-					moved := theirSide[tt].it
-					moved.hash, moved.size, moved.mode = o.it.hash, o.it.size, o.it.mode
 					put(moved)
 					continue
 				}
 			case ot != "" && tc && !t.it.hash.IsZero():
 				if _, clash := theirSide[ot]; !clash {
 					handled[ot] = true
-					moved := ourSide[ot].it
-					moved.hash, moved.size, moved.mode = t.it.hash, t.it.size, t.it.mode
+					moved, c := renamedAndChanged(base, ourSide[ot].it, t.it, true)
+					if c != nil {
+						conflicts = append(conflicts, *c)
+						continue
+					}
 					put(moved)
 					continue
 				}
@@ -192,6 +198,50 @@ func (b *Batch) MergeTrees(ctx context.Context, base, ours, theirs cairn.Hash, o
 		tree = cairn.Hash{}
 	}
 	return MergeResult{Tree: tree, Conflicts: conflicts}, nil
+}
+
+// renamedAndChanged combines a file that one side renamed (renamed: the
+// item at its new key) with the other side's change of it in place
+// (changed), both from base. The result has the new path, the changed
+// content and the mode as a three-way merge gives it. Ours tells which side
+// renamed. When the change in place also changed the path (the letter case
+// of its name), the two renames are a conflict, as is a mode that both
+// sides changed.
+func renamedAndChanged(base, renamed, changed item, ours bool) (item, *cairn.Conflict) {
+	side := func(x, y string) (string, string) {
+		if ours {
+			return x, y
+		}
+		return y, x
+	}
+	if changed.filePath() != base.filePath() {
+		o, t := side(renamed.filePath(), changed.filePath())
+		return item{}, &cairn.Conflict{Path: base.filePath(), Kind: cairn.ConflictRename, Base: base.filePath(), Ours: o, Theirs: t}
+	}
+	mode, ok := mergeModes(base, renamed, changed)
+	if !ok {
+		o, t := side(modeName(renamed.mode), modeName(changed.mode))
+		return item{}, &cairn.Conflict{Path: base.filePath(), Kind: cairn.ConflictContent, Field: "mode", Base: modeName(base.mode), Ours: o, Theirs: t}
+	}
+	moved := renamed
+	moved.hash, moved.size, moved.mode = changed.hash, changed.size, mode
+	return moved, nil
+}
+
+// mergeModes merges the modes of two sides' versions of a file three-way;
+// with no base (both added the file) they must agree.
+func mergeModes(base, ours, theirs item) (cairn.Mode, bool) {
+	switch {
+	case ours.mode == theirs.mode:
+		return ours.mode, true
+	case base.hash.IsZero():
+		return 0, false
+	case ours.mode == base.mode:
+		return theirs.mode, true
+	case theirs.mode == base.mode:
+		return ours.mode, true
+	}
+	return 0, false
 }
 
 // sideChanges returns the changes from base to tree, by key.
@@ -252,13 +302,8 @@ func (b *Batch) mergeFile(ctx context.Context, base, ours, theirs item, markers 
 		c := cairn.Conflict{Path: path, Kind: kind, Base: base.filePath(), Ours: ours.filePath(), Theirs: theirs.filePath()}
 		return []cairn.Conflict{c}, nil, nil
 	}
-	mode := ours.mode
-	switch {
-	case ours.mode == theirs.mode:
-	case !base.hash.IsZero() && ours.mode == base.mode:
-		mode = theirs.mode
-	case !base.hash.IsZero() && theirs.mode == base.mode:
-	default:
+	mode, ok := mergeModes(base, ours, theirs)
+	if !ok {
 		c := cairn.Conflict{Path: path, Kind: cairn.ConflictContent, Field: "mode", Ours: modeName(ours.mode), Theirs: modeName(theirs.mode)}
 		return []cairn.Conflict{c}, nil, nil
 	}

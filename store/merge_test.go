@@ -32,6 +32,56 @@ func TestMergeTrees_OneSided(t *testing.T) {
 	}
 }
 
+// TestMergeTrees_RenameAgainstChange: a file one side renamed and the other
+// changed in place is renamed and changed, with the mode merged three-way;
+// a change of the name's case against a rename is two renames.
+func TestMergeTrees_RenameAgainstChange(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := t.Context()
+	b := s.NewBatch()
+	base := build(t, b, map[string]string{"a.md": "a\n", "b.md": "b\n"})
+	renamed := edit(t, b, base, store.FileChange{Path: "a.md", Delete: true},
+		store.FileChange{Path: "notes/a.md", Data: []byte("a\n"), Mode: cairn.ModeExecutable})
+	changed := edit(t, b, base, store.FileChange{Path: "a.md", Data: []byte("a changed\n")})
+	recased := edit(t, b, base, store.FileChange{Path: "a.md", Delete: true}, store.FileChange{Path: "A.md", Data: []byte("a\n")})
+	for _, tc := range []struct {
+		name          string
+		ours, theirs  cairn.Hash
+		want          map[string]string
+		wantConflicts []cairn.ConflictKind
+	}{
+		{"OursRenamed", renamed, changed, map[string]string{"notes/a.md": "a changed\n", "b.md": "b\n"}, nil},
+		{"TheirsRenamed", changed, renamed, map[string]string{"notes/a.md": "a changed\n", "b.md": "b\n"}, nil},
+		{"OursRecased", recased, renamed, nil, []cairn.ConflictKind{cairn.ConflictRename}},
+		{"TheirsRecased", renamed, recased, nil, []cairn.ConflictKind{cairn.ConflictRename}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := b.MergeTrees(ctx, base, tc.ours, tc.theirs, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kinds []cairn.ConflictKind
+			for _, c := range res.Conflicts {
+				kinds = append(kinds, c.Kind)
+			}
+			if diff := cmp.Diff(tc.wantConflicts, kinds); diff != "" {
+				t.Fatalf("MergeTrees conflicts (-want +got):\n%s", diff)
+			}
+			if tc.want == nil {
+				return
+			}
+			if diff := cmp.Diff(tc.want, files(t, b, res.Tree)); diff != "" {
+				t.Errorf("MergeTrees (-want +got):\n%s", diff)
+			}
+			e, err := b.Get(ctx, res.Tree, "notes/a.md")
+			if err != nil || e.Mode != cairn.ModeExecutable {
+				t.Errorf("notes/a.md = %+v, %v; want the renaming side's executable mode", e, err)
+			}
+		})
+	}
+}
+
 func newStore(t *testing.T) *store.Store {
 	t.Helper()
 	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "cairn.db"), nil)
