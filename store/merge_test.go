@@ -1,7 +1,10 @@
 package store_test
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -9,6 +12,7 @@ import (
 	"cairn"
 	"cairn/sqlite"
 	"cairn/store"
+	"cairn/store/mergetest"
 )
 
 func TestMergeTrees_OneSided(t *testing.T) {
@@ -82,7 +86,7 @@ func TestMergeTrees_RenameAgainstChange(t *testing.T) {
 	}
 }
 
-func newStore(t *testing.T) *store.Store {
+func newStore(t testing.TB) *store.Store {
 	t.Helper()
 	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "cairn.db"), nil)
 	if err != nil {
@@ -130,6 +134,96 @@ func files(t *testing.T, b *store.Batch, tree cairn.Hash) map[string]string {
 			t.Fatal(err)
 		}
 		out[e.Path] = string(data)
+	}
+	return out
+}
+
+// TestMergeTrees_Property merges random edits of whole trees, made on both
+// sides, and checks each result against what the edits require
+// (mergetest.Case.Check): every one-sided change in the result exactly,
+// every change both sides made alike once, every two-sided change combined
+// or a conflict, never one side's alone.
+func TestMergeTrees_Property(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	rounds := 3000
+	if testing.Short() {
+		rounds = 300
+	}
+	for seed := range uint64(rounds) {
+		c := mergetest.Generate(rand.New(rand.NewPCG(seed, 1)), &mergetest.Options{Modes: true})
+		if problems := checkMerge(t, s, c); len(problems) > 0 {
+			t.Fatalf("seed %d:\n%s\nproblems:\n  %s", seed, c, strings.Join(problems, "\n  "))
+		}
+	}
+}
+
+// FuzzMergeTrees is TestMergeTrees_Property with the edits chosen by the
+// fuzzer's input.
+func FuzzMergeTrees(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte("deleted on one side, changed on the other"))
+	f.Add([]byte{8, 0, 0, 1, 0, 2, 0, 3, 1, 4, 2, 5, 3, 0, 4, 1, 5, 8, 2, 1, 3, 1, 2, 8, 3, 0, 1, 2, 3, 4, 5, 6, 7})
+	s := newStore(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := mergetest.Generate(mergetest.Bytes(data), &mergetest.Options{Modes: true})
+		if problems := checkMerge(t, s, c); len(problems) > 0 {
+			t.Fatalf("%s\nproblems:\n  %s", c, strings.Join(problems, "\n  "))
+		}
+	})
+}
+
+// checkMerge builds the case's trees, merges them with and without conflict
+// markers, and returns the problems found.
+func checkMerge(t *testing.T, s *store.Store, c *mergetest.Case) []string {
+	t.Helper()
+	ctx := t.Context()
+	b := s.NewBatch()
+	base := edit(t, b, store.EmptyTree, changesOf(mergetest.Changes(nil, c.Base))...)
+	ours := edit(t, b, base, changesOf(mergetest.Changes(c.Base, c.Ours))...)
+	theirs := edit(t, b, base, changesOf(mergetest.Changes(c.Base, c.Theirs))...)
+	plain, err := b.MergeTrees(ctx, base, ours, theirs, nil)
+	if err != nil {
+		t.Fatalf("MergeTrees: %v\n%s", err, c)
+	}
+	marked, err := b.MergeTrees(ctx, base, ours, theirs, &store.MergeOptions{Markers: true})
+	if err != nil {
+		t.Fatalf("MergeTrees with markers: %v\n%s", err, c)
+	}
+	var problems []string
+	if diff := cmp.Diff(plain.Conflicts, marked.Conflicts); diff != "" {
+		problems = append(problems, "conflicts differ with markers (-without +with):\n"+diff)
+	}
+	if plain.Tree.IsZero() != (len(plain.Conflicts) > 0) {
+		problems = append(problems, fmt.Sprintf("tree %s with %d conflicts", plain.Tree.Short(), len(plain.Conflicts)))
+	}
+	if len(plain.Conflicts) == 0 && marked.Tree != plain.Tree {
+		problems = append(problems, fmt.Sprintf("tree %s with markers, %s without", marked.Tree.Short(), plain.Tree.Short()))
+	}
+	var paths []string
+	for _, cf := range marked.Conflicts {
+		paths = append(paths, cf.Path)
+	}
+	var result []mergetest.File
+	if !marked.Tree.IsZero() {
+		for e, err := range b.Files(ctx, marked.Tree, "") {
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := b.ReadBlob(ctx, e.Blob)
+			if err != nil {
+				t.Fatal(err)
+			}
+			result = append(result, mergetest.File{Path: e.Path, Data: string(data), Mode: e.Mode})
+		}
+	}
+	return append(problems, c.Check(result, paths)...)
+}
+
+func changesOf(cs []mergetest.Change) []store.FileChange {
+	out := make([]store.FileChange, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, store.FileChange{Path: c.Path, Delete: c.Delete, Data: []byte(c.Data), Mode: c.Mode})
 	}
 	return out
 }
