@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -21,11 +22,15 @@ func defaultMergeFile(path string, base, ours, theirs []byte, markers bool) ([]b
 }
 
 // MergeOptions adjust a three-way merge. The zero value writes no conflict
-// markers.
+// markers and merges every path.
 type MergeOptions struct {
 	// Markers writes files that have content conflicts with conflict
 	// markers into the result tree; the conflicts are still returned.
 	Markers bool
+	// Keep lists paths that stay as ours has them: theirs' changes to them
+	// are left out, so they never conflict. A revert keeps main's log.md
+	// this way. Default: none.
+	Keep []string
 }
 
 // MergeResult is the outcome of a three-way merge of trees.
@@ -54,10 +59,18 @@ func (b *Batch) MergeTrees(ctx context.Context, base, ours, theirs cairn.Hash, o
 	if opts == nil {
 		opts = &MergeOptions{}
 	}
+	keep := make(map[string]bool, len(opts.Keep))
+	for _, p := range opts.Keep {
+		cp, err := cairn.CleanPath(p)
+		if err != nil {
+			return MergeResult{}, fmt.Errorf("merge: path to keep: %w", err)
+		}
+		keep[cairn.FoldPath(cp)] = true
+	}
 	if ours == theirs || base == theirs {
 		return MergeResult{Tree: ours}, nil
 	}
-	if base == ours {
+	if base == ours && len(keep) == 0 {
 		return MergeResult{Tree: theirs}, nil
 	}
 	ourSide, err := sideChanges(ctx, b, base, ours)
@@ -67,6 +80,9 @@ func (b *Batch) MergeTrees(ctx context.Context, base, ours, theirs cairn.Hash, o
 	theirSide, err := sideChanges(ctx, b, base, theirs)
 	if err != nil {
 		return MergeResult{}, err
+	}
+	for k := range keep {
+		delete(theirSide, k)
 	}
 	ourRen, theirRen := renames(ourSide), renames(theirSide)
 

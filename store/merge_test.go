@@ -86,6 +86,43 @@ func TestMergeTrees_RenameAgainstChange(t *testing.T) {
 	}
 }
 
+// TestMergeTrees_Keep: paths to keep stay as ours has them, whatever
+// theirs did to them, and never conflict; the rest merges.
+func TestMergeTrees_Keep(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := t.Context()
+	b := s.NewBatch()
+	base := build(t, b, map[string]string{"log.md": "# Log\n\n## one\n", "a.md": "a\n"})
+	ours := edit(t, b, base, store.FileChange{Path: "log.md", Data: []byte("# Log\n\n## one\n\n## two\n")})
+	theirs := edit(t, b, base, store.FileChange{Path: "log.md", Delete: true}, store.FileChange{Path: "b.md", Data: []byte("b\n")})
+	keep := &store.MergeOptions{Keep: []string{"log.md"}}
+	for _, tc := range []struct {
+		name string
+		ours cairn.Hash
+		want map[string]string
+	}{
+		{"OursChanged", ours, map[string]string{"log.md": "# Log\n\n## one\n\n## two\n", "a.md": "a\n", "b.md": "b\n"}},
+		{"OursUnchanged", base, map[string]string{"log.md": "# Log\n\n## one\n", "a.md": "a\n", "b.md": "b\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := b.MergeTrees(ctx, base, tc.ours, theirs, keep)
+			if err != nil || len(res.Conflicts) > 0 {
+				t.Fatalf("MergeTrees = %+v, %v; want no conflicts", res.Conflicts, err)
+			}
+			if diff := cmp.Diff(tc.want, files(t, b, res.Tree)); diff != "" {
+				t.Errorf("MergeTrees keeping log.md (-want +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("ErrInvalid", func(t *testing.T) {
+		_, err := b.MergeTrees(ctx, base, ours, theirs, &store.MergeOptions{Keep: []string{"../log.md"}})
+		if cairn.ErrorCode(err) != cairn.EINVALID {
+			t.Errorf("MergeTrees keeping ../log.md: %v, want EINVALID", err)
+		}
+	})
+}
+
 func newStore(t testing.TB) *store.Store {
 	t.Helper()
 	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "cairn.db"), nil)
