@@ -343,8 +343,11 @@ exit code 1.`,
 			if err != nil {
 				return err
 			}
+			// log.md is the vault's history: a revert keeps main's log as
+			// it is (reverting an ingest does not unwrite its entry), so the
+			// merge leaves it out rather than conflict on it.
 			b := v.Store.NewBatch()
-			res, err := b.MergeTrees(a.ctx, target.Tree, headTree, parentTree, nil)
+			res, err := b.MergeTrees(a.ctx, target.Tree, headTree, parentTree, &store.MergeOptions{Keep: []string{"log.md"}})
 			if err != nil {
 				return err
 			}
@@ -354,13 +357,6 @@ exit code 1.`,
 					fmt.Fprintf(w, "Not reverted: later changes conflict with undoing %s.\n", target.Hash.Short())
 					printConflicts(w, res.Conflicts)
 				})
-			}
-			// log.md is the vault's history: a revert keeps main's log as
-			// it is (reverting an ingest does not unwrite its entry).
-			if e, err := v.Store.Get(a.ctx, headTree, "log.md"); err == nil {
-				if res.Tree, err = b.Edit(a.ctx, res.Tree, []store.FileChange{{Path: "log.md", Blob: e.Blob, Size: e.Size, Mode: e.Mode}}); err != nil {
-					return err
-				}
 			}
 			msg := fmt.Sprintf("revert %s: %s", target.Hash.Short(), firstLine(target.Message))
 			meta := map[string]string{"revert": target.Hash.String()}
