@@ -309,7 +309,8 @@ func (a *app) revertCmd() *cobra.Command {
 undoes what COMMIT changed, merging three-way so later changes stay. History
 is kept: the reverted commit remains, and log.md is left as it is. On main
 the revert goes through admission like any change. Conflicts are listed with
-exit code 1.`,
+exit code 1. When later commits have undone COMMIT already, there is nothing
+to revert and no commit is made.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, t, err := a.open()
@@ -356,6 +357,16 @@ exit code 1.`,
 				return a.emit(conflictList(res.Conflicts), func(w io.Writer) {
 					fmt.Fprintf(w, "Not reverted: later changes conflict with undoing %s.\n", target.Hash.Short())
 					printConflicts(w, res.Conflicts)
+				})
+			}
+			if res.Tree == headTree {
+				// Later commits have undone it already: nothing to commit.
+				c, err := v.Store.ReadCommit(a.ctx, head)
+				if err != nil {
+					return err
+				}
+				return a.emit(items([]map[string]any{{"id": c.Hash, "commit": c}}), func(w io.Writer) {
+					fmt.Fprintf(w, "Nothing to revert: %s already has none of the changes of %s.\n", branch, target.Hash.Short())
 				})
 			}
 			msg := fmt.Sprintf("revert %s: %s", target.Hash.Short(), firstLine(target.Message))

@@ -115,3 +115,29 @@ func keys[V any](m map[string]V) string {
 	}
 	return fmt.Sprint(ks)
 }
+
+// TestRevert_AlreadyUndone: reverting a commit whose changes later commits
+// have already undone has nothing to do; it says so, succeeds and makes no
+// commit.
+func TestRevert_AlreadyUndone(t *testing.T) {
+	t.Parallel()
+	vault := filepath.Join(t.TempDir(), "vault")
+	writeFiles(t, vault, map[string]string{"index.md": "# Home\n"})
+	must(t, run(t, vault, nil, "init"), "init")
+	writeFiles(t, vault, map[string]string{"x.md": "x\n"})
+	must(t, run(t, vault, nil, "commit", "-m", "add x"), "commit")
+	added := headOf(t, vault)
+	if err := os.Remove(filepath.Join(vault, "x.md")); err != nil {
+		t.Fatal(err)
+	}
+	must(t, run(t, vault, nil, "commit", "-m", "remove x"), "commit")
+	head := headOf(t, vault)
+	r := run(t, vault, nil, "revert", added)
+	must(t, r, "revert")
+	if !strings.Contains(r.stdout, "Nothing to revert") {
+		t.Errorf("cairn revert of an undone commit said:\n%s", r.stdout)
+	}
+	if got := headOf(t, vault); got != head {
+		t.Errorf("cairn revert of an undone commit moved main from %s to %s", head, got)
+	}
+}
