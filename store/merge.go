@@ -49,12 +49,14 @@ type sideChange struct {
 }
 
 // MergeTrees merges the changes from base to theirs into ours. Changes to
-// different files combine. A file changed on both sides is merged by the
-// store's MergeFunc (structural for Markdown, diff3 for text). A file renamed
-// on one side (same content, new path) and changed on the other is renamed
-// and changed. Everything else that both sides changed differently is a
-// conflict: nothing is decided silently. The result's new objects are in the
-// batch.
+// different files combine, deletions included. A file changed on both sides
+// is merged by the store's MergeFunc (structural for Markdown, diff3 for
+// text), its mode three-way. A file renamed on one side (same content, new
+// path) and changed in place on the other is renamed and changed; a change
+// in place that also changes the case of the name is a second rename, and a
+// conflict. Everything else that both sides changed differently is a
+// conflict: nothing is decided silently. Paths in opts.Keep stay as ours has
+// them. The result's new objects are in the batch.
 func (b *Batch) MergeTrees(ctx context.Context, base, ours, theirs cairn.Hash, opts *MergeOptions) (MergeResult, error) {
 	if opts == nil {
 		opts = &MergeOptions{}
