@@ -11,14 +11,16 @@
 // # The tree
 //
 // The vault tree maps a path's case-folded key ([cairn.FoldPath]) to a file
-// entry. It is a prolly tree whose node boundaries depend only on keys: an
-// item ends a node at level L when the boundary level of its key exceeds L.
-// The same set of files therefore gives the same root hash whatever the order
-// of the edits that produced it; a one-file edit rewrites one node per level
-// (O(log n) small nodes); a lookup reads one node per level; and a diff skips
-// every subtree whose hash is equal on both sides, so it costs O(changes),
-// not O(files). Keying by the folded path makes two paths that differ only in
-// case impossible to store side by side.
+// entry. It is a prolly tree whose nodes are cut by one scan of each level's
+// sorted items: an item ends a node at level L when the boundary level of its
+// key exceeds L, or when it brings the node to 256 KiB, so no choice of file
+// names makes a node larger. The cuts depend only on the entries, so the same
+// set of files gives the same root hash whatever the order of the edits that
+// produced it; a one-file edit rewrites one node per level (O(log n) small
+// nodes); a lookup reads one node per level; and a diff skips every subtree
+// whose hash is equal on both sides, so it costs O(changes), not O(files).
+// Keying by the folded path makes two paths that differ only in case
+// impossible to store side by side.
 //
 // # Writing
 //

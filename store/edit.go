@@ -52,11 +52,12 @@ func (b *Batch) Edit(ctx context.Context, base cairn.Hash, changes []FileChange)
 	if err != nil {
 		return cairn.Hash{}, err
 	}
-	refs, err := b.mutate(ctx, root, edits)
+	e := &editor{b: b, open: map[cairn.Hash]bool{}}
+	refs, err := e.mutate(ctx, root, edits)
 	if err != nil {
 		return cairn.Hash{}, err
 	}
-	tree, err := b.finish(ctx, root.level, refs)
+	tree, err := e.finish(ctx, root.level, refs)
 	if err != nil {
 		return cairn.Hash{}, err
 	}
@@ -218,13 +219,30 @@ func (b *Batch) checkBlobs(ctx context.Context, changes []FileChange) error {
 	return nil
 }
 
+// editor rewrites the nodes that edits reach. A level of the tree is cut
+// into nodes by one scan over its items, left to right (docs/format.md): a
+// node ends at an item whose key is a boundary at the level, or at the item
+// that brings the node to maxNodeBytes. Where a node ends therefore depends
+// on where it started, and an edit re-cuts from the start of the first node
+// it changes until a cut falls where the old tree had one: from there on the
+// scan, and so the old nodes, are the same.
+type editor struct {
+	b *Batch
+	// open holds the nodes made by this edit that do not end where the
+	// scan of their level ends a node: their last item is not a cut, or
+	// the last node under it is open. Such a node is joined with the node
+	// after it, when there is one. A node of the tree being edited is never
+	// open: its successor started where the scan had cut.
+	open map[cairn.Hash]bool
+}
+
 // mutate applies sorted edits to the subtree n and returns the nodes that
-// replace it, all at n's level. Every returned node but the last ends at a
-// boundary; the last may not (when n's own last key was deleted), and the
-// caller joins it with the node that follows.
-func (b *Batch) mutate(ctx context.Context, n *node, edits []edit) ([]item, error) {
+// replace it, all at n's level. Every returned node but the last is
+// closed; the last may be open (when n's own last key was deleted, or the
+// sizes moved a cut), and the caller joins it with the node that follows.
+func (e *editor) mutate(ctx context.Context, n *node, edits []edit) ([]item, error) {
 	if n.level == 0 {
-		return b.chunk(0, applyEdits(n.items, edits)), nil
+		return e.chunk(0, applyEdits(n.items, edits)), nil
 	}
 	out := make([]item, 0, len(n.items)+2)
 	j := 0
@@ -241,22 +259,22 @@ func (b *Batch) mutate(ctx context.Context, n *node, edits []edit) ([]item, erro
 			out = append(out, child)
 			continue
 		}
-		cn, err := b.node(ctx, child.hash)
+		cn, err := e.b.node(ctx, child.hash)
 		if err != nil {
 			return nil, err
 		}
-		refs, err := b.mutate(ctx, cn, edits[j:k])
+		refs, err := e.mutate(ctx, cn, edits[j:k])
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, refs...)
 		j = k
 	}
-	out, err := b.joinIncomplete(ctx, n.level-1, out)
+	out, err := e.joinOpen(ctx, n.level-1, out)
 	if err != nil {
 		return nil, err
 	}
-	return b.chunk(n.level, out), nil
+	return e.chunk(n.level, out), nil
 }
 
 // applyEdits merges sorted edits into sorted leaf items.
@@ -278,47 +296,74 @@ func applyEdits(items []item, edits []edit) []item {
 	return append(out, items[i:]...)
 }
 
-// chunk cuts items into nodes at the given level, ending a node after every
-// item whose key's boundary level exceeds the node level, stores the nodes
-// in the batch and returns references to them.
-func (b *Batch) chunk(level int, items []item) []item {
+// itemBytes returns the length of an item's encoding in a node at level.
+func itemBytes(level int, it item) int {
+	n := uvarintLen(uint64(len(it.key))) + len(it.key) + len(it.hash) + uvarintLen(it.size)
+	if level == 0 {
+		n += uvarintLen(uint64(len(it.path))) + len(it.path) + uvarintLen(uint64(it.mode))
+	}
+	return n
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}
+
+// chunk cuts items, which start a node at the given level, into nodes: it
+// ends a node after every item whose key's boundary level exceeds the node
+// level, and after the item that brings the node's items to maxNodeBytes.
+// It stores the nodes in the batch and returns references to them; the
+// last node is open when its last item is not such a cut, or the last node
+// under that item is open.
+func (e *editor) chunk(level int, items []item) []item {
 	var refs []item
-	start := 0
+	start, size := 0, 0
 	for i := range items {
-		if keyLevel(items[i].key) > level || i == len(items)-1 {
+		size += itemBytes(level, items[i])
+		cut := keyLevel(items[i].key) > level || size >= maxNodeBytes
+		if cut || i == len(items)-1 {
 			n := newNode(level, slices.Clone(items[start:i+1]))
-			b.putNode(n)
+			e.b.putNode(n)
+			if !cut || level > 0 && e.open[items[i].hash] {
+				e.open[n.hash] = true
+			}
 			refs = append(refs, item{key: items[i].key, hash: n.hash, size: n.count()})
-			start = i + 1
+			start, size = i+1, 0
 		}
 	}
 	return refs
 }
 
-// joinIncomplete joins every node in refs (nodes at level) that does not end
-// at a boundary with the node after it, so that only the last node may be
-// incomplete.
-func (b *Batch) joinIncomplete(ctx context.Context, level int, refs []item) ([]item, error) {
+// joinOpen joins every open node in refs (nodes at level) with the node
+// after it and cuts the two again, until only the last node may be open.
+// The open node's last child may be open too: the children are joined
+// first.
+func (e *editor) joinOpen(ctx context.Context, level int, refs []item) ([]item, error) {
 	for i := 0; i < len(refs)-1; {
-		if keyLevel(refs[i].key) > level {
+		if !e.open[refs[i].hash] {
 			i++
 			continue
 		}
-		left, err := b.node(ctx, refs[i].hash)
+		left, err := e.b.node(ctx, refs[i].hash)
 		if err != nil {
 			return nil, err
 		}
-		right, err := b.node(ctx, refs[i+1].hash)
+		right, err := e.b.node(ctx, refs[i+1].hash)
 		if err != nil {
 			return nil, err
 		}
 		items := append(slices.Clone(left.items), right.items...)
 		if level > 0 {
-			if items, err = b.joinIncomplete(ctx, level-1, items); err != nil {
+			if items, err = e.joinOpen(ctx, level-1, items); err != nil {
 				return nil, err
 			}
 		}
-		joined := b.chunk(level, items)
+		joined := e.chunk(level, items)
 		refs = slices.Replace(refs, i, i+2, joined...)
 		i += len(joined) - 1
 	}
@@ -328,17 +373,17 @@ func (b *Batch) joinIncomplete(ctx context.Context, level int, refs []item) ([]i
 // finish turns the nodes that replace the root into a canonical root: it
 // builds levels above them until one node remains, then drops single-child
 // roots.
-func (b *Batch) finish(ctx context.Context, level int, refs []item) (cairn.Hash, error) {
+func (e *editor) finish(ctx context.Context, level int, refs []item) (cairn.Hash, error) {
 	for len(refs) > 1 {
 		level++
-		refs = b.chunk(level, refs)
+		refs = e.chunk(level, refs)
 	}
 	if len(refs) == 0 {
 		return EmptyTree, nil
 	}
 	h := refs[0].hash
 	for {
-		n, err := b.node(ctx, h)
+		n, err := e.b.node(ctx, h)
 		if err != nil {
 			return cairn.Hash{}, err
 		}

@@ -29,6 +29,9 @@ var (
 const (
 	boundaryBits = 6  // an expected 2^6 = 64 items per node
 	maxLevel     = 64 // decode refuses deeper trees
+	// maxNodeBytes bounds a node: it ends at the item that brings its
+	// items' encodings to this many bytes, boundary or not.
+	maxNodeBytes = 256 << 10
 )
 
 // BlobHash returns the name of a blob with the given content.

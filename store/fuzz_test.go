@@ -96,9 +96,11 @@ func checkCanonical(t *testing.T, b *Batch, h cairn.Hash, root bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		size := 0
 		for i, it := range n.items {
 			last := i == len(n.items)-1
-			if kl := keyLevel(it.key); !last && kl > n.level || last && !rightmost && kl <= n.level {
+			size += itemBytes(n.level, it)
+			if cut := keyLevel(it.key) > n.level || size >= maxNodeBytes; !last && cut || last && !rightmost && !cut {
 				t.Fatalf("node %s (level %d): item %d %q breaks the boundary rule", h.Short(), n.level, i, it.key)
 			}
 			if n.level > 0 {

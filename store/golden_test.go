@@ -89,6 +89,24 @@ func goldenVectors(t *testing.T) [][2]string {
 	}
 	add("tree of notes/p-00000.md … notes/p-09999.md (\"page N\\n\")", big.String())
 	add("  its root level and children", fmt.Sprintf("%d %d", root.level, len(root.items)))
+
+	// Names that are never boundaries: only the size bound cuts nodes.
+	files = files[:0]
+	for i := 0; len(files) < 3000; i++ {
+		p := fmt.Sprintf("bound/%s-%05d.md", strings.Repeat("x", 200), i)
+		if keyLevel(p) == 0 {
+			files = append(files, FileChange{Path: p, Data: fmt.Appendf(nil, "page %d\n", i)})
+		}
+	}
+	bound, err := b.BuildTree(ctx, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if root, err = b.node(ctx, bound); err != nil {
+		t.Fatal(err)
+	}
+	add("tree of the first 3000 files bound/x…x-NNNNN.md (200 x) whose keys are not boundaries (\"page N\\n\")", bound.String())
+	add("  its root level and leaves", fmt.Sprintf("%d %d", root.level, len(root.items)))
 	return out
 }
 

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -21,11 +22,15 @@ func defaultMergeFile(path string, base, ours, theirs []byte, markers bool) ([]b
 }
 
 // MergeOptions adjust a three-way merge. The zero value writes no conflict
-// markers.
+// markers and merges every path.
 type MergeOptions struct {
 	// Markers writes files that have content conflicts with conflict
 	// markers into the result tree; the conflicts are still returned.
 	Markers bool
+	// Keep lists paths that stay as ours has them: theirs' changes to them
+	// are left out, so they never conflict. A revert keeps main's log.md
+	// this way. Default: none.
+	Keep []string
 }
 
 // MergeResult is the outcome of a three-way merge of trees.
@@ -44,20 +49,30 @@ type sideChange struct {
 }
 
 // MergeTrees merges the changes from base to theirs into ours. Changes to
-// different files combine. A file changed on both sides is merged by the
-// store's MergeFunc (structural for Markdown, diff3 for text). A file renamed
-// on one side (same content, new path) and changed on the other is renamed
-// and changed. Everything else that both sides changed differently is a
-// conflict: nothing is decided silently. The result's new objects are in the
-// batch.
+// different files combine, deletions included. A file changed on both sides
+// is merged by the store's MergeFunc (structural for Markdown, diff3 for
+// text), its mode three-way. A file renamed on one side (same content, new
+// path) and changed in place on the other is renamed and changed; a change
+// in place that also changes the case of the name is a second rename, and a
+// conflict. Everything else that both sides changed differently is a
+// conflict: nothing is decided silently. Paths in opts.Keep stay as ours has
+// them. The result's new objects are in the batch.
 func (b *Batch) MergeTrees(ctx context.Context, base, ours, theirs cairn.Hash, opts *MergeOptions) (MergeResult, error) {
 	if opts == nil {
 		opts = &MergeOptions{}
 	}
+	keep := make(map[string]bool, len(opts.Keep))
+	for _, p := range opts.Keep {
+		cp, err := cairn.CleanPath(p)
+		if err != nil {
+			return MergeResult{}, fmt.Errorf("merge: path to keep: %w", err)
+		}
+		keep[cairn.FoldPath(cp)] = true
+	}
 	if ours == theirs || base == theirs {
 		return MergeResult{Tree: ours}, nil
 	}
-	if base == ours {
+	if base == ours && len(keep) == 0 {
 		return MergeResult{Tree: theirs}, nil
 	}
 	ourSide, err := sideChanges(ctx, b, base, ours)
@@ -67,6 +82,9 @@ func (b *Batch) MergeTrees(ctx context.Context, base, ours, theirs cairn.Hash, o
 	theirSide, err := sideChanges(ctx, b, base, theirs)
 	if err != nil {
 		return MergeResult{}, err
+	}
+	for k := range keep {
+		delete(theirSide, k)
 	}
 	ourRen, theirRen := renames(ourSide), renames(theirSide)
 
@@ -134,25 +152,33 @@ func (b *Batch) MergeTrees(ctx context.Context, base, ours, theirs cairn.Hash, o
 				// moves to the new path, unless ours touched that path too.
 				if _, clash := ourSide[tt]; !clash {
 					handled[tt] = true
+					moved, c := renamedAndChanged(base, theirSide[tt].it, o.it, false)
+					if c != nil {
+						conflicts = append(conflicts, *c)
+						continue
+					}
 					del(o.it.filePath())
-					moved := theirSide[tt].it
-					moved.hash, moved.size, moved.mode = o.it.hash, o.it.size, o.it.mode
 					put(moved)
 					continue
 				}
 			case ot != "" && tc && !t.it.hash.IsZero():
 				if _, clash := theirSide[ot]; !clash {
 					handled[ot] = true
-					moved := ourSide[ot].it
-					moved.hash, moved.size, moved.mode = t.it.hash, t.it.size, t.it.mode
+					moved, c := renamedAndChanged(base, ourSide[ot].it, t.it, true)
+					if c != nil {
+						conflicts = append(conflicts, *c)
+						continue
+					}
 					put(moved)
 					continue
 				}
 			}
 		}
 		switch {
-		case !tc || o.it == t.it:
-			// Only ours changed it, or both the same way: ours has it already.
+		case !tc || oc && o.it == t.it:
+			// Only ours changed it, or both the same way: ours has it
+			// already. (When ours did not change it, o is the zero change,
+			// whose item equals the zero item of a deletion by theirs.)
 		case !oc:
 			if t.it.hash.IsZero() {
 				del(t.base.filePath())
@@ -190,6 +216,50 @@ func (b *Batch) MergeTrees(ctx context.Context, base, ours, theirs cairn.Hash, o
 		tree = cairn.Hash{}
 	}
 	return MergeResult{Tree: tree, Conflicts: conflicts}, nil
+}
+
+// renamedAndChanged combines a file that one side renamed (renamed: the
+// item at its new key) with the other side's change of it in place
+// (changed), both from base. The result has the new path, the changed
+// content and the mode as a three-way merge gives it. Ours tells which side
+// renamed. When the change in place also changed the path (the letter case
+// of its name), the two renames are a conflict, as is a mode that both
+// sides changed.
+func renamedAndChanged(base, renamed, changed item, ours bool) (item, *cairn.Conflict) {
+	side := func(x, y string) (string, string) {
+		if ours {
+			return x, y
+		}
+		return y, x
+	}
+	if changed.filePath() != base.filePath() {
+		o, t := side(renamed.filePath(), changed.filePath())
+		return item{}, &cairn.Conflict{Path: base.filePath(), Kind: cairn.ConflictRename, Base: base.filePath(), Ours: o, Theirs: t}
+	}
+	mode, ok := mergeModes(base, renamed, changed)
+	if !ok {
+		o, t := side(modeName(renamed.mode), modeName(changed.mode))
+		return item{}, &cairn.Conflict{Path: base.filePath(), Kind: cairn.ConflictContent, Field: "mode", Base: modeName(base.mode), Ours: o, Theirs: t}
+	}
+	moved := renamed
+	moved.hash, moved.size, moved.mode = changed.hash, changed.size, mode
+	return moved, nil
+}
+
+// mergeModes merges the modes of two sides' versions of a file three-way;
+// with no base (both added the file) they must agree.
+func mergeModes(base, ours, theirs item) (cairn.Mode, bool) {
+	switch {
+	case ours.mode == theirs.mode:
+		return ours.mode, true
+	case base.hash.IsZero():
+		return 0, false
+	case ours.mode == base.mode:
+		return theirs.mode, true
+	case theirs.mode == base.mode:
+		return ours.mode, true
+	}
+	return 0, false
 }
 
 // sideChanges returns the changes from base to tree, by key.
@@ -250,13 +320,8 @@ func (b *Batch) mergeFile(ctx context.Context, base, ours, theirs item, markers 
 		c := cairn.Conflict{Path: path, Kind: kind, Base: base.filePath(), Ours: ours.filePath(), Theirs: theirs.filePath()}
 		return []cairn.Conflict{c}, nil, nil
 	}
-	mode := ours.mode
-	switch {
-	case ours.mode == theirs.mode:
-	case !base.hash.IsZero() && ours.mode == base.mode:
-		mode = theirs.mode
-	case !base.hash.IsZero() && theirs.mode == base.mode:
-	default:
+	mode, ok := mergeModes(base, ours, theirs)
+	if !ok {
 		c := cairn.Conflict{Path: path, Kind: cairn.ConflictContent, Field: "mode", Ours: modeName(ours.mode), Theirs: modeName(theirs.mode)}
 		return []cairn.Conflict{c}, nil, nil
 	}

@@ -28,9 +28,9 @@ func isPurged(err error) bool { return errors.Is(err, cairn.ErrPurged) }
 // Verify reads every object that a ref or a pin reaches,
 // straight from the backend, and checks it: its hash matches its content;
 // commits and tree nodes are in canonical encoding; tree nodes are chunked
-// as the format requires (levels, counts, key order and boundaries, keys
-// that are the case folds of clean paths); every blob a tree names exists
-// with the recorded size. Purged blobs are counted, not reported. The error
+// as the format requires (levels, counts, key order, boundaries and the
+// size bound, keys that are the case folds of clean paths); every blob a
+// tree names exists with the recorded size. Purged blobs are counted, not reported. The error
 // is for failures to read; what is wrong with the data is in Problems.
 func (s *Store) Verify(ctx context.Context) (*VerifyReport, error) {
 	v := &verifier{s: s, rep: &VerifyReport{}, nodes: map[cairn.Hash]int{}, seen: map[cairn.Hash]bool{}}
@@ -171,11 +171,13 @@ func (v *verifier) tree(ctx context.Context, h cairn.Hash, want int, rightmost b
 		v.problem("%s has level %d; its parent expects %d", where, n.level, want)
 		return nil
 	}
+	size := 0
 	for i, it := range n.items {
 		last := i == len(n.items)-1
-		if kl := keyLevel(it.key); !last && kl > n.level {
+		size += itemBytes(n.level, it)
+		if cut := keyLevel(it.key) > n.level || size >= maxNodeBytes; !last && cut {
 			v.problem("%s: key %q should end the node", where, it.key)
-		} else if last && !rightmost && kl <= n.level {
+		} else if last && !rightmost && !cut {
 			v.problem("%s: last key %q is not a boundary", where, it.key)
 		}
 		if !first {

@@ -312,7 +312,8 @@ func (a *app) revertCmd() *cobra.Command {
 undoes what COMMIT changed, merging three-way so later changes stay. History
 is kept: the reverted commit remains, and log.md is left as it is. On main
 the revert goes through admission like any change. Conflicts are listed with
-exit code 1.`,
+exit code 1. When later commits have undone COMMIT already, there is nothing
+to revert and no commit is made.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, t, err := a.open()
@@ -346,8 +347,11 @@ exit code 1.`,
 			if err != nil {
 				return err
 			}
+			// log.md is the vault's history: a revert keeps main's log as
+			// it is (reverting an ingest does not unwrite its entry), so the
+			// merge leaves it out rather than conflict on it.
 			b := v.Store.NewBatch()
-			res, err := b.MergeTrees(a.ctx, target.Tree, headTree, parentTree, nil)
+			res, err := b.MergeTrees(a.ctx, target.Tree, headTree, parentTree, &store.MergeOptions{Keep: []string{"log.md"}})
 			if err != nil {
 				return err
 			}
@@ -358,12 +362,15 @@ exit code 1.`,
 					printConflicts(w, res.Conflicts)
 				})
 			}
-			// log.md is the vault's history: a revert keeps main's log as
-			// it is (reverting an ingest does not unwrite its entry).
-			if e, err := v.Store.Get(a.ctx, headTree, "log.md"); err == nil {
-				if res.Tree, err = b.Edit(a.ctx, res.Tree, []store.FileChange{{Path: "log.md", Blob: e.Blob, Size: e.Size, Mode: e.Mode}}); err != nil {
+			if res.Tree == headTree {
+				// Later commits have undone it already: nothing to commit.
+				c, err := v.Store.ReadCommit(a.ctx, head)
+				if err != nil {
 					return err
 				}
+				return a.emit(items([]map[string]any{{"id": c.Hash, "commit": c}}), func(w io.Writer) {
+					fmt.Fprintf(w, "Nothing to revert: %s already has none of the changes of %s.\n", branch, target.Hash.Short())
+				})
 			}
 			msg := fmt.Sprintf("revert %s: %s", target.Hash.Short(), firstLine(target.Message))
 			meta := map[string]string{"revert": target.Hash.String()}
