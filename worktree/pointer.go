@@ -105,7 +105,9 @@ func (m *Manager) Relink(ctx context.Context, dir string, p *Pointer) (*Tree, er
 
 // Forget removes a working tree's records inside tx; its folder is not
 // touched.
-func (m *Manager) Forget(ctx context.Context, tx *store.Tx, t *Tree) error { return forget(ctx, tx, t.ID) }
+func (m *Manager) Forget(ctx context.Context, tx *store.Tx, t *Tree) error {
+	return forget(ctx, tx, t.ID)
+}
 
 func forget(ctx context.Context, tx *store.Tx, id int64) error {
 	for _, q := range []string{`DELETE FROM worktree_files WHERE worktree = ?`, `DELETE FROM worktree_bases WHERE worktree = ?`, `DELETE FROM worktrees WHERE id = ?`} {
