@@ -229,7 +229,7 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 		switch {
 		case c.Kind == cairn.Deleted:
 			ops = append(ops, op{c.Old.Path, cairn.Entry{}})
-		case c.Kind == cairn.Modified && c.Old.Path != c.New.Path:
+		case (c.Kind == cairn.Modified || c.Kind == cairn.Renamed) && c.Old.Path != c.New.Path:
 			ops = append(ops, op{c.Old.Path, cairn.Entry{}}, op{c.New.Path, c.New})
 		default:
 			ops = append(ops, op{c.Path, c.New})

@@ -267,3 +267,30 @@ func TestWalkHostile(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncCaseRename: a change of case alone (the same content under a new
+// spelling) leaves the folder with the new spelling only.
+func TestSyncCaseRename(t *testing.T) {
+	e := setup(t)
+	e.write("notes/idea.md", "an idea\n")
+	e.write("index.md", "# Home\n")
+	e.commit("first")
+	head := e.commitElsewhere(map[string]string{"notes/idea.md": "", "notes/Idea.md": "an idea\n"})
+	if _, err := e.m.Sync(e.ctx, e.wt, head); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(filepath.Join(e.dir, "notes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, de := range entries {
+		names = append(names, de.Name())
+	}
+	if diff := cmp.Diff([]string{"Idea.md"}, names); diff != "" {
+		t.Errorf("notes/ after a case rename (-want +got):\n%s", diff)
+	}
+	if got := e.status(); len(got) != 0 {
+		t.Errorf("status after the sync = %v, want clean", got)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"cairn"
 	"cairn/store/mergetest"
 )
@@ -86,7 +88,12 @@ func judge(t *testing.T, c *mergetest.Case, root, vault, before string, r result
 	case exitOK:
 		ex := filepath.Join(root, "export")
 		must(t, run(t, vault, nil, "export", ex), "export")
-		problems = c.Check(filesUnder(t, ex, propRoot), nil)
+		merged := filesUnder(t, ex, propRoot)
+		problems = c.Check(merged, nil)
+		// The folder follows main: the sync wrote what the merge did.
+		if diff := cmp.Diff(merged, filesUnder(t, vault, propRoot)); diff != "" {
+			problems = append(problems, "the folder differs from main (-main +folder):\n"+diff)
+		}
 	case exitRefused:
 		var out struct {
 			Items []cairn.Conflict `json:"items"`
