@@ -6,20 +6,30 @@ import (
 )
 
 // unionLists resolves a region both sides changed when each side only
-// inserted list items around base lines it kept intact. Each side's
-// insertions at one place are whole items (a bulleted or numbered line and
-// the lines indented under it); where both inserted at one place, the items
-// of both are kept, the bytewise smaller insertion first, and an item both
-// inserted appears once. unionLists writes the result and reports whether
-// the region qualified.
+// inserted list items around base lines, and removed whole list items the
+// other side kept intact. Each side's insertions at one place are whole
+// items (a bulleted or numbered line and the lines indented under it);
+// where both inserted at one place, the items of both are kept, the
+// bytewise smaller insertion first, and an item both inserted appears
+// once. An item one side removed is left out, so that removing an entry of
+// a list (a revert of an older ingest's line in index.md) combines with
+// entries the other side added beside it; an item both sides removed is
+// left out too, unless either side inserted next to it (a change of the
+// item on one side against its removal on the other is a conflict).
+// unionLists writes the result and reports whether the region qualified.
 func (m *merger) unionLists(base, ours, theirs [][]byte) bool {
-	og, ok := insertions(base, ours)
+	ok, og, ko := keptItems(base, ours)
 	if !ok {
 		return false
 	}
-	tg, ok := insertions(base, theirs)
+	ok, tg, kt := keptItems(base, theirs)
 	if !ok {
 		return false
+	}
+	for i := range base {
+		if !ko[i] && !kt[i] && (len(og[i]) > 0 || len(og[i+1]) > 0 || len(tg[i]) > 0 || len(tg[i+1]) > 0) {
+			return false
+		}
 	}
 	var lines [][]byte
 	for g := range og {
@@ -34,7 +44,7 @@ func (m *merger) unionLists(base, ours, theirs [][]byte) bool {
 		for _, it := range unionItems(oi, ti) {
 			lines = append(lines, it...)
 		}
-		if g < len(base) {
+		if g < len(base) && ko[g] && kt[g] {
 			lines = append(lines, base[g])
 		}
 	}
@@ -42,21 +52,50 @@ func (m *merger) unionLists(base, ours, theirs [][]byte) bool {
 	return true
 }
 
-// insertions finds base as a subsequence of side (leftmost) and returns the
-// lines side inserted before each base line and, last, after them all. It
-// reports false when side does not keep every base line. A base line without
-// a line ending (the last of a file) counts as kept when side ended it.
-func insertions(base, side [][]byte) ([][][]byte, bool) {
-	gaps := make([][][]byte, len(base)+1)
+// keptItems aligns side with base and returns the lines side inserted
+// before each base line and, last, after them all, and which base lines
+// side kept. It reports false when a run of base lines side removed is not
+// whole list items: items, not followed in base by a line indented under
+// the last of them. A base line without a line ending (the last of a file)
+// counts as kept when side ended it.
+func keptItems(base, side [][]byte) (ok bool, gaps [][][]byte, kept []bool) {
+	gaps = make([][][]byte, len(base)+1)
+	kept = make([]bool, len(base))
+	match := matchLines(base, side)
 	j := 0
-	for _, l := range side {
-		if j < len(base) && (bytes.Equal(base[j], l) || !terminated(base[j]) && bytes.Equal(base[j], trimEOL(l))) {
-			j++
+	for i := range base {
+		if match[i] < 0 && !terminated(base[i]) && j < len(side) && bytes.Equal(base[i], trimEOL(side[j])) {
+			match[i] = j
+		}
+		if match[i] < 0 {
 			continue
 		}
-		gaps[j] = append(gaps[j], l)
+		gaps[i] = append(gaps[i], side[j:match[i]]...)
+		kept[i], j = true, match[i]+1
 	}
-	return gaps, j == len(base)
+	gaps[len(base)] = side[j:]
+	for i := 0; i < len(base); {
+		if kept[i] {
+			i++
+			continue
+		}
+		end := i
+		for end < len(base) && !kept[end] {
+			end++
+		}
+		items, ok := parseItems(base[i:end])
+		if !ok {
+			return false, nil, nil
+		}
+		if end < len(base) {
+			ind, isItem := listMarker(base[end])
+			if first, _ := listMarker(items[0][0]); !isItem || ind > first {
+				return false, nil, nil // the next line belongs to a removed item, or is no item
+			}
+		}
+		i = end
+	}
+	return true, gaps, kept
 }
 
 // item is one list item: its marker line and the lines indented under it.

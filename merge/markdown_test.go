@@ -68,6 +68,39 @@ func TestMarkdown(t *testing.T) {
 			want: "# Index\n- [[a]]\n- [[b]]\n",
 		},
 		{
+			// A revert of an older ingest: its entry goes, the entries
+			// added after it stay.
+			name:   "ListRemovedBesideAdded",
+			base:   index + "- [[s1]]\n",
+			ours:   index + "- [[s1]]\n- [[s2]]\n- [[s3]]\n",
+			theirs: index,
+			want:   index + "- [[s2]]\n- [[s3]]\n",
+		},
+		{
+			name:   "ListRemovedWithNestedLines",
+			base:   "- a\n- b\n  about b\n  - nested\n- c\n",
+			ours:   "- a\n- c\n",
+			theirs: "- a\n- b\n  about b\n  - nested\n- b2\n- c\n",
+			want:   "- a\n- b2\n- c\n",
+		},
+		{
+			name:   "ListChangedBesideAdded",
+			base:   "- a\n- b\n",
+			ours:   "- a\n- B\n",
+			theirs: "- a\n- b\n- c\n",
+			want:   "- a\n- B\n- c\n",
+		},
+		{
+			name: "ListRemovedByBoth",
+			base: "- a\n- b\n- c\n", ours: "- a\n- c\n- d\n", theirs: "- a\n- c\n",
+			want: "- a\n- c\n- d\n",
+		},
+		{
+			name: "ConflictRemovedAgainstChanged",
+			base: "- a\n- b\n", ours: "- a\n", theirs: "- a\n- b2\n",
+			conflicts: []cairn.Conflict{content("- b\n", "", "- b2\n", 2, 1, 2, 0, 2, 1)},
+		},
+		{
 			name: "ConflictNotListItems",
 			base: index, ours: index + "- [[b]]\nprose\n", theirs: index + "- [[c]]\n",
 			conflicts: []cairn.Conflict{content("", "- [[b]]\nprose\n", "- [[c]]\n", 5, 0, 5, 2, 5, 1)},

@@ -28,16 +28,9 @@ func TestRevert_OlderIngest(t *testing.T) {
 		writeFiles(t, root, map[string]string{name: text})
 		must(t, run(t, vault, nil, "ingest", filepath.Join(root, name)), "ingest", name)
 	}
+	// The three index lines end up next to each other under one heading:
+	// undoing the first one's combines with the two added after it.
 	ingest("one.md", "# Paper mills\n\nPaper mills beat rags into pulp. Paper from Fabriano was prized.\n")
-	// A person renames the section, so the next ingests start a section of
-	// their own at the end and the first one's index line can be undone
-	// without touching theirs.
-	index, err := os.ReadFile(filepath.Join(vault, "index.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFiles(t, vault, map[string]string{"index.md": strings.Replace(string(index), "## Summaries", "## Reading", 1)})
-	must(t, run(t, vault, nil, "commit", "-m", "a better heading"), "commit")
 	ingest("two.md", "# Ink recipes\n\nPrinting ink was made from linseed oil and soot. Paper took the ink well when damp.\n")
 	ingest("three.md", "# Presses\n\nThe screw press came from wine making. Printers damped the paper before pressing.\n")
 
