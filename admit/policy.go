@@ -3,6 +3,7 @@ package admit
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,6 +45,10 @@ type AgentPolicy struct {
 	Attempts int `yaml:"attempts,omitempty"`
 	// Workers is how many jobs one process runs at once. Default 2.
 	Workers int `yaml:"workers,omitempty"`
+	// Read are further absolute paths a confined command agent may read
+	// and execute, beside its workspace and the system's read-only
+	// folders: its install folder, say. Default none.
+	Read []string `yaml:"read,omitempty"`
 }
 
 // SourcePolicy limits what may be ingested.
@@ -203,6 +208,11 @@ func (p *Policy) Validate() error {
 	if p.Agent.Workers < 0 || p.Agent.Workers > 64 {
 		return bad("agent.workers must be between 1 and 64, not %d", p.Agent.Workers)
 	}
+	for _, r := range p.Agent.Read {
+		if !filepath.IsAbs(r) || filepath.Clean(r) != r {
+			return bad("agent.read: %q must be a clean absolute path, like /opt/agent", r)
+		}
+	}
 	for _, lists := range [][]string{p.Paths.Protected, p.Paths.Allowed} {
 		for _, x := range lists {
 			if _, err := cairn.CleanPath(strings.TrimSuffix(x, "/")); err != nil {
@@ -270,6 +280,7 @@ var settingKeys = []struct{ key, help string }{
 	{"agent.inactivity", "an agent that prints nothing for this long is stopped"},
 	{"agent.attempts", "runs of a job when the infrastructure fails"},
 	{"agent.workers", "jobs one process runs at once"},
+	{"agent.read", "further folders a confined command agent may read (comma-separated absolute paths)"},
 	{"sources.max_size", "the largest source accepted"},
 	{"paths.protected", "further paths only people may change (comma-separated; folders end in /)"},
 	{"paths.allowed", "where agents may write (comma-separated; empty: anywhere not protected)"},
@@ -315,6 +326,8 @@ func (p *Policy) get(key string) (string, error) {
 		return strconv.Itoa(p.Attempts()), nil
 	case "agent.workers":
 		return strconv.Itoa(p.Workers()), nil
+	case "agent.read":
+		return strings.Join(p.Agent.Read, ","), nil
 	case "sources.max_size":
 		return humanize.IBytes(uint64(p.MaxSize())), nil
 	case "paths.protected":
@@ -368,7 +381,7 @@ func SetPolicy(data []byte, key, value string) ([]byte, error) {
 	var val *yaml.Node
 	if value != "" {
 		val = &yaml.Node{Kind: yaml.ScalarNode, Value: value}
-		if list := slices.Contains([]string{"paths.protected", "paths.allowed", "paths.types", "paths.dotfiles"}, key); list {
+		if list := slices.Contains([]string{"paths.protected", "paths.allowed", "paths.types", "paths.dotfiles", "agent.read"}, key); list {
 			val = &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
 			for _, item := range strings.Split(value, ",") {
 				if item = strings.TrimSpace(item); item != "" {

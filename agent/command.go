@@ -18,17 +18,22 @@ import (
 
 // Command runs any agent CLI: a configured argv, the prompt on stdin, a
 // workspace folder holding the base commit's files as its working
-// directory, its output streamed as activity. The process may write only
-// inside its workspace and a private temp folder (Landlock); where the
-// kernel lacks Landlock, snapshots of the watched folders taken before and
-// after detect writes outside. After it exits, the workspace is the
-// proposal.
+// directory, its output streamed as activity. Confined by Landlock, the
+// process may write only inside its workspace and a private temp and home
+// folder, and read only those, the system's read-only folders, its own
+// command file and the Read folders (package confine); where the kernel
+// lacks Landlock, snapshots of the watched folders taken before and after
+// detect writes outside. After it exits, the workspace is the proposal.
 type Command struct {
 	Store *store.Store
 	// Argv is the command (required).
 	Argv []string
 	// WorkDir is where workspaces are made (the vault's .cairn/work).
 	WorkDir string
+	// Read are further folders the agent may read and execute beside the
+	// system's (agent.read); Deny are folders it must never read, which no
+	// Read entry may overlap (the vault's .cairn).
+	Read, Deny []string
 	// Watch are the folders snapshot mode watches for outside writes (the
 	// vault's folder, other workspaces); WatchSkip are paths under them
 	// to leave out (the vault's database).
@@ -61,12 +66,14 @@ func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
 		return nil, fmt.Errorf("command agent: clear workspace: %w", err)
 	}
 	defer os.RemoveAll(ws)
-	dir, tmp := filepath.Join(ws, "vault"), filepath.Join(ws, "tmp")
+	dir, tmp, home := filepath.Join(ws, "vault"), filepath.Join(ws, "tmp"), filepath.Join(ws, "home")
 	if _, err := worktree.Materialize(ctx, c.Store, cm.Tree, dir); err != nil {
 		return nil, fmt.Errorf("command agent: %w", err)
 	}
-	if err := os.MkdirAll(tmp, 0o700); err != nil {
-		return nil, fmt.Errorf("command agent: %w", err)
+	for _, d := range []string{tmp, home} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("command agent: %w", err)
+		}
 	}
 	if confine.Available() == 0 && c.Exclusive != nil {
 		c.Exclusive.Lock()
@@ -76,7 +83,8 @@ func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
 	var stdout, tail []string
 	first := true
 	spec := confine.Spec{
-		Argv: c.Argv, Dir: dir, Temp: tmp, Stdin: []byte(Prompt(t)), Env: c.Env,
+		Argv: c.Argv, Dir: dir, Temp: tmp, Home: home, Read: c.Read, Deny: c.Deny,
+		Stdin: []byte(Prompt(t)), Env: c.Env,
 		Timeout: c.Timeout, Inactivity: c.Inactivity,
 		Watch: c.Watch, WatchSkip: append(append([]string{}, c.WatchSkip...), ws),
 		Output: func(stream, line string) {

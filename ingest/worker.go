@@ -198,8 +198,15 @@ func (s *Service) runtime(pol *admit.Policy, job *river.Job[Args]) (agent.Runtim
 		if err != nil {
 			return nil, err
 		}
+		deny := []string{filepath.Join(s.v.Root, vault.DirName)}
+		if err := confine.CheckRead(pol.Agent.Read, deny); err != nil {
+			return nil, cairn.Errorf(cairn.EINVALID, "agent.read: %w", err).
+				WithHint("Name folders that neither hold your home folder nor overlap the vault's .cairn: cairn settings set agent.read /opt/agent")
+		}
 		return &agent.Command{
 			Store: s.v.Store, Argv: argv, Env: s.env,
+			Read:       pol.Agent.Read,
+			Deny:       deny,
 			WorkDir:    filepath.Join(s.v.Root, vault.DirName, "work"),
 			Watch:      []string{s.v.Root, filepath.Join(s.v.Root, vault.DirName, "work")},
 			WatchSkip:  []string{filepath.Join(s.v.Root, vault.DirName)},

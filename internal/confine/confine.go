@@ -54,6 +54,9 @@ type Spec struct {
 	Argv       []string                  // the command (required); Argv[0] is looked up in PATH, or relative to Dir when it holds a slash
 	Dir        string                    // the workspace: working directory, writable (required, absolute, must exist)
 	Temp       string                    // a private temp folder, writable; TMPDIR/TMP/TEMP point at it (required, absolute, must exist)
+	Home       string                    // a private home folder, writable; HOME points at it (absolute, must exist); default Temp
+	Read       []string                  // further files and folders the agent may read and execute (absolute, must exist): the runtime's install folder, folders the settings name
+	Deny       []string                  // folders the agent must never read (absolute): Run refuses a Read entry that is one, lies in one or holds one
 	Stdin      []byte                    // given on standard input, then closed (the prompt); nil: standard input is empty
 	Env        []string                  // extra environment (KEY=VALUE), on top of the parent's
 	Timeout    time.Duration             // the whole run; 0 = none
@@ -84,6 +87,8 @@ func (s Spec) Validate() error {
 		return cairn.Errorf(cairn.EINVALID, "agent workspace %q is not an absolute path", s.Dir)
 	case !filepath.IsAbs(s.Temp):
 		return cairn.Errorf(cairn.EINVALID, "agent temp folder %q is not an absolute path", s.Temp)
+	case s.Home != "" && !filepath.IsAbs(s.Home):
+		return cairn.Errorf(cairn.EINVALID, "agent home folder %q is not an absolute path", s.Home)
 	case s.Self != "" && !filepath.IsAbs(s.Self):
 		return cairn.Errorf(cairn.EINVALID, "confinement wrapper %q is not an absolute path", s.Self)
 	case s.Timeout < 0 || s.Inactivity < 0 || s.Grace < 0:
@@ -92,6 +97,11 @@ func (s Spec) Validate() error {
 	for _, p := range append(append([]string(nil), s.Watch...), s.WatchSkip...) {
 		if !filepath.IsAbs(p) {
 			return cairn.Errorf(cairn.EINVALID, "watched path %q is not an absolute path", p)
+		}
+	}
+	for _, p := range append(append([]string(nil), s.Read...), s.Deny...) {
+		if !filepath.IsAbs(p) {
+			return cairn.Errorf(cairn.EINVALID, "agent read folder %q is not an absolute path", p)
 		}
 	}
 	return nil
@@ -111,7 +121,8 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("start agent: %w", err)
 	}
-	for _, dir := range []string{spec.Dir, spec.Temp} {
+	spec.Home = cmp.Or(spec.Home, spec.Temp)
+	for _, dir := range []string{spec.Dir, spec.Temp, spec.Home} {
 		fi, err := os.Stat(dir)
 		if err != nil {
 			return nil, cairn.Errorf(cairn.EINVALID, "check agent folder: %w", err)
@@ -123,6 +134,9 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	path, err := lookPath(spec.Argv[0], spec.Dir)
 	if err != nil {
 		return nil, cairn.Errorf(cairn.EINVALID, "find agent command %q: %w", spec.Argv[0], err)
+	}
+	if err := CheckRead(spec.Read, spec.Deny); err != nil {
+		return nil, err
 	}
 	if err := prepareParent(); err != nil {
 		return nil, err
@@ -299,8 +313,15 @@ func wrap(cmd *exec.Cmd, spec Spec, path string) error {
 			return fmt.Errorf("find confinement wrapper: %w", err)
 		}
 	}
+	// The command itself is readable wherever it lies: a script needs
+	// reading, a program executing.
+	exe, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return fmt.Errorf("find agent command %s: %w", path, err)
+	}
 	payload, err := json.Marshal(wrapperSpec{
-		Write: []string{spec.Dir, spec.Temp},
+		Read:  append(append([]string(nil), spec.Read...), exe),
+		Write: []string{spec.Dir, spec.Temp, spec.Home},
 		Path:  path,
 		Argv:  spec.Argv,
 	})
@@ -330,7 +351,8 @@ func lookPath(name, dir string) (string, error) {
 }
 
 // childEnv returns the agent's environment: the parent's, then spec.Env,
-// then the temp folder, the working directory and the run's marker.
+// then the temp and home folders, the working directory and the run's
+// marker.
 func childEnv(spec Spec, marker string) []string {
 	var env []string
 	for _, kv := range append(os.Environ(), spec.Env...) {
@@ -342,6 +364,7 @@ func childEnv(spec Spec, marker string) []string {
 		"TMPDIR="+spec.Temp,
 		"TMP="+spec.Temp,
 		"TEMP="+spec.Temp,
+		"HOME="+spec.Home,
 		"PWD="+spec.Dir,
 		envMarker+"="+marker,
 	)

@@ -20,11 +20,15 @@ import (
 )
 
 // TestMain lets the test binary serve as Spec.Self (the confinement
-// wrapper), and as a helper agent that reports the errno of its writes.
+// wrapper), and as a helper agent that reports the errno of its writes or
+// reads.
 func TestMain(m *testing.M) {
 	confine.MaybeExec()
 	if paths := os.Getenv("CONFINE_TEST_WRITE"); paths != "" {
 		os.Exit(writeHelper(filepath.SplitList(paths)))
+	}
+	if paths := os.Getenv("CONFINE_TEST_READ"); paths != "" {
+		os.Exit(readHelper(filepath.SplitList(paths)))
 	}
 	os.Exit(m.Run())
 }
@@ -65,16 +69,19 @@ func setup(t *testing.T) confine.Spec {
 	return spec
 }
 
-// script writes a /bin/sh script outside the workspace and returns the
-// argv that runs it. Running it through sh, rather than exec'ing the file,
-// avoids ETXTBSY when a parallel test forks while the file is open.
-func script(t *testing.T, body string) []string {
+// script writes a /bin/sh script outside the workspace, in a folder the
+// agent may read, and makes spec run it. Running it through sh, rather
+// than exec'ing the file, avoids ETXTBSY when a parallel test forks while
+// the file is open.
+func script(t *testing.T, spec *confine.Spec, body string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "agent.sh")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agent.sh")
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return []string{"sh", path}
+	spec.Argv = []string{"sh", path}
+	spec.Read = append(spec.Read, dir)
 }
 
 // output collects the lines a run prints, per stream.
@@ -154,7 +161,7 @@ func TestRun_Landlock(t *testing.T) {
 		out := output{}
 		spec.Env = []string{"OUTSIDE=" + outside}
 		spec.Output = out.record
-		spec.Argv = script(t, `
+		script(t, &spec, `
 set -u
 echo inside > inside.txt || exit 10
 mkdir sub && echo x > sub/f && mv sub/f sub/g && ln -s g sub/link && rm -r sub || exit 11
@@ -234,7 +241,7 @@ func TestRun_Snapshot(t *testing.T) {
 
 	t.Run("Outside", func(t *testing.T) {
 		spec, vault := setupVault(t)
-		spec.Argv = script(t, `
+		script(t, &spec, `
 echo new > "$VAULT/notes/new.md"
 echo more >> "$VAULT/existing.md"
 rm "$VAULT/gone.md"
@@ -259,7 +266,7 @@ echo temp > "$TMPDIR/temp.txt"
 
 	t.Run("Clean", func(t *testing.T) {
 		spec, _ := setupVault(t)
-		spec.Argv = script(t, `echo inside > inside.txt; cat "$VAULT/existing.md" > copy.md`)
+		script(t, &spec, `echo inside > inside.txt; cat "$VAULT/existing.md" > copy.md`)
 		res := run(t, t.Context(), spec)
 		if res.Mode != confine.ModeSnapshot || res.Outside != nil {
 			t.Errorf("Run() = %+v, want mode snapshot, nothing outside", res)
@@ -279,7 +286,7 @@ func TestRun_Output(t *testing.T) {
 			out := output{}
 			spec.Output = out.record
 			spec.Stdin = []byte("a\nb\nc\n")
-			spec.Argv = script(t, `
+			script(t, &spec, `
 while IFS= read -r line; do echo "got $line"; done
 echo "tmp=$TMPDIR"
 echo "wrapper=${CAIRN_CONFINE-unset}"
@@ -366,6 +373,9 @@ func TestSpec_Validate(t *testing.T) {
 		{"RelativeSelf", func(s *confine.Spec) { s.Self = "cairn" }},
 		{"RelativeWatch", func(s *confine.Spec) { s.Watch = []string{"vault"} }},
 		{"RelativeSkip", func(s *confine.Spec) { s.WatchSkip = []string{"vault/db"} }},
+		{"RelativeHome", func(s *confine.Spec) { s.Home = "home" }},
+		{"RelativeRead", func(s *confine.Spec) { s.Read = []string{"tools"} }},
+		{"RelativeDeny", func(s *confine.Spec) { s.Deny = []string{".cairn"} }},
 		{"NegativeTimeout", func(s *confine.Spec) { s.Timeout = -time.Second }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,22 +1,56 @@
 // Package confine runs an external agent CLI — any command, given a prompt on
-// standard input — so that it can write only inside its workspace folder and
-// a private temp folder, streams its output line by line, enforces a run
-// timeout and an inactivity timeout, and stops the agent's whole process tree
-// when the run ends.
+// standard input — so that it can read only what it needs and write only
+// inside its workspace folder and a private temp and home folder, streams its
+// output line by line, enforces a run timeout and an inactivity timeout, and
+// stops the agent's whole process tree when the run ends.
 //
 // # Confinement
 //
 // When the kernel offers Landlock ([Available] > 0), [Run] does not start the
 // agent itself: it starts Spec.Self (the cairn binary) with the environment
-// variable CAIRN_CONFINE set to a JSON object naming the writable folders and
-// the command. [MaybeExec], called first thing in main, recognises that
-// variable, restricts its own thread with Landlock (reading and executing
-// stay allowed everywhere; creating, writing, truncating, renaming, linking
-// and removing are allowed only under the workspace, the temp folder and a
-// few device files such as /dev/null) and execs the agent from that thread.
-// The restriction is inherited across exec and by every process the agent
-// starts, and cannot be lifted; a write elsewhere fails with EACCES. The
-// result's Mode is [ModeLandlock].
+// variable CAIRN_CONFINE set to a JSON object naming the readable and
+// writable folders and the command. [MaybeExec], called first thing in main,
+// recognises that variable, restricts its own thread with Landlock and execs
+// the agent from that thread. The restriction is inherited across exec and
+// by every process the agent starts, and cannot be lifted; a read or write
+// outside what it allows fails with EACCES. The result's Mode is
+// [ModeLandlock].
+//
+// The agent may read, write, create, truncate, rename, link and remove
+// under Spec.Dir (the workspace), Spec.Temp and Spec.Home, and read and
+// write a few device files (/dev/null, /dev/zero, /dev/full, /dev/tty,
+// /dev/ptmx, /dev/pts). It may read and execute, and nothing else:
+//
+//   - the command's own file (symbolic links resolved), wherever it lies;
+//   - Spec.Read: the runtime's install folder, folders the settings name;
+//   - the system's read-only files: /usr, /bin, /sbin, /lib, /lib32,
+//     /lib64, /libx32 and /nix/store; of /etc only what the C library,
+//     name lookups, TLS and locales read (ld.so.*, nsswitch.conf, passwd,
+//     group, hosts, host.conf, resolv.conf, gai.conf, services, protocols,
+//     networks, localtime, timezone, locale.alias, locale.conf,
+//     default/locale, ssl, ca-certificates, ca-certificates.conf, pki,
+//     crypto-policies, mime.types, magic, magic.mime, terminfo,
+//     os-release), so never shadow, gshadow, sudoers or SSH keys;
+//     /dev/random and /dev/urandom; /sys/devices/system/cpu and
+//     /sys/kernel/mm/transparent_hugepage; and of /proc only cpuinfo,
+//     meminfo, stat, loadavg, uptime, version, filesystems and sys (a
+//     process's folder would show its environment: Landlock does not
+//     guard /proc/<pid>/environ). Entries missing on the machine are left
+//     out.
+//
+// Nothing else is readable: not the user's home, not the folders beside
+// the workspace (other workspaces, the vault's database), not /tmp, /run,
+// /var or /opt. [CheckRead] (which Run applies) refuses a Spec.Read entry
+// that is missing, that holds the user's home, or that is, lies in or holds
+// a Spec.Deny folder, and a Deny folder that lies in a system folder.
+//
+// Reading files, listing folders and executing are restricted since
+// Landlock ABI 1, as are creating, writing and removing; renaming and
+// linking across folders from ABI 2 (before, the kernel refuses them
+// outright for a confined process), truncating from ABI 3 (before, truncate
+// by path is not restricted, but opening for writing is). Later ABIs add rules this
+// package does not use: the network (4), ioctl on devices (5), signals and
+// abstract sockets (6).
 //
 // Without Landlock (an old kernel, or CAIRN_LANDLOCK=off in the environment)
 // the agent runs unconfined and [Run] compares snapshots of the Spec.Watch
@@ -38,13 +72,14 @@
 //
 // # Limits
 //
-// Landlock confines the file system only. It does not stop the agent from
-// reaching the network, from talking to other processes over sockets (a
-// local cairn server, a Docker or D-Bus socket) which then write on its
-// behalf, from signalling other processes of the same user, or from writing
-// through a file that was already hard-linked into the workspace before the
-// run. Snapshots detect writes only after the fact, only under Spec.Watch,
-// and cannot tell the agent's writes from another process's. A process that
-// left the agent's process group, scrubbed its environment and lost its
-// parent between two polls escapes the tracking.
+// Landlock confines the file system only. Before ABI 3 the truncate system
+// call is not restricted: an agent can empty a file it may not open for
+// writing. It does not stop the agent from reaching the network, from talking
+// to other processes over sockets (a local cairn server, a Docker or D-Bus
+// socket) which then write on its behalf, from signalling other processes of
+// the same user, or from writing through a file that was already hard-linked
+// into the workspace before the run. Snapshots detect writes only after the
+// fact, only under Spec.Watch, and cannot tell the agent's writes from another
+// process's. A process that left the agent's process group, scrubbed its
+// environment and lost its parent between two polls escapes the tracking.
 package confine

@@ -23,7 +23,8 @@ const (
 
 // wrapperSpec is what Run tells the wrapper through CAIRN_CONFINE.
 type wrapperSpec struct {
-	Write []string `json:"write"` // folders (or files) where writing stays allowed
+	Read  []string `json:"read"`  // files and folders beyond the system's that may be read and executed
+	Write []string `json:"write"` // folders (or files) where reading and writing stay allowed
 	Path  string   `json:"path"`  // the absolute path of the command to exec
 	Argv  []string `json:"argv"`  // its arguments, argv[0] included
 }

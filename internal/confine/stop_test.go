@@ -101,7 +101,7 @@ func testStop(t *testing.T, mode confine.Mode) {
 				t.Fatal(err)
 			}
 			spec.Env = []string{"PIDS=" + pids}
-			spec.Argv = script(t, treeScript+tt.tail+"\n")
+			script(t, &spec, treeScript+tt.tail+"\n")
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			ready := false

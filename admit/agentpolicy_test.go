@@ -1,0 +1,41 @@
+package admit_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"cairn"
+	"cairn/admit"
+)
+
+// TestPolicy_AgentKeys checks the agent keys that shape a command agent's
+// confinement: set, read back and validated.
+func TestPolicy_AgentKeys(t *testing.T) {
+	for _, tt := range []struct {
+		key, value string
+		want       string // what Get returns
+	}{
+		{"agent.read", "/opt/agent, /usr/local/share/agent", "/opt/agent,/usr/local/share/agent"},
+	} {
+		t.Run(tt.key, func(t *testing.T) {
+			out, err := admit.SetPolicy(nil, tt.key, tt.value)
+			if err != nil {
+				t.Fatalf("SetPolicy(%s, %q) = %v", tt.key, tt.value, err)
+			}
+			got, err := mustParse(t, out).Get(tt.key)
+			if diff := cmp.Diff(tt.want, got); diff != "" || err != nil {
+				t.Errorf("Get(%s) = %q, %v; (-want +got):\n%s", tt.key, got, err, diff)
+			}
+		})
+	}
+	for _, doc := range []string{
+		"agent:\n  read: [opt/agent]\n",
+		"agent:\n  read: [/opt/../etc]\n",
+		"agent:\n  read: [/opt/agent/]\n",
+	} {
+		if _, err := admit.ParsePolicy([]byte(doc)); cairn.ErrorCode(err) != cairn.EINVALID || cairn.ErrorHint(err) == "" {
+			t.Errorf("ParsePolicy(%q) = %v, want EINVALID with a hint", doc, err)
+		}
+	}
+}

@@ -1,0 +1,148 @@
+package ingest_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"cairn"
+	"cairn/admit"
+	"cairn/ingest"
+	"cairn/internal/confine"
+	"cairn/store"
+)
+
+// set commits a setting to main, as a person would.
+func (e *env) set(key, value string) {
+	e.t.Helper()
+	head, err := e.v.Store.Head(e.ctx, admit.Branch)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	data, err := admit.SetPolicy([]byte(e.read(admit.PolicyFile)), key, value)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	b := e.v.Store.NewBatch()
+	tree, err := b.Edit(e.ctx, e.tree(), []store.FileChange{{Path: admit.PolicyFile, Data: data}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out, err := e.v.Admit.Submit(e.ctx, admit.Request{Route: "settings", Base: head, Tree: tree, Batch: b,
+		Principal: cairn.User("ada"), Message: "settings: " + key})
+	if err != nil || !out.Admitted() {
+		e.t.Fatalf("set %s: %+v, %v", key, out, err)
+	}
+}
+
+// fabriano is an agent's script tail that writes a good page and says so.
+const fabriano = `printf -- '---\ntitle: Fabriano\ntype: concept\n---\n# Fabriano\n\nSee [[concepts/paper|Paper]].\n' > concepts/fabriano.md
+sed -i 's|- \[\[concepts/type|- [[concepts/fabriano\|Fabriano]]\n- [[concepts/type|' index.md
+echo "Wrote the Fabriano page."
+`
+
+// TestIngest_ReadSecrets runs a command agent that copies what it must never
+// read into pages: /etc/shadow, a file in the user's home, the vault's
+// database and another job's workspace. Confined, it reads none of them,
+// and its proposal holds only its own page.
+func TestIngest_ReadSecrets(t *testing.T) {
+	if confine.Available() == 0 {
+		t.Skip("the kernel offers no Landlock")
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	secret := filepath.Join(home, "secret.txt")
+	if err := os.WriteFile(secret, []byte("home-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Every copy is taken only when the read works: a page per secret.
+	script := `steal() { if cat "$1" > "$TMPDIR/copy" 2>/dev/null; then cp "$TMPDIR/copy" "concepts/$2.md"; fi; }
+steal /etc/shadow shadow
+steal "$SECRET" home
+steal ../../../cairn.db database
+steal ../../job-999-1/vault/notes.md workspace
+` + fabriano
+	e := setup(t, command(t, script, ""), func(o *ingest.Options) {
+		o.Env = append(o.Env, "SECRET="+secret)
+	})
+	other := filepath.Join(e.v.Root, ".cairn", "work", "job-999-1", "vault")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "notes.md"), []byte("workspace-secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := e.ingest(e.file("fabriano.md", article))[0].Source
+
+	for _, name := range []string{"shadow", "home", "database", "workspace"} {
+		if p := "concepts/" + name + ".md"; e.exists(p) {
+			t.Errorf("the agent's copy %s reached main", p)
+		}
+	}
+	p := e.proposal(src)
+	defer func() {
+		if src.Status != ingest.Merged {
+			t.Errorf("status %s (%s), want merged", src.Status, src.Error)
+		}
+	}()
+	for ent, err := range e.v.Store.Files(e.ctx, p.Tree, "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := e.v.Store.ReadBlob(e.ctx, ent.Blob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mark := range []string{"root:", "home-secret", "SQLite format", "workspace-secret"} {
+			if strings.Contains(string(data), mark) {
+				t.Errorf("the proposed %s holds %q", ent.Path, mark)
+			}
+		}
+	}
+}
+
+// TestIngest_AgentRead checks agent.read: a folder it names is readable by
+// the agent; one that overlaps the vault's .cairn fails the source with a
+// hint, and the agent never runs.
+func TestIngest_AgentRead(t *testing.T) {
+	if confine.Available() == 0 {
+		t.Skip("the kernel offers no Landlock")
+	}
+	tools := t.TempDir()
+	if err := os.WriteFile(filepath.Join(tools, "lib.sh"), []byte("page=fabriano\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := `cat "$TOOLS/lib.sh" > /dev/null 2>&1 || exit 9
+. "$TOOLS/lib.sh"
+test "$page" = fabriano || exit 9
+` + fabriano
+	env := func(o *ingest.Options) { o.Env = append(o.Env, "TOOLS="+tools) }
+
+	t.Run("Unnamed", func(t *testing.T) {
+		e := setup(t, command(t, script, ""), env)
+		src := e.ingest(e.file("fabriano.md", article))[0].Source
+		if src.Status != ingest.Failed || !strings.Contains(src.Error, "status 9") {
+			t.Errorf("status %s (%s), want failed with status 9: the folder is not readable", src.Status, src.Error)
+		}
+	})
+	t.Run("Named", func(t *testing.T) {
+		e := setup(t, command(t, script, "  read: ["+tools+"]\n"), env)
+		src := e.ingest(e.file("fabriano.md", article))[0].Source
+		if src.Status != ingest.Merged {
+			t.Errorf("status %s (%s), want merged", src.Status, src.Error)
+		}
+	})
+	t.Run("Database", func(t *testing.T) {
+		e := setup(t, command(t, "echo ran > \"$TOOLS/ran\"\n"+script, ""), env)
+		// The vault's folder is known once it exists: name it now.
+		e.set("agent.read", filepath.Join(e.v.Root, ".cairn"))
+		src := e.ingest(e.file("fabriano.md", article))[0].Source
+		if src.Status != ingest.Failed || !strings.Contains(src.Error, "agent.read") || src.Hint == "" {
+			t.Errorf("status %s, error %q, hint %q; want failed naming agent.read, with a hint", src.Status, src.Error, src.Hint)
+		}
+		if _, err := os.Stat(filepath.Join(tools, "ran")); err == nil {
+			t.Errorf("the agent ran")
+		}
+	})
+}
