@@ -17,6 +17,7 @@ func TestPolicy_AgentKeys(t *testing.T) {
 		want       string // what Get returns
 	}{
 		{"agent.read", "/opt/agent, /usr/local/share/agent", "/opt/agent,/usr/local/share/agent"},
+		{"agent.env", "ANTHROPIC_API_KEY,_x9", "ANTHROPIC_API_KEY,_x9"},
 	} {
 		t.Run(tt.key, func(t *testing.T) {
 			out, err := admit.SetPolicy(nil, tt.key, tt.value)
@@ -33,6 +34,11 @@ func TestPolicy_AgentKeys(t *testing.T) {
 		"agent:\n  read: [opt/agent]\n",
 		"agent:\n  read: [/opt/../etc]\n",
 		"agent:\n  read: [/opt/agent/]\n",
+		"agent:\n  env: [1KEY]\n",
+		"agent:\n  env: [A-B]\n",
+		"agent:\n  env: [\"\"]\n",
+		"agent:\n  env: [HOME]\n",
+		"agent:\n  env: [CAIRN_CONFINE_RUN]\n",
 	} {
 		if _, err := admit.ParsePolicy([]byte(doc)); cairn.ErrorCode(err) != cairn.EINVALID || cairn.ErrorHint(err) == "" {
 			t.Errorf("ParsePolicy(%q) = %v, want EINVALID with a hint", doc, err)

@@ -49,6 +49,10 @@ type AgentPolicy struct {
 	// and execute, beside its workspace and the system's read-only
 	// folders: its install folder, say. Default none.
 	Read []string `yaml:"read,omitempty"`
+	// Env names the variables of cairn's environment that reach a command
+	// agent, beside PATH, LANG, LANGUAGE, LC_* and TZ: its API key, say.
+	// Default none.
+	Env []string `yaml:"env,omitempty"`
 }
 
 // SourcePolicy limits what may be ingested.
@@ -208,6 +212,14 @@ func (p *Policy) Validate() error {
 	if p.Agent.Workers < 0 || p.Agent.Workers > 64 {
 		return bad("agent.workers must be between 1 and 64, not %d", p.Agent.Workers)
 	}
+	for _, name := range p.Agent.Env {
+		if !envName(name) {
+			return bad("agent.env: %q is not an environment variable name, like ANTHROPIC_API_KEY", name)
+		}
+		if slices.Contains([]string{"HOME", "TMPDIR", "TMP", "TEMP", "PWD"}, name) || strings.HasPrefix(name, "CAIRN_CONFINE") {
+			return bad("agent.env: %s is set for the agent by cairn and cannot be passed through", name)
+		}
+	}
 	for _, r := range p.Agent.Read {
 		if !filepath.IsAbs(r) || filepath.Clean(r) != r {
 			return bad("agent.read: %q must be a clean absolute path, like /opt/agent", r)
@@ -281,6 +293,7 @@ var settingKeys = []struct{ key, help string }{
 	{"agent.attempts", "runs of a job when the infrastructure fails"},
 	{"agent.workers", "jobs one process runs at once"},
 	{"agent.read", "further folders a confined command agent may read (comma-separated absolute paths)"},
+	{"agent.env", "variables of cairn's environment passed to a command agent (comma-separated names)"},
 	{"sources.max_size", "the largest source accepted"},
 	{"paths.protected", "further paths only people may change (comma-separated; folders end in /)"},
 	{"paths.allowed", "where agents may write (comma-separated; empty: anywhere not protected)"},
@@ -328,6 +341,8 @@ func (p *Policy) get(key string) (string, error) {
 		return strconv.Itoa(p.Workers()), nil
 	case "agent.read":
 		return strings.Join(p.Agent.Read, ","), nil
+	case "agent.env":
+		return strings.Join(p.Agent.Env, ","), nil
 	case "sources.max_size":
 		return humanize.IBytes(uint64(p.MaxSize())), nil
 	case "paths.protected":
@@ -381,7 +396,7 @@ func SetPolicy(data []byte, key, value string) ([]byte, error) {
 	var val *yaml.Node
 	if value != "" {
 		val = &yaml.Node{Kind: yaml.ScalarNode, Value: value}
-		if list := slices.Contains([]string{"paths.protected", "paths.allowed", "paths.types", "paths.dotfiles", "agent.read"}, key); list {
+		if list := slices.Contains([]string{"paths.protected", "paths.allowed", "paths.types", "paths.dotfiles", "agent.read", "agent.env"}, key); list {
 			val = &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
 			for _, item := range strings.Split(value, ",") {
 				if item = strings.TrimSpace(item); item != "" {
@@ -441,6 +456,16 @@ func setNode(m *yaml.Node, path []string, val *yaml.Node) {
 		val = &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: p}, val}}
 	}
 	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: path[0]}, val)
+}
+
+// envName reports whether s is an environment variable name.
+func envName(s string) bool {
+	for i, c := range s {
+		if c != '_' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func cmpOr[T comparable](v, def T) T {

@@ -41,8 +41,10 @@ type Command struct {
 	// Timeout bounds a run; Inactivity stops a run that printed nothing
 	// for that long. Zero means none.
 	Timeout, Inactivity time.Duration
-	// Env is added to the agent's environment.
-	Env []string
+	// Env is added to the agent's environment; Pass names the variables of
+	// this process's environment that reach the agent (agent.env), beside
+	// PATH and the locale. Nothing else of it does.
+	Env, Pass []string
 	// Exclusive, when set, is held while the agent runs in snapshot mode,
 	// so that nothing else this process does (another agent, a folder
 	// sync) passes for the agent's write.
@@ -84,7 +86,7 @@ func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
 	first := true
 	spec := confine.Spec{
 		Argv: c.Argv, Dir: dir, Temp: tmp, Home: home, Read: c.Read, Deny: c.Deny,
-		Stdin: []byte(Prompt(t)), Env: c.Env,
+		Stdin: []byte(Prompt(t)), Env: c.Env, Pass: c.Pass,
 		Timeout: c.Timeout, Inactivity: c.Inactivity,
 		Watch: c.Watch, WatchSkip: append(append([]string{}, c.WatchSkip...), ws),
 		Output: func(stream, line string) {

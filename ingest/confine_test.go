@@ -146,3 +146,20 @@ test "$page" = fabriano || exit 9
 		}
 	})
 }
+
+// TestIngest_Env checks that a command agent gets only the variables of
+// cairn's environment that agent.env names, beside PATH and the locale: a
+// secret that is not named never reaches it.
+func TestIngest_Env(t *testing.T) {
+	t.Setenv("CAIRN_TEST_SECRET", "s3cret")
+	t.Setenv("CAIRN_TEST_KEY", "key")
+	script := `test -z "$CAIRN_TEST_SECRET" || exit 7
+test "$CAIRN_TEST_KEY" = key || exit 8
+case "$HOME" in */.cairn/work/job-*/home) ;; *) exit 9;; esac
+` + fabriano
+	e := setup(t, command(t, script, "  env: [CAIRN_TEST_KEY]\n"))
+	src := e.ingest(e.file("fabriano.md", article))[0].Source
+	if src.Status != ingest.Merged {
+		t.Errorf("status %s (%s), want merged", src.Status, src.Error)
+	}
+}

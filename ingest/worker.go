@@ -204,7 +204,7 @@ func (s *Service) runtime(pol *admit.Policy, job *river.Job[Args]) (agent.Runtim
 				WithHint("Name folders that neither hold your home folder nor overlap the vault's .cairn: cairn settings set agent.read /opt/agent")
 		}
 		return &agent.Command{
-			Store: s.v.Store, Argv: argv, Env: s.env,
+			Store: s.v.Store, Argv: argv, Env: s.env, Pass: pol.Agent.Env,
 			Read:       pol.Agent.Read,
 			Deny:       deny,
 			WorkDir:    filepath.Join(s.v.Root, vault.DirName, "work"),

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -58,7 +59,8 @@ type Spec struct {
 	Read       []string                  // further files and folders the agent may read and execute (absolute, must exist): the runtime's install folder, folders the settings name
 	Deny       []string                  // folders the agent must never read (absolute): Run refuses a Read entry that is one, lies in one or holds one
 	Stdin      []byte                    // given on standard input, then closed (the prompt); nil: standard input is empty
-	Env        []string                  // extra environment (KEY=VALUE), on top of the parent's
+	Env        []string                  // extra environment (KEY=VALUE), on top of what is passed through
+	Pass       []string                  // names of the parent's variables passed through, beside PATH, LANG, LANGUAGE, LC_* and TZ (the runtime's settings); unset ones are left out
 	Timeout    time.Duration             // the whole run; 0 = none
 	Inactivity time.Duration             // no output for this long ends the run; 0 = none
 	Output     func(stream, line string) // called for each line of "stdout" and "stderr", in order per stream, never concurrently; may be nil
@@ -104,7 +106,45 @@ func (s Spec) Validate() error {
 			return cairn.Errorf(cairn.EINVALID, "agent read folder %q is not an absolute path", p)
 		}
 	}
+	for _, name := range s.Pass {
+		if err := CheckVar(name); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// CheckVar reports, as an error with code EINVALID, whether name cannot be
+// passed through to an agent: it is not a variable name, or Run sets it
+// (HOME, TMPDIR, TMP, TEMP, PWD and its own).
+func CheckVar(name string) error {
+	valid := name != "" && !(name[0] >= '0' && name[0] <= '9')
+	for _, c := range name {
+		valid = valid && (c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9')
+	}
+	switch {
+	case !valid:
+		return cairn.Errorf(cairn.EINVALID, "%q is not an environment variable name", name)
+	case slices.Contains(setVars(), name):
+		return cairn.Errorf(cairn.EINVALID, "%s is set for the agent and cannot be passed through", name)
+	}
+	return nil
+}
+
+// setVars are the variables Run sets for the agent.
+func setVars() []string {
+	return []string{"HOME", "TMPDIR", "TMP", "TEMP", "PWD", envWrapper, envMarker}
+}
+
+// passed reports whether the parent's variable name reaches the agent
+// without being named: the command search path, the locale and the time
+// zone.
+func passed(name string) bool {
+	switch name {
+	case "PATH", "LANG", "LANGUAGE", "TZ":
+		return true
+	}
+	return strings.HasPrefix(name, "LC_")
 }
 
 // Run starts the command and waits for it, then stops whatever the command
@@ -350,13 +390,21 @@ func lookPath(name, dir string) (string, error) {
 	return path, err
 }
 
-// childEnv returns the agent's environment: the parent's, then spec.Env,
-// then the temp and home folders, the working directory and the run's
-// marker.
+// childEnv returns the agent's environment: of the parent's, only the
+// variables passed without naming and those spec.Pass names; then
+// spec.Env; then the temp and home folders, the working directory and the
+// run's marker.
 func childEnv(spec Spec, marker string) []string {
 	var env []string
-	for _, kv := range append(os.Environ(), spec.Env...) {
-		if !strings.HasPrefix(kv, envWrapper+"=") && !strings.HasPrefix(kv, envMarker+"=") {
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if passed(name) || slices.Contains(spec.Pass, name) {
+			env = append(env, kv)
+		}
+	}
+	for _, kv := range spec.Env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(setVars(), name) {
 			env = append(env, kv)
 		}
 	}

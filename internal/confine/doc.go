@@ -44,18 +44,25 @@
 // that is missing, that holds the user's home, or that is, lies in or holds
 // a Spec.Deny folder, and a Deny folder that lies in a system folder.
 //
-// Reading files, listing folders and executing are restricted since
-// Landlock ABI 1, as are creating, writing and removing; renaming and
-// linking across folders from ABI 2 (before, the kernel refuses them
-// outright for a confined process), truncating from ABI 3 (before, truncate
-// by path is not restricted, but opening for writing is). Later ABIs add rules this
-// package does not use: the network (4), ioctl on devices (5), signals and
-// abstract sockets (6).
+// Reading files, listing folders and executing are restricted since Landlock
+// ABI 1, as are creating, writing and removing; renaming and linking across
+// folders from ABI 2 (before, the kernel refuses them outright for a confined
+// process), truncating from ABI 3 (before, truncate by path is not restricted,
+// but opening for writing is). Later ABIs add rules this package does not use:
+// the network (4), ioctl on devices (5), signals and abstract sockets (6).
 //
 // Without Landlock (an old kernel, or CAIRN_LANDLOCK=off in the environment)
 // the agent runs unconfined and [Run] compares snapshots of the Spec.Watch
 // folders taken before and after the run; Result.Outside lists what was
 // created, changed or deleted there. The result's Mode is [ModeSnapshot].
+//
+// # Environment
+//
+// The agent does not inherit the caller's environment: it gets PATH, LANG,
+// LANGUAGE, LC_* and TZ, the variables Spec.Pass names (those unset are left
+// out; [CheckVar] says which names may be passed), Spec.Env, HOME (Spec.Home),
+// TMPDIR, TMP and TEMP (Spec.Temp), PWD, and the run's marker
+// CAIRN_CONFINE_RUN. Spec.Env cannot override what Run sets.
 //
 // # Process tree
 //
