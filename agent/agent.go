@@ -36,6 +36,10 @@ type Result struct {
 	// Mode says how the agent was confined: "store" (it wrote only through
 	// cairn), "landlock" or "snapshot" (see package confine).
 	Mode string
+	// Contain says how a command agent's process tree was contained:
+	// "pid-namespace" or "tracking" (see package confine); "" for agents
+	// that start no process.
+	Contain string
 	// Outside are the paths it wrote outside its workspace (snapshot mode).
 	Outside []string
 	// Skipped are files its workspace held that cannot be vault files.

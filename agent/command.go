@@ -145,7 +145,7 @@ func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
 		return nil, &Failure{Reason: "empty", Output: output, Message: "the agent changed nothing"}
 	}
 	return &Result{Batch: b, Tree: tree, Summary: lastParagraph(stdout), Mode: string(res.Mode),
-		Outside: res.Outside, Skipped: skips}, nil
+		Contain: string(res.Contain), Outside: res.Outside, Skipped: skips}, nil
 }
 
 // lastParagraph returns the last paragraph of an agent's output: its

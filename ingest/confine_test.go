@@ -1,10 +1,13 @@
 package ingest_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"cairn"
 	"cairn/admit"
@@ -12,6 +15,32 @@ import (
 	"cairn/internal/confine"
 	"cairn/store"
 )
+
+// processWith returns the pid of the process whose command line holds
+// word, once it has one; it fails the test after a minute.
+func processWith(t *testing.T, word string) int {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		entries, err := os.ReadDir("/proc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ent := range entries {
+			pid, err := strconv.Atoi(ent.Name())
+			if err != nil {
+				continue
+			}
+			if b, err := os.ReadFile(filepath.Join("/proc", ent.Name(), "cmdline")); err == nil && bytes.Contains(b, []byte(word)) {
+				return pid
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no process runs %s", word)
+		}
+		time.Sleep(10 * time.Millisecond) // the child may not have exec'd yet
+	}
+}
 
 // set commits a setting to main, as a person would.
 func (e *env) set(key, value string) {

@@ -476,12 +476,14 @@ echo "Wrote the Fabriano page."`
 }
 
 func TestIngest_Cancel(t *testing.T) {
-	pids := make(chan int, 1)
-	e := setup(t, command(t, "sleep 600 & echo \"pid $!\"; wait", ""), func(o *ingest.Options) {
+	// The agent's child is found by its command line: in a PID namespace,
+	// the agent does not know its child's pid on this side.
+	token := fmt.Sprint(time.Now().UnixNano())
+	started := make(chan struct{}, 1)
+	e := setup(t, command(t, "sleep 600."+token+" & echo started; wait", ""), func(o *ingest.Options) {
 		o.Activity = func(_ *ingest.Source, kind, text string) {
-			var pid int
-			if _, err := fmt.Sscanf(text, "pid %d", &pid); err == nil {
-				pids <- pid
+			if text == "started" {
+				started <- struct{}{}
 			}
 		}
 	})
@@ -491,12 +493,12 @@ func TestIngest_Cancel(t *testing.T) {
 	}
 	src := added[0].Source
 	// Wait for the agent's child to start, then cancel the job.
-	var pid int
 	select {
-	case pid = <-pids:
+	case <-started:
 	case <-time.After(time.Minute):
 		t.Fatal("the agent never started")
 	}
+	pid := processWith(t, "600."+token)
 	if _, err := e.svc.CancelJob(e.ctx, src.Job, cairn.User("ada")); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"cairn"
@@ -26,6 +27,27 @@ const (
 	ModeLandlock Mode = "landlock" // the kernel refused writes outside the writable folders
 	ModeSnapshot Mode = "snapshot" // no Landlock: writes outside were detected afterwards by comparing snapshots
 )
+
+// Containment says how a run's process tree was contained.
+type Containment string
+
+const (
+	ContainNamespace Containment = "pid-namespace" // the agent ran in a PID namespace of its own, which dies with the run
+	ContainTracking  Containment = "tracking"      // no namespaces: the agent's descendants were found by polling /proc
+)
+
+// containment is one way to start an agent's process tree.
+type containment struct {
+	contain Containment
+	attr    *syscall.SysProcAttr
+}
+
+// container stops a run's process tree.
+type container interface {
+	scan() int                // refreshes what it knows; returns how many processes live (0: none)
+	stop(grace time.Duration) // SIGTERM to every process, SIGKILL after grace
+	reapAll()                 // reaps the zombies it was left
+}
 
 // Reasons a run was stopped, as Result.Reason reports them.
 const (
@@ -74,6 +96,7 @@ type Spec struct {
 type Result struct {
 	ExitCode int           // the agent's exit code; -1 when it was killed or stopped (Reason is not "")
 	Mode     Mode          // how the run was confined
+	Contain  Containment   // how its process tree was contained
 	Reason   string        // "" (exited by itself), ReasonTimeout, ReasonInactive or ReasonCancelled
 	Outside  []string      // snapshot mode: absolute paths created, changed or deleted under Watch during the run, sorted; nil in landlock mode
 	Duration time.Duration // from start until the whole tree was stopped
@@ -186,30 +209,40 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		return nil, err
 	}
 
-	cmd := &exec.Cmd{
-		Path:        path,
-		Args:        spec.Argv,
-		Dir:         spec.Dir,
-		Env:         childEnv(spec, marker),
-		SysProcAttr: sysProcAttr(),
-	}
 	mode := ModeSnapshot
 	if Available() > 0 {
 		mode = ModeLandlock
-		if err := wrap(cmd, spec, path); err != nil {
-			return nil, err
-		}
 	}
 	var skip map[string]bool
 	var before map[string]fileState
 	if mode == ModeSnapshot {
-		skip = skipSet(append([]string{spec.Dir, spec.Temp}, spec.WatchSkip...))
+		skip = skipSet(append([]string{spec.Dir, spec.Temp, spec.Home}, spec.WatchSkip...))
 		before = snapshot(spec.Watch, skip)
 	}
 
-	res, err := supervise(ctx, cmd, spec, marker)
-	if err != nil {
-		return nil, err
+	var res *Result
+	for _, c := range containments() {
+		cmd := &exec.Cmd{
+			Path:        path,
+			Args:        spec.Argv,
+			Dir:         spec.Dir,
+			Env:         childEnv(spec, marker),
+			SysProcAttr: c.attr,
+		}
+		if mode == ModeLandlock || c.contain == ContainNamespace {
+			if err := wrap(cmd, spec, path, mode == ModeLandlock, c.contain == ContainNamespace); err != nil {
+				return nil, err
+			}
+		}
+		res, err = supervise(ctx, cmd, spec, marker, c.contain)
+		if err != nil && c.contain == ContainNamespace && refused(err) {
+			continue // not allowed here: the next way
+		}
+		if err != nil {
+			return nil, err
+		}
+		res.Contain = c.contain
+		break
 	}
 	res.Mode = mode
 	if mode == ModeSnapshot {
@@ -220,7 +253,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 
 // supervise starts cmd, feeds its input, streams its output, waits for it to
 // exit or for a reason to stop it, and then stops its whole tree.
-func supervise(ctx context.Context, cmd *exec.Cmd, spec Spec, marker string) (*Result, error) {
+func supervise(ctx context.Context, cmd *exec.Cmd, spec Spec, marker string, contain Containment) (*Result, error) {
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("make agent stdin: %w", err)
@@ -246,9 +279,13 @@ func supervise(ctx context.Context, cmd *exec.Cmd, spec Spec, marker string) (*R
 	}
 	// The root cannot be reaped before Wait is called, so its /proc entry
 	// is there to read.
-	tree := newTree(cmd.Process.Pid, marker)
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	done := make(chan struct{})
+	tree := newContainer(contain, cmd.Process, marker, done)
+	var waitErr error
+	go func() {
+		waitErr = cmd.Wait()
+		close(done)
+	}()
 
 	active := make(chan struct{}, 1)
 	notify := func() {
@@ -290,12 +327,11 @@ func supervise(ctx context.Context, cmd *exec.Cmd, spec Spec, marker string) (*R
 	defer tick.Stop()
 
 	var reason string
-	var waitErr error
 	exited := false
 loop:
 	for {
 		select {
-		case waitErr = <-waited:
+		case <-done:
 			exited = true
 			break loop
 		case <-ctx.Done():
@@ -318,7 +354,7 @@ loop:
 
 	tree.stop(cmp.Or(spec.Grace, DefaultGrace))
 	if !exited {
-		waitErr = <-waited
+		<-done
 	}
 	// Every writer of the pipes is gone now, unless a process outside the
 	// tree holds them: then closing our ends ends the readers.
@@ -344,8 +380,9 @@ loop:
 }
 
 // wrap turns cmd into the confinement wrapper: Self, told by the
-// environment to restrict itself and exec path.
-func wrap(cmd *exec.Cmd, spec Spec, path string) error {
+// environment to restrict itself with Landlock (landlock) and exec path, or
+// to be the init of the namespace cmd starts (init) and run path.
+func wrap(cmd *exec.Cmd, spec Spec, path string, landlock, init bool) error {
 	self := spec.Self
 	if self == "" {
 		var err error
@@ -360,10 +397,13 @@ func wrap(cmd *exec.Cmd, spec Spec, path string) error {
 		return fmt.Errorf("find agent command %s: %w", path, err)
 	}
 	payload, err := json.Marshal(wrapperSpec{
-		Read:  append(append([]string(nil), spec.Read...), exe),
-		Write: []string{spec.Dir, spec.Temp, spec.Home},
-		Path:  path,
-		Argv:  spec.Argv,
+		Landlock: landlock,
+		Read:     append(append([]string(nil), spec.Read...), exe),
+		Write:    []string{spec.Dir, spec.Temp, spec.Home},
+		Path:     path,
+		Argv:     spec.Argv,
+		Init:     init,
+		GraceMS:  cmp.Or(spec.Grace, DefaultGrace).Milliseconds(),
 	})
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", envWrapper, err)

@@ -1,7 +1,9 @@
 package confine_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -20,8 +22,8 @@ import (
 )
 
 // TestMain lets the test binary serve as Spec.Self (the confinement
-// wrapper), and as a helper agent that reports the errno of its writes or
-// reads.
+// wrapper), as a helper agent that reports the errno of its writes or
+// reads, and as a process that runs an agent, for a test to kill.
 func TestMain(m *testing.M) {
 	confine.MaybeExec()
 	if paths := os.Getenv("CONFINE_TEST_WRITE"); paths != "" {
@@ -29,6 +31,9 @@ func TestMain(m *testing.M) {
 	}
 	if paths := os.Getenv("CONFINE_TEST_READ"); paths != "" {
 		os.Exit(readHelper(filepath.SplitList(paths)))
+	}
+	if spec := os.Getenv("CONFINE_TEST_SUPERVISE"); spec != "" {
+		os.Exit(superviseHelper(spec))
 	}
 	os.Exit(m.Run())
 }
@@ -47,6 +52,37 @@ func writeHelper(paths []string) int {
 			fmt.Printf("error %s: %v\n", p, err)
 		}
 	}
+	return 0
+}
+
+// helperSpec is what superviseHelper runs.
+type helperSpec struct {
+	Argv      []string
+	Dir, Temp string
+	Read      []string
+}
+
+// superviseHelper runs the spec in CONFINE_TEST_SUPERVISE, printing the
+// agent's lines: the process a test kills.
+func superviseHelper(payload string) int {
+	var p helperSpec
+	if err := json.Unmarshal([]byte(payload), &p); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	spec := confine.Spec{Argv: p.Argv, Dir: p.Dir, Temp: p.Temp, Read: p.Read}
+	w := bufio.NewWriter(os.Stdout)
+	spec.Output = func(stream, line string) {
+		fmt.Fprintln(w, line)
+		w.Flush()
+	}
+	res, err := confine.Run(context.Background(), spec)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	fmt.Fprintf(w, "result %+v\n", res)
+	w.Flush()
 	return 0
 }
 
@@ -416,9 +452,11 @@ func TestMaybeExec(t *testing.T) {
 	}{
 		{"BadJSON", false, `{`, 126},
 		{"NoCommand", false, `{"write":["` + dir + `"]}`, 126},
-		{"MissingFolder", true, `{"write":["` + dir + `/missing"],"path":"/bin/true","argv":["true"]}`, 126},
-		{"MissingCommand", true, `{"write":["` + dir + `"],"path":"/no/such/agent","argv":["agent"]}`, 127},
-		{"OK", true, `{"write":["` + dir + `"],"path":"/bin/sh","argv":["sh","-c","exit 7"]}`, 7},
+		{"MissingFolder", true, `{"landlock":true,"write":["` + dir + `/missing"],"path":"/bin/true","argv":["true"]}`, 126},
+		{"MissingRead", true, `{"landlock":true,"read":["` + dir + `/missing"],"path":"/bin/true","argv":["true"]}`, 126},
+		{"MissingCommand", true, `{"landlock":true,"write":["` + dir + `"],"path":"/no/such/agent","argv":["agent"]}`, 127},
+		{"OK", true, `{"landlock":true,"write":["` + dir + `"],"path":"/bin/sh","argv":["sh","-c","exit 7"]}`, 7},
+		{"Unconfined", false, `{"path":"/bin/sh","argv":["sh","-c","exit 7"]}`, 7},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.landlock {

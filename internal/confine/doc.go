@@ -8,12 +8,13 @@
 //
 // When the kernel offers Landlock ([Available] > 0), [Run] does not start the
 // agent itself: it starts Spec.Self (the cairn binary) with the environment
-// variable CAIRN_CONFINE set to a JSON object naming the readable and
-// writable folders and the command. [MaybeExec], called first thing in main,
-// recognises that variable, restricts its own thread with Landlock and execs
-// the agent from that thread. The restriction is inherited across exec and
-// by every process the agent starts, and cannot be lifted; a read or write
-// outside what it allows fails with EACCES. The result's Mode is
+// variable CAIRN_CONFINE set to a JSON object naming the readable and writable
+// folders and the command. [MaybeExec], called first thing in main, recognises
+// that variable, restricts its own thread with Landlock and execs the agent
+// from that thread (or, as the init of the run's PID namespace, starts it from
+// that thread: see Process tree). The restriction is inherited across exec and
+// fork, by every process the agent starts, and cannot be lifted; a read or
+// write outside what it allows fails with EACCES. The result's Mode is
 // [ModeLandlock].
 //
 // The agent may read, write, create, truncate, rename, link and remove
@@ -32,9 +33,10 @@
 //     crypto-policies, mime.types, magic, magic.mime, terminfo,
 //     os-release), so never shadow, gshadow, sudoers or SSH keys;
 //     /dev/random and /dev/urandom; /sys/devices/system/cpu and
-//     /sys/kernel/mm/transparent_hugepage; and of /proc only cpuinfo,
-//     meminfo, stat, loadavg, uptime, version, filesystems and sys (a
-//     process's folder would show its environment: Landlock does not
+//     /sys/kernel/mm/transparent_hugepage; and /proc when it is the
+//     agent's own (see Process tree), otherwise only its cpuinfo, meminfo,
+//     stat, loadavg, uptime, version, filesystems and sys (the machine's
+//     /proc would show every process's environment: Landlock does not
 //     guard /proc/<pid>/environ). Entries missing on the machine are left
 //     out.
 //
@@ -66,16 +68,37 @@
 //
 // # Process tree
 //
-// The agent starts in its own process group, and the calling process makes
-// itself a child subreaper so that the agent's orphaned descendants are
-// re-parented to it rather than to init. While the agent runs, [Run] polls
-// /proc and tracks every process whose parent chain leads to the agent, that
-// stays in the agent's process group, or that carries the run's marker
-// variable (CAIRN_CONFINE_RUN) in its environment — which finds processes
-// that called setsid or double-forked. Each is remembered by pid and start
-// time, so a reused pid is never mistaken for one of them. When the run ends
-// for any reason, every tracked process still alive gets SIGTERM, then
-// SIGKILL after Spec.Grace, and its zombie is reaped.
+// Where it may, [Run] starts the agent in a PID namespace and a mount
+// namespace of its own (Result.Contain is [ContainNamespace]): as root
+// directly, as another user inside a new user namespace that maps only that
+// user and group (the agent gets no capabilities there). The wrapper is the
+// namespace's init: it mounts a /proc of the namespace (so /proc shows only
+// the agent's processes, and the agent may read all of it), starts the
+// agent, reaps its orphans and passes the signals Run sends it on to every
+// process in the namespace. When the agent exits, the rest of the namespace
+// gets SIGTERM and Spec.Grace to end; then the init exits, and the kernel
+// kills whatever is left. The init is started with PR_SET_PDEATHSIG
+// (SIGKILL), so if the process that ran Run dies, even by SIGKILL, the init
+// dies with it, and the kernel kills the whole namespace: no process of the
+// agent's, however it detached (setsid, double forks, an empty
+// environment), outlives the run. When the run is stopped (timeout,
+// inactivity, cancellation), the init gets SIGTERM, then SIGKILL after
+// Spec.Grace. CAIRN_PIDNS=off in the environment leaves the namespaces out.
+//
+// Where namespaces are refused (another user without user namespaces, a
+// container that forbids them), Run tracks the tree instead
+// ([ContainTracking]). The agent starts in its own process group, and the
+// calling process makes itself a child subreaper so that the agent's
+// orphaned descendants are re-parented to it rather than to init. While
+// the agent runs, Run polls /proc and tracks every process whose parent
+// chain leads to the agent, that stays in the agent's process group, or
+// that carries the run's marker variable (CAIRN_CONFINE_RUN) in its
+// environment — which finds most processes that called setsid or
+// double-forked. Each is remembered by pid and start time, so a reused pid
+// is never mistaken for one of them. When the run ends for any reason,
+// every tracked process still alive gets SIGTERM, then SIGKILL after
+// Spec.Grace, and its zombie is reaped. The agent itself dies with the
+// process that ran Run (PR_SET_PDEATHSIG), but its descendants do not.
 //
 // # Limits
 //
@@ -87,6 +110,8 @@
 // the same user, or from writing through a file that was already hard-linked
 // into the workspace before the run. Snapshots detect writes only after the
 // fact, only under Spec.Watch, and cannot tell the agent's writes from another
-// process's. A process that left the agent's process group, scrubbed its
-// environment and lost its parent between two polls escapes the tracking.
+// process's. Without namespaces, a process that left the agent's process
+// group, scrubbed its environment and lost its parent between two polls
+// escapes the tracking, and so does every descendant of the agent when the
+// process that ran Run is killed.
 package confine

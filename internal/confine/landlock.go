@@ -9,12 +9,9 @@ package confine
 // thread right before exec, which golang.org/x/sys/unix provides.
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -85,52 +82,6 @@ func kernelABI() int {
 	return int(v)
 }
 
-// MaybeExec must be called first thing in main() (and in TestMain of
-// packages that use Run). When this process was started by Run as the
-// confinement wrapper — the environment holds CAIRN_CONFINE — it restricts
-// itself with Landlock, removes CAIRN_CONFINE from the environment and execs
-// the agent: it never returns then. When that fails it prints a message to
-// standard error and exits with 127 (command not found) or 126 (anything
-// else), so that the agent never runs unconfined. Otherwise MaybeExec returns
-// immediately and does nothing.
-func MaybeExec() {
-	payload, ok := os.LookupEnv(envWrapper)
-	if !ok {
-		return
-	}
-	code, err := execConfined(payload)
-	fmt.Fprintf(os.Stderr, "cairn: confine agent: %v\n", err)
-	os.Exit(code)
-}
-
-// execConfined restricts the current thread and execs the agent from it.
-// It returns only on failure.
-func execConfined(payload string) (int, error) {
-	var ws wrapperSpec
-	if err := json.Unmarshal([]byte(payload), &ws); err != nil {
-		return exitCannotExec, fmt.Errorf("decode %s: %w", envWrapper, err)
-	}
-	if ws.Path == "" || len(ws.Argv) == 0 {
-		return exitCannotExec, fmt.Errorf("decode %s: no command", envWrapper)
-	}
-	// Landlock and no_new_privs apply to the calling thread, and execve
-	// keeps the calling thread's credentials for the new program, so the
-	// three calls must share one thread. It is never unlocked: the process
-	// either becomes the agent or exits.
-	runtime.LockOSThread()
-	if err := restrictThread(ws.Read, ws.Write); err != nil {
-		return exitCannotExec, fmt.Errorf("apply landlock: %w", err)
-	}
-	if err := os.Unsetenv(envWrapper); err != nil {
-		return exitCannotExec, fmt.Errorf("unset %s: %w", envWrapper, err)
-	}
-	err := syscall.Exec(ws.Path, ws.Argv, os.Environ())
-	if errors.Is(err, syscall.ENOENT) {
-		return exitNotFound, fmt.Errorf("exec %s: %w", ws.Path, err)
-	}
-	return exitCannotExec, fmt.Errorf("exec %s: %w", ws.Path, err)
-}
-
 // rulesetAttr is struct landlock_ruleset_attr cut after its first field,
 // which every ABI accepts; the later fields (network, scopes) stay unused.
 type rulesetAttr struct {
@@ -139,8 +90,9 @@ type rulesetAttr struct {
 
 // restrictThread makes the current thread unable, for good, to read
 // anything but the read set (readable, the system's files and the devices)
-// and to write anything but under writable and the devices.
-func restrictThread(readable, writable []string) error {
+// and to write anything but under writable and the devices. procMounted
+// says that /proc is the agent's own (see systemRead).
+func restrictThread(readable, writable []string, procMounted bool) error {
 	rights := handledRights(kernelABI())
 	if rights == 0 {
 		return errors.New("the kernel offers no Landlock")
@@ -163,7 +115,7 @@ func restrictThread(readable, writable []string) error {
 		}
 	}
 	// Those missing on this machine are left out.
-	for _, path := range systemRead() {
+	for _, path := range systemRead(procMounted) {
 		if err := allow(ruleset, path, readRights); err != nil && !errors.Is(err, unix.ENOENT) {
 			return fmt.Errorf("allow reads under %s: %w", path, err)
 		}

@@ -18,7 +18,7 @@ import (
 )
 
 // readHelper reads the start of each path (a folder is listed) and prints
-// "ok <path>", "EACCES <path>" or "error <path>: <err>".
+// "ok <path>", "EACCES <path>", "ENOENT <path>" or "error <path>: <err>".
 func readHelper(paths []string) int {
 	for _, p := range paths {
 		var err error
@@ -35,6 +35,8 @@ func readHelper(paths []string) int {
 			fmt.Println("ok", p)
 		case errors.Is(err, syscall.EACCES):
 			fmt.Println("EACCES", p)
+		case errors.Is(err, syscall.ENOENT):
+			fmt.Println("ENOENT", p)
 		default:
 			fmt.Printf("error %s: %v\n", p, err)
 		}
@@ -46,7 +48,9 @@ func readHelper(paths []string) int {
 // programs (sh, cat, sed, a Go binary) and reads its workspace, its temp
 // folder and the system's read-only files, but not /etc/shadow, a file in
 // the user's home, a folder beside its workspace (another workspace, the
-// vault's database) nor the environment of the process that started it.
+// vault's database) nor the environment of the process that started it. In
+// a PID namespace, /proc is the agent's own: it reads its processes' files
+// there, and other processes' are not there at all.
 func TestRun_LandlockRead(t *testing.T) {
 	landlock(t)
 	spec := setup(t)
@@ -73,13 +77,13 @@ func TestRun_LandlockRead(t *testing.T) {
 	}
 	refused := []string{
 		"/etc/shadow", secret, home, beside, other, filepath.Dir(spec.Dir), "/root",
-		"/proc/" + strconv.Itoa(os.Getpid()) + "/environ",
 	}
+	environ := "/proc/" + strconv.Itoa(os.Getpid()) + "/environ"
 	out := output{}
 	spec.Output = out.record
 	spec.Env = []string{
 		"SELF=" + self,
-		"READS=" + strings.Join(append(append([]string{}, allowed...), refused...), string(filepath.ListSeparator)),
+		"READS=" + strings.Join(append(append(append([]string{}, allowed...), refused...), "/proc/self/status", environ), string(filepath.ListSeparator)),
 	}
 	// Ordinary programs, then the test binary reading each path.
 	body := `set -e
@@ -102,6 +106,11 @@ CONFINE_TEST_READ="$READS" "$SELF"
 	}
 	for _, p := range refused {
 		want = append(want, "EACCES "+p)
+	}
+	if res.Contain == confine.ContainNamespace {
+		want = append(want, "ok /proc/self/status", "ENOENT "+environ)
+	} else {
+		want = append(want, "EACCES /proc/self/status", "EACCES "+environ)
 	}
 	if diff := cmp.Diff(want, out["stdout"]); diff != "" || res.ExitCode != 0 {
 		t.Errorf("Run() exit %d; reads (-want +got):\n%s\nstderr: %q", res.ExitCode, diff, out["stderr"])

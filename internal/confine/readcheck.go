@@ -46,7 +46,7 @@ func CheckRead(read, deny []string) error {
 			}
 		}
 	}
-	for _, s := range systemRead() {
+	for _, s := range systemRead(true) {
 		for _, f := range forms(s) {
 			for _, d := range denied {
 				if within(d, f) {

@@ -13,10 +13,13 @@ package confine
 // the machine that programs read as a matter of course; and the random
 // devices.
 //
-// Of /proc, only files about the machine are in the set: the process
-// folders would show every process's environment, Landlock or not.
-func systemRead() []string {
-	return []string{
+// /proc as a whole is in the set only when it is the agent's own
+// (procMounted: a proc file system of the agent's PID namespace, showing
+// only its processes); otherwise only the files about the machine are,
+// since the process folders would show every process's environment:
+// Landlock does not guard /proc/<pid>/environ.
+func systemRead(procMounted bool) []string {
+	paths := []string{
 		"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/nix/store",
 		"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/ld.so.preload",
 		"/etc/nsswitch.conf", "/etc/passwd", "/etc/group",
@@ -27,9 +30,14 @@ func systemRead() []string {
 		"/etc/mime.types", "/etc/magic", "/etc/magic.mime", "/etc/terminfo", "/etc/os-release",
 		"/sys/devices/system/cpu", "/sys/kernel/mm/transparent_hugepage",
 		"/dev/random", "/dev/urandom",
+	}
+	if procMounted {
+		return append(paths, "/proc")
+	}
+	return append(paths,
 		"/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/loadavg", "/proc/uptime",
 		"/proc/version", "/proc/filesystems", "/proc/sys",
-	}
+	)
 }
 
 // devices returns the device files that programs write to as a matter of
