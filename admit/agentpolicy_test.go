@@ -18,6 +18,8 @@ func TestPolicy_AgentKeys(t *testing.T) {
 	}{
 		{"agent.read", "/opt/agent, /usr/local/share/agent", "/opt/agent,/usr/local/share/agent"},
 		{"agent.env", "ANTHROPIC_API_KEY,_x9", "ANTHROPIC_API_KEY,_x9"},
+		{"agent.unconfined", "allow", "allow"},
+		{"agent.unconfined", "refuse", "refuse"},
 	} {
 		t.Run(tt.key, func(t *testing.T) {
 			out, err := admit.SetPolicy(nil, tt.key, tt.value)
@@ -30,6 +32,9 @@ func TestPolicy_AgentKeys(t *testing.T) {
 			}
 		})
 	}
+	if v, err := (&admit.Policy{}).Get("agent.unconfined"); v != "refuse" || err != nil {
+		t.Errorf("Get(agent.unconfined) of the defaults = %q, %v; want refuse", v, err)
+	}
 	for _, doc := range []string{
 		"agent:\n  read: [opt/agent]\n",
 		"agent:\n  read: [/opt/../etc]\n",
@@ -39,6 +44,7 @@ func TestPolicy_AgentKeys(t *testing.T) {
 		"agent:\n  env: [\"\"]\n",
 		"agent:\n  env: [HOME]\n",
 		"agent:\n  env: [CAIRN_CONFINE_RUN]\n",
+		"agent:\n  unconfined: yes\n",
 	} {
 		if _, err := admit.ParsePolicy([]byte(doc)); cairn.ErrorCode(err) != cairn.EINVALID || cairn.ErrorHint(err) == "" {
 			t.Errorf("ParsePolicy(%q) = %v, want EINVALID with a hint", doc, err)

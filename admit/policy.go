@@ -53,6 +53,9 @@ type AgentPolicy struct {
 	// agent, beside PATH, LANG, LANGUAGE, LC_* and TZ: its API key, say.
 	// Default none.
 	Env []string `yaml:"env,omitempty"`
+	// Unconfined says whether a command agent may run where the kernel
+	// offers no Landlock: "refuse" (default) or "allow".
+	Unconfined string `yaml:"unconfined,omitempty"`
 }
 
 // SourcePolicy limits what may be ingested.
@@ -212,6 +215,11 @@ func (p *Policy) Validate() error {
 	if p.Agent.Workers < 0 || p.Agent.Workers > 64 {
 		return bad("agent.workers must be between 1 and 64, not %d", p.Agent.Workers)
 	}
+	switch p.Agent.Unconfined {
+	case "", "refuse", "allow":
+	default:
+		return bad("agent.unconfined is %q; it must be refuse or allow", p.Agent.Unconfined)
+	}
 	for _, name := range p.Agent.Env {
 		if !envName(name) {
 			return bad("agent.env: %q is not an environment variable name, like ANTHROPIC_API_KEY", name)
@@ -294,6 +302,7 @@ var settingKeys = []struct{ key, help string }{
 	{"agent.workers", "jobs one process runs at once"},
 	{"agent.read", "further folders a confined command agent may read (comma-separated absolute paths)"},
 	{"agent.env", "variables of cairn's environment passed to a command agent (comma-separated names)"},
+	{"agent.unconfined", "without Landlock, refuse (default) or allow a command agent, which then runs unconfined"},
 	{"sources.max_size", "the largest source accepted"},
 	{"paths.protected", "further paths only people may change (comma-separated; folders end in /)"},
 	{"paths.allowed", "where agents may write (comma-separated; empty: anywhere not protected)"},
@@ -343,6 +352,8 @@ func (p *Policy) get(key string) (string, error) {
 		return strings.Join(p.Agent.Read, ","), nil
 	case "agent.env":
 		return strings.Join(p.Agent.Env, ","), nil
+	case "agent.unconfined":
+		return cmpOr(p.Agent.Unconfined, "refuse"), nil
 	case "sources.max_size":
 		return humanize.IBytes(uint64(p.MaxSize())), nil
 	case "paths.protected":

@@ -60,7 +60,9 @@ type Runtime interface {
 // went quiet, or changed nothing. A job that fails this way is not retried
 // by itself; `cairn jobs retry` tries again.
 type Failure struct {
-	// Reason is "exit", "timeout", "inactive" or "empty".
+	// Reason is "exit", "timeout", "inactive", "empty", "start" (the
+	// command could not start), "unconfined" (refused without Landlock)
+	// or "sealed" (an unconfined agent changed .cairn/).
 	Reason string
 	// ExitCode is the agent's exit code, for Reason "exit".
 	ExitCode int

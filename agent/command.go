@@ -34,10 +34,20 @@ type Command struct {
 	// system's (agent.read); Deny are folders it must never read, which no
 	// Read entry may overlap (the vault's .cairn).
 	Read, Deny []string
+	// Unconfined allows the agent to run where the kernel offers no
+	// Landlock (agent.unconfined: allow); otherwise it is refused there.
+	Unconfined bool
 	// Watch are the folders snapshot mode watches for outside writes (the
-	// vault's folder, other workspaces); WatchSkip are paths under them
-	// to leave out (the vault's database).
+	// vault's folder); WatchSkip are paths under them to leave out (the
+	// vault's .cairn).
 	Watch, WatchSkip []string
+	// Seal are the folders an unconfined agent must not change at all (the
+	// vault's .cairn, but for the agent's own workspace), SealDB the SQLite
+	// databases among them that others write meanwhile (see package
+	// confine); Verify, when set, checks what else it can after such a run
+	// (the database's integrity). Any change found fails the job.
+	Seal, SealDB []string
+	Verify       func(context.Context) error
 	// Timeout bounds a run; Inactivity stops a run that printed nothing
 	// for that long. Zero means none.
 	Timeout, Inactivity time.Duration
@@ -45,9 +55,10 @@ type Command struct {
 	// this process's environment that reach the agent (agent.env), beside
 	// PATH and the locale. Nothing else of it does.
 	Env, Pass []string
-	// Exclusive, when set, is held while the agent runs in snapshot mode,
-	// so that nothing else this process does (another agent, a folder
-	// sync) passes for the agent's write.
+	// Exclusive, when set, is held in snapshot mode from before the
+	// workspace is made until it is removed, so that nothing else this
+	// process does (another agent and its workspace, a folder sync)
+	// passes for the agent's write.
 	Exclusive *sync.Mutex
 	// Crash, when set, is called at named points (crash tests).
 	Crash func(string)
@@ -56,12 +67,30 @@ type Command struct {
 // Name returns "command".
 func (c *Command) Name() string { return "command" }
 
+// Check reports whether the agent may run here: where the kernel offers no
+// Landlock (or CAIRN_LANDLOCK=off), only when Unconfined allows it. The
+// error has code EFORBIDDEN and a hint naming the setting.
+func (c *Command) Check() error {
+	if confine.Available() > 0 || c.Unconfined {
+		return nil
+	}
+	return cairn.Errorf(cairn.EFORBIDDEN, "the kernel offers no Landlock (or CAIRN_LANDLOCK=off), and agent.unconfined does not allow a command agent to run unconfined: it could read and write anything this user can").
+		WithHint("Run it on Linux 5.13 or later with Landlock, or allow it anyway (changes under .cairn/ still fail the job): cairn settings set agent.unconfined allow")
+}
+
 // Run materializes the base commit in a workspace, runs the agent there
 // and reads the workspace back as the proposed tree.
 func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
+	if err := c.Check(); err != nil {
+		return nil, &Failure{Reason: "unconfined", Message: err.Error() + ". " + cairn.ErrorHint(err)}
+	}
 	cm, err := c.Store.ReadCommit(ctx, t.Base)
 	if err != nil {
 		return nil, fmt.Errorf("command agent: %w", err)
+	}
+	if confine.Available() == 0 && c.Exclusive != nil {
+		c.Exclusive.Lock()
+		defer c.Exclusive.Unlock() // after the workspace is removed
 	}
 	ws := filepath.Join(c.WorkDir, fmt.Sprintf("job-%d-%d", t.Job, t.Attempt))
 	if err := os.RemoveAll(ws); err != nil {
@@ -77,10 +106,6 @@ func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
 			return nil, fmt.Errorf("command agent: %w", err)
 		}
 	}
-	if confine.Available() == 0 && c.Exclusive != nil {
-		c.Exclusive.Lock()
-		defer c.Exclusive.Unlock()
-	}
 	var mu sync.Mutex
 	var stdout, tail []string
 	first := true
@@ -89,6 +114,7 @@ func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
 		Stdin: []byte(Prompt(t)), Env: c.Env, Pass: c.Pass,
 		Timeout: c.Timeout, Inactivity: c.Inactivity,
 		Watch: c.Watch, WatchSkip: append(append([]string{}, c.WatchSkip...), ws),
+		Seal: c.Seal, SealDB: c.SealDB,
 		Output: func(stream, line string) {
 			mu.Lock()
 			if stream == "stdout" {
@@ -119,6 +145,9 @@ func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
 		return nil, fmt.Errorf("command agent: %w", err)
 	}
 	output := strings.Join(tail, "\n")
+	if err := c.sealed(ctx, res); err != nil {
+		return nil, err
+	}
 	switch res.Reason {
 	case confine.ReasonCancelled:
 		if err := ctx.Err(); err != nil {
@@ -146,6 +175,43 @@ func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
 	}
 	return &Result{Batch: b, Tree: tree, Summary: lastParagraph(stdout), Mode: string(res.Mode),
 		Contain: string(res.Contain), Outside: res.Outside, Skipped: skips}, nil
+}
+
+// sealed fails the job when an unconfined run changed what it must not:
+// whatever else the agent did, none of it is admitted.
+func (c *Command) sealed(ctx context.Context, res *confine.Result) error {
+	if res.Mode != confine.ModeSnapshot {
+		return nil
+	}
+	var why string
+	db := false
+	if len(res.Sealed) > 0 {
+		shown := res.Sealed[:min(len(res.Sealed), 5)]
+		why = "it changed " + strings.Join(shown, ", ")
+		if len(res.Sealed) > len(shown) {
+			why += fmt.Sprintf(" and %d more", len(res.Sealed)-len(shown))
+		}
+		for _, p := range res.Sealed {
+			for _, d := range c.SealDB {
+				db = db || strings.HasPrefix(p, d)
+			}
+		}
+	} else if c.Verify != nil {
+		if err := c.Verify(ctx); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			why, db = err.Error(), true
+		}
+	}
+	if why == "" {
+		return nil
+	}
+	msg := "the unconfined agent touched cairn's own folder .cairn/: " + why + "; nothing of its change is admitted"
+	if db {
+		msg += ", and the vault's database may be damaged (check it: cairn doctor)"
+	}
+	return &Failure{Reason: "sealed", Message: msg}
 }
 
 // lastParagraph returns the last paragraph of an agent's output: its

@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -190,5 +191,69 @@ case "$HOME" in */.cairn/work/job-*/home) ;; *) exit 9;; esac
 	src := e.ingest(e.file("fabriano.md", article))[0].Source
 	if src.Status != ingest.Merged {
 		t.Errorf("status %s (%s), want merged", src.Status, src.Error)
+	}
+}
+
+// TestIngest_Unconfined checks command agents without Landlock: refused
+// unless agent.unconfined allows them; allowed, they run, and any change
+// they make to .cairn/ fails the job.
+func TestIngest_Unconfined(t *testing.T) {
+	t.Setenv("CAIRN_LANDLOCK", "off")
+	ran := func(e *env) bool {
+		_, err := os.Stat(filepath.Join(filepath.Dir(e.dir), "outside", "ran"))
+		return err == nil
+	}
+	const mark = `echo ran > "$OUTSIDE/ran"
+`
+	t.Run("Refused", func(t *testing.T) {
+		e := setup(t, command(t, mark+fabriano, ""))
+		src := e.ingest(e.file("fabriano.md", article))[0].Source
+		if src.Status != ingest.Failed || !strings.Contains(src.Error, "agent.unconfined") || !strings.Contains(src.Hint, "agent.unconfined allow") {
+			t.Errorf("status %s, error %q, hint %q; want failed naming agent.unconfined, with a hint", src.Status, src.Error, src.Hint)
+		}
+		if ran(e) {
+			t.Errorf("the unconfined agent ran")
+		}
+	})
+	t.Run("Allowed", func(t *testing.T) {
+		e := setup(t, command(t, mark+fabriano, "  unconfined: allow\n"))
+		src := e.ingest(e.file("fabriano.md", article))[0].Source
+		if src.Status != ingest.Merged || !ran(e) {
+			t.Errorf("status %s (%s), ran %v; want merged", src.Status, src.Error, ran(e))
+		}
+	})
+	t.Run("Concurrent", func(t *testing.T) {
+		// Jobs that run side by side make and remove their workspaces
+		// under .cairn/ and write the database: never the other's seal.
+		script := `printf -- '---\ntitle: Mill '$$'\ntype: concept\n---\n# Mill\n\nSee [[concepts/paper|Paper]].\n' > concepts/mill-$$.md
+echo "Wrote a page on a mill."
+`
+		e := setup(t, command(t, script, "  unconfined: allow\n  workers: 3\n"))
+		var files []string
+		for i := range 4 {
+			files = append(files, e.file(fmt.Sprintf("mill-%d.md", i), fmt.Sprintf("# Mill %d\n\nA paper mill, number %d, beat rags into pulp.\n", i, i)))
+		}
+		for _, ad := range e.ingest(files...) {
+			if ad.Source.Status == ingest.Failed {
+				t.Errorf("%s failed: %s", ad.Source.Name, ad.Source.Error)
+			}
+		}
+	})
+	for name, tamper := range map[string]string{
+		"NewFile":        "echo x > ../../../evil\n",
+		"OtherWorkspace": "mkdir -p ../../job-999-1 && echo x > ../../job-999-1/planted.md\n",
+		"AppendDatabase": "printf garbage >> ../../../cairn.db\n",
+		"RemoveWAL":      "rm ../../../cairn.db-wal\n",
+	} {
+		t.Run("Changes"+name, func(t *testing.T) {
+			e := setup(t, command(t, mark+tamper+fabriano, "  unconfined: allow\n"))
+			src := e.ingest(e.file("fabriano.md", article))[0].Source
+			if src.Status != ingest.Failed || !strings.Contains(src.Error, ".cairn") {
+				t.Errorf("status %s (%s), want failed naming .cairn", src.Status, src.Error)
+			}
+			if e.exists("concepts/fabriano.md") {
+				t.Errorf("the agent's change reached main")
+			}
+		})
 	}
 }

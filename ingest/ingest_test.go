@@ -436,8 +436,8 @@ echo "Wrote the Fabriano page."`, "", ingest.Merged, nil, ""},
 }
 
 // TestIngest_WriteOutside checks both confinement modes: with Landlock the
-// write never happens; without, the snapshot catches it and the proposal
-// is rejected.
+// write never happens; without (where agent.unconfined allows it), the
+// snapshot catches it and the proposal is rejected.
 func TestIngest_WriteOutside(t *testing.T) {
 	script := `echo pwned > "$OUTSIDE/pwned.txt" || echo "refused"
 printf -- '---\ntitle: Fabriano\ntype: concept\n---\n# Fabriano\n\nSee [[concepts/paper|Paper]].\n' > concepts/fabriano.md
@@ -459,7 +459,7 @@ echo "Wrote the Fabriano page."`
 	})
 	t.Run("Snapshot", func(t *testing.T) {
 		t.Setenv("CAIRN_LANDLOCK", "off")
-		e := setup(t, command(t, strings.ReplaceAll(script, `"$OUTSIDE/pwned.txt"`, `../../../../index.md`), ""))
+		e := setup(t, command(t, strings.ReplaceAll(script, `"$OUTSIDE/pwned.txt"`, `../../../../index.md`), "  unconfined: allow\n"))
 		src := e.ingest(e.file("fabriano.md", article))[0].Source
 		if src.Status != ingest.Rejected {
 			t.Fatalf("status %s (%s), want rejected", src.Status, src.Error)

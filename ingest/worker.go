@@ -203,18 +203,36 @@ func (s *Service) runtime(pol *admit.Policy, job *river.Job[Args]) (agent.Runtim
 			return nil, cairn.Errorf(cairn.EINVALID, "agent.read: %w", err).
 				WithHint("Name folders that neither hold your home folder nor overlap the vault's .cairn: cairn settings set agent.read /opt/agent")
 		}
-		return &agent.Command{
+		dir := filepath.Join(s.v.Root, vault.DirName)
+		rt := &agent.Command{
 			Store: s.v.Store, Argv: argv, Env: s.env, Pass: pol.Agent.Env,
 			Read:       pol.Agent.Read,
 			Deny:       deny,
-			WorkDir:    filepath.Join(s.v.Root, vault.DirName, "work"),
-			Watch:      []string{s.v.Root, filepath.Join(s.v.Root, vault.DirName, "work")},
-			WatchSkip:  []string{filepath.Join(s.v.Root, vault.DirName)},
+			WorkDir:    filepath.Join(dir, "work"),
+			Unconfined: pol.Agent.Unconfined == "allow",
+			Watch:      []string{s.v.Root},
+			WatchSkip:  []string{dir},
+			Seal:       []string{dir},
+			SealDB:     []string{filepath.Join(dir, vault.DBName)},
+			Verify: func(ctx context.Context) error {
+				var res string
+				if err := s.v.DB.Read().QueryRowContext(ctx, `PRAGMA quick_check(1)`).Scan(&res); err != nil {
+					return fmt.Errorf("check the database: %w", err)
+				}
+				if res != "ok" {
+					return fmt.Errorf("the database fails its check: %s", res)
+				}
+				return nil
+			},
 			Timeout:    pol.Timeout(),
 			Inactivity: pol.Inactivity(),
 			Exclusive:  &s.folder,
 			Crash:      s.crash,
-		}, nil
+		}
+		if err := rt.Check(); err != nil {
+			return nil, err
+		}
+		return rt, nil
 	}
 	return &agent.Extractive{Store: s.v.Store, Index: s.v.Index}, nil
 }

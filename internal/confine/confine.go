@@ -87,7 +87,9 @@ type Spec struct {
 	Inactivity time.Duration             // no output for this long ends the run; 0 = none
 	Output     func(stream, line string) // called for each line of "stdout" and "stderr", in order per stream, never concurrently; may be nil
 	Watch      []string                  // folders to snapshot in snapshot mode (absolute); writes there are reported
-	WatchSkip  []string                  // absolute paths under Watch to leave out of snapshots; Dir and Temp are always left out
+	WatchSkip  []string                  // absolute paths under Watch to leave out of snapshots; Dir, Temp and Home are always left out
+	Seal       []string                  // snapshot mode: folders the agent must not change at all (absolute; Dir, Temp and Home are left out); Result.Sealed lists what changed
+	SealDB     []string                  // snapshot mode: SQLite databases in WAL mode under Seal that others write meanwhile (absolute); see seal.go for what is checked
 	Self       string                    // the executable that applies Landlock before exec'ing Argv; default os.Executable()
 	Grace      time.Duration             // between SIGTERM and SIGKILL when stopping; default DefaultGrace (3s)
 }
@@ -99,6 +101,7 @@ type Result struct {
 	Contain  Containment   // how its process tree was contained
 	Reason   string        // "" (exited by itself), ReasonTimeout, ReasonInactive or ReasonCancelled
 	Outside  []string      // snapshot mode: absolute paths created, changed or deleted under Watch during the run, sorted; nil in landlock mode
+	Sealed   []string      // snapshot mode: absolute paths under Seal that changed, sorted; nil when none did, and in landlock mode
 	Duration time.Duration // from start until the whole tree was stopped
 }
 
@@ -119,7 +122,7 @@ func (s Spec) Validate() error {
 	case s.Timeout < 0 || s.Inactivity < 0 || s.Grace < 0:
 		return cairn.Errorf(cairn.EINVALID, "agent timeouts must not be negative")
 	}
-	for _, p := range append(append([]string(nil), s.Watch...), s.WatchSkip...) {
+	for _, p := range slices.Concat(s.Watch, s.WatchSkip, s.Seal, s.SealDB) {
 		if !filepath.IsAbs(p) {
 			return cairn.Errorf(cairn.EINVALID, "watched path %q is not an absolute path", p)
 		}
@@ -213,11 +216,14 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if Available() > 0 {
 		mode = ModeLandlock
 	}
+	private := []string{spec.Dir, spec.Temp, spec.Home}
 	var skip map[string]bool
 	var before map[string]fileState
+	var sealed sealState
 	if mode == ModeSnapshot {
-		skip = skipSet(append([]string{spec.Dir, spec.Temp, spec.Home}, spec.WatchSkip...))
+		skip = skipSet(append(append([]string(nil), private...), spec.WatchSkip...))
 		before = snapshot(spec.Watch, skip)
+		sealed = sealBefore(spec, private)
 	}
 
 	var res *Result
@@ -247,6 +253,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	res.Mode = mode
 	if mode == ModeSnapshot {
 		res.Outside = changed(before, snapshot(spec.Watch, skip))
+		res.Sealed = sealAfter(spec, private, sealed)
 	}
 	return res, nil
 }

@@ -57,6 +57,12 @@
 // the agent runs unconfined and [Run] compares snapshots of the Spec.Watch
 // folders taken before and after the run; Result.Outside lists what was
 // created, changed or deleted there. The result's Mode is [ModeSnapshot].
+// Spec.Seal names folders the agent must not change at all, and
+// Result.Sealed lists what changed there; Spec.SealDB names the SQLite
+// databases among them that others write meanwhile, whose files must keep
+// their identity, whose database file must stay a whole number of pages,
+// and whose write-ahead log must stay at least as long as its index says
+// (see seal.go). Callers decide whether to run an agent unconfined at all.
 //
 // # Environment
 //
