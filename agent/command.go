@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"cairn"
 	"cairn/internal/confine"
@@ -106,8 +107,7 @@ func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
 			return nil, fmt.Errorf("command agent: %w", err)
 		}
 	}
-	var mu sync.Mutex
-	var stdout, tail []string
+	tr := &Transcript{}
 	first := true
 	spec := confine.Spec{
 		Argv: c.Argv, Dir: dir, Temp: tmp, Home: home, Read: c.Read, Deny: c.Deny,
@@ -115,16 +115,9 @@ func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
 		Timeout: c.Timeout, Inactivity: c.Inactivity,
 		Watch: c.Watch, WatchSkip: append(append([]string{}, c.WatchSkip...), ws),
 		Seal: c.Seal, SealDB: c.SealDB,
+		// Output is never called concurrently.
 		Output: func(stream, line string) {
-			mu.Lock()
-			if stream == "stdout" {
-				stdout = append(stdout, line)
-			}
-			tail = append(tail, line)
-			if len(tail) > 40 {
-				tail = tail[1:]
-			}
-			mu.Unlock()
+			tr.Line(stream, line)
 			if t.Activity != nil {
 				t.Activity("text", line)
 			}
@@ -144,7 +137,7 @@ func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
 		}
 		return nil, fmt.Errorf("command agent: %w", err)
 	}
-	output := strings.Join(tail, "\n")
+	output := tr.Tail()
 	if err := c.sealed(ctx, res); err != nil {
 		return nil, err
 	}
@@ -173,7 +166,7 @@ func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
 	if tree == cm.Tree && len(skips) == 0 && len(res.Outside) == 0 {
 		return nil, &Failure{Reason: "empty", Output: output, Message: "the agent changed nothing"}
 	}
-	return &Result{Batch: b, Tree: tree, Summary: lastParagraph(stdout), Mode: string(res.Mode),
+	return &Result{Batch: b, Tree: tree, Summary: tr.Summary(), Mode: string(res.Mode),
 		Contain: string(res.Contain), Outside: res.Outside, Skipped: skips}, nil
 }
 
@@ -214,22 +207,97 @@ func (c *Command) sealed(ctx context.Context, res *confine.Result) error {
 	return &Failure{Reason: "sealed", Message: msg}
 }
 
-// lastParagraph returns the last paragraph of an agent's output: its
-// summary, by the prompt's request.
-func lastParagraph(lines []string) string {
-	end := len(lines)
-	for end > 0 && strings.TrimSpace(lines[end-1]) == "" {
-		end--
+// Bounds on what a Transcript keeps.
+const (
+	tailLines       = 40      // lines of the tail
+	tailLineBytes   = 1 << 10 // bytes of a line of the tail
+	summaryLines    = 40      // lines of a paragraph kept for the summary: its first ones
+	summaryBytes    = 2000    // bytes of the summary
+	summaryLineKeep = 4 << 10 // bytes of a line kept for the summary
+)
+
+// Transcript keeps what cairn needs of an agent's output, within bounds,
+// however much it prints: the tail of both streams, for failure messages,
+// and the last paragraph of standard output, its summary. The rest is not
+// kept: it went to Task.Activity as it came. A Transcript is not safe for
+// concurrent use; its zero value is ready.
+type Transcript struct {
+	tail      [tailLines]string // a ring of the last lines of both streams
+	next, n   int               // where the next tail line goes; how many there are
+	para      []string          // the paragraph of standard output being read: its first lines
+	last      []string          // the last whole paragraph before it
+	paraBytes int               // bytes held in para
+}
+
+// Line adds one line of stream ("stdout" or "stderr").
+func (t *Transcript) Line(stream, line string) {
+	t.tail[t.next] = clip(line, tailLineBytes)
+	t.next = (t.next + 1) % tailLines
+	t.n = min(t.n+1, tailLines)
+	if stream != "stdout" {
+		return
 	}
-	start := end
-	for start > 0 && strings.TrimSpace(lines[start-1]) != "" {
-		start--
+	if strings.TrimSpace(line) == "" {
+		if len(t.para) > 0 {
+			t.last, t.para, t.paraBytes = t.para, nil, 0
+		}
+		return
 	}
-	p := strings.Join(strings.Fields(strings.Join(lines[start:end], " ")), " ")
-	if len(p) > 2000 {
-		p = p[:2000] + "…"
+	if len(t.para) < summaryLines && t.paraBytes < summaryBytes {
+		l := clip(line, summaryLineKeep)
+		t.para = append(t.para, l)
+		t.paraBytes += len(l)
 	}
-	return p
+}
+
+// Tail returns the last lines of both streams, joined by newlines.
+func (t *Transcript) Tail() string {
+	lines := make([]string, 0, t.n)
+	for i := range t.n {
+		lines = append(lines, t.tail[(t.next-t.n+i+tailLines)%tailLines])
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Summary returns the agent's account of its change: the last paragraph of
+// its standard output, by the prompt's request, as one line of at most
+// summaryBytes bytes; "" when it printed none.
+func (t *Transcript) Summary() string {
+	p := t.para
+	if len(p) == 0 {
+		p = t.last
+	}
+	s := strings.Join(strings.Fields(strings.Join(p, " ")), " ")
+	if len(s) > summaryBytes {
+		s = clip(s, summaryBytes-len("…")) + "…"
+	}
+	return s
+}
+
+// Retained returns how many bytes of output t holds.
+func (t *Transcript) Retained() int {
+	n := 0
+	for _, l := range t.tail {
+		n += len(l)
+	}
+	for _, l := range t.para {
+		n += len(l)
+	}
+	for _, l := range t.last {
+		n += len(l)
+	}
+	return n
+}
+
+// clip returns s cut to at most n bytes, at a character boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // IsFailure reports whether err is an agent's own failure.

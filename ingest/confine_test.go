@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -255,5 +256,38 @@ echo "Wrote a page on a mill."
 				t.Errorf("the agent's change reached main")
 			}
 		})
+	}
+}
+
+// TestIngest_BigOutput runs a command agent that prints 100 MB: what cairn
+// keeps of its output stays bounded. The live heap is measured (after a
+// collection) when the agent has printed it all, from the activity stream.
+func TestIngest_BigOutput(t *testing.T) {
+	const printed = 100 << 20
+	script := fmt.Sprintf("yes 'a line of output from a chatty agent' | head -c %d\necho\necho measure\n", printed) + fabriano
+	var base, peak uint64
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	e := setup(t, command(t, script, ""), func(o *ingest.Options) {
+		o.Activity = func(_ *ingest.Source, kind, text string) {
+			if text == "measure" {
+				peak = heap()
+			}
+		}
+	})
+	base = heap()
+	src := e.ingest(e.file("fabriano.md", article))[0].Source
+	if src.Status != ingest.Merged {
+		t.Errorf("status %s (%s), want merged", src.Status, src.Error)
+	}
+	if peak == 0 {
+		t.Fatal("the agent never said measure")
+	}
+	if grew := int64(peak) - int64(base); grew > 16<<20 {
+		t.Errorf("the live heap grew by %d MB while the agent printed %d MB; want it bounded (at most 16 MB)", grew>>20, printed>>20)
 	}
 }
