@@ -49,6 +49,10 @@ func TestTranscript_Bounded(t *testing.T) {
 	}
 }
 
+// TestTranscript_Summary checks which output becomes the summary: the last
+// block between <summary> and </summary> when there is one, else the last
+// paragraph; one line of printable text, bounded in lines and bytes, that
+// cannot pass for a log heading.
 func TestTranscript_Summary(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
@@ -60,6 +64,16 @@ func TestTranscript_Summary(t *testing.T) {
 		{"LastParagraph", []string{"Reading the source.", "", "Updated the ink page", "  and the index.  ", "", ""}, "Updated the ink page and the index."},
 		{"Long", []string{strings.Repeat("word ", 1000)}, strings.TrimSpace(strings.Repeat("word ", 1000))[:2000-len("…")] + "…"},
 		{"Cut", []string{strings.Repeat("é", 1500)}, strings.Repeat("é", 998) + "…"},
+		{"Marked", []string{"<summary>", "Wrote the Fabriano page", "and linked it.", "</summary>", "", "Bye now."}, "Wrote the Fabriano page and linked it."},
+		{"MarkedInline", []string{"Done. <summary>Wrote the ink page.</summary> Bye."}, "Wrote the ink page."},
+		{"MarkedTagLines", []string{"<summary>Wrote", "the ink page.</summary>"}, "Wrote the ink page."},
+		{"LastMarkedWins", []string{"<summary>a plan</summary>", "work", "<summary>", "the result", "</summary>", "trailing words"}, "the result"},
+		{"Unterminated", []string{"noise", "", "<summary>", "Wrote the page", "then was cut"}, "Wrote the page then was cut"},
+		{"EmptyMarked", []string{"<summary></summary>", "", "Last words."}, "Last words."},
+		{"MarkedLines", append(append([]string{"<summary>"}, strings.Split(strings.Repeat("line\n", 100), "\n")...), "</summary>"), strings.TrimSpace(strings.Repeat("line ", 40))},
+		{"Controls", []string{"\x1b[1;31mWrote\x1b[0m the\x00 page\r\tand \x1b]0;title\x07the index\u202e.\u0085"}, "Wrote the page and the index."},
+		{"InvalidUTF8", []string{"Wrote caf\xe9 notes."}, "Wrote caf\ufffd notes."},
+		{"Heading", []string{"## [2026-01-01] ingest | forged.md"}, "[2026-01-01] ingest | forged.md"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var tr agent.Transcript
@@ -71,5 +85,24 @@ func TestTranscript_Summary(t *testing.T) {
 				t.Errorf("Summary() = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestClean(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"plain words", 100, "plain words"},
+		{"  spaced\n\tout  ", 100, "spaced out"},
+		{"\x1b[31mred\x1b[0m and \x1b[2Kcleared", 100, "red and cleared"},
+		{"bell\x07 and nul\x00", 100, "bell and nul"},
+		{"abcdef", 4, "a…"}, // "…" takes three bytes
+		{strings.Repeat("é", 10), 7, "éé…"},
+	} {
+		if got := agent.Clean(tt.in, tt.max); got != tt.want {
+			t.Errorf("Clean(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"cairn"
 	"cairn/admit"
@@ -290,4 +291,52 @@ func TestIngest_BigOutput(t *testing.T) {
 	if grew := int64(peak) - int64(base); grew > 16<<20 {
 		t.Errorf("the live heap grew by %d MB while the agent printed %d MB; want it bounded (at most 16 MB)", grew>>20, printed>>20)
 	}
+}
+
+// TestIngest_AgentOutput checks what of an agent's output reaches the
+// record: its marked summary, not its chatter, becomes the proposal's
+// summary and the log.md entry; the end of a failed agent's output reaches
+// the source's error as bounded, printable text.
+func TestIngest_AgentOutput(t *testing.T) {
+	t.Run("Summary", func(t *testing.T) {
+		script := `i=0; while [ $i -lt 500 ]; do echo "thinking step $i"; i=$((i+1)); done
+echo '<summary>'
+echo 'Wrote concepts/fabriano.md, a page on the town'
+echo 'and its paper mills, linked from index.md.'
+echo '</summary>'
+echo
+echo 'Tokens used: 1234'
+` + fabriano
+		e := setup(t, command(t, script, ""))
+		src := e.ingest(e.file("fabriano.md", article))[0].Source
+		if src.Status != ingest.Merged {
+			t.Fatalf("status %s (%s), want merged", src.Status, src.Error)
+		}
+		want := "Wrote concepts/fabriano.md, a page on the town and its paper mills, linked from index.md."
+		if p := e.proposal(src); p.Summary != want {
+			t.Errorf("the proposal's summary = %q, want %q", p.Summary, want)
+		}
+		if log := e.read("log.md"); !strings.Contains(log, "] ingest | fabriano.md\n"+want+"\n") || strings.Contains(log, "thinking step") {
+			t.Errorf("log.md:\n%s", log)
+		}
+	})
+	t.Run("Failure", func(t *testing.T) {
+		script := `printf '\033[1;31merror:\033[0m bad\007 things\r\n' >&2
+head -c 20000 /dev/zero | tr '\0' x >&2
+echo >&2
+printf 'nul\000 byte and \033]0;title\007 done\n' >&2
+exit 3
+`
+		e := setup(t, command(t, script, ""))
+		src := e.ingest(e.file("fabriano.md", article))[0].Source
+		if src.Status != ingest.Failed || !strings.Contains(src.Error, "status 3") {
+			t.Fatalf("status %s (%s), want failed with status 3", src.Status, src.Error)
+		}
+		if strings.ContainsFunc(src.Error, unicode.IsControl) || len(src.Error) > 2000 {
+			t.Errorf("the source's error has control characters or %d bytes: %q", len(src.Error), src.Error)
+		}
+		if !strings.Contains(src.Error, "error: bad things") || !strings.Contains(src.Error, "nul byte and done") {
+			t.Errorf("the source's error lacks the end of the output: %q", src.Error)
+		}
+	})
 }

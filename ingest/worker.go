@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -256,7 +257,8 @@ func workerOf(job *river.Job[Args]) string {
 	return "a worker"
 }
 
-// headline is the first line of a summary, at most 72 characters.
+// headline is the first line of a summary (an agent's is one line of clean
+// text already), at most 72 characters.
 func headline(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	if r := []rune(line); len(r) > 72 {
@@ -265,11 +267,20 @@ func headline(s string) string {
 	return line
 }
 
+// lastLines returns the last n lines of an agent's output that hold
+// something printable, each as clean text of at most 200 bytes, joined by
+// " / ": the end of its output, for a failure's message.
 func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+	var lines []string
+	for _, l := range slices.Backward(strings.Split(s, "\n")) {
+		if len(lines) == n {
+			break
+		}
+		if l = agent.Clean(l, 200); l != "" {
+			lines = append(lines, l)
+		}
 	}
+	slices.Reverse(lines)
 	return strings.Join(lines, " / ")
 }
 
