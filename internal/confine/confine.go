@@ -96,7 +96,7 @@ type Spec struct {
 
 // Result is how a run ended.
 type Result struct {
-	ExitCode int           // the agent's exit code; -1 when it was killed or stopped (Reason is not "")
+	ExitCode int           // the agent's exit code, 128+n when signal n ended it; -1 when the run was stopped (Reason is not "")
 	Mode     Mode          // how the run was confined
 	Contain  Containment   // how its process tree was contained
 	Reason   string        // "" (exited by itself), ReasonTimeout, ReasonInactive or ReasonCancelled
@@ -382,6 +382,9 @@ loop:
 			return nil, fmt.Errorf("wait for agent: %w", waitErr)
 		}
 		res.ExitCode = cmd.ProcessState.ExitCode()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.ExitCode = 128 + int(ws.Signal()) // as the namespace's init reports it
+		}
 	}
 	return res, nil
 }

@@ -242,3 +242,22 @@ func TestRun_Capabilities(t *testing.T) {
 		t.Errorf("Run() exit %d; capabilities (-want +got):\n%s", res.ExitCode, diff)
 	}
 }
+
+// TestRun_Signaled checks that an agent a signal ended reports 128+n, in a
+// namespace (where its init reports it) and when tracked alike.
+func TestRun_Signaled(t *testing.T) {
+	for _, contain := range []confine.Containment{confine.ContainNamespace, confine.ContainTracking} {
+		t.Run(string(contain), func(t *testing.T) {
+			if contain == confine.ContainNamespace {
+				namespaces(t)
+			} else {
+				t.Setenv("CAIRN_PIDNS", "off")
+			}
+			spec := setup(t)
+			script(t, &spec, `kill -KILL $$`)
+			if res := run(t, t.Context(), spec); res.ExitCode != 128+9 || res.Reason != "" || res.Contain != contain {
+				t.Errorf("Run() = %+v, want exit 137, no reason, %s", res, contain)
+			}
+		})
+	}
+}

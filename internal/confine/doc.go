@@ -116,8 +116,12 @@
 // the same user, or from writing through a file that was already hard-linked
 // into the workspace before the run. Snapshots detect writes only after the
 // fact, only under Spec.Watch, and cannot tell the agent's writes from another
-// process's. Without namespaces, a process that left the agent's process
-// group, scrubbed its environment and lost its parent between two polls
-// escapes the tracking, and so does every descendant of the agent when the
-// process that ran Run is killed.
+// process's; a seal finds changes after the fact too, and neither sees what
+// an unconfined agent read, nor a change that keeps a database well-formed.
+// Without namespaces, a process that left the agent's process group,
+// scrubbed its environment and lost its parent between two polls escapes
+// the tracking, and so does every descendant of the agent when the process
+// that ran Run is killed. In a namespace, the agent sees the namespace's
+// pids, which are the same small numbers in every run (a script's $$ makes
+// no unique name).
 package confine
