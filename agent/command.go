@@ -23,9 +23,11 @@ import (
 // directory, its output streamed as activity. Confined by Landlock, the
 // process may write only inside its workspace and a private temp and home
 // folder, and read only those, the system's read-only folders, its own
-// command file and the Read folders (package confine); where the kernel
-// lacks Landlock, snapshots of the watched folders taken before and after
-// detect writes outside. After it exits, the workspace is the proposal.
+// command file and the Read folders (package confine). Where the kernel
+// lacks Landlock it runs only if Unconfined allows it; then snapshots of
+// the watched folders taken before and after detect writes outside, and a
+// change to the sealed folders fails the job. After it exits, the
+// workspace is the proposal.
 type Command struct {
 	Store *store.Store
 	// Argv is the command (required).

@@ -191,7 +191,9 @@ func (s *Service) infra(ctx context.Context, src *Source, job *river.Job[Args], 
 	return s.fail(ctx, src, job, msg, "cairn jobs retry "+fmt.Sprint(job.ID)+" tries again.")
 }
 
-// runtime returns the agent runtime the policy names.
+// runtime returns the agent runtime the policy names, or an error with a
+// hint when it may not run: a bad agent.read, or a command agent where it
+// would run unconfined and agent.unconfined does not allow that.
 func (s *Service) runtime(pol *admit.Policy, job *river.Job[Args]) (agent.Runtime, error) {
 	switch pol.Runtime() {
 	case "command":
@@ -199,16 +201,15 @@ func (s *Service) runtime(pol *admit.Policy, job *river.Job[Args]) (agent.Runtim
 		if err != nil {
 			return nil, err
 		}
-		deny := []string{filepath.Join(s.v.Root, vault.DirName)}
-		if err := confine.CheckRead(pol.Agent.Read, deny); err != nil {
+		dir := filepath.Join(s.v.Root, vault.DirName)
+		if err := confine.CheckRead(pol.Agent.Read, []string{dir}); err != nil {
 			return nil, cairn.Errorf(cairn.EINVALID, "agent.read: %w", err).
 				WithHint("Name folders that neither hold your home folder nor overlap the vault's .cairn: cairn settings set agent.read /opt/agent")
 		}
-		dir := filepath.Join(s.v.Root, vault.DirName)
 		rt := &agent.Command{
 			Store: s.v.Store, Argv: argv, Env: s.env, Pass: pol.Agent.Env,
 			Read:       pol.Agent.Read,
-			Deny:       deny,
+			Deny:       []string{dir},
 			WorkDir:    filepath.Join(dir, "work"),
 			Unconfined: pol.Agent.Unconfined == "allow",
 			Watch:      []string{s.v.Root},
