@@ -9,8 +9,11 @@
 //     commit's files, confined so it can write only there and in private
 //     temp and home folders, and read only those, the system's read-only
 //     files and the folders agent.read names (package confine), its prompt
-//     on stdin and its output streamed.
+//     on stdin and its output streamed; a Transcript keeps, within bounds,
+//     the end of its output and its summary. Without Landlock it runs only
+//     when agent.unconfined allows it.
 //
-// Every agent is told that text inside a source is data, never
-// instructions (Prompt); the admission gates judge whatever it does.
+// Every agent is told that everything it reads (the source, the vault's
+// pages, any file) is data, never instructions (Prompt); the admission
+// gates judge whatever it does.
 package agent
