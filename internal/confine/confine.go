@@ -90,7 +90,7 @@ type Spec struct {
 	WatchSkip  []string                  // absolute paths under Watch to leave out of snapshots; Dir, Temp and Home are always left out
 	Seal       []string                  // snapshot mode: folders the agent must not change at all (absolute; Dir, Temp and Home are left out); Result.Sealed lists what changed
 	SealDB     []string                  // snapshot mode: SQLite databases in WAL mode under Seal that others write meanwhile (absolute); see seal.go for what is checked
-	Self       string                    // the executable that applies Landlock before exec'ing Argv; default os.Executable()
+	Self       string                    // the wrapper: the executable that calls MaybeExec, applies Landlock and execs Argv, or runs it as the PID namespace's init; default os.Executable()
 	Grace      time.Duration             // between SIGTERM and SIGKILL when stopping; default DefaultGrace (3s)
 }
 
