@@ -24,10 +24,8 @@ func CheckRead(read, deny []string) error {
 		denied = append(denied, forms(d)...)
 	}
 	var home []string
-	for _, h := range []string{os.Getenv("HOME"), userHome()} {
-		if h != "" {
-			home = append(home, forms(h)...)
-		}
+	if h, err := os.UserHomeDir(); err == nil && h != "" {
+		home = forms(h)
 	}
 	for _, r := range read {
 		if _, err := os.Stat(r); err != nil {
@@ -56,12 +54,6 @@ func CheckRead(read, deny []string) error {
 		}
 	}
 	return nil
-}
-
-// userHome returns the user's home folder, or "".
-func userHome() string {
-	h, _ := os.UserHomeDir()
-	return h
 }
 
 // forms returns path cleaned and, when it differs, with symbolic links
