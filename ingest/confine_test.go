@@ -227,7 +227,8 @@ func TestIngest_Unconfined(t *testing.T) {
 	t.Run("Concurrent", func(t *testing.T) {
 		// Jobs that run side by side make and remove their workspaces
 		// under .cairn/ and write the database: never the other's seal.
-		script := `printf -- '---\ntitle: Mill '$$'\ntype: concept\n---\n# Mill\n\nSee [[concepts/paper|Paper]].\n' > concepts/mill-$$.md
+		script := `job=$(basename "$(dirname "$PWD")") # in its PID namespace, every agent's $$ is the same
+printf -- '---\ntitle: Mill '$job'\ntype: concept\n---\n# Mill\n\nSee [[concepts/paper|Paper]].\n' > concepts/mill-$job.md
 echo "Wrote a page on a mill."
 `
 		e := setup(t, command(t, script, "  unconfined: allow\n  workers: 3\n"))
