@@ -3,6 +3,7 @@ package admit
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,6 +47,17 @@ type AgentPolicy struct {
 	Attempts int `yaml:"attempts,omitempty"`
 	// Workers is how many jobs one process runs at once. Default 2.
 	Workers int `yaml:"workers,omitempty"`
+	// Read are further absolute paths a confined command agent may read
+	// and execute, beside its workspace and the system's read-only
+	// folders: its install folder, say. Default none.
+	Read []string `yaml:"read,omitempty"`
+	// Env names the variables of cairn's environment that reach a command
+	// agent, beside PATH, LANG, LANGUAGE, LC_* and TZ: its API key, say.
+	// Default none.
+	Env []string `yaml:"env,omitempty"`
+	// Unconfined says whether a command agent may run where the kernel
+	// offers no Landlock: "refuse" (default) or "allow".
+	Unconfined string `yaml:"unconfined,omitempty"`
 }
 
 // SourcePolicy limits what may be ingested.
@@ -205,6 +217,24 @@ func (p *Policy) Validate() error {
 	if p.Agent.Workers < 0 || p.Agent.Workers > maxWorkers {
 		return bad("agent.workers must be a whole number from 1 to %d, not %d", maxWorkers, p.Agent.Workers)
 	}
+	switch p.Agent.Unconfined {
+	case "", "refuse", "allow":
+	default:
+		return bad("agent.unconfined is %q; it must be refuse or allow", p.Agent.Unconfined)
+	}
+	for _, name := range p.Agent.Env {
+		if !envName(name) {
+			return bad("agent.env: %q is not an environment variable name, like ANTHROPIC_API_KEY", name)
+		}
+		if slices.Contains([]string{"HOME", "TMPDIR", "TMP", "TEMP", "PWD"}, name) || strings.HasPrefix(name, "CAIRN_CONFINE") {
+			return bad("agent.env: %s is set for the agent by cairn and cannot be passed through", name)
+		}
+	}
+	for _, r := range p.Agent.Read {
+		if !filepath.IsAbs(r) || filepath.Clean(r) != r {
+			return bad("agent.read: %q must be a clean absolute path, like /opt/agent", r)
+		}
+	}
 	for _, lists := range [][]string{p.Paths.Protected, p.Paths.Allowed} {
 		for _, x := range lists {
 			if _, err := cairn.CleanPath(strings.TrimSuffix(x, "/")); err != nil {
@@ -278,6 +308,9 @@ var settingKeys = []struct{ key, help string }{
 	{"agent.inactivity", "an agent that prints nothing for this long is stopped"},
 	{"agent.attempts", "runs of a job when the infrastructure fails"},
 	{"agent.workers", "jobs one process runs at once"},
+	{"agent.read", "further folders a confined command agent may read (comma-separated absolute paths)"},
+	{"agent.env", "variables of cairn's environment passed to a command agent (comma-separated names)"},
+	{"agent.unconfined", "without Landlock, refuse (default) or allow a command agent, which then runs unconfined"},
 	{"sources.max_size", "the largest source accepted"},
 	{"paths.protected", "further paths only people may change (comma-separated; folders end in /)"},
 	{"paths.allowed", "where agents may write (comma-separated; empty: anywhere not protected)"},
@@ -324,6 +357,12 @@ func (p *Policy) get(key string) (string, error) {
 		return strconv.Itoa(p.Attempts()), nil
 	case "agent.workers":
 		return strconv.Itoa(p.Workers()), nil
+	case "agent.read":
+		return strings.Join(p.Agent.Read, ","), nil
+	case "agent.env":
+		return strings.Join(p.Agent.Env, ","), nil
+	case "agent.unconfined":
+		return cmpOr(p.Agent.Unconfined, "refuse"), nil
 	case "sources.max_size":
 		return humanize.IBytes(uint64(p.MaxSize())), nil
 	case "paths.protected":
@@ -470,7 +509,7 @@ func SetPolicy(data []byte, key, value string) ([]byte, error) {
 	var val *yaml.Node
 	if value != "" {
 		val = &yaml.Node{Kind: yaml.ScalarNode, Value: value}
-		if list := slices.Contains([]string{"paths.protected", "paths.allowed", "paths.types", "paths.dotfiles"}, key); list {
+		if list := slices.Contains([]string{"paths.protected", "paths.allowed", "paths.types", "paths.dotfiles", "agent.read", "agent.env"}, key); list {
 			val = &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
 			for _, item := range strings.Split(value, ",") {
 				if item = strings.TrimSpace(item); item != "" {
@@ -530,6 +569,16 @@ func setNode(m *yaml.Node, path []string, val *yaml.Node) {
 		val = &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: p}, val}}
 	}
 	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: path[0]}, val)
+}
+
+// envName reports whether s is an environment variable name.
+func envName(s string) bool {
+	for i, c := range s {
+		if c != '_' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func cmpOr[T comparable](v, def T) T {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"cairn"
 	"cairn/internal/confine"
@@ -18,29 +20,49 @@ import (
 
 // Command runs any agent CLI: a configured argv, the prompt on stdin, a
 // workspace folder holding the base commit's files as its working
-// directory, its output streamed as activity. The process may write only
-// inside its workspace and a private temp folder (Landlock); where the
-// kernel lacks Landlock, snapshots of the watched folders taken before and
-// after detect writes outside. After it exits, the workspace is the
-// proposal.
+// directory, its output streamed as activity. Confined by Landlock, the
+// process may write only inside its workspace and a private temp and home
+// folder, and read only those, the system's read-only folders, its own
+// command file and the Read folders (package confine). Where the kernel
+// lacks Landlock it runs only if Unconfined allows it; then snapshots of
+// the watched folders taken before and after detect writes outside, and a
+// change to the sealed folders fails the job. After it exits, the
+// workspace is the proposal.
 type Command struct {
 	Store *store.Store
 	// Argv is the command (required).
 	Argv []string
 	// WorkDir is where workspaces are made (the vault's .cairn/work).
 	WorkDir string
+	// Read are further folders the agent may read and execute beside the
+	// system's (agent.read); Deny are folders it must never read, which no
+	// Read entry may overlap (the vault's .cairn).
+	Read, Deny []string
+	// Unconfined allows the agent to run where the kernel offers no
+	// Landlock (agent.unconfined: allow); otherwise it is refused there.
+	Unconfined bool
 	// Watch are the folders snapshot mode watches for outside writes (the
-	// vault's folder, other workspaces); WatchSkip are paths under them
-	// to leave out (the vault's database).
+	// vault's folder); WatchSkip are paths under them to leave out (the
+	// vault's .cairn).
 	Watch, WatchSkip []string
+	// Seal are the folders an unconfined agent must not change at all (the
+	// vault's .cairn, but for the agent's own workspace), SealDB the SQLite
+	// databases among them that others write meanwhile (see package
+	// confine); Verify, when set, checks what else it can after such a run
+	// (the database's integrity). Any change found fails the job.
+	Seal, SealDB []string
+	Verify       func(context.Context) error
 	// Timeout bounds a run; Inactivity stops a run that printed nothing
 	// for that long. Zero means none.
 	Timeout, Inactivity time.Duration
-	// Env is added to the agent's environment.
-	Env []string
-	// Exclusive, when set, is held while the agent runs in snapshot mode,
-	// so that nothing else this process does (another agent, a folder
-	// sync) passes for the agent's write.
+	// Env is added to the agent's environment; Pass names the variables of
+	// this process's environment that reach the agent (agent.env), beside
+	// PATH and the locale. Nothing else of it does.
+	Env, Pass []string
+	// Exclusive, when set, is held in snapshot mode from before the
+	// workspace is made until it is removed, so that nothing else this
+	// process does (another agent and its workspace, a folder sync)
+	// passes for the agent's write.
 	Exclusive *sync.Mutex
 	// Crash, when set, is called at named points (crash tests).
 	Crash func(string)
@@ -49,46 +71,56 @@ type Command struct {
 // Name returns "command".
 func (c *Command) Name() string { return "command" }
 
+// Check reports whether the agent may run here: where the kernel offers no
+// Landlock (or CAIRN_LANDLOCK=off), only when Unconfined allows it. The
+// error has code EFORBIDDEN and a hint naming the setting.
+func (c *Command) Check() error {
+	if confine.Available() > 0 || c.Unconfined {
+		return nil
+	}
+	return cairn.Errorf(cairn.EFORBIDDEN, "the kernel offers no Landlock (or CAIRN_LANDLOCK=off), and agent.unconfined does not allow a command agent to run unconfined: it could read and write anything this user can").
+		WithHint("Run it on Linux 5.13 or later with Landlock, or allow it anyway (changes under .cairn/ still fail the job): cairn settings set agent.unconfined allow")
+}
+
 // Run materializes the base commit in a workspace, runs the agent there
 // and reads the workspace back as the proposed tree.
 func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
+	if err := c.Check(); err != nil {
+		return nil, &Failure{Reason: "unconfined", Message: err.Error() + ". " + cairn.ErrorHint(err)}
+	}
 	cm, err := c.Store.ReadCommit(ctx, t.Base)
 	if err != nil {
 		return nil, fmt.Errorf("command agent: %w", err)
+	}
+	if confine.Available() == 0 && c.Exclusive != nil {
+		c.Exclusive.Lock()
+		defer c.Exclusive.Unlock() // after the workspace is removed
 	}
 	ws := filepath.Join(c.WorkDir, fmt.Sprintf("job-%d-%d", t.Job, t.Attempt))
 	if err := os.RemoveAll(ws); err != nil {
 		return nil, fmt.Errorf("command agent: clear workspace: %w", err)
 	}
 	defer os.RemoveAll(ws)
-	dir, tmp := filepath.Join(ws, "vault"), filepath.Join(ws, "tmp")
+	dir, tmp, home := filepath.Join(ws, "vault"), filepath.Join(ws, "tmp"), filepath.Join(ws, "home")
 	if _, err := worktree.Materialize(ctx, c.Store, cm.Tree, dir); err != nil {
 		return nil, fmt.Errorf("command agent: %w", err)
 	}
-	if err := os.MkdirAll(tmp, 0o700); err != nil {
-		return nil, fmt.Errorf("command agent: %w", err)
+	for _, d := range []string{tmp, home} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("command agent: %w", err)
+		}
 	}
-	if confine.Available() == 0 && c.Exclusive != nil {
-		c.Exclusive.Lock()
-		defer c.Exclusive.Unlock()
-	}
-	var mu sync.Mutex
-	var stdout, tail []string
+	tr := &Transcript{}
 	first := true
 	spec := confine.Spec{
-		Argv: c.Argv, Dir: dir, Temp: tmp, Stdin: []byte(Prompt(t)), Env: c.Env,
+		Argv: c.Argv, Dir: dir, Temp: tmp, Home: home, Read: c.Read, Deny: c.Deny,
+		Stdin: []byte(Prompt(t)), Env: c.Env, Pass: c.Pass,
 		Timeout: c.Timeout, Inactivity: c.Inactivity,
 		Watch: c.Watch, WatchSkip: append(append([]string{}, c.WatchSkip...), ws),
+		Seal: c.Seal, SealDB: c.SealDB,
+		// Output is never called concurrently.
 		Output: func(stream, line string) {
-			mu.Lock()
-			if stream == "stdout" {
-				stdout = append(stdout, line)
-			}
-			tail = append(tail, line)
-			if len(tail) > 40 {
-				tail = tail[1:]
-			}
-			mu.Unlock()
+			tr.Line(stream, line)
 			if t.Activity != nil {
 				t.Activity("text", line)
 			}
@@ -108,7 +140,10 @@ func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
 		}
 		return nil, fmt.Errorf("command agent: %w", err)
 	}
-	output := strings.Join(tail, "\n")
+	output := tr.Tail()
+	if err := c.sealed(ctx, res); err != nil {
+		return nil, err
+	}
 	switch res.Reason {
 	case confine.ReasonCancelled:
 		if err := ctx.Err(); err != nil {
@@ -134,26 +169,242 @@ func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
 	if tree == cm.Tree && len(skips) == 0 && len(res.Outside) == 0 {
 		return nil, &Failure{Reason: "empty", Output: output, Message: "the agent changed nothing"}
 	}
-	return &Result{Batch: b, Tree: tree, Summary: lastParagraph(stdout), Mode: string(res.Mode),
-		Outside: res.Outside, Skipped: skips}, nil
+	return &Result{Batch: b, Tree: tree, Summary: tr.Summary(), Mode: string(res.Mode),
+		Contain: string(res.Contain), Outside: res.Outside, Skipped: skips}, nil
 }
 
-// lastParagraph returns the last paragraph of an agent's output: its
-// summary, by the prompt's request.
-func lastParagraph(lines []string) string {
-	end := len(lines)
-	for end > 0 && strings.TrimSpace(lines[end-1]) == "" {
-		end--
+// sealed fails the job when an unconfined run changed what it must not:
+// whatever else the agent did, none of it is admitted.
+func (c *Command) sealed(ctx context.Context, res *confine.Result) error {
+	if res.Mode != confine.ModeSnapshot {
+		return nil
 	}
-	start := end
-	for start > 0 && strings.TrimSpace(lines[start-1]) != "" {
-		start--
+	var why string
+	db := false
+	if len(res.Sealed) > 0 {
+		shown := res.Sealed[:min(len(res.Sealed), 5)]
+		why = "it changed " + strings.Join(shown, ", ")
+		if len(res.Sealed) > len(shown) {
+			why += fmt.Sprintf(" and %d more", len(res.Sealed)-len(shown))
+		}
+		for _, p := range res.Sealed {
+			for _, d := range c.SealDB {
+				db = db || strings.HasPrefix(p, d)
+			}
+		}
+	} else if c.Verify != nil {
+		if err := c.Verify(ctx); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			why, db = err.Error(), true
+		}
 	}
-	p := strings.Join(strings.Fields(strings.Join(lines[start:end], " ")), " ")
-	if len(p) > 2000 {
-		p = p[:2000] + "…"
+	if why == "" {
+		return nil
 	}
-	return p
+	msg := "the unconfined agent touched cairn's own folder .cairn/: " + why + "; nothing of its change is admitted"
+	if db {
+		msg += ", and the vault's database may be damaged (check it: cairn doctor)"
+	}
+	return &Failure{Reason: "sealed", Message: msg}
+}
+
+// Bounds on what a Transcript keeps.
+const (
+	tailLines       = 40      // lines of the tail
+	tailLineBytes   = 1 << 10 // bytes of a line of the tail
+	summaryLines    = 40      // lines of a paragraph kept for the summary: its first ones
+	summaryBytes    = 2000    // bytes of the summary
+	summaryLineKeep = 4 << 10 // bytes of a line kept for the summary
+)
+
+// Transcript keeps what cairn needs of an agent's output, within bounds,
+// however much it prints: the tail of both streams, for failure messages,
+// and the agent's summary from its standard output — the last block
+// between <summary> and </summary> (the prompt asks for one), else the last
+// paragraph. The rest is not kept: it went to Task.Activity as it came. A
+// Transcript is not safe for concurrent use; its zero value is ready.
+type Transcript struct {
+	tail    [tailLines]string // a ring of the last lines of both streams
+	next, n int               // where the next tail line goes; how many there are
+	para    text              // the paragraph of standard output being read
+	last    text              // the last whole paragraph before it
+	marking bool              // inside a <summary> block
+	mark    text              // the block being read
+	marked  text              // the last whole block
+}
+
+// text is the first lines of a paragraph or block, within the summary's
+// bounds.
+type text struct {
+	lines []string
+	bytes int
+}
+
+func (x *text) add(line string) {
+	if strings.TrimSpace(line) == "" {
+		return
+	}
+	if len(x.lines) < summaryLines && x.bytes < summaryBytes {
+		l := clip(line, summaryLineKeep)
+		x.lines = append(x.lines, l)
+		x.bytes += len(l)
+	}
+}
+
+// The tags that mark the summary.
+const (
+	summaryOpen  = "<summary>"
+	summaryClose = "</summary>"
+)
+
+// Line adds one line of stream ("stdout" or "stderr").
+func (t *Transcript) Line(stream, line string) {
+	t.tail[t.next] = clip(line, tailLineBytes)
+	t.next = (t.next + 1) % tailLines
+	t.n = min(t.n+1, tailLines)
+	if stream != "stdout" {
+		return
+	}
+	for rest := line; ; {
+		if !t.marking {
+			i := strings.Index(rest, summaryOpen)
+			if i < 0 {
+				break
+			}
+			t.marking, t.mark = true, text{}
+			rest = rest[i+len(summaryOpen):]
+			continue
+		}
+		j := strings.Index(rest, summaryClose)
+		if j < 0 {
+			t.mark.add(rest)
+			break
+		}
+		t.mark.add(rest[:j])
+		t.marking, t.marked = false, t.mark
+		rest = rest[j+len(summaryClose):]
+	}
+	if strings.TrimSpace(line) == "" {
+		if len(t.para.lines) > 0 {
+			t.last, t.para = t.para, text{}
+		}
+		return
+	}
+	t.para.add(line)
+}
+
+// Tail returns the last lines of both streams, joined by newlines.
+func (t *Transcript) Tail() string {
+	lines := make([]string, 0, t.n)
+	for i := range t.n {
+		lines = append(lines, t.tail[(t.next-t.n+i+tailLines)%tailLines])
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Summary returns the agent's account of its change: the last block
+// between <summary> and </summary> (one the output ended in counts too),
+// else the last paragraph of its standard output; as one line of
+// printable text (Clean) of at most summaryBytes bytes, made of at most
+// summaryLines lines, that does not start with "#" (it becomes the body of
+// a log.md entry, whose headings start so). "" when it printed none.
+func (t *Transcript) Summary() string {
+	candidates := []text{t.marked, t.para, t.last}
+	if t.marking {
+		candidates = append([]text{t.mark}, candidates...)
+	}
+	for _, x := range candidates {
+		s := strings.TrimSpace(strings.TrimLeft(Clean(strings.Join(x.lines, "\n"), summaryBytes), "#"))
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// Retained returns how many bytes of output t holds.
+func (t *Transcript) Retained() int {
+	n := 0
+	for _, l := range t.tail {
+		n += len(l)
+	}
+	return n + t.para.bytes + t.last.bytes + t.mark.bytes + t.marked.bytes
+}
+
+// Clean returns s as one line of printable text of at most max bytes (cut
+// with "…"): invalid UTF-8 replaced, terminal escape sequences, control
+// and bidirectional formatting characters removed, runs of white space
+// made one space.
+func Clean(s string, max int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == 0x1b:
+			n = escapeLen(s[i:])
+		case unicode.IsSpace(r):
+			b.WriteByte(' ')
+		case unicode.IsControl(r), bidi(r):
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	out := strings.Join(strings.Fields(b.String()), " ")
+	if len(out) > max {
+		out = clip(out, max-len("…")) + "…"
+	}
+	return out
+}
+
+// escapeLen returns the length of the terminal escape sequence s starts
+// with: a control sequence (ESC [ ... final byte), an operating system
+// command or string (ESC ] ... BEL or ESC \), or ESC and one character.
+func escapeLen(s string) int {
+	if len(s) < 2 {
+		return len(s)
+	}
+	switch s[1] {
+	case '[':
+		for i := 2; i < len(s); i++ {
+			if s[i] >= 0x40 && s[i] <= 0x7e {
+				return i + 1
+			}
+		}
+		return len(s)
+	case ']', 'P', '_', '^':
+		for i := 2; i < len(s); i++ {
+			if s[i] == 0x07 {
+				return i + 1
+			}
+			if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '\\' {
+				return i + 2
+			}
+		}
+		return len(s)
+	}
+	_, n := utf8.DecodeRuneInString(s[1:])
+	return 1 + n
+}
+
+// bidi reports whether r is a bidirectional formatting character, which
+// can make text read otherwise than it is.
+func bidi(r rune) bool {
+	return r == 0x061c || r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}
+
+// clip returns s cut to at most n bytes, at a character boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // IsFailure reports whether err is an agent's own failure.

@@ -443,8 +443,8 @@ echo "Wrote the Fabriano page."`, "", ingest.Merged, nil, ""},
 }
 
 // TestIngest_WriteOutside checks both confinement modes: with Landlock the
-// write never happens; without, the snapshot catches it and the proposal
-// is rejected.
+// write never happens; without (where agent.unconfined allows it), the
+// snapshot catches it and the proposal is rejected.
 func TestIngest_WriteOutside(t *testing.T) {
 	script := `echo pwned > "$OUTSIDE/pwned.txt" || echo "refused"
 printf -- '---\ntitle: Fabriano\ntype: concept\n---\n# Fabriano\n\nSee [[concepts/paper|Paper]].\n' > concepts/fabriano.md
@@ -466,7 +466,7 @@ echo "Wrote the Fabriano page."`
 	})
 	t.Run("Snapshot", func(t *testing.T) {
 		t.Setenv("CAIRN_LANDLOCK", "off")
-		e := setup(t, command(t, strings.ReplaceAll(script, `"$OUTSIDE/pwned.txt"`, `../../../../index.md`), ""))
+		e := setup(t, command(t, strings.ReplaceAll(script, `"$OUTSIDE/pwned.txt"`, `../../../../index.md`), "  unconfined: allow\n"))
 		src := e.ingest(e.file("fabriano.md", article))[0].Source
 		if src.Status != ingest.Rejected {
 			t.Fatalf("status %s (%s), want rejected", src.Status, src.Error)
@@ -483,12 +483,14 @@ echo "Wrote the Fabriano page."`
 }
 
 func TestIngest_Cancel(t *testing.T) {
-	pids := make(chan int, 1)
-	e := setup(t, command(t, "sleep 600 & echo \"pid $!\"; wait", ""), func(o *ingest.Options) {
+	// The agent's child is found by its command line: in a PID namespace,
+	// the agent does not know its child's pid on this side.
+	token := fmt.Sprint(time.Now().UnixNano())
+	started := make(chan struct{}, 1)
+	e := setup(t, command(t, "sleep 600."+token+" & echo started; wait", ""), func(o *ingest.Options) {
 		o.Activity = func(_ *ingest.Source, kind, text string) {
-			var pid int
-			if _, err := fmt.Sscanf(text, "pid %d", &pid); err == nil {
-				pids <- pid
+			if text == "started" {
+				started <- struct{}{}
 			}
 		}
 	})
@@ -498,12 +500,12 @@ func TestIngest_Cancel(t *testing.T) {
 	}
 	src := added[0].Source
 	// Wait for the agent's child to start, then cancel the job.
-	var pid int
 	select {
-	case pid = <-pids:
+	case <-started:
 	case <-time.After(time.Minute):
 		t.Fatal("the agent never started")
 	}
+	pid := processWith(t, "600."+token)
 	if _, err := e.svc.CancelJob(e.ctx, src.Job, cairn.User("ada")); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -226,7 +227,9 @@ func (s *Service) infra(ctx context.Context, src *Source, job *river.Job[Args], 
 	return s.fail(ctx, src, job, msg, "cairn jobs retry "+fmt.Sprint(job.ID)+" tries again.")
 }
 
-// runtime returns the agent runtime the policy names.
+// runtime returns the agent runtime the policy names, or an error with a
+// hint when it may not run: a bad agent.read, or a command agent where it
+// would run unconfined and agent.unconfined does not allow that.
 func (s *Service) runtime(pol *admit.Policy, job *river.Job[Args]) (agent.Runtime, error) {
 	switch pol.Runtime() {
 	case "command":
@@ -234,16 +237,40 @@ func (s *Service) runtime(pol *admit.Policy, job *river.Job[Args]) (agent.Runtim
 		if err != nil {
 			return nil, err
 		}
-		return &agent.Command{
-			Store: s.v.Store, Argv: argv, Env: s.env,
-			WorkDir:    filepath.Join(s.v.Root, vault.DirName, "work"),
-			Watch:      []string{s.v.Root, filepath.Join(s.v.Root, vault.DirName, "work")},
-			WatchSkip:  []string{filepath.Join(s.v.Root, vault.DirName)},
+		dir := filepath.Join(s.v.Root, vault.DirName)
+		if err := confine.CheckRead(pol.Agent.Read, []string{dir}); err != nil {
+			return nil, cairn.Errorf(cairn.EINVALID, "agent.read: %w", err).
+				WithHint("Name folders that neither hold your home folder nor overlap the vault's .cairn: cairn settings set agent.read /opt/agent")
+		}
+		rt := &agent.Command{
+			Store: s.v.Store, Argv: argv, Env: s.env, Pass: pol.Agent.Env,
+			Read:       pol.Agent.Read,
+			Deny:       []string{dir},
+			WorkDir:    filepath.Join(dir, "work"),
+			Unconfined: pol.Agent.Unconfined == "allow",
+			Watch:      []string{s.v.Root},
+			WatchSkip:  []string{dir},
+			Seal:       []string{dir},
+			SealDB:     []string{filepath.Join(dir, vault.DBName)},
+			Verify: func(ctx context.Context) error {
+				var res string
+				if err := s.v.DB.Read().QueryRowContext(ctx, `PRAGMA quick_check(1)`).Scan(&res); err != nil {
+					return fmt.Errorf("check the database: %w", err)
+				}
+				if res != "ok" {
+					return fmt.Errorf("the database fails its check: %s", res)
+				}
+				return nil
+			},
 			Timeout:    pol.Timeout(),
 			Inactivity: pol.Inactivity(),
 			Exclusive:  &s.folder,
 			Crash:      s.crash,
-		}, nil
+		}
+		if err := rt.Check(); err != nil {
+			return nil, err
+		}
+		return rt, nil
 	}
 	return &agent.Extractive{Store: s.v.Store, Index: s.v.Index}, nil
 }
@@ -267,7 +294,8 @@ func workerOf(job *river.Job[Args]) string {
 	return "a worker"
 }
 
-// headline is the first line of a summary, at most 72 characters.
+// headline is the first line of a summary (an agent's is one line of clean
+// text already), at most 72 characters.
 func headline(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	if r := []rune(line); len(r) > 72 {
@@ -276,11 +304,20 @@ func headline(s string) string {
 	return line
 }
 
+// lastLines returns the last n lines of an agent's output that hold
+// something printable, each as clean text of at most 200 bytes, joined by
+// " / ": the end of its output, for a failure's message.
 func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+	var lines []string
+	for _, l := range slices.Backward(strings.Split(s, "\n")) {
+		if len(lines) == n {
+			break
+		}
+		if l = agent.Clean(l, 200); l != "" {
+			lines = append(lines, l)
+		}
 	}
+	slices.Reverse(lines)
 	return strings.Join(lines, " / ")
 }
 

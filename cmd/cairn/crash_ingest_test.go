@@ -174,8 +174,11 @@ func TestCrashIngest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills child processes")
 	}
-	const writer = `printf -- '---\ntitle: Mills '$$'\ntype: concept\n---\n# Mills\n\nSee [[concepts/paper|Paper]].\n' > concepts/mills-$$.md
-sed -i 's|- \[\[concepts/ink|- [[concepts/mills-'$$'\|Mills]]\n- [[concepts/ink|' index.md
+	// The page is named by the job's workspace (job-<id>-<attempt>): in
+	// its PID namespace, every agent's $$ is the same.
+	const writer = `job=$(basename "$(dirname "$PWD")")
+printf -- '---\ntitle: Mills '$job'\ntype: concept\n---\n# Mills\n\nSee [[concepts/paper|Paper]].\n' > concepts/mills-$job.md
+sed -i 's|- \[\[concepts/ink|- [[concepts/mills-'$job'\|Mills]]\n- [[concepts/ink|' index.md
 echo "Wrote a page on mills."
 sleep 0.2
 echo "Done."`

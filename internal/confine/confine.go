@@ -11,8 +11,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"cairn"
@@ -25,6 +27,27 @@ const (
 	ModeLandlock Mode = "landlock" // the kernel refused writes outside the writable folders
 	ModeSnapshot Mode = "snapshot" // no Landlock: writes outside were detected afterwards by comparing snapshots
 )
+
+// Containment says how a run's process tree was contained.
+type Containment string
+
+const (
+	ContainNamespace Containment = "pid-namespace" // the agent ran in a PID namespace of its own, which dies with the run
+	ContainTracking  Containment = "tracking"      // no namespaces: the agent's descendants were found by polling /proc
+)
+
+// containment is one way to start an agent's process tree.
+type containment struct {
+	contain Containment
+	attr    *syscall.SysProcAttr
+}
+
+// container stops a run's process tree.
+type container interface {
+	scan() int                // refreshes what it knows; returns how many processes live (0: none)
+	stop(grace time.Duration) // SIGTERM to every process, SIGKILL after grace
+	reapAll()                 // reaps the zombies it was left
+}
 
 // Reasons a run was stopped, as Result.Reason reports them.
 const (
@@ -54,23 +77,31 @@ type Spec struct {
 	Argv       []string                  // the command (required); Argv[0] is looked up in PATH, or relative to Dir when it holds a slash
 	Dir        string                    // the workspace: working directory, writable (required, absolute, must exist)
 	Temp       string                    // a private temp folder, writable; TMPDIR/TMP/TEMP point at it (required, absolute, must exist)
+	Home       string                    // a private home folder, writable; HOME points at it (absolute, must exist); default Temp
+	Read       []string                  // further files and folders the agent may read and execute (absolute, must exist): the runtime's install folder, folders the settings name
+	Deny       []string                  // folders the agent must never read (absolute): Run refuses a Read entry that is one, lies in one or holds one
 	Stdin      []byte                    // given on standard input, then closed (the prompt); nil: standard input is empty
-	Env        []string                  // extra environment (KEY=VALUE), on top of the parent's
+	Env        []string                  // extra environment (KEY=VALUE), on top of what is passed through
+	Pass       []string                  // names of the parent's variables passed through, beside PATH, LANG, LANGUAGE, LC_* and TZ (the runtime's settings); unset ones are left out
 	Timeout    time.Duration             // the whole run; 0 = none
 	Inactivity time.Duration             // no output for this long ends the run; 0 = none
 	Output     func(stream, line string) // called for each line of "stdout" and "stderr", in order per stream, never concurrently; may be nil
 	Watch      []string                  // folders to snapshot in snapshot mode (absolute); writes there are reported
-	WatchSkip  []string                  // absolute paths under Watch to leave out of snapshots; Dir and Temp are always left out
-	Self       string                    // the executable that applies Landlock before exec'ing Argv; default os.Executable()
+	WatchSkip  []string                  // absolute paths under Watch to leave out of snapshots; Dir, Temp and Home are always left out
+	Seal       []string                  // snapshot mode: folders the agent must not change at all (absolute; Dir, Temp and Home are left out); Result.Sealed lists what changed
+	SealDB     []string                  // snapshot mode: SQLite databases in WAL mode under Seal that others write meanwhile (absolute); see seal.go for what is checked
+	Self       string                    // the wrapper: the executable that calls MaybeExec, applies Landlock and execs Argv, or runs it as the PID namespace's init; default os.Executable()
 	Grace      time.Duration             // between SIGTERM and SIGKILL when stopping; default DefaultGrace (3s)
 }
 
 // Result is how a run ended.
 type Result struct {
-	ExitCode int           // the agent's exit code; -1 when it was killed or stopped (Reason is not "")
+	ExitCode int           // the agent's exit code, 128+n when signal n ended it; -1 when the run was stopped (Reason is not "")
 	Mode     Mode          // how the run was confined
+	Contain  Containment   // how its process tree was contained
 	Reason   string        // "" (exited by itself), ReasonTimeout, ReasonInactive or ReasonCancelled
 	Outside  []string      // snapshot mode: absolute paths created, changed or deleted under Watch during the run, sorted; nil in landlock mode
+	Sealed   []string      // snapshot mode: absolute paths under Seal that changed, sorted; nil when none did, and in landlock mode
 	Duration time.Duration // from start until the whole tree was stopped
 }
 
@@ -84,17 +115,62 @@ func (s Spec) Validate() error {
 		return cairn.Errorf(cairn.EINVALID, "agent workspace %q is not an absolute path", s.Dir)
 	case !filepath.IsAbs(s.Temp):
 		return cairn.Errorf(cairn.EINVALID, "agent temp folder %q is not an absolute path", s.Temp)
+	case s.Home != "" && !filepath.IsAbs(s.Home):
+		return cairn.Errorf(cairn.EINVALID, "agent home folder %q is not an absolute path", s.Home)
 	case s.Self != "" && !filepath.IsAbs(s.Self):
 		return cairn.Errorf(cairn.EINVALID, "confinement wrapper %q is not an absolute path", s.Self)
 	case s.Timeout < 0 || s.Inactivity < 0 || s.Grace < 0:
 		return cairn.Errorf(cairn.EINVALID, "agent timeouts must not be negative")
 	}
-	for _, p := range append(append([]string(nil), s.Watch...), s.WatchSkip...) {
+	for _, p := range slices.Concat(s.Watch, s.WatchSkip, s.Seal, s.SealDB) {
 		if !filepath.IsAbs(p) {
 			return cairn.Errorf(cairn.EINVALID, "watched path %q is not an absolute path", p)
 		}
 	}
+	for _, p := range append(append([]string(nil), s.Read...), s.Deny...) {
+		if !filepath.IsAbs(p) {
+			return cairn.Errorf(cairn.EINVALID, "agent read folder %q is not an absolute path", p)
+		}
+	}
+	for _, name := range s.Pass {
+		if err := CheckVar(name); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// CheckVar reports, as an error with code EINVALID, whether name cannot be
+// passed through to an agent: it is not a variable name, or Run sets it
+// (HOME, TMPDIR, TMP, TEMP, PWD and its own).
+func CheckVar(name string) error {
+	valid := name != "" && !(name[0] >= '0' && name[0] <= '9')
+	for _, c := range name {
+		valid = valid && (c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9')
+	}
+	switch {
+	case !valid:
+		return cairn.Errorf(cairn.EINVALID, "%q is not an environment variable name", name)
+	case slices.Contains(setVars(), name):
+		return cairn.Errorf(cairn.EINVALID, "%s is set for the agent and cannot be passed through", name)
+	}
+	return nil
+}
+
+// setVars are the variables Run sets for the agent.
+func setVars() []string {
+	return []string{"HOME", "TMPDIR", "TMP", "TEMP", "PWD", envWrapper, envMarker}
+}
+
+// passed reports whether the parent's variable name reaches the agent
+// without being named: the command search path, the locale and the time
+// zone.
+func passed(name string) bool {
+	switch name {
+	case "PATH", "LANG", "LANGUAGE", "TZ":
+		return true
+	}
+	return strings.HasPrefix(name, "LC_")
 }
 
 // Run starts the command and waits for it, then stops whatever the command
@@ -111,7 +187,8 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("start agent: %w", err)
 	}
-	for _, dir := range []string{spec.Dir, spec.Temp} {
+	spec.Home = cmp.Or(spec.Home, spec.Temp)
+	for _, dir := range []string{spec.Dir, spec.Temp, spec.Home} {
 		fi, err := os.Stat(dir)
 		if err != nil {
 			return nil, cairn.Errorf(cairn.EINVALID, "check agent folder: %w", err)
@@ -124,6 +201,9 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, cairn.Errorf(cairn.EINVALID, "find agent command %q: %w", spec.Argv[0], err)
 	}
+	if err := CheckRead(spec.Read, spec.Deny); err != nil {
+		return nil, err
+	}
 	if err := prepareParent(); err != nil {
 		return nil, err
 	}
@@ -132,41 +212,55 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		return nil, err
 	}
 
-	cmd := &exec.Cmd{
-		Path:        path,
-		Args:        spec.Argv,
-		Dir:         spec.Dir,
-		Env:         childEnv(spec, marker),
-		SysProcAttr: sysProcAttr(),
-	}
 	mode := ModeSnapshot
 	if Available() > 0 {
 		mode = ModeLandlock
-		if err := wrap(cmd, spec, path); err != nil {
-			return nil, err
-		}
 	}
+	private := []string{spec.Dir, spec.Temp, spec.Home}
 	var skip map[string]bool
 	var before map[string]fileState
+	var sealed sealState
 	if mode == ModeSnapshot {
-		skip = skipSet(append([]string{spec.Dir, spec.Temp}, spec.WatchSkip...))
+		skip = skipSet(append(append([]string(nil), private...), spec.WatchSkip...))
 		before = snapshot(spec.Watch, skip)
+		sealed = sealBefore(spec, private)
 	}
 
-	res, err := supervise(ctx, cmd, spec, marker)
-	if err != nil {
-		return nil, err
+	var res *Result
+	for _, c := range containments() {
+		cmd := &exec.Cmd{
+			Path:        path,
+			Args:        spec.Argv,
+			Dir:         spec.Dir,
+			Env:         childEnv(spec, marker),
+			SysProcAttr: c.attr,
+		}
+		if mode == ModeLandlock || c.contain == ContainNamespace {
+			if err := wrap(cmd, spec, path, mode == ModeLandlock, c.contain == ContainNamespace); err != nil {
+				return nil, err
+			}
+		}
+		res, err = supervise(ctx, cmd, spec, marker, c.contain)
+		if err != nil && c.contain == ContainNamespace && refused(err) {
+			continue // not allowed here: the next way
+		}
+		if err != nil {
+			return nil, err
+		}
+		res.Contain = c.contain
+		break
 	}
 	res.Mode = mode
 	if mode == ModeSnapshot {
 		res.Outside = changed(before, snapshot(spec.Watch, skip))
+		res.Sealed = sealAfter(spec, private, sealed)
 	}
 	return res, nil
 }
 
 // supervise starts cmd, feeds its input, streams its output, waits for it to
 // exit or for a reason to stop it, and then stops its whole tree.
-func supervise(ctx context.Context, cmd *exec.Cmd, spec Spec, marker string) (*Result, error) {
+func supervise(ctx context.Context, cmd *exec.Cmd, spec Spec, marker string, contain Containment) (*Result, error) {
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("make agent stdin: %w", err)
@@ -192,9 +286,13 @@ func supervise(ctx context.Context, cmd *exec.Cmd, spec Spec, marker string) (*R
 	}
 	// The root cannot be reaped before Wait is called, so its /proc entry
 	// is there to read.
-	tree := newTree(cmd.Process.Pid, marker)
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	done := make(chan struct{})
+	tree := newContainer(contain, cmd.Process, marker, done)
+	var waitErr error
+	go func() {
+		waitErr = cmd.Wait()
+		close(done)
+	}()
 
 	active := make(chan struct{}, 1)
 	notify := func() {
@@ -236,12 +334,11 @@ func supervise(ctx context.Context, cmd *exec.Cmd, spec Spec, marker string) (*R
 	defer tick.Stop()
 
 	var reason string
-	var waitErr error
 	exited := false
 loop:
 	for {
 		select {
-		case waitErr = <-waited:
+		case <-done:
 			exited = true
 			break loop
 		case <-ctx.Done():
@@ -264,7 +361,7 @@ loop:
 
 	tree.stop(cmp.Or(spec.Grace, DefaultGrace))
 	if !exited {
-		waitErr = <-waited
+		<-done
 	}
 	// Every writer of the pipes is gone now, unless a process outside the
 	// tree holds them: then closing our ends ends the readers.
@@ -285,13 +382,17 @@ loop:
 			return nil, fmt.Errorf("wait for agent: %w", waitErr)
 		}
 		res.ExitCode = cmd.ProcessState.ExitCode()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.ExitCode = 128 + int(ws.Signal()) // as the namespace's init reports it
+		}
 	}
 	return res, nil
 }
 
 // wrap turns cmd into the confinement wrapper: Self, told by the
-// environment to restrict itself and exec path.
-func wrap(cmd *exec.Cmd, spec Spec, path string) error {
+// environment to restrict itself with Landlock (landlock) and exec path, or
+// to be the init of the namespace cmd starts (init) and run path.
+func wrap(cmd *exec.Cmd, spec Spec, path string, landlock, init bool) error {
 	self := spec.Self
 	if self == "" {
 		var err error
@@ -299,10 +400,20 @@ func wrap(cmd *exec.Cmd, spec Spec, path string) error {
 			return fmt.Errorf("find confinement wrapper: %w", err)
 		}
 	}
+	// The command itself is readable wherever it lies: a script needs
+	// reading, a program executing.
+	exe, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return fmt.Errorf("find agent command %s: %w", path, err)
+	}
 	payload, err := json.Marshal(wrapperSpec{
-		Write: []string{spec.Dir, spec.Temp},
-		Path:  path,
-		Argv:  spec.Argv,
+		Landlock: landlock,
+		Read:     append(append([]string(nil), spec.Read...), exe),
+		Write:    []string{spec.Dir, spec.Temp, spec.Home},
+		Path:     path,
+		Argv:     spec.Argv,
+		Init:     init,
+		GraceMS:  cmp.Or(spec.Grace, DefaultGrace).Milliseconds(),
 	})
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", envWrapper, err)
@@ -329,12 +440,21 @@ func lookPath(name, dir string) (string, error) {
 	return path, err
 }
 
-// childEnv returns the agent's environment: the parent's, then spec.Env,
-// then the temp folder, the working directory and the run's marker.
+// childEnv returns the agent's environment: of the parent's, only the
+// variables passed without naming and those spec.Pass names; then
+// spec.Env; then the temp and home folders, the working directory and the
+// run's marker.
 func childEnv(spec Spec, marker string) []string {
 	var env []string
-	for _, kv := range append(os.Environ(), spec.Env...) {
-		if !strings.HasPrefix(kv, envWrapper+"=") && !strings.HasPrefix(kv, envMarker+"=") {
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if passed(name) || slices.Contains(spec.Pass, name) {
+			env = append(env, kv)
+		}
+	}
+	for _, kv := range spec.Env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(setVars(), name) {
 			env = append(env, kv)
 		}
 	}
@@ -342,6 +462,7 @@ func childEnv(spec Spec, marker string) []string {
 		"TMPDIR="+spec.Temp,
 		"TMP="+spec.Temp,
 		"TEMP="+spec.Temp,
+		"HOME="+spec.Home,
 		"PWD="+spec.Dir,
 		envMarker+"="+marker,
 	)

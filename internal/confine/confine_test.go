@@ -1,7 +1,9 @@
 package confine_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -20,11 +22,18 @@ import (
 )
 
 // TestMain lets the test binary serve as Spec.Self (the confinement
-// wrapper), and as a helper agent that reports the errno of its writes.
+// wrapper), as a helper agent that reports the errno of its writes or
+// reads, and as a process that runs an agent, for a test to kill.
 func TestMain(m *testing.M) {
 	confine.MaybeExec()
 	if paths := os.Getenv("CONFINE_TEST_WRITE"); paths != "" {
 		os.Exit(writeHelper(filepath.SplitList(paths)))
+	}
+	if paths := os.Getenv("CONFINE_TEST_READ"); paths != "" {
+		os.Exit(readHelper(filepath.SplitList(paths)))
+	}
+	if spec := os.Getenv("CONFINE_TEST_SUPERVISE"); spec != "" {
+		os.Exit(superviseHelper(spec))
 	}
 	os.Exit(m.Run())
 }
@@ -43,6 +52,37 @@ func writeHelper(paths []string) int {
 			fmt.Printf("error %s: %v\n", p, err)
 		}
 	}
+	return 0
+}
+
+// helperSpec is what superviseHelper runs.
+type helperSpec struct {
+	Argv      []string
+	Dir, Temp string
+	Read      []string
+}
+
+// superviseHelper runs the spec in CONFINE_TEST_SUPERVISE, printing the
+// agent's lines: the process a test kills.
+func superviseHelper(payload string) int {
+	var p helperSpec
+	if err := json.Unmarshal([]byte(payload), &p); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	spec := confine.Spec{Argv: p.Argv, Dir: p.Dir, Temp: p.Temp, Read: p.Read}
+	w := bufio.NewWriter(os.Stdout)
+	spec.Output = func(stream, line string) {
+		fmt.Fprintln(w, line)
+		w.Flush()
+	}
+	res, err := confine.Run(context.Background(), spec)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	fmt.Fprintf(w, "result %+v\n", res)
+	w.Flush()
 	return 0
 }
 
@@ -65,16 +105,19 @@ func setup(t *testing.T) confine.Spec {
 	return spec
 }
 
-// script writes a /bin/sh script outside the workspace and returns the
-// argv that runs it. Running it through sh, rather than exec'ing the file,
-// avoids ETXTBSY when a parallel test forks while the file is open.
-func script(t *testing.T, body string) []string {
+// script writes a /bin/sh script outside the workspace, in a folder the
+// agent may read, and makes spec run it. Running it through sh, rather
+// than exec'ing the file, avoids ETXTBSY when a parallel test forks while
+// the file is open.
+func script(t *testing.T, spec *confine.Spec, body string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "agent.sh")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agent.sh")
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return []string{"sh", path}
+	spec.Argv = []string{"sh", path}
+	spec.Read = append(spec.Read, dir)
 }
 
 // output collects the lines a run prints, per stream.
@@ -154,7 +197,7 @@ func TestRun_Landlock(t *testing.T) {
 		out := output{}
 		spec.Env = []string{"OUTSIDE=" + outside}
 		spec.Output = out.record
-		spec.Argv = script(t, `
+		script(t, &spec, `
 set -u
 echo inside > inside.txt || exit 10
 mkdir sub && echo x > sub/f && mv sub/f sub/g && ln -s g sub/link && rm -r sub || exit 11
@@ -234,7 +277,7 @@ func TestRun_Snapshot(t *testing.T) {
 
 	t.Run("Outside", func(t *testing.T) {
 		spec, vault := setupVault(t)
-		spec.Argv = script(t, `
+		script(t, &spec, `
 echo new > "$VAULT/notes/new.md"
 echo more >> "$VAULT/existing.md"
 rm "$VAULT/gone.md"
@@ -259,7 +302,7 @@ echo temp > "$TMPDIR/temp.txt"
 
 	t.Run("Clean", func(t *testing.T) {
 		spec, _ := setupVault(t)
-		spec.Argv = script(t, `echo inside > inside.txt; cat "$VAULT/existing.md" > copy.md`)
+		script(t, &spec, `echo inside > inside.txt; cat "$VAULT/existing.md" > copy.md`)
 		res := run(t, t.Context(), spec)
 		if res.Mode != confine.ModeSnapshot || res.Outside != nil {
 			t.Errorf("Run() = %+v, want mode snapshot, nothing outside", res)
@@ -279,7 +322,7 @@ func TestRun_Output(t *testing.T) {
 			out := output{}
 			spec.Output = out.record
 			spec.Stdin = []byte("a\nb\nc\n")
-			spec.Argv = script(t, `
+			script(t, &spec, `
 while IFS= read -r line; do echo "got $line"; done
 echo "tmp=$TMPDIR"
 echo "wrapper=${CAIRN_CONFINE-unset}"
@@ -366,6 +409,9 @@ func TestSpec_Validate(t *testing.T) {
 		{"RelativeSelf", func(s *confine.Spec) { s.Self = "cairn" }},
 		{"RelativeWatch", func(s *confine.Spec) { s.Watch = []string{"vault"} }},
 		{"RelativeSkip", func(s *confine.Spec) { s.WatchSkip = []string{"vault/db"} }},
+		{"RelativeHome", func(s *confine.Spec) { s.Home = "home" }},
+		{"RelativeRead", func(s *confine.Spec) { s.Read = []string{"tools"} }},
+		{"RelativeDeny", func(s *confine.Spec) { s.Deny = []string{".cairn"} }},
 		{"NegativeTimeout", func(s *confine.Spec) { s.Timeout = -time.Second }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -406,9 +452,11 @@ func TestMaybeExec(t *testing.T) {
 	}{
 		{"BadJSON", false, `{`, 126},
 		{"NoCommand", false, `{"write":["` + dir + `"]}`, 126},
-		{"MissingFolder", true, `{"write":["` + dir + `/missing"],"path":"/bin/true","argv":["true"]}`, 126},
-		{"MissingCommand", true, `{"write":["` + dir + `"],"path":"/no/such/agent","argv":["agent"]}`, 127},
-		{"OK", true, `{"write":["` + dir + `"],"path":"/bin/sh","argv":["sh","-c","exit 7"]}`, 7},
+		{"MissingFolder", true, `{"landlock":true,"write":["` + dir + `/missing"],"path":"/bin/true","argv":["true"]}`, 126},
+		{"MissingRead", true, `{"landlock":true,"read":["` + dir + `/missing"],"path":"/bin/true","argv":["true"]}`, 126},
+		{"MissingCommand", true, `{"landlock":true,"write":["` + dir + `"],"path":"/no/such/agent","argv":["agent"]}`, 127},
+		{"OK", true, `{"landlock":true,"write":["` + dir + `"],"path":"/bin/sh","argv":["sh","-c","exit 7"]}`, 7},
+		{"Unconfined", false, `{"path":"/bin/sh","argv":["sh","-c","exit 7"]}`, 7},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.landlock {

@@ -1,50 +1,127 @@
 // Package confine runs an external agent CLI — any command, given a prompt on
-// standard input — so that it can write only inside its workspace folder and
-// a private temp folder, streams its output line by line, enforces a run
-// timeout and an inactivity timeout, and stops the agent's whole process tree
-// when the run ends.
+// standard input — so that it can read only what it needs and write only
+// inside its workspace folder and a private temp and home folder, streams its
+// output line by line, enforces a run timeout and an inactivity timeout, and
+// stops the agent's whole process tree when the run ends.
 //
 // # Confinement
 //
 // When the kernel offers Landlock ([Available] > 0), [Run] does not start the
 // agent itself: it starts Spec.Self (the cairn binary) with the environment
-// variable CAIRN_CONFINE set to a JSON object naming the writable folders and
-// the command. [MaybeExec], called first thing in main, recognises that
-// variable, restricts its own thread with Landlock (reading and executing
-// stay allowed everywhere; creating, writing, truncating, renaming, linking
-// and removing are allowed only under the workspace, the temp folder and a
-// few device files such as /dev/null) and execs the agent from that thread.
-// The restriction is inherited across exec and by every process the agent
-// starts, and cannot be lifted; a write elsewhere fails with EACCES. The
-// result's Mode is [ModeLandlock].
+// variable CAIRN_CONFINE set to a JSON object naming the readable and writable
+// folders and the command. [MaybeExec], called first thing in main, recognises
+// that variable, restricts its own thread with Landlock and execs the agent
+// from that thread (or, as the init of the run's PID namespace, starts it from
+// that thread: see Process tree). The restriction is inherited across exec and
+// fork, by every process the agent starts, and cannot be lifted; a read or
+// write outside what it allows fails with EACCES. The result's Mode is
+// [ModeLandlock].
+//
+// The agent may read, write, create, truncate, rename, link and remove
+// under Spec.Dir (the workspace), Spec.Temp and Spec.Home, and read and
+// write a few device files (/dev/null, /dev/zero, /dev/full, /dev/tty,
+// /dev/ptmx, /dev/pts). It may read and execute, and nothing else:
+//
+//   - the command's own file (symbolic links resolved), wherever it lies;
+//   - Spec.Read: the runtime's install folder, folders the settings name;
+//   - the system's read-only files: /usr, /bin, /sbin, /lib, /lib32,
+//     /lib64, /libx32 and /nix/store; of /etc only what the C library,
+//     name lookups, TLS and locales read (ld.so.*, nsswitch.conf, passwd,
+//     group, hosts, host.conf, resolv.conf, gai.conf, services, protocols,
+//     networks, localtime, timezone, locale.alias, locale.conf,
+//     default/locale, ssl, ca-certificates, ca-certificates.conf, pki,
+//     crypto-policies, mime.types, magic, magic.mime, terminfo,
+//     os-release), so never shadow, gshadow, sudoers or SSH keys;
+//     /dev/random and /dev/urandom; /sys/devices/system/cpu and
+//     /sys/kernel/mm/transparent_hugepage; and /proc when it is the
+//     agent's own (see Process tree), otherwise only its cpuinfo, meminfo,
+//     stat, loadavg, uptime, version, filesystems and sys (the machine's
+//     /proc would show every process's environment: Landlock does not
+//     guard /proc/<pid>/environ). Entries missing on the machine are left
+//     out.
+//
+// Nothing else is readable: not the user's home, not the folders beside
+// the workspace (other workspaces, the vault's database), not /tmp, /run,
+// /var or /opt. [CheckRead] (which Run applies) refuses a Spec.Read entry
+// that is missing, that holds the user's home, or that is, lies in or holds
+// a Spec.Deny folder, and a Deny folder that lies in a system folder.
+//
+// Reading files, listing folders and executing are restricted since Landlock
+// ABI 1, as are creating, writing and removing; renaming and linking across
+// folders from ABI 2 (before, the kernel refuses them outright for a confined
+// process), truncating from ABI 3 (before, truncate by path is not restricted,
+// but opening for writing is). Later ABIs add rules this package does not use:
+// the network (4), ioctl on devices (5), signals and abstract sockets (6).
 //
 // Without Landlock (an old kernel, or CAIRN_LANDLOCK=off in the environment)
 // the agent runs unconfined and [Run] compares snapshots of the Spec.Watch
 // folders taken before and after the run; Result.Outside lists what was
 // created, changed or deleted there. The result's Mode is [ModeSnapshot].
+// Spec.Seal names folders the agent must not change at all, and
+// Result.Sealed lists what changed there; Spec.SealDB names the SQLite
+// databases among them that others write meanwhile, whose files must keep
+// their identity, whose database file must stay a whole number of pages,
+// and whose write-ahead log must stay at least as long as its index says
+// (see seal.go). Callers decide whether to run an agent unconfined at all.
+//
+// # Environment
+//
+// The agent does not inherit the caller's environment: it gets PATH, LANG,
+// LANGUAGE, LC_* and TZ, the variables Spec.Pass names (those unset are left
+// out; [CheckVar] says which names may be passed), Spec.Env, HOME (Spec.Home),
+// TMPDIR, TMP and TEMP (Spec.Temp), PWD, and the run's marker
+// CAIRN_CONFINE_RUN. Spec.Env cannot override what Run sets.
 //
 // # Process tree
 //
-// The agent starts in its own process group, and the calling process makes
-// itself a child subreaper so that the agent's orphaned descendants are
-// re-parented to it rather than to init. While the agent runs, [Run] polls
-// /proc and tracks every process whose parent chain leads to the agent, that
-// stays in the agent's process group, or that carries the run's marker
-// variable (CAIRN_CONFINE_RUN) in its environment — which finds processes
-// that called setsid or double-forked. Each is remembered by pid and start
-// time, so a reused pid is never mistaken for one of them. When the run ends
-// for any reason, every tracked process still alive gets SIGTERM, then
-// SIGKILL after Spec.Grace, and its zombie is reaped.
+// Where it may, [Run] starts the agent in a PID namespace and a mount
+// namespace of its own (Result.Contain is [ContainNamespace]): as root
+// directly, as another user inside a new user namespace that maps only that
+// user and group (the agent gets no capabilities there). The wrapper is the
+// namespace's init: it mounts a /proc of the namespace (so /proc shows only
+// the agent's processes, and the agent may read all of it), starts the
+// agent, reaps its orphans and passes the signals Run sends it on to every
+// process in the namespace. When the agent exits, the rest of the namespace
+// gets SIGTERM and Spec.Grace to end; then the init exits, and the kernel
+// kills whatever is left. The init is started with PR_SET_PDEATHSIG
+// (SIGKILL), so if the process that ran Run dies, even by SIGKILL, the init
+// dies with it, and the kernel kills the whole namespace: no process of the
+// agent's, however it detached (setsid, double forks, an empty
+// environment), outlives the run. When the run is stopped (timeout,
+// inactivity, cancellation), the init gets SIGTERM, then SIGKILL after
+// Spec.Grace. CAIRN_PIDNS=off in the environment leaves the namespaces out.
+//
+// Where namespaces are refused (another user without user namespaces, a
+// container that forbids them), Run tracks the tree instead
+// ([ContainTracking]). The agent starts in its own process group, and the
+// calling process makes itself a child subreaper so that the agent's
+// orphaned descendants are re-parented to it rather than to init. While
+// the agent runs, Run polls /proc and tracks every process whose parent
+// chain leads to the agent, that stays in the agent's process group, or
+// that carries the run's marker variable (CAIRN_CONFINE_RUN) in its
+// environment — which finds most processes that called setsid or
+// double-forked. Each is remembered by pid and start time, so a reused pid
+// is never mistaken for one of them. When the run ends for any reason,
+// every tracked process still alive gets SIGTERM, then SIGKILL after
+// Spec.Grace, and its zombie is reaped. The agent itself dies with the
+// process that ran Run (PR_SET_PDEATHSIG), but its descendants do not.
 //
 // # Limits
 //
-// Landlock confines the file system only. It does not stop the agent from
-// reaching the network, from talking to other processes over sockets (a
-// local cairn server, a Docker or D-Bus socket) which then write on its
-// behalf, from signalling other processes of the same user, or from writing
-// through a file that was already hard-linked into the workspace before the
-// run. Snapshots detect writes only after the fact, only under Spec.Watch,
-// and cannot tell the agent's writes from another process's. A process that
-// left the agent's process group, scrubbed its environment and lost its
-// parent between two polls escapes the tracking.
+// Landlock confines the file system only. Before ABI 3 the truncate system
+// call is not restricted: an agent can empty a file it may not open for
+// writing. It does not stop the agent from reaching the network, from talking
+// to other processes over sockets (a local cairn server, a Docker or D-Bus
+// socket) which then write on its behalf, from signalling other processes of
+// the same user, or from writing through a file that was already hard-linked
+// into the workspace before the run. Snapshots detect writes only after the
+// fact, only under Spec.Watch, and cannot tell the agent's writes from another
+// process's; a seal finds changes after the fact too, and neither sees what
+// an unconfined agent read, nor a change that keeps a database well-formed.
+// Without namespaces, a process that left the agent's process group,
+// scrubbed its environment and lost its parent between two polls escapes
+// the tracking, and so does every descendant of the agent when the process
+// that ran Run is killed. In a namespace, the agent sees the namespace's
+// pids, which are the same small numbers in every run (a script's $$ makes
+// no unique name).
 package confine

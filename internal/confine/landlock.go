@@ -9,18 +9,20 @@ package confine
 // thread right before exec, which golang.org/x/sys/unix provides.
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 const (
+	// readRights are the rights to read files, list folders and execute
+	// programs (Landlock ABI 1).
+	readRights = unix.LANDLOCK_ACCESS_FS_EXECUTE |
+		unix.LANDLOCK_ACCESS_FS_READ_FILE |
+		unix.LANDLOCK_ACCESS_FS_READ_DIR
 	// writeRightsV1 are the write rights of Landlock ABI 1: everything but
 	// executing and reading files and listing folders.
 	writeRightsV1 = unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
@@ -35,18 +37,23 @@ const (
 		unix.LANDLOCK_ACCESS_FS_MAKE_SYM
 	// fileRights are the rights among those handled that a rule on a
 	// single file, rather than a folder, may carry.
-	fileRights = unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_TRUNCATE
+	fileRights = unix.LANDLOCK_ACCESS_FS_EXECUTE |
+		unix.LANDLOCK_ACCESS_FS_READ_FILE |
+		unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
+		unix.LANDLOCK_ACCESS_FS_TRUNCATE
 )
 
-// writeRights returns the write rights that Landlock ABI abi can refuse:
-// renaming and linking across folders from ABI 2, truncating from ABI 3.
-// Reading, executing, listing, ioctl and connecting to sockets are never
-// handled, so they stay allowed everywhere.
-func writeRights(abi int) uint64 {
+// handledRights returns the rights that Landlock ABI abi can refuse and
+// that the confinement handles: reading, listing and executing, and the
+// write rights of ABI 1, with renaming and linking across folders from ABI
+// 2 and truncating from ABI 3. Later ABIs add nothing handled here: ioctl
+// on devices (5) stays allowed, and so do the network (4) and signals and
+// abstract sockets (6).
+func handledRights(abi int) uint64 {
 	if abi < 1 {
 		return 0
 	}
-	rights := uint64(writeRightsV1)
+	rights := uint64(readRights | writeRightsV1)
 	if abi >= 2 {
 		rights |= unix.LANDLOCK_ACCESS_FS_REFER
 	}
@@ -75,62 +82,18 @@ func kernelABI() int {
 	return int(v)
 }
 
-// MaybeExec must be called first thing in main() (and in TestMain of
-// packages that use Run). When this process was started by Run as the
-// confinement wrapper — the environment holds CAIRN_CONFINE — it restricts
-// itself with Landlock, removes CAIRN_CONFINE from the environment and execs
-// the agent: it never returns then. When that fails it prints a message to
-// standard error and exits with 127 (command not found) or 126 (anything
-// else), so that the agent never runs unconfined. Otherwise MaybeExec returns
-// immediately and does nothing.
-func MaybeExec() {
-	payload, ok := os.LookupEnv(envWrapper)
-	if !ok {
-		return
-	}
-	code, err := execConfined(payload)
-	fmt.Fprintf(os.Stderr, "cairn: confine agent: %v\n", err)
-	os.Exit(code)
-}
-
-// execConfined restricts the current thread and execs the agent from it.
-// It returns only on failure.
-func execConfined(payload string) (int, error) {
-	var ws wrapperSpec
-	if err := json.Unmarshal([]byte(payload), &ws); err != nil {
-		return exitCannotExec, fmt.Errorf("decode %s: %w", envWrapper, err)
-	}
-	if ws.Path == "" || len(ws.Argv) == 0 {
-		return exitCannotExec, fmt.Errorf("decode %s: no command", envWrapper)
-	}
-	// Landlock and no_new_privs apply to the calling thread, and execve
-	// keeps the calling thread's credentials for the new program, so the
-	// three calls must share one thread. It is never unlocked: the process
-	// either becomes the agent or exits.
-	runtime.LockOSThread()
-	if err := restrictThread(ws.Write); err != nil {
-		return exitCannotExec, fmt.Errorf("apply landlock: %w", err)
-	}
-	if err := os.Unsetenv(envWrapper); err != nil {
-		return exitCannotExec, fmt.Errorf("unset %s: %w", envWrapper, err)
-	}
-	err := syscall.Exec(ws.Path, ws.Argv, os.Environ())
-	if errors.Is(err, syscall.ENOENT) {
-		return exitNotFound, fmt.Errorf("exec %s: %w", ws.Path, err)
-	}
-	return exitCannotExec, fmt.Errorf("exec %s: %w", ws.Path, err)
-}
-
 // rulesetAttr is struct landlock_ruleset_attr cut after its first field,
 // which every ABI accepts; the later fields (network, scopes) stay unused.
 type rulesetAttr struct {
 	handledAccessFS uint64
 }
 
-// restrictThread makes the current thread unable to write anywhere but
-// under writable and the devices, for good.
-func restrictThread(writable []string) error {
-	rights := writeRights(kernelABI())
+// restrictThread makes the current thread unable, for good, to read
+// anything but the read set (readable, the system's files and the devices)
+// and to write anything but under writable and the devices. procMounted
+// says that /proc is the agent's own (see systemRead).
+func restrictThread(readable, writable []string, procMounted bool) error {
+	rights := handledRights(kernelABI())
 	if rights == 0 {
 		return errors.New("the kernel offers no Landlock")
 	}
@@ -146,12 +109,19 @@ func restrictThread(writable []string) error {
 			return fmt.Errorf("allow writes under %s: %w", path, err)
 		}
 	}
-	// Programs write to these as a matter of course; those missing on this
-	// machine are left out.
-	devices := []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts"}
-	for _, path := range devices {
-		err := allow(ruleset, path, rights)
-		if err != nil && !errors.Is(err, unix.ENOENT) {
+	for _, path := range readable {
+		if err := allow(ruleset, path, readRights); err != nil {
+			return fmt.Errorf("allow reads under %s: %w", path, err)
+		}
+	}
+	// Those missing on this machine are left out.
+	for _, path := range systemRead(procMounted) {
+		if err := allow(ruleset, path, readRights); err != nil && !errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("allow reads under %s: %w", path, err)
+		}
+	}
+	for _, path := range devices() {
+		if err := allow(ruleset, path, rights); err != nil && !errors.Is(err, unix.ENOENT) {
 			return fmt.Errorf("allow writes to %s: %w", path, err)
 		}
 	}

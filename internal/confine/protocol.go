@@ -10,6 +10,9 @@ const (
 	envMarker = "CAIRN_CONFINE_RUN"
 	// envSwitch=off makes Available report no Landlock.
 	envSwitch = "CAIRN_LANDLOCK"
+	// envPidns=off makes Run track the process tree instead of starting
+	// the agent in a PID namespace.
+	envPidns = "CAIRN_PIDNS"
 	// wrapperFlag is the wrapper's only argument. A Self that does not
 	// call MaybeExec fails on it instead of running as itself.
 	wrapperFlag = "-cairn-confine-wrapper"
@@ -23,9 +26,17 @@ const (
 
 // wrapperSpec is what Run tells the wrapper through CAIRN_CONFINE.
 type wrapperSpec struct {
-	Write []string `json:"write"` // folders (or files) where writing stays allowed
-	Path  string   `json:"path"`  // the absolute path of the command to exec
-	Argv  []string `json:"argv"`  // its arguments, argv[0] included
+	Landlock bool     `json:"landlock"` // restrict the agent with Landlock to Read and Write
+	Read     []string `json:"read"`     // files and folders beyond the system's that may be read and executed
+	Write    []string `json:"write"`    // folders (or files) where reading and writing stay allowed
+	Path     string   `json:"path"`     // the absolute path of the command to exec
+	Argv     []string `json:"argv"`     // its arguments, argv[0] included
+	// Init: the wrapper is the init of a new PID and mount namespace; it
+	// mounts the namespace's /proc, starts the agent, reaps orphans,
+	// forwards signals, and exits with the agent's status once the rest
+	// of the namespace has stopped or GraceMS has passed.
+	Init    bool  `json:"init"`
+	GraceMS int64 `json:"grace_ms"`
 }
 
 // Landlock file-system rights, as in <linux/landlock.h>.

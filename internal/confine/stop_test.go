@@ -1,3 +1,5 @@
+//go:build linux
+
 package confine_test
 
 import (
@@ -6,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,17 +16,18 @@ import (
 )
 
 // treeScript starts background processes of every kind an agent may leave
-// behind, writes their pids into $PIDS, says "ready" and then runs tail.
-// One has a command name that /proc/<pid>/stat shows as "(odd) (name)".
+// behind, writes their pids (as the agent sees them) into $PIDS, says
+// "ready" and then runs tail. One has a command name that /proc/<pid>/stat
+// shows as "(odd) (name)". Every command line holds 1000.TOKEN.
 const treeScript = `
-sleep 1000 &
+sleep 1000.TOKEN &
 echo $! > "$PIDS/child"
-setsid sh -c 'echo $$ > "$PIDS/setsid"; exec sleep 1000' &
-(sh -c 'echo $$ > "$PIDS/orphan"; exec sleep 1000' &)
-(setsid sh -c 'echo $$ > "$PIDS/daemon"; exec sleep 1000' &)
-sh -c 'trap "" TERM; echo $$ > "$PIDS/stubborn"; while :; do sleep 1; done' &
+setsid sh -c 'echo $$ > "$PIDS/setsid"; exec sleep 1000.TOKEN' &
+(sh -c 'echo $$ > "$PIDS/orphan"; exec sleep 1000.TOKEN' &)
+(setsid sh -c 'echo $$ > "$PIDS/daemon"; exec sleep 1000.TOKEN' &)
+sh -c 'trap "" TERM; echo $$ > "$PIDS/stubborn"; while :; do sleep 1; done' 1000.TOKEN &
 cp "$(command -v sleep)" "$TMPDIR/odd) (name"
-sh -c 'echo $$ > "$PIDS/odd"; exec "$TMPDIR/odd) (name" 1000' &
+sh -c 'echo $$ > "$PIDS/odd"; exec "$TMPDIR/odd) (name" 1000.TOKEN' &
 for f in child setsid orphan daemon stubborn odd; do
 	while [ ! -s "$PIDS/$f" ]; do sleep 0.01; done
 done
@@ -32,14 +36,21 @@ echo ready
 
 func TestRun_Stop(t *testing.T) {
 	for _, mode := range []confine.Mode{confine.ModeLandlock, confine.ModeSnapshot} {
-		t.Run(string(mode), func(t *testing.T) {
-			if mode == confine.ModeLandlock {
-				landlock(t)
-			} else {
-				t.Setenv("CAIRN_LANDLOCK", "off")
-			}
-			testStop(t, mode)
-		})
+		for _, contain := range []confine.Containment{confine.ContainNamespace, confine.ContainTracking} {
+			t.Run(string(mode)+"/"+string(contain), func(t *testing.T) {
+				if mode == confine.ModeLandlock {
+					landlock(t)
+				} else {
+					t.Setenv("CAIRN_LANDLOCK", "off")
+				}
+				if contain == confine.ContainNamespace {
+					namespaces(t)
+				} else {
+					t.Setenv("CAIRN_PIDNS", "off")
+				}
+				testStop(t, mode, contain)
+			})
+		}
 	}
 	// Every run reaped what the kernel re-parented to this process.
 	for _, p := range children(t) {
@@ -74,7 +85,7 @@ func children(t *testing.T) []string {
 	return found
 }
 
-func testStop(t *testing.T, mode confine.Mode) {
+func testStop(t *testing.T, mode confine.Mode, contain confine.Containment) {
 	for _, tt := range []struct {
 		name       string
 		tail       string
@@ -101,7 +112,8 @@ func testStop(t *testing.T, mode confine.Mode) {
 				t.Fatal(err)
 			}
 			spec.Env = []string{"PIDS=" + pids}
-			spec.Argv = script(t, treeScript+tt.tail+"\n")
+			token := newToken()
+			script(t, &spec, strings.ReplaceAll(treeScript, "TOKEN", token)+tt.tail+"\n")
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			ready := false
@@ -118,8 +130,15 @@ func testStop(t *testing.T, mode confine.Mode) {
 			if !ready {
 				t.Fatalf("Run() = %+v before the agent was ready", res)
 			}
-			if res.Mode != mode || res.Reason != tt.want || res.ExitCode != tt.wantExit {
-				t.Errorf("Run() = %+v, want mode %s, reason %q, exit %d", res, mode, tt.want, tt.wantExit)
+			if res.Mode != mode || res.Contain != contain || res.Reason != tt.want || res.ExitCode != tt.wantExit {
+				t.Errorf("Run() = %+v, want mode %s, %s, reason %q, exit %d", res, mode, contain, tt.want, tt.wantExit)
+			}
+			if left := survivors(t, token); len(left) > 0 {
+				t.Errorf("processes %v outlived the run", left)
+				killAll(t, left)
+			}
+			if contain == confine.ContainNamespace {
+				return // the pids are the namespace's
 			}
 			for _, name := range []string{"child", "setsid", "orphan", "daemon", "stubborn", "odd"} {
 				b, err := os.ReadFile(filepath.Join(pids, name))

@@ -3,7 +3,7 @@
 package confine
 
 import (
-	"errors"
+	"os"
 	"syscall"
 	"time"
 )
@@ -18,9 +18,17 @@ func Available() int { return 0 }
 // MaybeExec does nothing: there is no confinement wrapper.
 func MaybeExec() {}
 
-func execConfined(string) (int, error) { return 126, errors.New("landlock is Linux only") }
-
 func prepareParent() error { return nil }
+
+// containments returns the agent's process group alone: there are no PID
+// namespaces.
+func containments() []containment { return []containment{{ContainTracking, sysProcAttr()}} }
+
+func refused(error) bool { return false }
+
+func newContainer(_ Containment, p *os.Process, marker string, _ <-chan struct{}) container {
+	return newTree(p.Pid, marker)
+}
 
 func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
@@ -49,3 +57,6 @@ func (t *tree) stop(grace time.Duration) {
 	}
 	syscall.Kill(-t.pgid, syscall.SIGKILL)
 }
+
+// systemRead returns nothing: without Landlock, reads are not confined.
+func systemRead(bool) []string { return nil }

@@ -1,0 +1,53 @@
+package admit_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"cairn"
+	"cairn/admit"
+)
+
+// TestPolicy_AgentKeys checks the agent keys that shape a command agent's
+// confinement: set, read back and validated.
+func TestPolicy_AgentKeys(t *testing.T) {
+	for _, tt := range []struct {
+		key, value string
+		want       string // what Get returns
+	}{
+		{"agent.read", "/opt/agent, /usr/local/share/agent", "/opt/agent,/usr/local/share/agent"},
+		{"agent.env", "ANTHROPIC_API_KEY,_x9", "ANTHROPIC_API_KEY,_x9"},
+		{"agent.unconfined", "allow", "allow"},
+		{"agent.unconfined", "refuse", "refuse"},
+	} {
+		t.Run(tt.key, func(t *testing.T) {
+			out, err := admit.SetPolicy(nil, tt.key, tt.value)
+			if err != nil {
+				t.Fatalf("SetPolicy(%s, %q) = %v", tt.key, tt.value, err)
+			}
+			got, err := mustParse(t, out).Get(tt.key)
+			if diff := cmp.Diff(tt.want, got); diff != "" || err != nil {
+				t.Errorf("Get(%s) = %q, %v; (-want +got):\n%s", tt.key, got, err, diff)
+			}
+		})
+	}
+	if v, err := (&admit.Policy{}).Get("agent.unconfined"); v != "refuse" || err != nil {
+		t.Errorf("Get(agent.unconfined) of the defaults = %q, %v; want refuse", v, err)
+	}
+	for _, doc := range []string{
+		"agent:\n  read: [opt/agent]\n",
+		"agent:\n  read: [/opt/../etc]\n",
+		"agent:\n  read: [/opt/agent/]\n",
+		"agent:\n  env: [1KEY]\n",
+		"agent:\n  env: [A-B]\n",
+		"agent:\n  env: [\"\"]\n",
+		"agent:\n  env: [HOME]\n",
+		"agent:\n  env: [CAIRN_CONFINE_RUN]\n",
+		"agent:\n  unconfined: yes\n",
+	} {
+		if _, err := admit.ParsePolicy([]byte(doc)); cairn.ErrorCode(err) != cairn.EINVALID || cairn.ErrorHint(err) == "" {
+			t.Errorf("ParsePolicy(%q) = %v, want EINVALID with a hint", doc, err)
+		}
+	}
+}

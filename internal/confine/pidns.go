@@ -1,0 +1,102 @@
+//go:build linux
+
+package confine
+
+import (
+	"errors"
+	"os"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// containments returns the ways to start the agent's tree, best first: a
+// new PID and mount namespace (directly when this process may, else inside
+// a new user namespace mapping only its own user and group), then a
+// process group that Run tracks. CAIRN_PIDNS=off leaves out the
+// namespaces.
+func containments() []containment {
+	var out []containment
+	if os.Getenv(envPidns) != "off" {
+		flags := uintptr(syscall.CLONE_NEWPID | syscall.CLONE_NEWNS)
+		if os.Geteuid() == 0 {
+			out = append(out, containment{ContainNamespace, &syscall.SysProcAttr{
+				Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: flags,
+			}})
+		}
+		// Inside, the user is itself, so its capabilities over the new
+		// namespaces would end at the wrapper's execve: the ambient
+		// CAP_SYS_ADMIN keeps the one that mounting /proc needs, and the
+		// wrapper clears it before it starts the agent.
+		uid, gid := os.Getuid(), os.Getgid()
+		out = append(out, containment{ContainNamespace, &syscall.SysProcAttr{
+			Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: flags | syscall.CLONE_NEWUSER,
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+			GidMappingsEnableSetgroups: false,
+			AmbientCaps:                []uintptr{unix.CAP_SYS_ADMIN},
+		}})
+	}
+	return append(out, containment{ContainTracking, sysProcAttr()})
+}
+
+// refused reports whether starting a process in new namespaces failed
+// because this process may not make them: then the next way is tried.
+func refused(err error) bool {
+	for _, errno := range []syscall.Errno{syscall.EPERM, syscall.EINVAL, syscall.ENOSPC, syscall.EUSERS, syscall.EACCES} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	return false
+}
+
+// newContainer returns what stops the tree of the process just started:
+// its namespace, or the tracking of its descendants. done is closed once
+// the process has been waited for.
+func newContainer(c Containment, p *os.Process, marker string, done <-chan struct{}) container {
+	if c == ContainNamespace {
+		return &namespace{init: p, done: done}
+	}
+	return newTree(p.Pid, marker)
+}
+
+// namespace is a run contained in a PID namespace whose init is the
+// wrapper: when the init dies, the kernel kills every process in the
+// namespace, and the init dies with the process that started it.
+type namespace struct {
+	init *os.Process
+	done <-chan struct{}
+}
+
+// scan returns 1 while the init runs, 0 once it has been waited for.
+func (n *namespace) scan() int {
+	select {
+	case <-n.done:
+		return 0
+	default:
+		return 1
+	}
+}
+
+// stop sends SIGTERM to the init, which passes it on to every process of
+// the namespace, and SIGKILL after grace, which kills the namespace.
+func (n *namespace) stop(grace time.Duration) {
+	if n.scan() == 0 {
+		return
+	}
+	n.init.Signal(syscall.SIGTERM)
+	n.init.Signal(syscall.SIGCONT) // a stopped process handles SIGTERM only once continued
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-n.done:
+	case <-t.C:
+		n.init.Signal(syscall.SIGKILL)
+	}
+}
+
+// reapAll does nothing: the init reaps the namespace's orphans, and Run
+// reaps the init.
+func (n *namespace) reapAll() {}

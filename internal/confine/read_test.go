@@ -1,0 +1,171 @@
+package confine_test
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"cairn"
+	"cairn/internal/confine"
+)
+
+// readHelper reads the start of each path (a folder is listed) and prints
+// "ok <path>", "EACCES <path>", "ENOENT <path>" or "error <path>: <err>".
+func readHelper(paths []string) int {
+	for _, p := range paths {
+		var err error
+		if fi, serr := os.Stat(p); serr == nil && fi.IsDir() {
+			_, err = os.ReadDir(p)
+		} else if f, oerr := os.Open(p); oerr != nil {
+			err = oerr
+		} else {
+			_, err = f.Read(make([]byte, 512))
+			f.Close()
+		}
+		switch {
+		case err == nil:
+			fmt.Println("ok", p)
+		case errors.Is(err, syscall.EACCES):
+			fmt.Println("EACCES", p)
+		case errors.Is(err, syscall.ENOENT):
+			fmt.Println("ENOENT", p)
+		default:
+			fmt.Printf("error %s: %v\n", p, err)
+		}
+	}
+	return 0
+}
+
+// TestRun_LandlockRead checks the read set: a confined agent runs ordinary
+// programs (sh, cat, sed, a Go binary) and reads its workspace, its temp
+// folder and the system's read-only files, but not /etc/shadow, a file in
+// the user's home, a folder beside its workspace (another workspace, the
+// vault's database) nor the environment of the process that started it. In
+// a PID namespace, /proc is the agent's own: it reads its processes' files
+// there, and other processes' are not there at all.
+func TestRun_LandlockRead(t *testing.T) {
+	landlock(t)
+	spec := setup(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	secret := filepath.Join(home, "secret.txt")
+	other := filepath.Join(filepath.Dir(spec.Dir), "other-workspace")
+	if err := os.Mkdir(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	beside := filepath.Join(other, "page.md")
+	for _, p := range []string{secret, beside, filepath.Join(spec.Dir, "in.md"), filepath.Join(spec.Temp, "tmp.txt")} {
+		if err := os.WriteFile(p, []byte("text\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := []string{
+		filepath.Join(spec.Dir, "in.md"), filepath.Join(spec.Temp, "tmp.txt"), spec.Dir,
+		"/etc/passwd", "/etc/hosts", "/usr/bin/sh", "/dev/urandom",
+	}
+	refused := []string{
+		"/etc/shadow", secret, home, beside, other, filepath.Dir(spec.Dir), "/root",
+	}
+	environ := "/proc/" + strconv.Itoa(os.Getpid()) + "/environ"
+	out := output{}
+	spec.Output = out.record
+	spec.Env = []string{
+		"SELF=" + self,
+		"READS=" + strings.Join(append(append(append([]string{}, allowed...), refused...), "/proc/self/status", environ), string(filepath.ListSeparator)),
+	}
+	// Ordinary programs, then the test binary reading each path.
+	body := `set -e
+echo hello | sed 's/hello/hi/' | cat > greeting.txt
+test "$(cat greeting.txt)" = hi
+ls -d /usr/lib > /dev/null
+echo programs ok
+CONFINE_TEST_READ="$READS" "$SELF"
+`
+	if err := os.WriteFile(filepath.Join(spec.Dir, "agent.sh"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec.Argv = []string{"sh", "agent.sh"}
+	spec.Read = []string{self}
+	res := run(t, t.Context(), spec)
+
+	want := []string{"programs ok"}
+	for _, p := range allowed {
+		want = append(want, "ok "+p)
+	}
+	for _, p := range refused {
+		want = append(want, "EACCES "+p)
+	}
+	if res.Contain == confine.ContainNamespace {
+		want = append(want, "ok /proc/self/status", "ENOENT "+environ)
+	} else {
+		want = append(want, "EACCES /proc/self/status", "EACCES "+environ)
+	}
+	if diff := cmp.Diff(want, out["stdout"]); diff != "" || res.ExitCode != 0 {
+		t.Errorf("Run() exit %d; reads (-want +got):\n%s\nstderr: %q", res.ExitCode, diff, out["stderr"])
+	}
+}
+
+// TestRun_ErrRead checks that a read set reaching what an agent must never
+// read is refused before anything runs.
+func TestRun_ErrRead(t *testing.T) {
+	spec := setup(t)
+	root := filepath.Dir(spec.Dir)
+	home := filepath.Join(root, "home")
+	vault := filepath.Join(root, "vault")
+	db := filepath.Join(vault, ".cairn")
+	tool := filepath.Join(home, ".local", "tool")
+	for _, dir := range []string{tool, db} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(root, "link")
+	if err := os.Symlink(db, link); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	spec.Deny = []string{db}
+	spec.Argv = []string{"sh", "-c", "echo ran > ran.txt"}
+	for _, tt := range []struct {
+		name string
+		read string
+	}{
+		{"Home", home},
+		{"HoldsHome", root},
+		{"Denied", db},
+		{"InDenied", filepath.Join(db, "..", ".cairn")},
+		{"HoldsDenied", vault},
+		{"LinkToDenied", link},
+		{"Missing", filepath.Join(root, "missing")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := spec
+			spec.Read = []string{tt.read}
+			if res, err := confine.Run(t.Context(), spec); cairn.ErrorCode(err) != cairn.EINVALID {
+				t.Errorf("Run() reading %s = %+v, %v; want code %s", tt.read, res, err, cairn.EINVALID)
+			}
+			if _, err := os.Stat(filepath.Join(spec.Dir, "ran.txt")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the agent ran: Stat(ran.txt) = %v", err)
+			}
+		})
+	}
+	t.Run("InHome", func(t *testing.T) {
+		spec := spec
+		spec.Read = []string{tool}
+		if res, err := confine.Run(t.Context(), spec); err != nil || res.ExitCode != 0 {
+			t.Errorf("Run() reading %s = %+v, %v; want exit 0", tool, res, err)
+		}
+	})
+}
