@@ -133,7 +133,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		Route: "ingest", Base: head, Tree: res.Tree, Batch: res.Batch,
 		Principal: cairn.Agent(rt.Name()),
 		Message:   fmt.Sprintf("ingest: %s — %s", src.Name, headline(summary)),
-		Meta:      map[string]string{"agent.mode": res.Mode},
+		Meta:      agentMeta(res),
 		Summary:   summary, Log: &cairn.LogEntry{Op: "ingest", Subject: src.Name, Body: summary},
 		Outside: res.Outside, Skipped: skipped, Source: src.ID, Job: job.ID,
 		Within: func(ctx context.Context, tx *store.Tx, out *admit.Outcome) error {
@@ -331,4 +331,15 @@ func modeOf(rt agent.Runtime) string {
 		return "confined by Landlock"
 	}
 	return "no Landlock: writes outside are caught by snapshots"
+}
+
+// agentMeta is what the commit of an agent's proposal records about the
+// run: how the agent worked (agent.mode) and, for a command agent, how its
+// process tree was contained (agent.contain).
+func agentMeta(res *agent.Result) map[string]string {
+	meta := map[string]string{"agent.mode": res.Mode}
+	if res.Contain != "" {
+		meta["agent.contain"] = res.Contain
+	}
+	return meta
 }

@@ -347,6 +347,13 @@ change is a commit. The command comes first (the runtime needs it):`)
 			if err := t.run(vaultDir, exitOK, "settings", "set", "agent.runtime", "command"); err != nil {
 				return err
 			}
+			if confine.Available() == 0 {
+				t.say(`This system has no Landlock (macOS, or an older Linux kernel), and cairn
+refuses to run a command agent unconfined unless the vault allows it:`)
+				if err := t.run(vaultDir, exitOK, "settings", "set", "agent.unconfined", "allow"); err != nil {
+					return err
+				}
+			}
 			if err := os.WriteFile(fourth, []byte(paperMills), 0o644); err != nil {
 				return err
 			}
@@ -367,11 +374,12 @@ that deletes a page gets its change held for a person, so ingest exits 1:`)
 			held = int64(id)
 			if confine.Available() > 0 {
 				t.say(`The script ran confined by Landlock: the kernel let it write only in its
-workspace and a private temp folder.`)
+workspace and a private temp folder, and read only those, the system's own
+files and the script itself: not the vault's database, not your home.`)
 			} else {
-				t.say(`This system has no Landlock (macOS, or an older Linux kernel), so the script
-ran unconfined and cairn compared snapshots of the vault's folder taken
-before and after: a write outside the workspace would be found and rejected.`)
+				t.say(`The script ran unconfined, and cairn compared snapshots of the vault's
+folder taken before and after, and checked .cairn/: a write outside the
+workspace would be found and rejected.`)
 			}
 			t.say(fmt.Sprintf(`A run has a time limit and an inactivity watchdog, and when it ends its
 whole process tree is stopped. The workspace became the proposal, kept as

@@ -3,7 +3,7 @@
 # main's files, the prompt on stdin; its last paragraph of output is its summary.
 set -e
 prompt=$(cat)
-source=$(printf '%s\n' "$prompt" | sed -n 's/^The new source is \(raw\/[^ ]*\)\. .*/\1/p')
+source=$(printf '%s\n' "$prompt" | sed -n 's/^The new source is the file "\(raw\/[^"]*\)".*/\1/p')
 cat >summaries/paper-mills.md <<PAGE
 ---
 title: Paper mills
