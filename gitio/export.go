@@ -109,17 +109,11 @@ func exportGit(ctx context.Context, s *store.Store, dir string, o *ExportOptions
 	if err != nil {
 		return nil, err
 	}
-	created, err := prepareDir(dir)
+	undo, err := prepareDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			if cerr := cleanDir(dir, created); cerr != nil {
-				err = errors.Join(err, cerr)
-			}
-		}
-	}()
+	defer undo(&err)
 	commits, err := topoOrder(ctx, s, head)
 	if err != nil {
 		return nil, err
@@ -181,8 +175,26 @@ func exportGit(ctx context.Context, s *store.Store, dir string, o *ExportOptions
 }
 
 // prepareDir checks that dir is missing or empty and makes it exist. It
-// reports whether it created dir.
-func prepareDir(dir string) (bool, error) {
+// returns what undoes that when the export fails: call it deferred, with
+// the export's error (it removes dir if it made it, else what the export
+// put in it, and adds any error of its own).
+func prepareDir(dir string) (undo func(*error), err error) {
+	created, err := makeDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	return func(errp *error) {
+		if *errp != nil {
+			if cerr := cleanDir(dir, created); cerr != nil {
+				*errp = errors.Join(*errp, cerr)
+			}
+		}
+	}, nil
+}
+
+// makeDir makes dir, or checks that it is an empty folder, and reports
+// whether it made it.
+func makeDir(dir string) (bool, error) {
 	entries, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):

@@ -2,7 +2,6 @@ package gitio
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -31,17 +30,11 @@ func exportFiles(ctx context.Context, s *store.Store, commit cairn.Hash, dir str
 	if err != nil {
 		return nil, err
 	}
-	created, err := prepareDir(dir)
+	undo, err := prepareDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			if cerr := cleanDir(dir, created); cerr != nil {
-				err = errors.Join(err, cerr)
-			}
-		}
-	}()
+	defer undo(&err)
 	res := &ExportResult{Head: c.Hash}
 	pg := &purges{s: s}
 	// The files are read from the store in bulk, a chunk at a time, and

@@ -85,16 +85,10 @@ func (a *app) importHistory(v *vault.Vault, dir string, p cairn.Principal) error
 		} else {
 			fmt.Fprintf(w, "Next: cairn merge %s (into main)\n", branch)
 		}
-		if len(res.Skipped) > 0 {
-			fmt.Fprintf(w, "Left out %s:\n", plural(len(res.Skipped), "file"))
-			for i, s := range res.Skipped {
-				if i == 20 {
-					fmt.Fprintf(w, "  ... and %d more (see --json)\n", len(res.Skipped)-20)
-					break
-				}
-				fmt.Fprintf(w, "  %s (git commit %.12s): %s\n", shown(s.Path), s.Commit, s.Reason)
-			}
-		}
+		printCapped(w, "Left out "+plural(len(res.Skipped), "file"), len(res.Skipped), func(i int) string {
+			s := res.Skipped[i]
+			return fmt.Sprintf("%s (git commit %.12s): %s", shown(s.Path), s.Commit, s.Reason)
+		})
 		if !intoMain {
 			fmt.Fprintf(w, "main already has files, so the history is on its own branch: cairn merge %s\n", branch)
 		}

@@ -221,14 +221,9 @@ func printPlaceholders(w io.Writer, ps []gitio.Placeholder) {
 	if len(ps) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "Wrote %s for content purged from the vault:\n", plural(len(ps), "placeholder"))
-	for i, p := range ps {
-		if i == 20 {
-			fmt.Fprintf(w, "  ... and %d more (see --json)\n", len(ps)-20)
-			break
-		}
-		fmt.Fprintf(w, "  %s at %s\n", p.Path, p.Commit.Short())
-	}
+	printCapped(w, "Wrote "+plural(len(ps), "placeholder")+" for content purged from the vault", len(ps), func(i int) string {
+		return ps[i].Path + " at " + ps[i].Commit.Short()
+	})
 	fmt.Fprintln(w, "Each says when, by whom and why its content was purged.")
 }
 

@@ -107,15 +107,23 @@ With --bare the vault has no working tree (for servers).`,
 }
 
 func printSkips(w io.Writer, skips []worktree.Skip) {
-	if len(skips) == 0 {
+	printCapped(w, "Left out "+plural(len(skips), "file"), len(skips), func(i int) string {
+		return shown(skips[i].Path) + ": " + skips[i].Reason
+	})
+}
+
+// printCapped prints title and the first 20 of n lines under it (line
+// gives each), saying how many more --json lists; nothing when n is 0.
+func printCapped(w io.Writer, title string, n int, line func(i int) string) {
+	const most = 20
+	if n == 0 {
 		return
 	}
-	fmt.Fprintf(w, "Left out %s:\n", plural(len(skips), "file"))
-	for i, s := range skips {
-		if i == 20 {
-			fmt.Fprintf(w, "  ... and %d more (see --json)\n", len(skips)-20)
-			break
-		}
-		fmt.Fprintf(w, "  %s: %s\n", shown(s.Path), s.Reason)
+	fmt.Fprintf(w, "%s:\n", title)
+	for i := range min(n, most) {
+		fmt.Fprintf(w, "  %s\n", line(i))
+	}
+	if n > most {
+		fmt.Fprintf(w, "  ... and %d more (see --json)\n", n-most)
 	}
 }
