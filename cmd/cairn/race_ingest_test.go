@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,8 +27,7 @@ func TestIngestRace(t *testing.T) {
 	for r := range rounds {
 		text := fmt.Sprintf("# Round %d\n\nPaper mills of round %d beat rags into pulp. Printing ink of round %d dried on the paper.\n", r, r, r)
 		contents = append(contents, text)
-		var cmds []*exec.Cmd
-		var outs []*bytes.Buffer
+		var calls [][]string
 		for p := range procs {
 			name := fmt.Sprintf("round-%d-%c.md", r, 'a'+p)
 			if p == procs-1 {
@@ -35,21 +35,11 @@ func TestIngestRace(t *testing.T) {
 			}
 			dir := filepath.Join(root, fmt.Sprintf("in-%d-%d", r, p))
 			writeFiles(t, dir, map[string]string{name: text})
-			cmd := exec.Command(cairnBin(t), "ingest", "--detach", filepath.Join(dir, name))
-			cmd.Dir = vault
-			cmd.Env = append(os.Environ(), "CAIRN_USER=tester")
-			out := &bytes.Buffer{}
-			cmd.Stdout, cmd.Stderr = out, out
-			cmds, outs = append(cmds, cmd), append(outs, out)
+			calls = append(calls, []string{"ingest", "--detach", filepath.Join(dir, name)})
 		}
-		for _, cmd := range cmds {
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for i, cmd := range cmds {
-			if err := cmd.Wait(); err != nil {
-				t.Errorf("round %d: cairn %v: %v\n%s", r, cmd.Args[1:], err, outs[i])
+		for i, res := range racing(t, vault, calls) {
+			if res.code != 0 {
+				t.Errorf("round %d: cairn %v: exit %d\n%s%s", r, calls[i], res.code, res.stdout, res.stderr)
 			}
 		}
 	}
@@ -78,4 +68,33 @@ func TestIngestRace(t *testing.T) {
 	}
 	work(t, vault)
 	accounted(t, vault, contents, "merged")
+}
+
+// racing starts cairn with each of calls in vault, all at once, and waits
+// for them all; their results, in order.
+func racing(t *testing.T, vault string, calls [][]string) []result {
+	t.Helper()
+	cmds := make([]*exec.Cmd, len(calls))
+	outs := make([][2]bytes.Buffer, len(calls))
+	for i, args := range calls {
+		cmds[i] = exec.Command(cairnBin(t), args...)
+		cmds[i].Dir = vault
+		cmds[i].Env = append(os.Environ(), "CAIRN_USER=tester")
+		cmds[i].Stdout, cmds[i].Stderr = &outs[i][0], &outs[i][1]
+	}
+	for _, cmd := range cmds {
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := make([]result, len(calls))
+	for i, cmd := range cmds {
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatalf("cairn %v: %v", calls[i], err)
+		}
+		res[i] = result{code: cmd.ProcessState.ExitCode(), stdout: outs[i][0].String(), stderr: outs[i][1].String()}
+	}
+	return res
 }

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 )
@@ -24,32 +21,20 @@ func TestRetryRace(t *testing.T) {
 	id := sourcesOf(t, vault)[0].ID
 	const rounds, procs = 5, 4
 	for round := range rounds {
-		var cmds []*exec.Cmd
-		var outs []*bytes.Buffer
-		for range procs {
-			cmd := exec.Command(cairnBin(t), "sources", "retry", id)
-			cmd.Dir = vault
-			cmd.Env = append(os.Environ(), "CAIRN_USER=tester")
-			out := &bytes.Buffer{}
-			cmd.Stdout, cmd.Stderr = out, out
-			cmds, outs = append(cmds, cmd), append(outs, out)
-		}
-		for _, cmd := range cmds {
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+		calls := make([][]string, procs)
+		for i := range calls {
+			calls[i] = []string{"sources", "retry", id}
 		}
 		ok := 0
-		for i, cmd := range cmds {
-			err := cmd.Wait()
-			switch {
-			case err == nil:
+		for _, res := range racing(t, vault, calls) {
+			switch res.code {
+			case exitOK:
 				ok++
-			case cmd.ProcessState.ExitCode() == exitRefused || cmd.ProcessState.ExitCode() == exitUsage:
+			case exitRefused, exitUsage:
 				// Changed meanwhile (exit 1), or no longer failed when this
 				// process read it (exit 2): either way, refused.
 			default:
-				t.Errorf("round %d: sources retry: %v\n%s", round, err, outs[i])
+				t.Errorf("round %d: sources retry: exit %d\n%s%s", round, res.code, res.stdout, res.stderr)
 			}
 		}
 		if ok != 1 {
