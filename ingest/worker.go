@@ -252,16 +252,7 @@ func (s *Service) runtime(pol *admit.Policy, job *river.Job[Args]) (agent.Runtim
 			WatchSkip:  []string{dir},
 			Seal:       []string{dir},
 			SealDB:     []string{filepath.Join(dir, vault.DBName)},
-			Verify: func(ctx context.Context) error {
-				var res string
-				if err := s.v.DB.Read().QueryRowContext(ctx, `PRAGMA quick_check(1)`).Scan(&res); err != nil {
-					return fmt.Errorf("check the database: %w", err)
-				}
-				if res != "ok" {
-					return fmt.Errorf("the database fails its check: %s", res)
-				}
-				return nil
-			},
+			Verify:     s.v.DB.QuickCheck,
 			Timeout:    pol.Timeout(),
 			Inactivity: pol.Inactivity(),
 			Exclusive:  &s.folder,

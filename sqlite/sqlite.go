@@ -210,6 +210,20 @@ func (db *DB) Read() *sql.DB { return db.r }
 // vault's database: the job queue. Never use it inside Update.
 func (db *DB) Write() *sql.DB { return db.w }
 
+// QuickCheck runs SQLite's quick_check on the database: an error when the
+// file is damaged (its pages, indexes and records do not agree).
+func (db *DB) QuickCheck(ctx context.Context) error {
+	var res string
+	if err := db.r.QueryRowContext(ctx, `PRAGMA quick_check(1)`).Scan(&res); err != nil {
+		return fmt.Errorf("check the database: %w", translate(err))
+	}
+	if res != "ok" {
+		return cairn.Errorf(cairn.EINTERNAL, "the database fails its check: %s", res).
+			WithHint("Try: cairn doctor")
+	}
+	return nil
+}
+
 // Close checkpoints the write-ahead log, when no other process is writing,
 // and closes the database; it never waits for another process.
 func (db *DB) Close() error {
