@@ -642,7 +642,8 @@ func scripts(ctx context.Context, tx *store.Tx, changes []cairn.Change) func(cai
 
 // nextPolicy returns the policy a change makes: nil when it leaves
 // cairn.yaml alone, the defaults when it deletes it, else the new
-// cairn.yaml, which must parse (EINVALID otherwise).
+// cairn.yaml, which must parse, and whose values the change sets must be
+// in range (EINVALID otherwise).
 func nextPolicy(ctx context.Context, b *store.Batch, changes []cairn.Change) (*Policy, error) {
 	for _, c := range changes {
 		switch {
@@ -655,7 +656,20 @@ func nextPolicy(ctx context.Context, b *store.Batch, changes []cairn.Change) (*P
 		if err != nil {
 			return nil, err
 		}
-		return ParsePolicy(data)
+		pol, err := ParsePolicy(data)
+		if err != nil {
+			return nil, err
+		}
+		var before []byte
+		if c.Kind != cairn.Added && !c.Old.Blob.IsZero() {
+			if before, err = b.ReadBlob(ctx, c.Old.Blob); err != nil && !errors.Is(err, cairn.ErrPurged) {
+				return nil, err
+			}
+		}
+		if err := CheckPolicyChange(before, data); err != nil {
+			return nil, err
+		}
+		return pol, nil
 	}
 	return nil, nil
 }

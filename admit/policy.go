@@ -274,12 +274,6 @@ func ParsePolicy(data []byte) (*Policy, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return p, nil
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err == nil && len(doc.Content) == 1 {
-		if err := checkScalars(doc.Content[0], ""); err != nil {
-			return nil, err
-		}
-	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(p); err != nil {
@@ -436,7 +430,8 @@ func checkValue(key, value string) error {
 			return bad("a size from 1 byte to 1TiB, like 64MiB")
 		}
 	case "lint.strict":
-		if value != "true" && value != "false" {
+		var b bool
+		if yaml.Unmarshal([]byte(value), &b) != nil {
 			return bad("true or false")
 		}
 	default:
@@ -457,24 +452,50 @@ var settingExample = map[string]string{
 	"agent.attempts": "3", "agent.workers": "2", "sources.max_size": "64MiB", "lint.strict": "true",
 }
 
-// checkScalars runs checkValue on every scalar setting of a cairn.yaml
-// document (a mapping), so that a file written by hand gets the messages
-// settings set gives, not the YAML decoder's.
-func checkScalars(n *yaml.Node, prefix string) error {
-	if n.Kind != yaml.MappingNode {
+// scalars returns the scalar settings of a cairn.yaml document, by key
+// ("agent.workers"); nil when it does not parse.
+func scalars(data []byte) map[string]string {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) != 1 {
 		return nil
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		key, val := prefix+n.Content[i].Value, n.Content[i+1]
-		switch {
-		case val.Kind == yaml.MappingNode:
-			if err := checkScalars(val, key+"."); err != nil {
-				return err
+	out := map[string]string{}
+	var walk func(n *yaml.Node, prefix string)
+	walk = func(n *yaml.Node, prefix string) {
+		if n.Kind != yaml.MappingNode {
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key, val := prefix+n.Content[i].Value, n.Content[i+1]
+			switch val.Kind {
+			case yaml.MappingNode:
+				walk(val, key+".")
+			case yaml.ScalarNode:
+				out[key] = val.Value
 			}
-		case val.Kind == yaml.ScalarNode && (settingExample[key] != "" || strings.HasPrefix(key, "verdicts.")):
-			if err := checkValue(key, val.Value); err != nil {
-				return err
-			}
+		}
+	}
+	walk(doc.Content[0], "")
+	return out
+}
+
+// CheckPolicyChange runs checkValue on every scalar setting a change of
+// cairn.yaml from before (nil: none) to after sets anew, so that a file
+// written by hand gets the messages settings set gives, not the YAML
+// decoder's. Values the change leaves as they were are not checked again:
+// a cairn.yaml an older cairn accepted keeps working, and can be fixed one
+// key at a time.
+func CheckPolicyChange(before, after []byte) error {
+	old := scalars(before)
+	for key, value := range scalars(after) {
+		if prev, ok := old[key]; ok && prev == value {
+			continue
+		}
+		if settingExample[key] == "" && !strings.HasPrefix(key, "verdicts.") {
+			continue // not a scalar setting: ParsePolicy says what is wrong
+		}
+		if err := checkValue(key, value); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -28,9 +28,9 @@ func TestSetPolicy_Values(t *testing.T) {
 		if cairn.ErrorCode(err) != cairn.EINVALID || cairn.ErrorHint(err) == "" {
 			t.Errorf("SetPolicy(%s, %q) = %v, want EINVALID with a hint", tc.key, tc.value, err)
 		}
-		_, err = admit.ParsePolicy([]byte(tc.file))
+		err = admit.CheckPolicyChange(nil, []byte(tc.file))
 		if cairn.ErrorCode(err) != cairn.EINVALID || cairn.ErrorHint(err) == "" {
-			t.Errorf("ParsePolicy(%q) = %v, want EINVALID with a hint", tc.file, err)
+			t.Errorf("CheckPolicyChange(nil, %q) = %v, want EINVALID with a hint", tc.file, err)
 		}
 	}
 	for _, tc := range []struct{ key, value, want string }{
@@ -45,5 +45,35 @@ func TestSetPolicy_Values(t *testing.T) {
 		if got, _ := mustParse(t, out).Get(tc.key); got != tc.want {
 			t.Errorf("after SetPolicy(%s, %q), Get = %q, want %q", tc.key, tc.value, got, tc.want)
 		}
+	}
+}
+
+// TestPolicy_Older: a cairn.yaml an older cairn wrote, with values now out
+// of range (zero meant the default; long timeouts were taken), still
+// parses with every other setting in force, and a change that leaves
+// those values as they are is not refused for them; a change that sets a
+// value out of range is.
+func TestPolicy_Older(t *testing.T) {
+	old := []byte("agent:\n  timeout: 200h\n  attempts: 0\npaths:\n  protected: [secret/]\n")
+	p, err := admit.ParsePolicy(old)
+	if err != nil {
+		t.Fatalf("ParsePolicy of an older cairn.yaml: %v", err)
+	}
+	if got, _ := p.Get("paths.protected"); got != "secret/" {
+		t.Errorf("paths.protected = %q, want secret/", got)
+	}
+	if got := p.Attempts(); got != admit.DefaultAttempts {
+		t.Errorf("attempts 0 gives %d, want the default %d", got, admit.DefaultAttempts)
+	}
+	next, err := admit.SetPolicy(old, "agent.inactivity", "90s")
+	if err != nil {
+		t.Fatalf("SetPolicy on an older cairn.yaml: %v", err)
+	}
+	if err := admit.CheckPolicyChange(old, next); err != nil {
+		t.Errorf("CheckPolicyChange of a change that keeps the older values: %v", err)
+	}
+	bad := append(append([]byte{}, next...), []byte("sources:\n  max_size: 0\n")...)
+	if err := admit.CheckPolicyChange(old, bad); cairn.ErrorCode(err) != cairn.EINVALID {
+		t.Errorf("CheckPolicyChange of a change that sets max_size 0 = %v, want EINVALID", err)
 	}
 }

@@ -191,5 +191,17 @@ func (p *Pipeline) Check(ctx context.Context) ([]string, error) {
 			}
 		}
 	}
+	// Admission falls back to the defaults for a cairn.yaml on main that
+	// does not parse (it never locks itself out), which drops its
+	// protected paths and verdicts: say so.
+	if head, err := p.s.Head(ctx, Branch); err == nil {
+		c, err := p.s.ReadCommit(ctx, head)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := PolicyAt(ctx, p.s, c.Tree); err != nil {
+			out = append(out, fmt.Sprintf("%s on main does not parse, so admission uses the default policy: %v (fix it, then cairn commit)", PolicyFile, err))
+		}
+	}
 	return out, nil
 }
