@@ -32,6 +32,9 @@ type Manager struct {
 	// Crash, when set, is called at named points of a sync; crash tests
 	// kill the process there.
 	Crash func(string)
+	// VaultID is the vault's identity, written in the pointer files of
+	// new working trees.
+	VaultID string
 }
 
 // NewManager returns the manager of the working trees of the vault whose
@@ -162,7 +165,7 @@ func (m *Manager) Add(ctx context.Context, dir, branch, vaultRoot string) (*Tree
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := WritePointer(abs, Pointer{Vault: vaultRoot, Tree: t.ID}); err != nil {
+	if err := WritePointer(abs, Pointer{Vault: vaultRoot, Tree: t.ID, ID: m.VaultID}); err != nil {
 		m.s.Update(ctx, func(tx *store.Tx) error { return forget(ctx, tx, t.ID) })
 		return nil, nil, err
 	}
@@ -174,11 +177,14 @@ func (m *Manager) Add(ctx context.Context, dir, branch, vaultRoot string) (*Tree
 // refuses a tree with local edits unless force is set. A tree whose folder
 // is gone is only forgotten.
 func (m *Manager) Remove(ctx context.Context, t *Tree, force bool) error {
-	_, err := os.Lstat(t.Path)
-	missing := errors.Is(err, fs.ErrNotExist)
-	if p, err := ReadPointer(t.Path); !missing && (err != nil || p.Tree != 0 && p.Tree != t.ID) {
-		return cairn.Errorf(cairn.EINVALID, "%s is not a secondary working tree of this vault (the vault's own folder, or another vault's tree); it cannot be removed", t.Path)
+	if fi, err := os.Lstat(filepath.Join(t.Path, PointerFile)); err == nil && fi.IsDir() && sameFile(filepath.Join(t.Path, PointerFile), m.lockDir) {
+		return cairn.Errorf(cairn.EINVALID, "%s is the vault's own folder; it cannot be removed", t.Path)
 	}
+	// A folder that is gone, or that is no longer this vault's (a copy's,
+	// another vault's), is only forgotten: its files are not this vault's
+	// to delete.
+	_, err := os.Lstat(t.Path)
+	missing := errors.Is(err, fs.ErrNotExist) || m.owned(t) != nil
 	if !force && !missing {
 		st, err := m.Status(ctx, t)
 		if err != nil {

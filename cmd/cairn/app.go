@@ -285,9 +285,12 @@ func (a *app) open() (*vault.Vault, *worktree.Tree, error) {
 	}
 	// Sources follow their proposals, whatever decides them.
 	v.Admit.OnDecided(ingest.Decided)
-	if !a.json && !a.quiet {
+	if !a.quiet {
 		for _, r := range v.Repaired {
 			fmt.Fprintf(a.stderr, "cairn: %s\n", r)
+		}
+		for _, p := range v.Problems {
+			fmt.Fprintf(a.stderr, "cairn: warning: %s\n", p)
 		}
 	}
 	return v, t, nil

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -89,6 +91,9 @@ running one has a live job). Exit code 1 when it finds a problem.`,
 			if err != nil {
 				return err
 			}
+			for _, p := range v.Problems {
+				add("worktree", p)
+			}
 			for _, t := range trees {
 				if _, err := os.Stat(t.Path); err != nil {
 					add("worktree", fmt.Sprintf("%s is registered but missing: %v", t.Path, err))
@@ -100,7 +105,7 @@ running one has a live job). Exit code 1 when it finds a problem.`,
 				switch {
 				case err != nil:
 					add("worktree", fmt.Sprintf("%s holds branch %s, which does not exist", t.Path, t.Branch))
-				case head != t.Base && t.Pending.IsZero():
+				case head != t.Base && t.Pending.IsZero() && !slices.ContainsFunc(v.Problems, func(p string) bool { return strings.HasPrefix(p, t.Path+" ") }):
 					add("worktree", fmt.Sprintf("%s is behind its branch %s (the folder holds %s, the branch is at %s); another process is updating it, or the next command will",
 						t.Path, t.Branch, t.Base.Short(), head.Short()))
 				}
