@@ -153,6 +153,18 @@ func (m *Manager) Add(ctx context.Context, dir, branch, vaultRoot string) (*Tree
 	if err != nil {
 		return nil, nil, err
 	}
+	trees, err := m.List(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, t := range trees {
+		// A tree inside another would be part of it (its files the other's
+		// local edits), and one around another would hold it.
+		if within(abs, t.Path) || within(t.Path, abs) {
+			return nil, nil, cairn.Errorf(cairn.EINVALID, "%s is inside the working tree %s, or holds it", dir, t.Path).
+				WithHint("Choose a folder outside the vault's folder and its working trees, such as ../" + filepath.Base(abs))
+		}
+	}
 	if entries, err := os.ReadDir(abs); err == nil && len(entries) > 0 {
 		return nil, nil, cairn.Errorf(cairn.EINVALID, "%s is not empty", dir).WithHint("Choose a new folder for the working tree.")
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -232,4 +244,11 @@ func (m *Manager) Hook() store.RefHook {
 		return cairn.Errorf(cairn.ECONFLICT, "branch %s is checked out in the working tree %s", branch, path).
 			WithHint("Commit or drop its edits, then: cairn worktree remove " + path)
 	}
+}
+
+// within reports whether path is dir or inside it (both clean and
+// absolute).
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
