@@ -51,11 +51,12 @@ func (a *app) doctorCmd() *cobra.Command {
 		Short: "Check the vault: objects, index against store, working trees, proposals, sources",
 		Long: `Doctor reads every object reachable from a branch, tag or pin and checks its
 hash and encoding; compares the index with main's head (every derived row,
-unless --quick); checks each working tree (its folder exists and holds its branch's head;
-opening the vault first finishes any sync an interrupted command owed a
-folder, and doctor lists what it repaired), every proposal (a held one has its branch, an admitted one
-its commit) and every source (its status is its proposal's; a queued or
-running one has a live job). Exit code 1 when it finds a problem.`,
+unless --quick); checks each working tree (its folder exists and holds its
+branch's head: opening the vault first finishes any sync an interrupted
+command owed a folder, and doctor lists what it repaired), every proposal (a
+held one has its branch, an admitted one its commit), main's cairn.yaml (it
+parses), and every source (its status is its proposal's; a queued or running
+one has a live job). Exit code 1 when it finds a problem.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a.quiet = true // doctor lists what opening repaired itself
