@@ -197,20 +197,41 @@ func (p *Policy) gateChanges(changes []cairn.Change, next *Policy, script func(c
 // in its message, on every route, so that nobody admits or accepts such a
 // change without seeing the command that runs from then on, or the one
 // that no longer does.
+//
+// The other settings that widen what an agent may do are named too, with
+// their new values: agent.read (what it may read), agent.env (which of
+// cairn's variables, secrets perhaps, it gets) and agent.unconfined.
 func agentChange(before, after *Policy) string {
+	var parts []string
 	bRun, aRun := before.Runtime(), after.Runtime()
 	bCmd, aCmd := before.Agent.Command, after.Agent.Command
 	switch {
 	case bRun == aRun && bCmd == aCmd:
-		return ""
 	case aRun == "command" && bRun == "command":
-		return fmt.Sprintf("ingests will run the command %q (agent.command), not %q", aCmd, bCmd)
+		parts = append(parts, fmt.Sprintf("ingests will run the command %q (agent.command), not %q", aCmd, bCmd))
 	case aRun == "command":
-		return fmt.Sprintf("ingests will run the command %q (agent.runtime: command)", aCmd)
+		parts = append(parts, fmt.Sprintf("ingests will run the command %q (agent.runtime: command)", aCmd))
 	case bRun == "command":
-		return fmt.Sprintf("ingests will run the %s agent, no longer the command %q", aRun, bCmd)
+		parts = append(parts, fmt.Sprintf("ingests will run the %s agent, no longer the command %q", aRun, bCmd))
+	default:
+		parts = append(parts, fmt.Sprintf("agent.command becomes %q, which ingests run once agent.runtime is command (it is %s)", aCmd, aRun))
 	}
-	return fmt.Sprintf("agent.command becomes %q, which ingests run once agent.runtime is command (it is %s)", aCmd, aRun)
+	list := func(xs []string) string {
+		if len(xs) == 0 {
+			return "nothing more"
+		}
+		return strings.Join(xs, ", ")
+	}
+	if !slices.Equal(before.Agent.Read, after.Agent.Read) {
+		parts = append(parts, "agents may also read "+list(after.Agent.Read)+" (agent.read)")
+	}
+	if !slices.Equal(before.Agent.Env, after.Agent.Env) {
+		parts = append(parts, "agents get the variables "+list(after.Agent.Env)+" (agent.env)")
+	}
+	if before.Agent.Unconfined != after.Agent.Unconfined {
+		parts = append(parts, fmt.Sprintf("agent.unconfined becomes %q", cmpOr(after.Agent.Unconfined, "refuse")))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // protectedWhat says why a protected path is protected, to whom.

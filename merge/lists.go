@@ -16,13 +16,16 @@ import (
 // entries the other side added beside it; an item both sides removed is
 // left out too, unless either side inserted next to it (a change of the
 // item on one side against its removal on the other is a conflict).
+// Lines the other side added under a removed item (deeper than its
+// marker) have nowhere to go, and make the region a conflict. after is the
+// base line that follows the region (nil at the end of the file).
 // unionLists writes the result and reports whether the region qualified.
-func (m *merger) unionLists(base, ours, theirs [][]byte) bool {
-	ok, og, ko := keptItems(base, ours)
+func (m *merger) unionLists(base, ours, theirs [][]byte, after []byte) bool {
+	ok, og, ko := keptItems(base, ours, after)
 	if !ok {
 		return false
 	}
-	ok, tg, kt := keptItems(base, theirs)
+	ok, tg, kt := keptItems(base, theirs, after)
 	if !ok {
 		return false
 	}
@@ -30,6 +33,9 @@ func (m *merger) unionLists(base, ours, theirs [][]byte) bool {
 		if !ko[i] && !kt[i] && (len(og[i]) > 0 || len(og[i+1]) > 0 || len(tg[i]) > 0 || len(tg[i+1]) > 0) {
 			return false
 		}
+	}
+	if addedUnder(base, ko, tg) || addedUnder(base, kt, og) {
+		return false
 	}
 	var lines [][]byte
 	for g := range og {
@@ -58,7 +64,7 @@ func (m *merger) unionLists(base, ours, theirs [][]byte) bool {
 // whole list items: items, not followed in base by a line indented under
 // the last of them. A base line without a line ending (the last of a file)
 // counts as kept when side ended it.
-func keptItems(base, side [][]byte) (ok bool, gaps [][][]byte, kept []bool) {
+func keptItems(base, side [][]byte, after []byte) (ok bool, gaps [][][]byte, kept []bool) {
 	gaps = make([][][]byte, len(base)+1)
 	kept = make([]bool, len(base))
 	match := matchLines(base, side)
@@ -87,8 +93,12 @@ func keptItems(base, side [][]byte) (ok bool, gaps [][][]byte, kept []bool) {
 		if !ok {
 			return false, nil, nil
 		}
+		next := after
 		if end < len(base) {
-			ind, isItem := listMarker(base[end])
+			next = base[end]
+		}
+		if next != nil && !isBlank(next) {
+			ind, isItem := listMarker(next)
 			if first, _ := listMarker(items[0][0]); !isItem || ind > first {
 				return false, nil, nil // the next line belongs to a removed item, or is no item
 			}
@@ -217,4 +227,25 @@ func itemKey(it item) string {
 		b = append(b, l...)
 	}
 	return string(b)
+}
+
+// addedUnder reports whether the other side (gaps) added lines under an
+// item one side removed (kept reports which base lines that side kept):
+// after a line of a removed run, starting deeper than the run's first
+// item.
+func addedUnder(base [][]byte, kept []bool, gaps [][][]byte) bool {
+	for i := 0; i < len(base); {
+		if kept[i] {
+			i++
+			continue
+		}
+		top, _ := listMarker(base[i])
+		for i < len(base) && !kept[i] {
+			if g := gaps[i+1]; len(g) > 0 && !isBlank(g[0]) && indentOf(g[0]) > top {
+				return true
+			}
+			i++
+		}
+	}
+	return false
 }

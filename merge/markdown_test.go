@@ -101,6 +101,32 @@ func TestMarkdown(t *testing.T) {
 			conflicts: []cairn.Conflict{content("- b\n", "", "- b2\n", 2, 1, 2, 0, 2, 1)},
 		},
 		{
+			// The review's cases: what one side adds under an item the
+			// other removed has nowhere to go.
+			name: "ConflictAddedUnderRemoved",
+			base: "- a\n- b\n", ours: "- a\n", theirs: "- a\n- b\n  - b1\n",
+			conflicts: []cairn.Conflict{content("- b\n", "", "- b\n  - b1\n", 2, 1, 2, 0, 2, 2)},
+		},
+		{
+			name: "ConflictAddedUnderRemovedFirst",
+			base: "- a\n- b\n", ours: "- b\n", theirs: "- a\n  - a1\n- b\n",
+			conflicts: []cairn.Conflict{content("- a\n", "", "- a\n  - a1\n", 1, 1, 1, 0, 1, 2)},
+		},
+		{
+			name:      "ConflictAddedUnderRemovedNested",
+			base:      "# I\n- [[s1]]\n  - detail\n- [[s0]]\n",
+			ours:      "# I\n- [[s0]]\n",
+			theirs:    "# I\n- [[s1]]\n  - detail\n  - more detail\n- [[s0]]\n",
+			conflicts: []cairn.Conflict{content("- [[s1]]\n  - detail\n", "", "- [[s1]]\n  - detail\n  - more detail\n", 2, 2, 2, 0, 2, 3)},
+		},
+		{
+			name:      "ConflictRemovedItemKeepsItsLines",
+			base:      "- a\n- b\n  more\n",
+			ours:      "- a\n  more\n",
+			theirs:    "- a\n- c\n- b\n  more\n",
+			conflicts: []cairn.Conflict{content("- b\n", "", "- c\n- b\n", 2, 1, 2, 0, 2, 2)},
+		},
+		{
 			name: "ConflictNotListItems",
 			base: index, ours: index + "- [[b]]\nprose\n", theirs: index + "- [[c]]\n",
 			conflicts: []cairn.Conflict{content("", "- [[b]]\nprose\n", "- [[c]]\n", 5, 0, 5, 2, 5, 1)},

@@ -167,7 +167,7 @@ func (m *merger) region(b, o, t span) {
 	}
 
 	// Both sides changed the region.
-	if m.lists && m.unionLists(B, O, T) {
+	if m.lists && m.unionLists(B, O, T, m.lineAfter(b)) {
 		return
 	}
 	// Lines both added identically at its start or end are not in
@@ -186,11 +186,19 @@ func (m *merger) region(b, o, t span) {
 		m.emit(T)
 	case equalLines(T, B):
 		m.emit(O)
-	case m.lists && m.unionLists(B, O, T):
+	case m.lists && m.unionLists(B, O, T, m.lineAfter(b)):
 	default:
 		m.conflict(b, o, t)
 	}
 	m.emit(m.ours[o.hi : o.hi+s])
+}
+
+// lineAfter returns the base line after a region, nil at the end.
+func (m *merger) lineAfter(b span) []byte {
+	if b.hi < len(m.base) {
+		return m.base[b.hi]
+	}
+	return nil
 }
 
 // emit appends lines to the output. A line without a line ending that is no

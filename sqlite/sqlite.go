@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -417,4 +418,28 @@ func translate(err error) error {
 		}
 	}
 	return err
+}
+
+// ReadMeta reads one value of the meta table of the database at path,
+// read-only, without migrating or changing anything: "" when the file or
+// the key is missing. It is for looking at another vault's database (is it
+// the one this vault was copied from?).
+func ReadMeta(ctx context.Context, path, key string) (string, error) {
+	if _, err := os.Stat(path); err != nil {
+		return "", nil
+	}
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=ro&_query_only=1&_busy_timeout=1000")
+	if err != nil {
+		return "", fmt.Errorf("open database %s: %w", path, err)
+	}
+	defer db.Close()
+	var v string
+	err = db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read %s from %s: %w", key, path, translate(err))
+	}
+	return v, nil
 }

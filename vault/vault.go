@@ -54,9 +54,14 @@ type Vault struct {
 	Trees *worktree.Manager
 	// Admit is the admission pipeline: every change to main goes through it.
 	Admit *admit.Pipeline
-	// Repaired says what opening the vault put right: folders brought up
-	// to their branches after an interrupted command.
+	// Repaired says what opening the vault put right: a vault folder that
+	// moved or was copied, folders brought up to their branches after an
+	// interrupted command.
 	Repaired []string
+	// Problems says what opening the vault found wrong and could not put
+	// right (a working tree that cannot be brought up to its branch),
+	// each with what to do.
+	Problems []string
 	log      *slog.Logger
 }
 
@@ -80,16 +85,23 @@ func Init(ctx context.Context, dir string, bare bool, opts *Options) (*Vault, er
 		return nil, err
 	}
 	v.Bare = bare
-	if bare {
-		err = v.Store.Update(ctx, func(tx *store.Tx) error {
-			_, err := tx.SQL().ExecContext(ctx, `INSERT OR REPLACE INTO meta (key, value) VALUES ('bare', '1')`)
-			return err
-		})
-	} else {
+	if !bare {
 		_, err = v.Trees.Register(ctx, abs, index.Branch, cairn.Hash{})
-		if err == nil {
-			err = v.Store.Update(ctx, func(tx *store.Tx) error { return setMeta(ctx, tx, metaRoot, abs) })
-		}
+	}
+	if err == nil {
+		id := newID()
+		err = v.Store.Update(ctx, func(tx *store.Tx) error {
+			if bare {
+				if err := setMeta(ctx, tx, "bare", "1"); err != nil {
+					return err
+				}
+			}
+			if err := setMeta(ctx, tx, metaID, id); err != nil {
+				return err
+			}
+			return setMeta(ctx, tx, metaRoot, abs)
+		})
+		v.Trees.VaultID = id
 	}
 	if err == nil && !bare {
 		err = ignoreInGit(abs)
@@ -263,7 +275,8 @@ func find(dir string) (string, error) {
 // owed it: a folder whose branch moved past it (the process that moved the
 // branch was killed before it wrote the files) or whose sync was cut
 // short. It never waits for another process (see worktree.CatchUp); what
-// it did is in Repaired.
+// it did is in Repaired, and a tree it cannot bring up is in Problems
+// (every other command still works, worktree remove among them).
 func (v *Vault) catchUp(ctx context.Context) error {
 	trees, err := v.Trees.List(ctx)
 	if err != nil {
@@ -279,7 +292,13 @@ func (v *Vault) catchUp(ctx context.Context) error {
 		}
 		rep, err := v.Trees.CatchUp(ctx, t)
 		if err != nil {
-			return fmt.Errorf("bring %s up to branch %s: %w", t.Path, t.Branch, err)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			hint := cmp.Or(cairn.ErrorHint(err), "Fix what is in the way in that folder; or cairn worktree remove "+t.Path+" --force, then add it again.")
+			msg := fmt.Sprintf("%s is behind its branch %s and could not be brought up to it: %v. Hint: %s", t.Path, t.Branch, err, hint)
+			v.Problems = append(v.Problems, msg)
+			continue
 		}
 		if rep != nil {
 			v.Repaired = append(v.Repaired, fmt.Sprintf("brought %s up to branch %s, which an interrupted command had moved (%d files written, %d with local edits left alone)",

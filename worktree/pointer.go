@@ -24,6 +24,10 @@ type Pointer struct {
 	// Tree is the tree's id in the vault; 0 in pointer files written
 	// before it was recorded.
 	Tree int64
+	// ID is the vault's identity (Manager.VaultID), which a copy of the
+	// vault does not share; "" in pointer files written before it was
+	// recorded.
+	ID string
 }
 
 // ReadPointer reads the pointer file of the folder dir: ENOTFOUND when dir
@@ -46,6 +50,8 @@ func ReadPointer(dir string) (*Pointer, error) {
 			p.Vault = strings.TrimSpace(value)
 		case "tree":
 			p.Tree, _ = strconv.ParseInt(strings.TrimSpace(value), 10, 64)
+		case "id":
+			p.ID = strings.TrimSpace(value)
 		}
 	}
 	if p.Vault == "" || !filepath.IsAbs(p.Vault) {
@@ -60,6 +66,9 @@ func WritePointer(dir string, p Pointer) error {
 	data := "vault: " + p.Vault + "\n"
 	if p.Tree != 0 {
 		data += "tree: " + strconv.FormatInt(p.Tree, 10) + "\n"
+	}
+	if p.ID != "" {
+		data += "id: " + p.ID + "\n"
 	}
 	file := filepath.Join(dir, PointerFile)
 	tmp := file + ".tmp"
@@ -86,6 +95,11 @@ func (m *Manager) Relink(ctx context.Context, dir string, p *Pointer) (*Tree, er
 	if err != nil {
 		return nil, cairn.Errorf(cairn.ENOTFOUND, "%s names working tree %d, which this vault does not have", dir, p.Tree).
 			WithHint("Make a new one with cairn worktree add DIR BRANCH.")
+	}
+	if a, err := os.Stat(dir); err == nil {
+		if b, err := os.Stat(t.Path); err == nil && os.SameFile(a, b) {
+			return t, nil // the same folder, through a symbolic link
+		}
 	}
 	if there, err := ReadPointer(t.Path); err == nil && there.Tree == t.ID {
 		return nil, cairn.Errorf(cairn.EINVALID, "%s is a copy of the working tree %s, which is still there", dir, t.Path).
@@ -116,4 +130,53 @@ func forget(ctx context.Context, tx *store.Tx, id int64) error {
 		}
 	}
 	return nil
+}
+
+// errNotOwned is the cause of the error for a working tree whose folder is
+// no longer this vault's (see owned).
+var errNotOwned = errors.New("not this vault's working tree")
+
+// owned checks that a working tree's folder is still this vault's: the
+// vault's own folder (its .cairn is this vault's directory), or a folder
+// whose pointer names this vault (its .cairn directory is this one) and
+// this tree. A copied or moved vault, or a folder reused by another vault,
+// never gets its files written by this one.
+func (m *Manager) owned(t *Tree) error {
+	notOwned := func(why string) error {
+		return cairn.Errorf(cairn.ECONFLICT, "%s is no longer a working tree of this vault: %s: %w", t.Path, why, errNotOwned).
+			WithHint("cairn worktree remove " + t.Path + " forgets it (its folder is left as it is).")
+	}
+	fi, err := os.Lstat(filepath.Join(t.Path, PointerFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return notOwned("it has no " + PointerFile)
+	case err != nil:
+		return fmt.Errorf("check %s: %w", t.Path, err)
+	case fi.IsDir():
+		if sameFile(filepath.Join(t.Path, PointerFile), m.lockDir) {
+			return nil
+		}
+		return notOwned("it is another vault's folder")
+	}
+	p, err := ReadPointer(t.Path)
+	if err != nil {
+		return notOwned(err.Error())
+	}
+	if p.Tree != 0 && p.Tree != t.ID {
+		return notOwned(fmt.Sprintf("its pointer names working tree %d", p.Tree))
+	}
+	if !sameFile(filepath.Join(p.Vault, PointerFile), m.lockDir) {
+		return notOwned("its pointer names the vault at " + p.Vault)
+	}
+	return nil
+}
+
+// sameFile reports whether two paths name one existing file or folder.
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }

@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -197,6 +199,11 @@ func (m *Manager) scanPaths(ctx context.Context, t *Tree, baseTree cairn.Hash, p
 	}
 	max := m.maxSize()
 	var toRead []*onDisk
+	// On a file system that ignores case (macOS, Windows), the two
+	// spellings of a change of case alone find one file; it counts only
+	// under the name the folder lists, as a full scan would see it.
+	folded := map[string]string{}     // folded path → a path looked up
+	infos := map[string]os.FileInfo{} // path → what Lstat found
 	for _, p := range paths {
 		if _, seen := snap.disk[p]; seen {
 			continue
@@ -211,6 +218,17 @@ func (m *Manager) scanPaths(ctx context.Context, t *Tree, baseTree cairn.Hash, p
 		if err != nil || !info.Mode().IsRegular() || info.Size() > max {
 			continue
 		}
+		fold := cairn.FoldPath(p)
+		if q, ok := folded[fold]; ok && q != p && os.SameFile(info, infos[q]) {
+			switch listedAs(filepath.Dir(abs), path.Base(p), path.Base(q)) {
+			case path.Base(q):
+				continue // p is q's file under another case
+			case path.Base(p):
+				delete(snap.disk, q) // q was p's file under another case
+				toRead = slices.DeleteFunc(toRead, func(d *onDisk) bool { return d.Path == q })
+			}
+		}
+		folded[fold], infos[p] = p, info
 		f := File{Path: p, Abs: abs, Size: info.Size(), Mtime: info.ModTime().UnixNano()}
 		if info.Mode()&0o111 != 0 {
 			f.Mode = cairn.ModeExecutable
@@ -372,3 +390,25 @@ func (m *Manager) writeStats(ctx context.Context, q *sql.Tx, t *Tree, files []*o
 }
 
 var errStale = errors.New("stale")
+
+// listedAs returns which of two names of one file (they differ in case
+// only) the folder dir lists: a, b, or "" when it lists both (hard links)
+// or neither.
+func listedAs(dir, a, b string) string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	var hasA, hasB bool
+	for _, e := range entries {
+		hasA = hasA || e.Name() == a
+		hasB = hasB || e.Name() == b
+	}
+	switch {
+	case hasA && !hasB:
+		return a
+	case hasB && !hasA:
+		return b
+	}
+	return ""
+}

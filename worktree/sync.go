@@ -40,6 +40,9 @@ func (m *Manager) Sync(ctx context.Context, t *Tree, target cairn.Hash) (*SyncRe
 	if err := m.reload(ctx, t); err != nil {
 		return nil, err
 	}
+	if err := m.owned(t); err != nil {
+		return nil, err
+	}
 	recovering := t.Pending == target
 	if t.Pending != target {
 		err := m.s.Update(ctx, func(tx *store.Tx) error {
@@ -70,7 +73,7 @@ func (m *Manager) SyncHeadPrewritten(ctx context.Context, t *Tree, pre *Prewritt
 		return nil, err
 	}
 	defer unlock()
-	return m.syncHead(ctx, ctx, t, pre, false)
+	return m.syncHead(ctx, t, pre, false)
 }
 
 // Behind reports whether a working tree is owed a sync: its branch moved
@@ -93,10 +96,12 @@ func (m *Manager) Behind(ctx context.Context, t *Tree) (bool, error) {
 const quickWait = 50 * time.Millisecond
 
 // CatchUp brings a working tree that is Behind to its branch's head (a
-// folder whose folder is missing is left alone). It never waits for
+// tree whose folder is missing is left alone). It does not wait for
 // another process: when one holds the tree's lock (it is syncing the
 // folder itself) or the vault's write lock, it does nothing and returns
-// nil; the next command tries again.
+// nil; the next command tries again. (The write lock is only looked at
+// first: a writer that takes it in the moment between is waited for, as
+// any write waits, rather than leave a sync half done.)
 func (m *Manager) CatchUp(ctx context.Context, t *Tree) (*SyncReport, error) {
 	if _, err := os.Stat(t.Path); err != nil {
 		return nil, nil
@@ -110,23 +115,27 @@ func (m *Manager) CatchUp(ctx context.Context, t *Tree) (*SyncReport, error) {
 	}
 	defer unlock()
 	quick, cancel := context.WithTimeout(ctx, quickWait)
-	defer cancel()
-	rep, err := m.syncHead(ctx, quick, t, nil, true)
-	if err != nil && (quick.Err() != nil || cairn.ErrorCode(err) == cairn.EUNAVAILABLE) && ctx.Err() == nil {
+	err = m.s.Update(quick, func(*store.Tx) error { return nil })
+	cancel()
+	if err != nil && ctx.Err() == nil && (quick.Err() != nil || cairn.ErrorCode(err) == cairn.EUNAVAILABLE) {
 		return nil, nil // the vault is busy: nothing was written
 	}
-	return rep, err
+	if err != nil {
+		return nil, err
+	}
+	return m.syncHead(ctx, t, nil, true)
 }
 
-// syncHead is SyncHeadPrewritten under the tree's lock. The sync is
-// journaled with journal, a context that may be shorter than ctx: nothing
-// is written before the journal is. With interrupted, a journaled sync is
-// taken for one a dead process left, and finished reading the whole
-// folder; otherwise it is this process's own (a commit journals the sync
-// that follows it).
-func (m *Manager) syncHead(ctx, journal context.Context, t *Tree, pre *Prewritten, interrupted bool) (*SyncReport, error) {
+// syncHead is SyncHeadPrewritten under the tree's lock. With interrupted,
+// a journaled sync is taken for one a dead process left, and finished
+// reading the whole folder; otherwise it is this process's own (a commit
+// journals the sync that follows it).
+func (m *Manager) syncHead(ctx context.Context, t *Tree, pre *Prewritten, interrupted bool) (*SyncReport, error) {
 	removeDeadStages(m.lockDir) // what a killed import staged
 	if err := m.reload(ctx, t); err != nil {
+		return nil, err
+	}
+	if err := m.owned(t); err != nil {
 		return nil, err
 	}
 	head, err := m.s.Head(ctx, t.Branch)
@@ -146,8 +155,8 @@ func (m *Manager) syncHead(ctx, journal context.Context, t *Tree, pre *Prewritte
 		return rep, nil
 	}
 	if t.Pending != head {
-		err = m.s.Update(journal, func(tx *store.Tx) error {
-			_, err := tx.SQL().ExecContext(journal, `UPDATE worktrees SET pending = ? WHERE id = ?`, head[:], t.ID)
+		err = m.s.Update(ctx, func(tx *store.Tx) error {
+			_, err := tx.SQL().ExecContext(ctx, `UPDATE worktrees SET pending = ? WHERE id = ?`, head[:], t.ID)
 			return err
 		})
 		if err != nil {

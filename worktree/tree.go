@@ -32,6 +32,9 @@ type Manager struct {
 	// Crash, when set, is called at named points of a sync; crash tests
 	// kill the process there.
 	Crash func(string)
+	// VaultID is the vault's identity, written in the pointer files of
+	// new working trees.
+	VaultID string
 }
 
 // NewManager returns the manager of the working trees of the vault whose
@@ -150,6 +153,18 @@ func (m *Manager) Add(ctx context.Context, dir, branch, vaultRoot string) (*Tree
 	if err != nil {
 		return nil, nil, err
 	}
+	trees, err := m.List(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, t := range trees {
+		// A tree inside another would be part of it (its files the other's
+		// local edits), and one around another would hold it.
+		if within(abs, t.Path) || within(t.Path, abs) {
+			return nil, nil, cairn.Errorf(cairn.EINVALID, "%s is inside the working tree %s, or holds it", dir, t.Path).
+				WithHint("Choose a folder outside the vault's folder and its working trees, such as ../" + filepath.Base(abs))
+		}
+	}
 	if entries, err := os.ReadDir(abs); err == nil && len(entries) > 0 {
 		return nil, nil, cairn.Errorf(cairn.EINVALID, "%s is not empty", dir).WithHint("Choose a new folder for the working tree.")
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -162,7 +177,7 @@ func (m *Manager) Add(ctx context.Context, dir, branch, vaultRoot string) (*Tree
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := WritePointer(abs, Pointer{Vault: vaultRoot, Tree: t.ID}); err != nil {
+	if err := WritePointer(abs, Pointer{Vault: vaultRoot, Tree: t.ID, ID: m.VaultID}); err != nil {
 		m.s.Update(ctx, func(tx *store.Tx) error { return forget(ctx, tx, t.ID) })
 		return nil, nil, err
 	}
@@ -174,11 +189,14 @@ func (m *Manager) Add(ctx context.Context, dir, branch, vaultRoot string) (*Tree
 // refuses a tree with local edits unless force is set. A tree whose folder
 // is gone is only forgotten.
 func (m *Manager) Remove(ctx context.Context, t *Tree, force bool) error {
-	_, err := os.Lstat(t.Path)
-	missing := errors.Is(err, fs.ErrNotExist)
-	if p, err := ReadPointer(t.Path); !missing && (err != nil || p.Tree != 0 && p.Tree != t.ID) {
-		return cairn.Errorf(cairn.EINVALID, "%s is not a secondary working tree of this vault (the vault's own folder, or another vault's tree); it cannot be removed", t.Path)
+	if fi, err := os.Lstat(filepath.Join(t.Path, PointerFile)); err == nil && fi.IsDir() && sameFile(filepath.Join(t.Path, PointerFile), m.lockDir) {
+		return cairn.Errorf(cairn.EINVALID, "%s is the vault's own folder; it cannot be removed", t.Path)
 	}
+	// A folder that is gone, or that is no longer this vault's (a copy's,
+	// another vault's), is only forgotten: its files are not this vault's
+	// to delete.
+	_, err := os.Lstat(t.Path)
+	missing := errors.Is(err, fs.ErrNotExist) || m.owned(t) != nil
 	if !force && !missing {
 		st, err := m.Status(ctx, t)
 		if err != nil {
@@ -226,4 +244,11 @@ func (m *Manager) Hook() store.RefHook {
 		return cairn.Errorf(cairn.ECONFLICT, "branch %s is checked out in the working tree %s", branch, path).
 			WithHint("Commit or drop its edits, then: cairn worktree remove " + path)
 	}
+}
+
+// within reports whether path is dir or inside it (both clean and
+// absolute).
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

@@ -31,7 +31,12 @@ type env struct {
 func setup(t *testing.T) *env {
 	t.Helper()
 	ctx := t.Context()
-	vdir := t.TempDir()
+	// A vault's layout: the folder, with the database in its .cairn.
+	dir := t.TempDir()
+	vdir := filepath.Join(dir, ".cairn")
+	if err := os.Mkdir(vdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	db, err := sqlite.Open(ctx, filepath.Join(vdir, "cairn.db"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +47,6 @@ func setup(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	m := worktree.NewManager(s, db.Read(), vdir)
-	dir := t.TempDir()
 	wt, err := m.Register(ctx, dir, "main", cairn.Hash{})
 	if err != nil {
 		t.Fatal(err)

@@ -91,6 +91,17 @@ process); 2 usage or input error.`,
 		return usageError("%s", err)
 	})
 	defer strictUsage(root)
+	root.SetHelpCommand(&cobra.Command{
+		Use:   "help [COMMAND]",
+		Short: "Explain a command",
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := c.Root().Find(args)
+			if err != nil || len(rest) > 0 && cmd == c.Root() {
+				return usage{msg: fmt.Sprintf("%q is not a command of cairn", strings.Join(args, " ")), hint: "Run cairn --help to see the commands."}
+			}
+			return cmd.Help()
+		},
+	})
 	root.AddCommand(
 		a.initCmd(), a.statusCmd(), a.commitCmd(), a.logCmd(), a.showCmd(), a.lsCmd(), a.diffCmd(),
 		a.branchCmd(), a.tagCmd(), a.mergeCmd(), a.revertCmd(),
@@ -285,9 +296,12 @@ func (a *app) open() (*vault.Vault, *worktree.Tree, error) {
 	}
 	// Sources follow their proposals, whatever decides them.
 	v.Admit.OnDecided(ingest.Decided)
-	if !a.json && !a.quiet {
+	if !a.quiet {
 		for _, r := range v.Repaired {
 			fmt.Fprintf(a.stderr, "cairn: %s\n", r)
+		}
+		for _, p := range v.Problems {
+			fmt.Fprintf(a.stderr, "cairn: warning: %s\n", p)
 		}
 	}
 	return v, t, nil

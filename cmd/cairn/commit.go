@@ -60,7 +60,7 @@ change to raw/ or log.md, a script or a misplaced file is held for review
 					fmt.Fprintln(w, "Edit the files to settle them, then commit again.")
 				})
 			}
-			item := map[string]any{"id": res.Commit.Hash, "commit": res.Commit, "changes": res.Changes, "merged": res.Merged, "sync": res.Sync, "skipped": res.Skipped}
+			item := map[string]any{"id": res.Commit.Hash, "commit": res.Commit, "changes": res.Changes, "merged": res.Merged, "sync": res.Sync, "skipped": cmpSlice(res.Skipped)}
 			if outcome != nil {
 				item["admission"] = outcomeItem(outcome)
 				res.Merged = outcome.Rebased

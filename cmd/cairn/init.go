@@ -44,6 +44,7 @@ With --bare the vault has no working tree (for servers).`,
 			out := list{"root": v.Root, "bare": bare}
 			var res *worktree.CommitResult
 			var skipped []worktree.Skip
+			var outcome *admit.Outcome
 			if t, _ := v.Main(a.ctx); t != nil {
 				st, err := v.Trees.Status(a.ctx, t)
 				if err != nil {
@@ -51,8 +52,9 @@ With --bare the vault has no working tree (for servers).`,
 				}
 				skipped = st.Skipped
 				if len(st.Changes) > 0 {
+					// The adopted files may hold a contract: its findings,
+					// which name the agent command it sets, are printed.
 					msg := cmpOr(message, "adopt "+filepath.Base(v.Root))
-					var outcome *admit.Outcome
 					res, err = v.Trees.Commit(a.ctx, t, worktree.CommitRequest{
 						Message: msg, Principal: p, Land: landOnMain(v, "commit", p, msg, &outcome),
 					})
@@ -83,7 +85,11 @@ With --bare the vault has no working tree (for servers).`,
 				}
 				res = &worktree.CommitResult{Commit: c}
 			}
-			out["items"] = []map[string]any{{"id": res.Commit.Hash, "commit": res.Commit, "files": len(res.Changes)}}
+			item := map[string]any{"id": res.Commit.Hash, "commit": res.Commit, "files": len(res.Changes)}
+			if outcome != nil {
+				item["admission"] = outcomeItem(outcome)
+			}
+			out["items"] = []map[string]any{item}
 			out["skipped"] = skipped
 			return a.emit(out, func(w io.Writer) {
 				kind := "vault"
@@ -93,6 +99,9 @@ With --bare the vault has no working tree (for servers).`,
 				fmt.Fprintf(w, "Made a %s in %s\n", kind, v.Root)
 				if n := len(res.Changes); n > 0 {
 					fmt.Fprintf(w, "Adopted %s as commit %s\n", plural(n, "file"), res.Commit.Hash.Short())
+				}
+				if outcome != nil {
+					printAdmitted(w, outcome)
 				}
 				printSkips(w, skipped)
 				if !bare {

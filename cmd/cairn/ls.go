@@ -54,9 +54,15 @@ executable files. Paths match whatever their case, as in the store.`,
 				rev, dir = branchOf(t), arg
 			}
 			out, c, err := a.ls(v, rev, dir, recursive)
-			if cairn.ErrorCode(err) == cairn.ENOTFOUND && !hasRev && dir != "" {
+			switch {
+			case cairn.ErrorCode(err) == cairn.ENOTFOUND && !hasRev && dir != "":
 				// Not a path: perhaps a revision, as in cairn show.
 				if rout, rc, rerr := a.ls(v, arg, "", recursive); rerr == nil {
+					out, c, err = rout, rc, nil
+				}
+			case cairn.ErrorCode(err) == cairn.ENOTFOUND && hasRev:
+				// No such revision: perhaps a path with a colon in it.
+				if rout, rc, rerr := a.ls(v, branchOf(t), arg, recursive); rerr == nil {
 					out, c, err = rout, rc, nil
 				}
 			}
@@ -96,6 +102,9 @@ func (a *app) ls(v *vault.Vault, rev, dir string, recursive bool) ([]lsEntry, *c
 		return nil, nil, err
 	}
 	dir = strings.Trim(dir, "/")
+	if dir == "." {
+		dir = ""
+	}
 	file := func(e cairn.Entry) lsEntry {
 		le := lsEntry{ID: e.Path, Path: e.Path, Kind: "file", Size: e.Size, Blob: e.Blob}
 		if e.Mode == cairn.ModeExecutable {
@@ -108,7 +117,7 @@ func (a *app) ls(v *vault.Vault, rev, dir string, recursive bool) ([]lsEntry, *c
 		if _, err := cairn.CleanPath(dir); err != nil {
 			return nil, nil, err
 		}
-		e, err := v.Store.Get(a.ctx, c.Tree, dir)
+		e, err := v.Store.GetFold(a.ctx, c.Tree, dir)
 		if err == nil {
 			return []lsEntry{file(e)}, c, nil
 		}

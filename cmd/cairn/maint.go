@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -49,11 +51,12 @@ func (a *app) doctorCmd() *cobra.Command {
 		Short: "Check the vault: objects, index against store, working trees, proposals, sources",
 		Long: `Doctor reads every object reachable from a branch, tag or pin and checks its
 hash and encoding; compares the index with main's head (every derived row,
-unless --quick); checks each working tree (its folder exists and holds its branch's head;
-opening the vault first finishes any sync an interrupted command owed a
-folder, and doctor lists what it repaired), every proposal (a held one has its branch, an admitted one
-its commit) and every source (its status is its proposal's; a queued or
-running one has a live job). Exit code 1 when it finds a problem.`,
+unless --quick); checks each working tree (its folder exists and holds its
+branch's head: opening the vault first finishes any sync an interrupted
+command owed a folder, and doctor lists what it repaired), every proposal (a
+held one has its branch, an admitted one its commit), main's cairn.yaml (it
+parses), and every source (its status is its proposal's; a queued or running
+one has a live job). Exit code 1 when it finds a problem.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a.quiet = true // doctor lists what opening repaired itself
@@ -89,6 +92,9 @@ running one has a live job). Exit code 1 when it finds a problem.`,
 			if err != nil {
 				return err
 			}
+			for _, p := range v.Problems {
+				add("worktree", p)
+			}
 			for _, t := range trees {
 				if _, err := os.Stat(t.Path); err != nil {
 					add("worktree", fmt.Sprintf("%s is registered but missing: %v", t.Path, err))
@@ -100,7 +106,7 @@ running one has a live job). Exit code 1 when it finds a problem.`,
 				switch {
 				case err != nil:
 					add("worktree", fmt.Sprintf("%s holds branch %s, which does not exist", t.Path, t.Branch))
-				case head != t.Base && t.Pending.IsZero():
+				case head != t.Base && t.Pending.IsZero() && !slices.ContainsFunc(v.Problems, func(p string) bool { return strings.HasPrefix(p, t.Path+" ") }):
 					add("worktree", fmt.Sprintf("%s is behind its branch %s (the folder holds %s, the branch is at %s); another process is updating it, or the next command will",
 						t.Path, t.Branch, t.Base.Short(), head.Short()))
 				}

@@ -2,12 +2,17 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	gocmp "github.com/google/go-cmp/cmp"
 )
 
 // TestCrashBeforeSync kills each command that moves main after its
@@ -122,4 +127,95 @@ func differences(got, want map[string]string) []string {
 		}
 	}
 	return out
+}
+
+// TestCatchUpProblem: a working tree that cannot be brought up to its
+// branch (a symbolic link where the branch needs a folder) is a warning on
+// every command, and a problem doctor lists; it does not stop the vault
+// from working, and removing the tree clears it.
+func TestCatchUpProblem(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs child processes")
+	}
+	root := t.TempDir()
+	vault := filepath.Join(root, "vault")
+	writeFiles(t, vault, map[string]string{"index.md": "# Home\n"})
+	must(t, run(t, vault, nil, "init"), "init")
+	must(t, run(t, vault, nil, "branch", "draft"), "branch")
+	draft := filepath.Join(root, "draft")
+	must(t, run(t, vault, nil, "worktree", "add", draft, "draft"), "worktree add")
+	if err := os.Mkdir(filepath.Join(root, "elsewhere"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "elsewhere"), filepath.Join(draft, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, vault, map[string]string{"sub/x.md": "x\n"})
+	must(t, run(t, vault, nil, "commit", "-m", "sub"), "commit")
+	// The merge moves draft; writing sub/x.md through the link is refused.
+	run(t, vault, nil, "merge", "main", "--into", "draft")
+	for _, args := range [][]string{{"status"}, {"log", "-n", "1"}} {
+		r := run(t, vault, nil, args...)
+		must(t, r, args...)
+		if !strings.Contains(r.stderr, "warning: "+draft+" is behind its branch draft") || !strings.Contains(r.stderr, "Hint: ") {
+			t.Errorf("cairn %v does not warn about the tree it cannot bring up:\n%s", args, r.stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "elsewhere", "x.md")); err == nil {
+		t.Errorf("a sync wrote through the symbolic link")
+	}
+	d := run(t, vault, nil, "doctor")
+	if d.code != exitRefused || !strings.Contains(d.stdout, draft+" is behind its branch draft") {
+		t.Errorf("doctor does not list the tree as a problem: exit %d\n%s%s", d.code, d.stdout, d.stderr)
+	}
+	must(t, run(t, vault, nil, "worktree", "remove", "--force", draft), "worktree remove")
+	if d := run(t, vault, nil, "doctor"); d.code != 0 {
+		t.Errorf("doctor after the tree was removed: exit %d\n%s%s", d.code, d.stdout, d.stderr)
+	}
+}
+
+// TestCatchUpBusy: a sync cut short, while another process holds the
+// vault's write lock: a read command neither waits nor writes any of the
+// folder's files; once the lock is free, the next command finishes it.
+func TestCatchUpBusy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs child processes")
+	}
+	root := t.TempDir()
+	vault := filepath.Join(root, "vault")
+	files := map[string]string{"index.md": "# Home\n"}
+	for i := range 20 {
+		files[fmt.Sprintf("notes/n%02d.md", i)] = fmt.Sprintf("note %d\n", i)
+	}
+	writeFiles(t, vault, files)
+	must(t, run(t, vault, nil, "init"), "init")
+	incoming := map[string]string{}
+	for i := range 20 {
+		incoming[fmt.Sprintf("imported/p%02d.md", i)] = fmt.Sprintf("imported %d\n", i)
+	}
+	writeFiles(t, filepath.Join(root, "incoming"), incoming)
+	r := run(t, vault, []string{"CAIRN_CRASH_AT=sync:file-written"}, "import", "../incoming")
+	if r.signal != syscall.SIGKILL {
+		t.Fatalf("import was not killed: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	before := readTree(t, vault)
+	tx := holdWriteLock(t, vault)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cairnBin(t), "status")
+	cmd.Dir = vault
+	cmd.Env = append(os.Environ(), "CAIRN_USER=tester", "CAIRN_BUSY_TIMEOUT_MS=600000")
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil || err != nil {
+		t.Fatalf("status while another process writes: %v (killed after a minute: %v)\n%s", err, ctx.Err() != nil, out)
+	}
+	if diff := gocmp.Diff(before, readTree(t, vault)); diff != "" {
+		t.Errorf("status wrote into the folder while the vault was busy (-before +after):\n%s", diff)
+	}
+	tx.Rollback()
+	n := run(t, vault, nil, "status")
+	must(t, n, "status")
+	if diff := differences(readTree(t, vault), exportMain(t, vault)); len(diff) > 0 {
+		t.Errorf("once the lock is free, the folder still differs from main: %v", diff)
+	}
 }

@@ -31,19 +31,7 @@ func TestReadersNeverWait(t *testing.T) {
 	writeFiles(t, vault, map[string]string{"ideas.md": "---\ntitle: Ideas\n---\n# Ideas\n\nMovable type, again. [[index]]\n"})
 	must(t, run(t, vault, nil, "commit", "-m", "again"), "commit")
 
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(vault, ".cairn", "cairn.db")+"?_txlock=immediate&_busy_timeout=10000")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	tx, err := db.BeginTx(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.Exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('test-writer', 'holding the lock')`); err != nil {
-		t.Fatal(err)
-	}
+	holdWriteLock(t, vault)
 	for _, args := range [][]string{
 		{"status"}, {"log"}, {"log", "--path", "ideas.md"}, {"show", "main:ideas.md"}, {"show", "main"},
 		{"diff", "main~1", "main"}, {"search", "movable"}, {"backlinks", "index"}, {"links", "ideas"},
@@ -62,4 +50,24 @@ func TestReadersNeverWait(t *testing.T) {
 		}
 		cancel()
 	}
+}
+
+// holdWriteLock takes the vault's write lock, as another process's long
+// write would, until the test ends or the transaction is rolled back.
+func holdWriteLock(t *testing.T, vault string) *sql.Tx {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(vault, ".cairn", "cairn.db")+"?_txlock=immediate&_busy_timeout=10000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	tx, err := db.BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback() })
+	if _, err := tx.Exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('test-writer', 'holding the lock')`); err != nil {
+		t.Fatal(err)
+	}
+	return tx
 }

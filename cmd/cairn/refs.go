@@ -339,6 +339,16 @@ to revert and no commit is made.`,
 			if err != nil {
 				return err
 			}
+			// A revert undoes the branch's own history: undoing a commit
+			// of another line of history would bring in content the branch
+			// never had (its parent's files), unseen by admission's
+			// import and merge rules.
+			if on, err := v.Store.IsAncestor(a.ctx, target.Hash, head); err != nil {
+				return err
+			} else if !on {
+				return cairn.Errorf(cairn.EINVALID, "%s is not in the history of %s; a revert undoes a commit of the branch itself", target.Hash.Short(), branch).
+					WithHint("To bring changes from another branch, cairn merge BRANCH; cairn log lists the branch's commits.")
+			}
 			parentTree, err := treeOf(a, v, target.Parents[0])
 			if err != nil {
 				return err
@@ -404,6 +414,9 @@ to revert and no commit is made.`,
 			}
 			return a.emit(items([]map[string]any{{"id": c.Hash, "commit": c, "sync": rep}}), func(w io.Writer) {
 				fmt.Fprintf(w, "Reverted %s on %s: %s\n", target.Hash.Short(), branch, c.Hash.Short())
+				if outcome != nil {
+					printAdmitted(w, outcome)
+				}
 				printSync(w, rep)
 			})
 		},

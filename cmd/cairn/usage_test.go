@@ -26,6 +26,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"settings", "set", "agent.timeout"}, []string{"settings set: accepts 2 arg(s)", "usage: cairn settings set KEY VALUE"}},
 		{[]string{"log", "--bogus"}, []string{"unknown flag: --bogus"}},
 		{[]string{"init", "a", "b"}, []string{"usage: cairn init"}},
+		{[]string{"help", "bogus"}, []string{`"bogus" is not a command of cairn`}},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := Main(t.Context(), tc.args, strings.NewReader(""), &stdout, &stderr)
@@ -39,7 +40,7 @@ func TestUsageErrors(t *testing.T) {
 		}
 	}
 	// Without arguments, a group of commands shows its help.
-	for _, args := range [][]string{{}, {"worktree"}, {"review", "--help"}} {
+	for _, args := range [][]string{{}, {"worktree"}, {"review", "--help"}, {"help", "ls"}} {
 		var stdout, stderr bytes.Buffer
 		if code := Main(t.Context(), args, strings.NewReader(""), &stdout, &stderr); code != exitOK || !strings.Contains(stdout.String(), "Usage:") {
 			t.Errorf("cairn %v: exit %d, stdout:\n%s%s", args, code, stdout.String(), stderr.String())
