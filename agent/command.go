@@ -334,12 +334,17 @@ func (t *Transcript) Retained() int {
 }
 
 // Clean returns s as one line of printable text of at most max bytes (cut
-// with "…"): invalid UTF-8 replaced, terminal escape sequences, control
-// and bidirectional formatting characters removed, runs of white space
-// made one space.
+// with "…", at a character boundary): invalid UTF-8 replaced, terminal
+// escape sequences and control characters removed, and so are the
+// invisible characters a path may not hold (cairn.IsInvisible:
+// bidirectional controls, zero-width characters, the byte order mark, the
+// soft hyphen, tag characters, variation selectors that follow no emoji),
+// which could make the text read otherwise than it is, or hide text from a
+// person that a later agent reads; runs of white space made one space.
 func Clean(s string, max int) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	var b strings.Builder
+	prev := rune(-1) // the last character kept
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
@@ -347,9 +352,11 @@ func Clean(s string, max int) string {
 			n = escapeLen(s[i:])
 		case unicode.IsSpace(r):
 			b.WriteByte(' ')
-		case unicode.IsControl(r), bidi(r):
+			prev = ' '
+		case unicode.IsControl(r), cairn.IsInvisible(prev, r):
 		default:
 			b.WriteString(s[i : i+n])
+			prev = r
 		}
 		i += n
 	}
@@ -388,12 +395,6 @@ func escapeLen(s string) int {
 	}
 	_, n := utf8.DecodeRuneInString(s[1:])
 	return 1 + n
-}
-
-// bidi reports whether r is a bidirectional formatting character, which
-// can make text read otherwise than it is.
-func bidi(r rune) bool {
-	return r == 0x061c || r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }
 
 // clip returns s cut to at most n bytes, at a character boundary.
