@@ -17,6 +17,7 @@ import (
 
 	"cairn"
 	"cairn/admit"
+	"cairn/agent"
 	"cairn/durable"
 	"cairn/ingest"
 	"cairn/vault"
@@ -489,12 +490,23 @@ func (e *eventPrinter) line(ctx context.Context, ev admit.EventRow) string {
 	return ""
 }
 
-// activity prints what an agent does, as it does it.
+// activityBytes bounds a line of an agent's activity as printed.
+const activityBytes = 200
+
+// activity prints what an agent does, as it does it. A line of its output
+// is printed as clean text (agent.Clean): it reaches the terminal without
+// escape sequences (a clipboard write, a window title, colours), control
+// or invisible characters, cut at a whole character.
 func (e *eventPrinter) activity(src *ingest.Source, kind, text string) {
-	if e.a.json || strings.TrimSpace(text) == "" {
+	if e.a.json {
+		return
+	}
+	if text = agent.Clean(text, activityBytes); text == "" {
 		return
 	}
 	switch kind {
+	case "file":
+		text = "wrote " + text
 	case "start":
 		e.mu.Lock()
 		if e.started == nil {
@@ -502,15 +514,10 @@ func (e *eventPrinter) activity(src *ingest.Source, kind, text string) {
 		}
 		e.started[src.ID] = true
 		e.mu.Unlock()
-		e.print(fmt.Sprintf("%s: running (%s)", src.Name, text))
+		e.print(fmt.Sprintf("%s: running (%s)", shown(src.Name), text))
 		return
-	case "file":
-		text = "wrote " + text
 	}
-	if len(text) > 200 {
-		text = text[:200] + "…"
-	}
-	e.print(fmt.Sprintf("  %s │ %s", src.Name, text))
+	e.print(fmt.Sprintf("  %s │ %s", shown(src.Name), text))
 }
 
 // heldReasons says in a few words why a proposal was not admitted.

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"cairn"
+)
+
+// TestIngest_ActivityClean runs cairn ingest with a command agent whose
+// output holds terminal escape sequences (a clipboard write, a window
+// title, colours), invisible characters and a long line of two-byte
+// characters: what ingest prints of it reaches the terminal as plain,
+// valid text, each line cut at a whole character.
+func TestIngest_ActivityClean(t *testing.T) {
+	hidden := "\u202E\u200B"
+	for _, r := range "IGNORE" {
+		hidden += string(0xe0000 + r)
+	}
+	agent := `printf '\033]52;c;cm0gLXJmIH4K\007clipboard\n'
+printf '\033]0;a new title\007title\n'
+printf '\033[1;31mred\033[0m and \033[2Kcleared\n'
+echo 'hidden` + hidden + ` text'
+echo 'a` + strings.Repeat("é", 150) + `'
+echo failing on purpose
+exit 3
+`
+	_, vault, sources := ingestVault(t, agent)
+	r := run(t, vault, nil, "ingest", sources[0])
+	if r.code != exitRefused {
+		t.Fatalf("cairn ingest with a failing agent: exit %d, want %d\n%s%s", r.code, exitRefused, r.stdout, r.stderr)
+	}
+	if strings.ContainsAny(r.stdout, "\x1b\x07") || !utf8.ValidString(r.stdout) {
+		t.Errorf("cairn ingest printed escape sequences or invalid UTF-8:\n%q", r.stdout)
+	}
+	prev := rune(-1)
+	for _, c := range r.stdout {
+		if cairn.IsInvisible(prev, c) {
+			t.Errorf("cairn ingest printed the invisible character %U:\n%q", c, r.stdout)
+		}
+		prev = c
+	}
+	for _, want := range []string{"│ clipboard\n", "│ title\n", "│ red and cleared\n", "│ hidden text\n", "│ a" + strings.Repeat("é", 98) + "…\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("cairn ingest's output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
