@@ -2,6 +2,7 @@ package cairn
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -84,6 +85,36 @@ func IsInvisible(prev, r rune) bool {
 	return unicode.Is(invisibleRunes, r)
 }
 
+// Quote returns s as a Go string literal, as strconv.Quote does, but with
+// every invisible character (IsInvisible) escaped too: strconv.Quote keeps
+// those Unicode counts printable (variation selectors, Hangul fillers, the
+// combining grapheme joiner) as they are, so a quoted name could still
+// read as another. Invalid UTF-8 bytes are escaped as \x.., like
+// strconv.Quote does.
+func Quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	prev := rune(-1)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case IsInvisible(prev, r) && r > 0xffff:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		case IsInvisible(prev, r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			q := strconv.Quote(s[i : i+n])
+			b.WriteString(q[1 : len(q)-1])
+		}
+		prev = r
+		i += n
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
 const pathHint = "Paths are vault-relative, use forward slashes, and have no empty, '.' or '..' segments."
 
 const invisibleHint = "Rename it without invisible characters: bidirectional controls (U+202A-U+202E, U+2066-U+2069), " +
@@ -100,7 +131,7 @@ const invisibleHint = "Rename it without invisible characters: bidirectional con
 // under .cairn/ and any .git segment. Errors have code EINVALID.
 func CleanPath(p string) (string, error) {
 	bad := func(format string, args ...any) (string, error) {
-		return "", Errorf(EINVALID, "path %q: %s", p, fmt.Sprintf(format, args...)).WithHint(pathHint)
+		return "", Errorf(EINVALID, "path %s: %s", Quote(p), fmt.Sprintf(format, args...)).WithHint(pathHint)
 	}
 	if p == "" {
 		return bad("empty")
@@ -142,7 +173,7 @@ func CleanPath(p string) (string, error) {
 		prev := rune(-1)
 		for _, r := range p {
 			if IsInvisible(prev, r) {
-				return "", Errorf(EINVALID, "path %q: contains the invisible character %U, which could make the name read as another", in, r).
+				return "", Errorf(EINVALID, "path %s: contains the invisible character %U, which could make the name read as another", Quote(in), r).
 					WithHint(invisibleHint)
 			}
 			prev = r

@@ -205,3 +205,24 @@ func TestPrincipal(t *testing.T) {
 		t.Errorf("Kind() = %q", k)
 	}
 }
+
+// TestQuote checks that a quoted name never reads as another: what
+// strconv.Quote escapes is escaped, and so is every invisible character,
+// printable to Unicode or not.
+func TestQuote(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"notes.md", `"notes.md"`},
+		{"caf\u00e9 \u2764\uFE0F.md", "\"caf\u00e9 \u2764\uFE0F.md\""}, // shows as it is
+		{"notes\U000E0100\U000E0101.md", `"notes\U000e0100\U000e0101.md"`},
+		{"notes\uFE0F.md", `"notes\ufe0f.md"`},
+		{"hangul\u3164filler.md", `"hangul\u3164filler.md"`},
+		{"report\u202Edm.exe", `"report\u202edm.exe"`},
+		{"tag\U000E0049.md", `"tag\U000e0049.md"`},
+		{"quote\" back\\slash\nline", `"quote\" back\\slash\nline"`},
+		{"bad\xff.md", `"bad\xff.md"`},
+	} {
+		if got := cairn.Quote(tc.in); got != tc.want {
+			t.Errorf("Quote(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -44,6 +45,27 @@ exit 3
 	for _, want := range []string{"│ clipboard\n", "│ title\n", "│ red and cleared\n", "│ hidden text\n", "│ a" + strings.Repeat("é", 98) + "…\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("cairn ingest's output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+// TestIngest_VariationSelectorName ingests a file whose name holds
+// variation selectors that follow no emoji, so that it reads as notes.md:
+// it is refused at the door with a hint, and nothing prints the name as
+// it is.
+func TestIngest_VariationSelectorName(t *testing.T) {
+	root, vault, _ := ingestVault(t, "")
+	name := "notes\U000E0100\U000E0101.md"
+	writeFiles(t, root, map[string]string{name: "# Notes\n\nPaper was made from rags in mills.\n"})
+	r := run(t, vault, nil, "ingest", filepath.Join(root, name))
+	if r.code != exitRefused || !strings.Contains(r.stdout, "refused  ") || !strings.Contains(r.stdout, "Hint: ") {
+		t.Fatalf("cairn ingest %q: exit %d, want %d, refused with a hint\n%s%s", name, r.code, exitRefused, r.stdout, r.stderr)
+	}
+	sh := run(t, vault, nil, "sources", "show", name)
+	must(t, sh, "sources show")
+	for _, out := range []string{r.stdout, sh.stdout} {
+		if strings.ContainsRune(out, 0xe0100) || !strings.Contains(out, `notes\U000e0100\U000e0101.md`) {
+			t.Errorf("the output holds U+E0100 as it is, or not the name escaped:\n%s", out)
 		}
 	}
 }
