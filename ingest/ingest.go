@@ -530,7 +530,10 @@ func (s *Service) List(ctx context.Context, status string) ([]*Source, error) {
 }
 
 // Retry queues a failed or rejected source again: its job runs again (a
-// new job when River has forgotten the old one).
+// new job when River has forgotten the old one). While that job is still
+// running (cancelled, or its source failed, and not ended yet) the retry
+// is ECONFLICT and changes nothing: the source waits neither for a job
+// that ends without running it nor beside a second job.
 func (s *Service) Retry(ctx context.Context, ref string, who cairn.Principal) (*Source, error) {
 	if s.q == nil {
 		return nil, fmt.Errorf("ingest: no queue")
@@ -581,11 +584,19 @@ func (s *Service) retry(ctx context.Context, src *Source, who cairn.Principal) (
 		}
 		job := src.Job
 		if job != 0 {
-			if _, err := s.q.RetryTx(ctx, tx.SQL(), job); err != nil {
-				if cairn.ErrorCode(err) != cairn.ENOTFOUND {
-					return err
-				}
+			j, err := s.q.RetryTx(ctx, tx.SQL(), job)
+			switch {
+			case cairn.ErrorCode(err) == cairn.ENOTFOUND:
 				job = 0
+			case err != nil:
+				return err
+			case j.State == durable.StateRunning:
+				// River leaves a running job as it is: one cancelled, or
+				// whose source failed, that has not ended yet. Queued under
+				// it, the source would wait for a job that ends without
+				// running it; under a new job, two agents would run it.
+				return cairn.Errorf(cairn.ECONFLICT, "job %d is still stopping; try again in a moment", job).
+					WithHint("Once cairn jobs shows it ended (its worker stops the agent within seconds), try again: cairn sources retry " + src.ID[:12])
 			}
 		}
 		if job == 0 {

@@ -482,18 +482,38 @@ echo "Wrote the Fabriano page."`
 	})
 }
 
+// TestIngest_Cancel cancels a running job: the agent's whole process tree
+// stops and the source fails. A retry while the job is still stopping is
+// refused and changes nothing (River would leave the running job as it is,
+// and the source would wait for a job that ends without running it); once
+// the job has ended, a retry runs the source to a verdict.
 func TestIngest_Cancel(t *testing.T) {
 	// The agent's child is found by its command line: in a PID namespace,
-	// the agent does not know its child's pid on this side.
+	// the agent does not know its child's pid on this side. The first
+	// attempt is slow; the retried job's second attempt does the work.
 	token := fmt.Sprint(time.Now().UnixNano())
-	started := make(chan struct{}, 1)
-	e := setup(t, command(t, "sleep 600."+token+" & echo started; wait", ""), func(o *ingest.Options) {
+	script := `case "$(pwd)" in */job-*-1/vault) sleep 600.` + token + ` & echo started; wait; exit 0;; esac
+` + fabriano
+	// The first attempt's "started" is held until release: until then its
+	// job cannot end, however soon its agent is stopped.
+	started, release := make(chan struct{}), make(chan struct{})
+	var held atomic.Bool
+	e := setup(t, command(t, script, ""), func(o *ingest.Options) {
 		o.Activity = func(_ *ingest.Source, kind, text string) {
-			if text == "started" {
-				started <- struct{}{}
+			if text == "started" && held.CompareAndSwap(false, true) {
+				close(started)
+				<-release
 			}
 		}
 	})
+	released := false
+	unblock := func() {
+		if !released {
+			released = true
+			close(release)
+		}
+	}
+	t.Cleanup(unblock) // before the queue stops
 	added, err := e.svc.Add(e.ctx, []string{e.file("fabriano.md", article)}, cairn.User("ada"))
 	if err != nil {
 		t.Fatal(err)
@@ -509,9 +529,22 @@ func TestIngest_Cancel(t *testing.T) {
 	if _, err := e.svc.CancelJob(e.ctx, src.Job, cairn.User("ada")); err != nil {
 		t.Fatal(err)
 	}
-	got := e.wait(src.ID)
-	if got.Status != ingest.Failed || !strings.Contains(got.Error, "cancelled by user:ada") {
-		t.Errorf("after cancel: %s %q", got.Status, got.Error)
+	// Its job is still running: a retry is refused, by job or by source,
+	// and the source stays as the cancel left it.
+	for _, retry := range []func() (*ingest.Source, error){
+		func() (*ingest.Source, error) { return e.svc.RetryJob(e.ctx, src.Job, cairn.User("ada")) },
+		func() (*ingest.Source, error) { return e.svc.Retry(e.ctx, src.ID, cairn.User("ada")) },
+	} {
+		if got, err := retry(); cairn.ErrorCode(err) != cairn.ECONFLICT || cairn.ErrorHint(err) == "" {
+			t.Errorf("retry of a job still stopping = %+v, %v; want a conflict with a hint", got, err)
+		}
+	}
+	got, err := e.svc.Get(e.ctx, src.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != ingest.Failed || !strings.Contains(got.Error, "cancelled by user:ada") || got.Job != src.Job {
+		t.Errorf("after cancel: %s %q under job %d", got.Status, got.Error, got.Job)
 	}
 	// The agent's whole process tree stops.
 	deadline := time.Now().Add(time.Minute)
@@ -525,12 +558,16 @@ func TestIngest_Cancel(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// jobs retry runs it again.
+	// Once its job has ended, jobs retry runs it again, to a verdict.
+	unblock()
+	if j := e.finished(src.Job); j.State != durable.StateCancelled {
+		t.Errorf("the cancelled job ended %s, want %s", j.State, durable.StateCancelled)
+	}
 	if _, err := e.svc.RetryJob(e.ctx, src.Job, cairn.User("ada")); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := e.svc.Get(e.ctx, src.ID); got.Status != ingest.Queued && got.Status != ingest.Running {
-		t.Errorf("after retry: %s", got.Status)
+	if got := e.wait(src.ID); got.Status != ingest.Merged || got.Job != src.Job {
+		t.Errorf("after the retry: %s (%s) under job %d, want merged under job %d", got.Status, got.Error, got.Job, src.Job)
 	}
 }
 
