@@ -733,6 +733,120 @@ func TestIngest_OneJobPerSource(t *testing.T) {
 	}
 }
 
+// queue starts another queue on e's vault that runs e's ingest jobs, at
+// most max at once, as another worker would; it stops with the test.
+func (e *env) queue(max int) *durable.Queue {
+	e.t.Helper()
+	workers := river.NewWorkers()
+	e.svc.Register(workers)
+	q, err := durable.New(e.v.DB.Write(), durable.Config{Workers: workers, MaxWorkers: max, PollInterval: 20 * time.Millisecond})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := q.Start(e.ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { q.Stop(context.Background()) })
+	return q
+}
+
+// TestIngest_StaleAttempt runs a job's first attempt on a worker that is
+// wrongly taken for dead: its job is handed back and a second attempt, on
+// another worker, takes the source. The first attempt's agent then fails:
+// that failure is not the source's any more, and the second attempt
+// decides it.
+func TestIngest_StaleAttempt(t *testing.T) {
+	// The first attempt's agent fails; the second's does the work.
+	script := `case "$(pwd)" in */job-*-1/vault) echo "the first attempt gives up" >&2; exit 3;; esac
+` + fabriano
+	// Each attempt waits at ingest:running, once it has taken the source,
+	// until the test lets it go on; the first one's failure is signalled.
+	var arrived atomic.Int32
+	running := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
+	goOn := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
+	failed := make(chan struct{}, 2)
+	e := setup(t, command(t, script, ""), func(o *ingest.Options) {
+		o.Crash = func(point string) {
+			switch point {
+			case "ingest:running":
+				if n := arrived.Add(1); n <= 2 {
+					close(running[n-1])
+					<-goOn[n-1]
+				}
+			case "ingest:failed":
+				failed <- struct{}{}
+			}
+		}
+	})
+	var let [2]sync.Once
+	letGo := func(i int) { let[i].Do(func() { close(goOn[i]) }) }
+	t.Cleanup(func() { letGo(0); letGo(1) }) // before the queues stop
+	wait := func(c chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-c:
+		case <-time.After(time.Minute): // a hang, not a timing assertion
+			t.Fatalf("%s never happened", what)
+		}
+	}
+	// The first worker runs one job at a time, so that it cannot take the
+	// job again itself once it is handed back.
+	if err := e.q.Stop(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := e.queue(1)
+	e.svc.SetQueue(first)
+	added, err := e.svc.Add(e.ctx, []string{e.file("fabriano.md", article)}, cairn.User("ada"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := added[0].Source
+	wait(running[0], "the first attempt")
+	// Its worker's record now names another process: any worker that
+	// starts takes it for dead and hands its job back.
+	if _, err := e.v.DB.Write().ExecContext(e.ctx, `UPDATE workers SET proc = 'another process' WHERE id = ?`, first.ID()); err != nil {
+		t.Fatal(err)
+	}
+	e.queue(1)
+	wait(running[1], "the second attempt")
+	got, err := e.svc.Get(e.ctx, src.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != ingest.Running || got.Attempt != 2 {
+		t.Fatalf("the second attempt left the source %s under attempt %d, want running under attempt 2", got.Status, got.Attempt)
+	}
+	// The first attempt's agent fails: the source stays the second's.
+	letGo(0)
+	wait(failed, "the first attempt's failure")
+	got, err = e.svc.Get(e.ctx, src.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != ingest.Running || got.Job != src.Job || got.Attempt != 2 {
+		t.Errorf("after the first attempt failed, the source is %s (%s) under job %d attempt %d; want running under job %d attempt 2",
+			got.Status, got.Error, got.Job, got.Attempt, src.Job)
+	}
+	// River ends the job's row when the first attempt returns, though the
+	// second runs it (River does not look at the attempt). The second
+	// attempt goes on once it has, and decides all the same.
+	if j := e.finished(src.Job); j.State != durable.StateCancelled {
+		t.Logf("the job ended %s", j.State)
+	}
+	letGo(1)
+	got = e.wait(src.ID)
+	if got.Status != ingest.Merged || got.Attempt != 2 {
+		t.Errorf("the second attempt left the source %s (%s) under attempt %d, want merged under attempt 2", got.Status, got.Error, got.Attempt)
+	}
+	var statuses []string
+	for _, h := range got.History {
+		statuses = append(statuses, h.Status)
+	}
+	if want := []string{"queued", "running", "running", "merged"}; !slices.Equal(statuses, want) {
+		t.Errorf("history %v, want %v", statuses, want)
+	}
+}
+
 // finished returns a job once it is finished; it fails the test after a
 // minute (a hang, not a timing assertion).
 func (e *env) finished(id int64) *durable.Job {
