@@ -292,7 +292,7 @@ func (s *Service) add(ctx context.Context, in []*input, pol *admit.Policy, who c
 				if err := addHistory(ctx, q, now, src.ID, Failed, who, src.Error); err != nil {
 					return err
 				}
-				if err := admit.Event(ctx, q, now, "source.failed", src.ID, map[string]any{"name": src.Name, "error": src.Error}); err != nil {
+				if err := admit.Event(ctx, q, now, "source.failed", src.ID, map[string]any{"name": src.Name, "error": src.Error, "hint": src.Hint}); err != nil {
 					return err
 				}
 				continue
@@ -637,12 +637,12 @@ func (s *Service) CancelJob(ctx context.Context, job int64, who cairn.Principal)
 		if err != nil {
 			return fmt.Errorf("read the source of job %d: %w", job, err)
 		}
-		msg := "cancelled by " + string(who)
+		msg, hint := "cancelled by "+string(who), "cairn sources retry "+src.ID[:12]+" tries again"
 		if err := setStatus(ctx, tx.SQL(), s.now(), src.ID, Failed, who, msg,
-			map[string]any{"error": msg, "hint": "cairn sources retry " + src.ID[:12] + " tries again"}); err != nil {
+			map[string]any{"error": msg, "hint": hint}); err != nil {
 			return err
 		}
-		return admit.Event(ctx, tx.SQL(), s.now(), "ingest.failed", src.ID, map[string]any{"error": msg})
+		return admit.Event(ctx, tx.SQL(), s.now(), "ingest.failed", src.ID, map[string]any{"job": job, "error": msg, "hint": hint})
 	})
 	if err != nil {
 		return nil, err

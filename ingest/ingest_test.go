@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -543,8 +544,26 @@ func TestIngest_Cancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != ingest.Failed || !strings.Contains(got.Error, "cancelled by user:ada") || got.Job != src.Job {
-		t.Errorf("after cancel: %s %q under job %d", got.Status, got.Error, got.Job)
+	if got.Status != ingest.Failed || !strings.Contains(got.Error, "cancelled by user:ada") || got.Job != src.Job || got.Hint == "" {
+		t.Errorf("after cancel: %s %q (hint %q) under job %d", got.Status, got.Error, got.Hint, got.Job)
+	}
+	// The event that tells a watching cairn ingest carries the hint too.
+	evs, err := admit.Events(e.ctx, e.v.DB.Read(), 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed []string
+	for _, ev := range evs {
+		if ev.Kind == "ingest.failed" {
+			var d struct{ Error, Hint string }
+			if err := json.Unmarshal(ev.Data, &d); err != nil {
+				t.Fatal(err)
+			}
+			failed = append(failed, d.Error+" / "+d.Hint)
+		}
+	}
+	if want := []string{got.Error + " / " + got.Hint}; !slices.Equal(failed, want) {
+		t.Errorf("ingest.failed events %q, want %q", failed, want)
 	}
 	// The agent's whole process tree stops.
 	deadline := time.Now().Add(time.Minute)

@@ -229,13 +229,14 @@ func (s *Service) fail(ctx context.Context, src *Source, job *river.Job[Args], m
 }
 
 // failTx marks a source failed by a job in tx, with the error and hint,
-// and records the event.
+// and records the event, which carries both (cairn ingest prints them as
+// it happens).
 func (s *Service) failTx(ctx context.Context, q dbtx, id string, job *river.Job[Args], msg, hint string) error {
 	if err := setStatus(ctx, q, s.now(), id, Failed, cairn.Job(fmt.Sprint(job.ID)), msg,
 		map[string]any{"error": msg, "hint": hint}); err != nil {
 		return err
 	}
-	return admit.Event(ctx, q, s.now(), "ingest.failed", id, map[string]any{"job": job.ID, "error": msg})
+	return admit.Event(ctx, q, s.now(), "ingest.failed", id, map[string]any{"job": job.ID, "error": msg, "hint": hint})
 }
 
 // infra handles an infrastructure error: River retries the job with

@@ -447,6 +447,7 @@ func (e *eventPrinter) line(ctx context.Context, ev admit.EventRow) string {
 		Mode     string `json:"mode"`
 		Proposal int64  `json:"proposal"`
 		Error    string `json:"error"`
+		Hint     string `json:"hint"`
 	}
 	json.Unmarshal(ev.Data, &d)
 	switch ev.Kind {
@@ -485,7 +486,11 @@ func (e *eventPrinter) line(ctx context.Context, ev admit.EventRow) string {
 		}
 		return fmt.Sprintf("%s: rejected (proposal %d)%s", e.name(ctx, ev.Subject), d.Proposal, why)
 	case "ingest.failed":
-		return fmt.Sprintf("%s: failed: %s", e.name(ctx, ev.Subject), d.Error)
+		line := fmt.Sprintf("%s: failed: %s", e.name(ctx, ev.Subject), d.Error)
+		if d.Hint != "" {
+			line += "\n  Hint: " + d.Hint
+		}
+		return line
 	}
 	return ""
 }

@@ -69,3 +69,28 @@ func TestIngest_VariationSelectorName(t *testing.T) {
 		}
 	}
 }
+
+// TestIngest_FailureHint: a source that fails while cairn ingest runs its
+// job is printed with its hint, as cairn sources show prints it.
+func TestIngest_FailureHint(t *testing.T) {
+	_, vault, sources := ingestVault(t, "echo failing on purpose\nexit 3")
+	r := run(t, vault, nil, "ingest", sources[0])
+	if r.code != exitRefused {
+		t.Fatalf("cairn ingest with a failing agent: exit %d, want %d\n%s%s", r.code, exitRefused, r.stdout, r.stderr)
+	}
+	src := sourcesOf(t, vault)[0]
+	sh := run(t, vault, nil, "sources", "show", src.ID)
+	must(t, sh, "sources show")
+	hint := ""
+	for _, line := range strings.Split(sh.stdout, "\n") {
+		if h, ok := strings.CutPrefix(line, "hint     "); ok {
+			hint = h
+		}
+	}
+	if hint == "" {
+		t.Fatalf("cairn sources show prints no hint:\n%s", sh.stdout)
+	}
+	if want := "source-0.md: failed: " + src.Error + "\n  Hint: " + hint + "\n"; !strings.Contains(r.stdout, want) {
+		t.Errorf("cairn ingest's output lacks %q:\n%s", want, r.stdout)
+	}
+}
