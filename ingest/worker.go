@@ -280,6 +280,7 @@ func (s *Service) runtime(pol *admit.Policy, job *river.Job[Args]) (agent.Runtim
 			Inactivity: pol.Inactivity(),
 			Exclusive:  &s.folder,
 			Crash:      s.crash,
+			Logger:     s.log,
 		}
 		if err := rt.Check(); err != nil {
 			return nil, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,7 +27,7 @@ import (
 // jobs wires the ingest service and the job queue of a vault. With run,
 // the queue can run jobs in this process (Start).
 func (a *app) jobs(v *vault.Vault, run bool, activity func(*ingest.Source, string, string)) (*ingest.Service, *durable.Queue, error) {
-	opts := &ingest.Options{Activity: activity}
+	opts := &ingest.Options{Activity: activity, Logger: a.warnings()}
 	crash := a.vaultOptions().Crash
 	if crash != nil {
 		opts.Crash = crash
@@ -50,6 +51,17 @@ func (a *app) jobs(v *vault.Vault, run bool, activity func(*ingest.Source, strin
 	}
 	svc.SetQueue(q)
 	return svc, q, nil
+}
+
+// warnings is the logger of what goes wrong beside a command's work (a
+// folder sync that must wait, an agent's workspace that cannot be
+// removed): warnings and errors, on standard error, as JSON with --json.
+func (a *app) warnings() *slog.Logger {
+	opts := &slog.HandlerOptions{Level: slog.LevelWarn}
+	if a.json {
+		return slog.New(slog.NewJSONHandler(a.stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(a.stderr, opts))
 }
 
 // policyOf reads main's policy.
