@@ -88,8 +88,8 @@ func printJob(w io.Writer, j *jobItem) {
 	if n := len(j.Errors); n > 0 {
 		last = "  last error: " + j.Errors[n-1]
 	}
-	what := j.Name
-	if what == "" {
+	what := shown(j.Name)
+	if j.Name == "" {
 		what = string(j.Args)
 	}
 	fmt.Fprintf(w, "%-5d %-8s %-10s attempt %d/%d  %s  %s%s\n", j.ID, j.Kind, j.State, j.Attempt, j.MaxAttempts,
