@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,6 +68,9 @@ type Command struct {
 	Exclusive *sync.Mutex
 	// Crash, when set, is called at named points (crash tests).
 	Crash func(string)
+	// Logger receives what goes wrong beside the run: a workspace that
+	// cannot be removed. Default: discard.
+	Logger *slog.Logger
 }
 
 // Name returns "command".
@@ -97,10 +102,18 @@ func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
 		defer c.Exclusive.Unlock() // after the workspace is removed
 	}
 	ws := filepath.Join(c.WorkDir, fmt.Sprintf("job-%d-%d", t.Job, t.Attempt))
-	if err := os.RemoveAll(ws); err != nil {
+	if err := removeTree(ws); err != nil {
 		return nil, fmt.Errorf("command agent: clear workspace: %w", err)
 	}
-	defer os.RemoveAll(ws)
+	defer func() {
+		// Whatever the run gave was read from the workspace already: a
+		// workspace left behind costs room in .cairn/work, not the run
+		// (and Landlock keeps other agents out of it). So it is logged,
+		// and the job goes on.
+		if err := removeTree(ws); err != nil {
+			c.logger().Warn("command agent: remove workspace", "job", t.Job, "attempt", t.Attempt, "dir", ws, "err", err)
+		}
+	}()
 	dir, tmp, home := filepath.Join(ws, "vault"), filepath.Join(ws, "tmp"), filepath.Join(ws, "home")
 	if _, err := worktree.Materialize(ctx, c.Store, cm.Tree, dir); err != nil {
 		return nil, fmt.Errorf("command agent: %w", err)
@@ -171,6 +184,36 @@ func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
 	}
 	return &Result{Batch: b, Tree: tree, Summary: tr.Summary(), Mode: string(res.Mode),
 		Contain: string(res.Contain), Outside: res.Outside, Skipped: skips}, nil
+}
+
+// logger returns c.Logger, or one that discards.
+func (c *Command) logger() *slog.Logger {
+	if c.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.Logger
+}
+
+// removeTree removes dir and everything in it, whatever modes the agent
+// left on its folders: when a plain removal fails, every folder is made
+// readable, writable and searchable by its owner as the walk reaches it
+// (symbolic links are not followed), and the removal is tried again.
+func removeTree(dir string) error {
+	if err := os.RemoveAll(dir); err == nil {
+		return nil
+	}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if d != nil && d.IsDir() && err == nil {
+			if info, err := d.Info(); err == nil {
+				os.Chmod(p, info.Mode().Perm()|0o700)
+			}
+		}
+		return nil // a folder that stays unreadable fails the removal below
+	})
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove %s: %w", dir, err)
+	}
+	return nil
 }
 
 // sealed fails the job when an unconfined run changed what it must not:
@@ -334,12 +377,17 @@ func (t *Transcript) Retained() int {
 }
 
 // Clean returns s as one line of printable text of at most max bytes (cut
-// with "…"): invalid UTF-8 replaced, terminal escape sequences, control
-// and bidirectional formatting characters removed, runs of white space
-// made one space.
+// with "…", at a character boundary): invalid UTF-8 replaced, terminal
+// escape sequences and control characters removed, and so are the
+// invisible characters a path may not hold (cairn.IsInvisible:
+// bidirectional controls, zero-width characters, the byte order mark, the
+// soft hyphen, tag characters, variation selectors that follow no emoji),
+// which could make the text read otherwise than it is, or hide text from a
+// person that a later agent reads; runs of white space made one space.
 func Clean(s string, max int) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	var b strings.Builder
+	prev := rune(-1) // the last character kept
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
@@ -347,9 +395,11 @@ func Clean(s string, max int) string {
 			n = escapeLen(s[i:])
 		case unicode.IsSpace(r):
 			b.WriteByte(' ')
-		case unicode.IsControl(r), bidi(r):
+			prev = ' '
+		case unicode.IsControl(r), cairn.IsInvisible(prev, r):
 		default:
 			b.WriteString(s[i : i+n])
+			prev = r
 		}
 		i += n
 	}
@@ -388,12 +438,6 @@ func escapeLen(s string) int {
 	}
 	_, n := utf8.DecodeRuneInString(s[1:])
 	return 1 + n
-}
-
-// bidi reports whether r is a bidirectional formatting character, which
-// can make text read otherwise than it is.
-func bidi(r rune) bool {
-	return r == 0x061c || r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }
 
 // clip returns s cut to at most n bytes, at a character boundary.

@@ -530,7 +530,7 @@ func exSummary(out *ExtractOutput, source string, links []exLink, where string) 
 	default:
 		names := make([]string, 0, exMaxSummaryLinks+1)
 		for _, l := range links[:min(len(links), exMaxSummaryLinks)] {
-			names = append(names, exLabel(l.page.Title))
+			names = append(names, exLabel(exClean(l.page.Title)))
 		}
 		if rest := len(links) - len(names); rest > 0 {
 			names = append(names, exPlural(rest, "other page", "other pages"))

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"cairn"
 )
 
 // Inline Markdown becomes plain text: what a reader of the rendered source
@@ -219,16 +221,23 @@ func exLinkEnd(s string, close int) (int, bool) {
 }
 
 // exClean collapses white space into single spaces, drops control
-// characters and Obsidian block ids ("^id" ending the text), and trims.
+// characters, the invisible characters a path may not hold
+// (cairn.IsInvisible) and Obsidian block ids ("^id" ending the text), and
+// trims.
 func exClean(s string) string {
 	var b strings.Builder
 	space := false
+	prev := rune(-1) // the last character written
 	for _, r := range s {
+		before := prev
+		if space {
+			before = ' '
+		}
 		switch {
 		case unicode.IsSpace(r):
 			space = b.Len() > 0
 			continue
-		case unicode.IsControl(r) || r == utf8.RuneError || r == '\uFEFF' || unicode.Is(unicode.Cf, r):
+		case unicode.IsControl(r) || r == utf8.RuneError || cairn.IsInvisible(before, r):
 			continue
 		}
 		if space {
@@ -236,6 +245,7 @@ func exClean(s string) string {
 			space = false
 		}
 		b.WriteRune(r)
+		prev = r
 	}
 	out := b.String()
 	if i := strings.LastIndex(out, " ^"); i >= 0 && exBlockID(out[i+2:]) {

@@ -292,7 +292,7 @@ func (s *Service) add(ctx context.Context, in []*input, pol *admit.Policy, who c
 				if err := addHistory(ctx, q, now, src.ID, Failed, who, src.Error); err != nil {
 					return err
 				}
-				if err := admit.Event(ctx, q, now, "source.failed", src.ID, map[string]any{"name": src.Name, "error": src.Error}); err != nil {
+				if err := admit.Event(ctx, q, now, "source.failed", src.ID, map[string]any{"name": src.Name, "error": src.Error, "hint": src.Hint}); err != nil {
 					return err
 				}
 				continue
@@ -530,7 +530,10 @@ func (s *Service) List(ctx context.Context, status string) ([]*Source, error) {
 }
 
 // Retry queues a failed or rejected source again: its job runs again (a
-// new job when River has forgotten the old one).
+// new job when River has forgotten the old one). While that job is still
+// running (cancelled, or its source failed, and not ended yet) the retry
+// is ECONFLICT and changes nothing: the source waits neither for a job
+// that ends without running it nor beside a second job.
 func (s *Service) Retry(ctx context.Context, ref string, who cairn.Principal) (*Source, error) {
 	if s.q == nil {
 		return nil, fmt.Errorf("ingest: no queue")
@@ -581,11 +584,19 @@ func (s *Service) retry(ctx context.Context, src *Source, who cairn.Principal) (
 		}
 		job := src.Job
 		if job != 0 {
-			if _, err := s.q.RetryTx(ctx, tx.SQL(), job); err != nil {
-				if cairn.ErrorCode(err) != cairn.ENOTFOUND {
-					return err
-				}
+			j, err := s.q.RetryTx(ctx, tx.SQL(), job)
+			switch {
+			case cairn.ErrorCode(err) == cairn.ENOTFOUND:
 				job = 0
+			case err != nil:
+				return err
+			case j.State == durable.StateRunning:
+				// River leaves a running job as it is: one cancelled, or
+				// whose source failed, that has not ended yet. Queued under
+				// it, the source would wait for a job that ends without
+				// running it; under a new job, two agents would run it.
+				return cairn.Errorf(cairn.ECONFLICT, "job %d is still stopping; try again in a moment", job).
+					WithHint("Once cairn jobs shows it ended (its worker stops the agent within seconds), try again: cairn sources retry " + src.ID[:12])
 			}
 		}
 		if job == 0 {
@@ -626,12 +637,12 @@ func (s *Service) CancelJob(ctx context.Context, job int64, who cairn.Principal)
 		if err != nil {
 			return fmt.Errorf("read the source of job %d: %w", job, err)
 		}
-		msg := "cancelled by " + string(who)
+		msg, hint := "cancelled by "+string(who), "cairn sources retry "+src.ID[:12]+" tries again"
 		if err := setStatus(ctx, tx.SQL(), s.now(), src.ID, Failed, who, msg,
-			map[string]any{"error": msg, "hint": "cairn sources retry " + src.ID[:12] + " tries again"}); err != nil {
+			map[string]any{"error": msg, "hint": hint}); err != nil {
 			return err
 		}
-		return admit.Event(ctx, tx.SQL(), s.now(), "ingest.failed", src.ID, map[string]any{"error": msg})
+		return admit.Event(ctx, tx.SQL(), s.now(), "ingest.failed", src.ID, map[string]any{"job": job, "error": msg, "hint": hint})
 	})
 	if err != nil {
 		return nil, err

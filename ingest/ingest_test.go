@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -482,18 +483,38 @@ echo "Wrote the Fabriano page."`
 	})
 }
 
+// TestIngest_Cancel cancels a running job: the agent's whole process tree
+// stops and the source fails. A retry while the job is still stopping is
+// refused and changes nothing (River would leave the running job as it is,
+// and the source would wait for a job that ends without running it); once
+// the job has ended, a retry runs the source to a verdict.
 func TestIngest_Cancel(t *testing.T) {
 	// The agent's child is found by its command line: in a PID namespace,
-	// the agent does not know its child's pid on this side.
+	// the agent does not know its child's pid on this side. The first
+	// attempt is slow; the retried job's second attempt does the work.
 	token := fmt.Sprint(time.Now().UnixNano())
-	started := make(chan struct{}, 1)
-	e := setup(t, command(t, "sleep 600."+token+" & echo started; wait", ""), func(o *ingest.Options) {
+	script := `case "$(pwd)" in */job-*-1/vault) sleep 600.` + token + ` & echo started; wait; exit 0;; esac
+` + fabriano
+	// The first attempt's "started" is held until release: until then its
+	// job cannot end, however soon its agent is stopped.
+	started, release := make(chan struct{}), make(chan struct{})
+	var held atomic.Bool
+	e := setup(t, command(t, script, ""), func(o *ingest.Options) {
 		o.Activity = func(_ *ingest.Source, kind, text string) {
-			if text == "started" {
-				started <- struct{}{}
+			if text == "started" && held.CompareAndSwap(false, true) {
+				close(started)
+				<-release
 			}
 		}
 	})
+	released := false
+	unblock := func() {
+		if !released {
+			released = true
+			close(release)
+		}
+	}
+	t.Cleanup(unblock) // before the queue stops
 	added, err := e.svc.Add(e.ctx, []string{e.file("fabriano.md", article)}, cairn.User("ada"))
 	if err != nil {
 		t.Fatal(err)
@@ -509,9 +530,40 @@ func TestIngest_Cancel(t *testing.T) {
 	if _, err := e.svc.CancelJob(e.ctx, src.Job, cairn.User("ada")); err != nil {
 		t.Fatal(err)
 	}
-	got := e.wait(src.ID)
-	if got.Status != ingest.Failed || !strings.Contains(got.Error, "cancelled by user:ada") {
-		t.Errorf("after cancel: %s %q", got.Status, got.Error)
+	// Its job is still running: a retry is refused, by job or by source,
+	// and the source stays as the cancel left it.
+	for _, retry := range []func() (*ingest.Source, error){
+		func() (*ingest.Source, error) { return e.svc.RetryJob(e.ctx, src.Job, cairn.User("ada")) },
+		func() (*ingest.Source, error) { return e.svc.Retry(e.ctx, src.ID, cairn.User("ada")) },
+	} {
+		if got, err := retry(); cairn.ErrorCode(err) != cairn.ECONFLICT || cairn.ErrorHint(err) == "" {
+			t.Errorf("retry of a job still stopping = %+v, %v; want a conflict with a hint", got, err)
+		}
+	}
+	got, err := e.svc.Get(e.ctx, src.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != ingest.Failed || !strings.Contains(got.Error, "cancelled by user:ada") || got.Job != src.Job || got.Hint == "" {
+		t.Errorf("after cancel: %s %q (hint %q) under job %d", got.Status, got.Error, got.Hint, got.Job)
+	}
+	// The event that tells a watching cairn ingest carries the hint too.
+	evs, err := admit.Events(e.ctx, e.v.DB.Read(), 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed []string
+	for _, ev := range evs {
+		if ev.Kind == "ingest.failed" {
+			var d struct{ Error, Hint string }
+			if err := json.Unmarshal(ev.Data, &d); err != nil {
+				t.Fatal(err)
+			}
+			failed = append(failed, d.Error+" / "+d.Hint)
+		}
+	}
+	if want := []string{got.Error + " / " + got.Hint}; !slices.Equal(failed, want) {
+		t.Errorf("ingest.failed events %q, want %q", failed, want)
 	}
 	// The agent's whole process tree stops.
 	deadline := time.Now().Add(time.Minute)
@@ -525,12 +577,16 @@ func TestIngest_Cancel(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// jobs retry runs it again.
+	// Once its job has ended, jobs retry runs it again, to a verdict.
+	unblock()
+	if j := e.finished(src.Job); j.State != durable.StateCancelled {
+		t.Errorf("the cancelled job ended %s, want %s", j.State, durable.StateCancelled)
+	}
 	if _, err := e.svc.RetryJob(e.ctx, src.Job, cairn.User("ada")); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := e.svc.Get(e.ctx, src.ID); got.Status != ingest.Queued && got.Status != ingest.Running {
-		t.Errorf("after retry: %s", got.Status)
+	if got := e.wait(src.ID); got.Status != ingest.Merged || got.Job != src.Job {
+		t.Errorf("after the retry: %s (%s) under job %d, want merged under job %d", got.Status, got.Error, got.Job, src.Job)
 	}
 }
 
@@ -693,6 +749,120 @@ func TestIngest_OneJobPerSource(t *testing.T) {
 	}
 	if want := []string{fmt.Sprintf("job:%d", src.Job)}; !slices.Equal(runs, want) {
 		t.Errorf("the source ran under %v, want %v", runs, want)
+	}
+}
+
+// queue starts another queue on e's vault that runs e's ingest jobs, at
+// most max at once, as another worker would; it stops with the test.
+func (e *env) queue(max int) *durable.Queue {
+	e.t.Helper()
+	workers := river.NewWorkers()
+	e.svc.Register(workers)
+	q, err := durable.New(e.v.DB.Write(), durable.Config{Workers: workers, MaxWorkers: max, PollInterval: 20 * time.Millisecond})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := q.Start(e.ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { q.Stop(context.Background()) })
+	return q
+}
+
+// TestIngest_StaleAttempt runs a job's first attempt on a worker that is
+// wrongly taken for dead: its job is handed back and a second attempt, on
+// another worker, takes the source. The first attempt's agent then fails:
+// that failure is not the source's any more, and the second attempt
+// decides it.
+func TestIngest_StaleAttempt(t *testing.T) {
+	// The first attempt's agent fails; the second's does the work.
+	script := `case "$(pwd)" in */job-*-1/vault) echo "the first attempt gives up" >&2; exit 3;; esac
+` + fabriano
+	// Each attempt waits at ingest:running, once it has taken the source,
+	// until the test lets it go on; the first one's failure is signalled.
+	var arrived atomic.Int32
+	running := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
+	goOn := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
+	failed := make(chan struct{}, 2)
+	e := setup(t, command(t, script, ""), func(o *ingest.Options) {
+		o.Crash = func(point string) {
+			switch point {
+			case "ingest:running":
+				if n := arrived.Add(1); n <= 2 {
+					close(running[n-1])
+					<-goOn[n-1]
+				}
+			case "ingest:failed":
+				failed <- struct{}{}
+			}
+		}
+	})
+	var let [2]sync.Once
+	letGo := func(i int) { let[i].Do(func() { close(goOn[i]) }) }
+	t.Cleanup(func() { letGo(0); letGo(1) }) // before the queues stop
+	wait := func(c chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-c:
+		case <-time.After(time.Minute): // a hang, not a timing assertion
+			t.Fatalf("%s never happened", what)
+		}
+	}
+	// The first worker runs one job at a time, so that it cannot take the
+	// job again itself once it is handed back.
+	if err := e.q.Stop(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := e.queue(1)
+	e.svc.SetQueue(first)
+	added, err := e.svc.Add(e.ctx, []string{e.file("fabriano.md", article)}, cairn.User("ada"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := added[0].Source
+	wait(running[0], "the first attempt")
+	// Its worker's record now names another process: any worker that
+	// starts takes it for dead and hands its job back.
+	if _, err := e.v.DB.Write().ExecContext(e.ctx, `UPDATE workers SET proc = 'another process' WHERE id = ?`, first.ID()); err != nil {
+		t.Fatal(err)
+	}
+	e.queue(1)
+	wait(running[1], "the second attempt")
+	got, err := e.svc.Get(e.ctx, src.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != ingest.Running || got.Attempt != 2 {
+		t.Fatalf("the second attempt left the source %s under attempt %d, want running under attempt 2", got.Status, got.Attempt)
+	}
+	// The first attempt's agent fails: the source stays the second's.
+	letGo(0)
+	wait(failed, "the first attempt's failure")
+	got, err = e.svc.Get(e.ctx, src.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != ingest.Running || got.Job != src.Job || got.Attempt != 2 {
+		t.Errorf("after the first attempt failed, the source is %s (%s) under job %d attempt %d; want running under job %d attempt 2",
+			got.Status, got.Error, got.Job, got.Attempt, src.Job)
+	}
+	// River ends the job's row when the first attempt returns, though the
+	// second runs it (River does not look at the attempt). The second
+	// attempt goes on once it has, and decides all the same.
+	if j := e.finished(src.Job); j.State != durable.StateCancelled {
+		t.Logf("the job ended %s", j.State)
+	}
+	letGo(1)
+	got = e.wait(src.ID)
+	if got.Status != ingest.Merged || got.Attempt != 2 {
+		t.Errorf("the second attempt left the source %s (%s) under attempt %d, want merged under attempt 2", got.Status, got.Error, got.Attempt)
+	}
+	var statuses []string
+	for _, h := range got.History {
+		statuses = append(statuses, h.Status)
+	}
+	if want := []string{"queued", "running", "running", "merged"}; !slices.Equal(statuses, want) {
+		t.Errorf("history %v, want %v", statuses, want)
 	}
 }
 

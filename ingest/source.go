@@ -77,15 +77,15 @@ func checkName(name string) (string, *refusal) {
 	case !utf8.ValidString(name):
 		return "", &refusal{"the file name is not valid UTF-8", hint}
 	case strings.HasPrefix(name, "."):
-		return "", &refusal{fmt.Sprintf("the file name %q starts with a dot (a hidden file)", name), hint}
+		return "", &refusal{fmt.Sprintf("the file name %s starts with a dot (a hidden file)", cairn.Quote(name)), hint}
 	case strings.ContainsAny(name, "\\/"):
-		return "", &refusal{fmt.Sprintf("the file name %q holds a slash", name), hint}
+		return "", &refusal{fmt.Sprintf("the file name %s holds a slash", cairn.Quote(name)), hint}
 	case len(name) > 200:
 		return "", &refusal{fmt.Sprintf("the file name is %d bytes; at most 200", len(name)), hint}
 	}
 	clean, err := cairn.CleanPath("raw/" + name)
 	if err != nil {
-		return "", &refusal{fmt.Sprintf("the file name %q cannot be a vault path: %v", name, err), hint}
+		return "", &refusal{fmt.Sprintf("the file name %s cannot be a vault path: %v", cairn.Quote(name), err), hint}
 	}
 	return strings.TrimPrefix(clean, "raw/"), nil
 }

@@ -48,11 +48,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		return err
 	}
 	pol := s.policy(ctx)
-	rt, err := s.runtime(pol, job)
-	if err != nil {
-		return s.fail(ctx, src, job, err.Error(), cairn.ErrorHint(err))
-	}
-	mode := modeOf(rt)
+	rt, rterr := s.runtime(pol, job)
 	err = s.v.Store.Update(ctx, func(tx *store.Tx) error {
 		// Take the source only when it is this job's to run: queued under
 		// it, or running under an earlier attempt of it (a dead worker's,
@@ -65,6 +61,12 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 			src = cur
 			return errNotMine
 		}
+		if rterr != nil {
+			// The vault's agent may not run here: the attempt that would
+			// take the source fails it instead.
+			return s.failTx(ctx, tx.SQL(), src.ID, job, rterr.Error(), cairn.ErrorHint(rterr))
+		}
+		mode := modeOf(rt)
 		if err := setStatus(ctx, tx.SQL(), s.now(), src.ID, Running, cairn.Job(fmt.Sprint(job.ID)),
 			fmt.Sprintf("attempt %d by %s, agent %s", job.Attempt, workerOf(job), rt.Name()),
 			map[string]any{"job": job.ID, "attempt": job.Attempt}); err != nil {
@@ -77,6 +79,10 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	}
 	if err != nil {
 		return err
+	}
+	if rterr != nil {
+		s.point("ingest:failed")
+		return river.JobCancel(rterr)
 	}
 	src.Status, src.Job, src.Attempt = Running, job.ID, int64(job.Attempt)
 	if s.activity != nil {
@@ -143,7 +149,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 			if err != nil {
 				return err
 			}
-			if cur == nil || cur.Status != Running || cur.Job != job.ID || cur.Attempt != int64(job.Attempt) {
+			if !runs(cur, job) {
 				return errStale
 			}
 			if _, err := river.JobCompleteTx[*riversqlite.Driver](ctx, tx.SQL(), job); err != nil {
@@ -180,6 +186,14 @@ func takes(src *Source, job *river.Job[Args]) bool {
 	return src.Status == Queued || src.Status == Running && src.Attempt < int64(job.Attempt)
 }
 
+// runs reports whether a job attempt is the one running a source: the
+// source is running under that job and attempt. Only that attempt may
+// decide or fail it; an earlier one, whose worker was taken for dead and
+// whose job runs again, leaves it alone.
+func runs(src *Source, job *river.Job[Args]) bool {
+	return src != nil && src.Status == Running && src.Job == job.ID && src.Attempt == int64(job.Attempt)
+}
+
 // notMine ends a job whose source it may not take: a replay of a decided
 // source's own job has nothing to do; any other job is cancelled, and the
 // source is left as it is.
@@ -197,23 +211,32 @@ func notMine(src *Source, job *river.Job[Args]) error {
 }
 
 // fail marks the source failed with the agent's error and ends the job
-// without retrying it.
+// without retrying it. Only the attempt running the source (runs) fails
+// it: a stale attempt's failure changes nothing.
 func (s *Service) fail(ctx context.Context, src *Source, job *river.Job[Args], msg, hint string) error {
 	err := s.v.Store.Update(ctx, func(tx *store.Tx) error {
 		cur, err := getSource(ctx, tx.SQL(), src.ID)
-		if err != nil || cur == nil || cur.Job != job.ID || (cur.Status != Running && cur.Status != Queued) {
+		if err != nil || !runs(cur, job) {
 			return err
 		}
-		if err := setStatus(ctx, tx.SQL(), s.now(), src.ID, Failed, cairn.Job(fmt.Sprint(job.ID)), msg,
-			map[string]any{"error": msg, "hint": hint}); err != nil {
-			return err
-		}
-		return admit.Event(ctx, tx.SQL(), s.now(), "ingest.failed", src.ID, map[string]any{"job": job.ID, "error": msg})
+		return s.failTx(ctx, tx.SQL(), src.ID, job, msg, hint)
 	})
 	if err != nil {
 		return err
 	}
+	s.point("ingest:failed")
 	return river.JobCancel(errors.New(msg))
+}
+
+// failTx marks a source failed by a job in tx, with the error and hint,
+// and records the event, which carries both (cairn ingest prints them as
+// it happens).
+func (s *Service) failTx(ctx context.Context, q dbtx, id string, job *river.Job[Args], msg, hint string) error {
+	if err := setStatus(ctx, q, s.now(), id, Failed, cairn.Job(fmt.Sprint(job.ID)), msg,
+		map[string]any{"error": msg, "hint": hint}); err != nil {
+		return err
+	}
+	return admit.Event(ctx, q, s.now(), "ingest.failed", id, map[string]any{"job": job.ID, "error": msg, "hint": hint})
 }
 
 // infra handles an infrastructure error: River retries the job with
@@ -257,6 +280,7 @@ func (s *Service) runtime(pol *admit.Policy, job *river.Job[Args]) (agent.Runtim
 			Inactivity: pol.Inactivity(),
 			Exclusive:  &s.folder,
 			Crash:      s.crash,
+			Logger:     s.log,
 		}
 		if err := rt.Check(); err != nil {
 			return nil, err

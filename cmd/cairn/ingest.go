@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"cairn"
 	"cairn/admit"
+	"cairn/agent"
 	"cairn/durable"
 	"cairn/ingest"
 	"cairn/vault"
@@ -25,7 +27,7 @@ import (
 // jobs wires the ingest service and the job queue of a vault. With run,
 // the queue can run jobs in this process (Start).
 func (a *app) jobs(v *vault.Vault, run bool, activity func(*ingest.Source, string, string)) (*ingest.Service, *durable.Queue, error) {
-	opts := &ingest.Options{Activity: activity}
+	opts := &ingest.Options{Activity: activity, Logger: a.warnings()}
 	crash := a.vaultOptions().Crash
 	if crash != nil {
 		opts.Crash = crash
@@ -49,6 +51,17 @@ func (a *app) jobs(v *vault.Vault, run bool, activity func(*ingest.Source, strin
 	}
 	svc.SetQueue(q)
 	return svc, q, nil
+}
+
+// warnings is the logger of what goes wrong beside a command's work (a
+// folder sync that must wait, an agent's workspace that cannot be
+// removed): warnings and errors, on standard error, as JSON with --json.
+func (a *app) warnings() *slog.Logger {
+	opts := &slog.HandlerOptions{Level: slog.LevelWarn}
+	if a.json {
+		return slog.New(slog.NewJSONHandler(a.stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(a.stderr, opts))
 }
 
 // policyOf reads main's policy.
@@ -446,6 +459,7 @@ func (e *eventPrinter) line(ctx context.Context, ev admit.EventRow) string {
 		Mode     string `json:"mode"`
 		Proposal int64  `json:"proposal"`
 		Error    string `json:"error"`
+		Hint     string `json:"hint"`
 	}
 	json.Unmarshal(ev.Data, &d)
 	switch ev.Kind {
@@ -484,17 +498,32 @@ func (e *eventPrinter) line(ctx context.Context, ev admit.EventRow) string {
 		}
 		return fmt.Sprintf("%s: rejected (proposal %d)%s", e.name(ctx, ev.Subject), d.Proposal, why)
 	case "ingest.failed":
-		return fmt.Sprintf("%s: failed: %s", e.name(ctx, ev.Subject), d.Error)
+		line := fmt.Sprintf("%s: failed: %s", e.name(ctx, ev.Subject), d.Error)
+		if d.Hint != "" {
+			line += "\n  Hint: " + d.Hint
+		}
+		return line
 	}
 	return ""
 }
 
-// activity prints what an agent does, as it does it.
+// activityBytes bounds a line of an agent's activity as printed.
+const activityBytes = 200
+
+// activity prints what an agent does, as it does it. A line of its output
+// is printed as clean text (agent.Clean): it reaches the terminal without
+// escape sequences (a clipboard write, a window title, colours), control
+// or invisible characters, cut at a whole character.
 func (e *eventPrinter) activity(src *ingest.Source, kind, text string) {
-	if e.a.json || strings.TrimSpace(text) == "" {
+	if e.a.json {
+		return
+	}
+	if text = agent.Clean(text, activityBytes); text == "" {
 		return
 	}
 	switch kind {
+	case "file":
+		text = "wrote " + text
 	case "start":
 		e.mu.Lock()
 		if e.started == nil {
@@ -502,15 +531,10 @@ func (e *eventPrinter) activity(src *ingest.Source, kind, text string) {
 		}
 		e.started[src.ID] = true
 		e.mu.Unlock()
-		e.print(fmt.Sprintf("%s: running (%s)", src.Name, text))
+		e.print(fmt.Sprintf("%s: running (%s)", shown(src.Name), text))
 		return
-	case "file":
-		text = "wrote " + text
 	}
-	if len(text) > 200 {
-		text = text[:200] + "…"
-	}
-	e.print(fmt.Sprintf("  %s │ %s", src.Name, text))
+	e.print(fmt.Sprintf("  %s │ %s", shown(src.Name), text))
 }
 
 // heldReasons says in a few words why a proposal was not admitted.

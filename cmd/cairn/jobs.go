@@ -88,8 +88,8 @@ func printJob(w io.Writer, j *jobItem) {
 	if n := len(j.Errors); n > 0 {
 		last = "  last error: " + j.Errors[n-1]
 	}
-	what := j.Name
-	if what == "" {
+	what := shown(j.Name)
+	if j.Name == "" {
 		what = string(j.Args)
 	}
 	fmt.Fprintf(w, "%-5d %-8s %-10s attempt %d/%d  %s  %s%s\n", j.ID, j.Kind, j.State, j.Attempt, j.MaxAttempts,
@@ -121,7 +121,7 @@ func (a *app) jobsCancelCmd() *cobra.Command {
 			}
 			return a.emit(items([]*jobItem{a.jobItem(svc, j)}), func(w io.Writer) {
 				if j.State == durable.StateRunning {
-					fmt.Fprintf(w, "Cancelling job %d: its worker stops the agent within seconds.\n", id)
+					fmt.Fprintf(w, "Cancelling job %d: its worker stops the agent within seconds; once cairn jobs shows it cancelled, cairn jobs retry %d runs it again.\n", id, id)
 					return
 				}
 				fmt.Fprintf(w, "Job %d is %s.\n", id, j.State)
@@ -134,7 +134,12 @@ func (a *app) jobsRetryCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "retry ID",
 		Short: "Run a failed, cancelled or finished job again",
-		Args:  cobra.ExactArgs(1),
+		Long: `Retry queues the source of job ID again, as cairn sources retry does: a
+failed or rejected source, or one whose job is gone. A job that is still
+running is refused (exit 1) and nothing changes: one cancelled runs until
+its worker has stopped the agent, which takes seconds; retry it once cairn
+jobs shows it cancelled.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := jobID(args[0])
 			if err != nil {

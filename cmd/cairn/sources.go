@@ -3,14 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
+	"cairn"
 	"cairn/ingest"
 )
 
@@ -123,13 +122,21 @@ func (a *app) sourcesRetryCmd() *cobra.Command {
 	}
 }
 
-// shown is a file name as it can be printed: quoted, with escapes, when it
-// holds a character that does not print (a control or format character:
-// U+202E would reorder the rest of the line); as it is otherwise. Stored
-// sources never hold one; refused ones may.
+// shown is a file name as it can be printed: quoted, with escapes
+// (cairn.Quote), when it holds a character that does not print or does not
+// show (a control, format or other invisible character: U+202E would
+// reorder the rest of the line, U+E0100 would make notes.md of it); as it
+// is otherwise. Stored sources never hold one; refused ones may.
 func shown(name string) string {
-	if strings.IndexFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 || !utf8.ValidString(name) {
-		return strconv.Quote(name)
+	if !utf8.ValidString(name) {
+		return cairn.Quote(name)
+	}
+	prev := rune(-1)
+	for _, r := range name {
+		if !unicode.IsPrint(r) || cairn.IsInvisible(prev, r) {
+			return cairn.Quote(name)
+		}
+		prev = r
 	}
 	return name
 }
