@@ -90,7 +90,7 @@ type Spec struct {
 	WatchSkip  []string                  // absolute paths under Watch to leave out of snapshots; Dir, Temp and Home are always left out
 	Seal       []string                  // snapshot mode: folders the agent must not change at all (absolute; Dir, Temp and Home are left out); Result.Sealed lists what changed
 	SealDB     []string                  // snapshot mode: SQLite databases in WAL mode under Seal that others write meanwhile (absolute); see seal.go for what is checked
-	Self       string                    // the wrapper: the executable that calls MaybeExec, applies Landlock and execs Argv, or runs it as the PID namespace's init; default os.Executable()
+	Self       string                    // the wrapper every agent starts through on Linux: the executable that calls MaybeExec, drops privileges, applies Landlock and execs Argv, or runs it as the PID namespace's init; default os.Executable()
 	Grace      time.Duration             // between SIGTERM and SIGKILL when stopping; default DefaultGrace (3s)
 }
 
@@ -181,6 +181,11 @@ func passed(name string) bool {
 // exec.ErrNotFound or fs.ErrNotExist), a missing folder, a context already
 // done, or a failure to start the process. A non-zero exit is a Result.
 func Run(ctx context.Context, spec Spec) (*Result, error) {
+	return run(ctx, spec, containments())
+}
+
+// run is Run, trying the ways to contain the tree in turn.
+func run(ctx context.Context, spec Spec, ways []containment) (*Result, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
@@ -227,7 +232,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	}
 
 	var res *Result
-	for _, c := range containments() {
+	for _, c := range ways {
 		cmd := &exec.Cmd{
 			Path:        path,
 			Args:        spec.Argv,
@@ -235,7 +240,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 			Env:         childEnv(spec, marker),
 			SysProcAttr: c.attr,
 		}
-		if mode == ModeLandlock || c.contain == ContainNamespace {
+		if hasWrapper {
 			if err := wrap(cmd, spec, path, mode == ModeLandlock, c.contain == ContainNamespace); err != nil {
 				return nil, err
 			}
@@ -390,8 +395,9 @@ loop:
 }
 
 // wrap turns cmd into the confinement wrapper: Self, told by the
-// environment to restrict itself with Landlock (landlock) and exec path, or
-// to be the init of the namespace cmd starts (init) and run path.
+// environment to drop its privileges, to restrict itself with Landlock
+// (landlock), and to exec path, or to be the init of the namespace cmd
+// starts (init) and run path.
 func wrap(cmd *exec.Cmd, spec Spec, path string, landlock, init bool) error {
 	self := spec.Self
 	if self == "" {

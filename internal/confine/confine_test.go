@@ -21,11 +21,24 @@ import (
 	"cairn/internal/confine"
 )
 
+// agents are the helper agents of the tests, by the value of
+// CONFINE_TEST_AGENT: each reports what it could and could not do.
+var agents = map[string]func() int{}
+
 // TestMain lets the test binary serve as Spec.Self (the confinement
 // wrapper), as a helper agent that reports the errno of its writes or
-// reads, and as a process that runs an agent, for a test to kill.
+// reads (or does what one of agents does), and as a process that runs an
+// agent, for a test to kill.
 func TestMain(m *testing.M) {
 	confine.MaybeExec()
+	if name := os.Getenv("CONFINE_TEST_AGENT"); name != "" {
+		agent, ok := agents[name]
+		if !ok {
+			fmt.Fprintf(os.Stderr, "no helper agent %q\n", name)
+			os.Exit(2)
+		}
+		os.Exit(agent())
+	}
 	if paths := os.Getenv("CONFINE_TEST_WRITE"); paths != "" {
 		os.Exit(writeHelper(filepath.SplitList(paths)))
 	}
@@ -118,6 +131,19 @@ func script(t *testing.T, spec *confine.Spec, body string) {
 	}
 	spec.Argv = []string{"sh", path}
 	spec.Read = append(spec.Read, dir)
+}
+
+// helper makes spec run the test binary as the helper agent name, with the
+// environment env (KEY=VALUE) on top.
+func helper(t *testing.T, spec *confine.Spec, name string, env ...string) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Argv = []string{self}
+	spec.Read = append(spec.Read, self)
+	spec.Env = append(append(spec.Env, "CONFINE_TEST_AGENT="+name), env...)
 }
 
 // output collects the lines a run prints, per stream.

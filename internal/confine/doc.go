@@ -6,19 +6,21 @@
 //
 // # Confinement
 //
-// When the kernel offers Landlock ([Available] > 0), [Run] does not start the
-// agent itself: it starts Spec.Self (the cairn binary) with the environment
-// variable CAIRN_CONFINE set to a JSON object naming the readable and writable
-// folders and the command. [MaybeExec], called first thing in main, recognises
-// that variable, restricts its own thread with Landlock and execs the agent
-// from that thread (or, as the init of the run's PID namespace, starts it from
-// that thread: see Process tree). The restriction is inherited across exec and
-// fork, by every process the agent starts, and cannot be lifted; a read or
-// write outside what it allows fails with EACCES. The result's Mode is
-// [ModeLandlock].
+// On Linux, [Run] never starts the agent itself: it starts Spec.Self (the
+// cairn binary) with the environment variable CAIRN_CONFINE set to a JSON
+// object naming the readable and writable folders and the command.
+// [MaybeExec], called first thing in main, recognises that variable, drops
+// every privilege (see Privileges), and, when the kernel offers Landlock
+// ([Available] > 0), restricts its own thread with Landlock; then it execs the
+// agent from that thread (or, as the init of the run's PID namespace, starts
+// it from that thread: see Process tree). The restriction is inherited across
+// exec and fork, by every process the agent starts, and cannot be lifted; a
+// read or write outside what it allows fails with EACCES. The result's Mode
+// is [ModeLandlock].
 //
 // The agent may read, write, create, truncate, rename, link and remove
-// under Spec.Dir (the workspace), Spec.Temp and Spec.Home, and read and
+// (but never make a character or block device) under Spec.Dir (the
+// workspace), Spec.Temp and Spec.Home, and read and
 // write a few device files (/dev/null, /dev/zero, /dev/full, /dev/tty,
 // /dev/ptmx, /dev/pts). It may read and execute, and nothing else:
 //
@@ -64,6 +66,24 @@
 // and whose write-ahead log must stay at least as long as its index says
 // (see seal.go). Callers decide whether to run an agent unconfined at all.
 //
+// # Privileges
+//
+// The agent holds no capability, whoever runs it, in every mode. The
+// wrapper clears its ambient and inheritable capabilities and sets
+// no_new_privs, so that set-user-ID programs and file capabilities grant
+// nothing; where it holds CAP_SETPCAP (as root, or in a user namespace of
+// its own) it also empties the bounding set and locks SECBIT_NOROOT, so
+// that not even an execve by root grants a capability. In a namespace (see
+// Process tree) the agent has, besides its PID and mount namespaces, a user
+// namespace that maps only its own user and group (root's agent too, where
+// user namespaces are allowed), and UTS and IPC namespaces of its own: it
+// cannot set the machine's host name, nor reach other programs' System V
+// IPC objects and POSIX message queues. What a root agent keeps is its
+// user id: it is uid 0, the owner of what root owns, so the file
+// permission bits let it read and write root's files wherever Landlock does
+// not stop it (in snapshot mode, everywhere), and it may signal root's
+// processes where it can see them (without namespaces).
+//
 // # Environment
 //
 // The agent does not inherit the caller's environment: it gets PATH, LANG,
@@ -75,9 +95,10 @@
 // # Process tree
 //
 // Where it may, [Run] starts the agent in a PID namespace and a mount
-// namespace of its own (Result.Contain is [ContainNamespace]): as root
-// directly, as another user inside a new user namespace that maps only that
-// user and group (the agent gets no capabilities there). The wrapper is the
+// namespace of its own (Result.Contain is [ContainNamespace]), with a UTS
+// and an IPC namespace, inside a new user namespace that maps only the
+// user and group running it; root, where user namespaces are refused,
+// makes the others without one. The wrapper is the
 // namespace's init: it mounts a /proc of the namespace (so /proc shows only
 // the agent's processes, and the agent may read all of it), starts the
 // agent, reaps its orphans and passes the signals Run sends it on to every

@@ -35,6 +35,11 @@ const (
 		unix.LANDLOCK_ACCESS_FS_MAKE_FIFO |
 		unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK |
 		unix.LANDLOCK_ACCESS_FS_MAKE_SYM
+	// neverGranted are the handled rights no rule grants: making character
+	// and block devices (a device the agent made would reach the
+	// machine's hardware and kernel, whatever its folder).
+	neverGranted = unix.LANDLOCK_ACCESS_FS_MAKE_CHAR |
+		unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK
 	// fileRights are the rights among those handled that a rule on a
 	// single file, rather than a folder, may carry.
 	fileRights = unix.LANDLOCK_ACCESS_FS_EXECUTE |
@@ -45,8 +50,9 @@ const (
 
 // handledRights returns the rights that Landlock ABI abi can refuse and
 // that the confinement handles: reading, listing and executing, and the
-// write rights of ABI 1, with renaming and linking across folders from ABI
-// 2 and truncating from ABI 3. Later ABIs add nothing handled here: ioctl
+// write rights of ABI 1 (of which making devices is granted nowhere), with
+// renaming and linking across folders from ABI 2 and truncating from ABI 3.
+// Later ABIs add nothing handled here: ioctl
 // on devices (5) stays allowed, and so do the network (4) and signals and
 // abstract sockets (6).
 func handledRights(abi int) uint64 {
@@ -104,8 +110,9 @@ func restrictThread(readable, writable []string, procMounted bool) error {
 	}
 	ruleset := int(fd)
 	defer unix.Close(ruleset)
+	write := rights &^ neverGranted
 	for _, path := range writable {
-		if err := allow(ruleset, path, rights); err != nil {
+		if err := allow(ruleset, path, write); err != nil {
 			return fmt.Errorf("allow writes under %s: %w", path, err)
 		}
 	}
@@ -121,7 +128,7 @@ func restrictThread(readable, writable []string, procMounted bool) error {
 		}
 	}
 	for _, path := range devices() {
-		if err := allow(ruleset, path, rights); err != nil && !errors.Is(err, unix.ENOENT) {
+		if err := allow(ruleset, path, write); err != nil && !errors.Is(err, unix.ENOENT) {
 			return fmt.Errorf("allow writes to %s: %w", path, err)
 		}
 	}

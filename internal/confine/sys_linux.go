@@ -23,6 +23,12 @@ func prepareParent() error {
 	return nil
 }
 
+// hasWrapper says that MaybeExec acts as the wrapper here: every agent
+// starts through it, which drops privileges (and applies Landlock, or runs
+// the agent as its namespace's init, when those apply) before the agent
+// runs.
+const hasWrapper = true
+
 // sysProcAttr starts the agent in its own process group; if cairn dies,
 // the agent (its direct child) dies with it, and a new worker rescues the
 // job and runs it again.

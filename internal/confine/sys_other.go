@@ -12,6 +12,10 @@ import (
 // and their process tree is their process group (a process that leaves the
 // group is not followed).
 
+// hasWrapper is false: there is no confinement wrapper, and Run starts
+// the agent itself.
+const hasWrapper = false
+
 // Available returns 0: no Landlock.
 func Available() int { return 0 }
 

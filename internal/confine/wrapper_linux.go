@@ -16,10 +16,11 @@ import (
 // MaybeExec must be called first thing in main() (and in TestMain of
 // packages that use Run). When this process was started by Run as the
 // confinement wrapper — the environment holds CAIRN_CONFINE — it does what
-// the wrapper does and never returns: it restricts itself with Landlock and
-// execs the agent, or, as the init of the run's PID namespace, mounts the
-// namespace's /proc, restricts itself, starts the agent and waits for it,
-// then exits with the agent's status (128+n when a signal n ended it).
+// the wrapper does and never returns: it drops its privileges, restricts
+// itself with Landlock (when asked) and execs the agent, or, as the init of
+// the run's PID namespace, mounts the namespace's /proc, drops its
+// privileges, restricts itself, starts the agent and waits for it, then
+// exits with the agent's status (128+n when a signal n ended it).
 // When it cannot, it prints a message to standard error and exits with 127
 // (command not found) or 126 (anything else), so that the agent never runs
 // less confined than asked. Otherwise MaybeExec returns immediately and
@@ -46,21 +47,20 @@ func wrapper(payload string) (int, error) {
 	if ws.Path == "" || len(ws.Argv) == 0 {
 		return exitCannotExec, fmt.Errorf("decode %s: no command", envWrapper)
 	}
-	// Landlock, no_new_privs and capabilities apply to the calling thread,
-	// and a new process (execve, or a fork) takes the calling thread's
-	// credentials, so these calls must share one thread. It is never
-	// unlocked: the process either becomes the agent or exits.
+	// Landlock, no_new_privs, securebits and capabilities apply to the
+	// calling thread, and a new process (execve, or a fork) takes the
+	// calling thread's credentials, so these calls must share one thread.
+	// It is never unlocked: the process either becomes the agent or exits.
 	runtime.LockOSThread()
 	procMounted := false
 	if ws.Init {
 		// Mounting is impossible once Landlock applies, so it comes first.
 		// Without a /proc of its own the agent reads only the machine's
-		// files of /proc (see systemRead). In a user namespace, the
-		// capability that mounting took is not passed on to the agent.
+		// files of /proc (see systemRead).
 		procMounted = mountProc() == nil
-		if err := dropInheritable(); err != nil {
-			return exitCannotExec, err
-		}
+	}
+	if err := dropPrivileges(); err != nil {
+		return exitCannotExec, err
 	}
 	if ws.Landlock {
 		if err := restrictThread(ws.Read, ws.Write, procMounted); err != nil {
@@ -86,20 +86,48 @@ func execFailed(path string, err error) (int, error) {
 	return exitCannotExec, fmt.Errorf("exec %s: %w", path, err)
 }
 
-// dropInheritable clears the calling thread's ambient and inheritable
-// capabilities, so that a program it starts gains none.
-func dropInheritable() error {
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
-		return fmt.Errorf("clear ambient capabilities: %w", err)
-	}
+// Securebits (<linux/securebits.h>).
+const (
+	secbitNoroot       = 1 << 0 // uid 0 gains no capabilities at execve
+	secbitNorootLocked = 1 << 1 // and that cannot be undone
+)
+
+// dropPrivileges makes sure that no program the calling thread starts holds
+// a capability or gains one: it clears the ambient and inheritable sets
+// and sets no_new_privs (so set-user-ID programs and file capabilities
+// grant nothing), and, where the thread may (CAP_SETPCAP: root, or the
+// wrapper in a user namespace of its own), empties the bounding set and
+// locks SECBIT_NOROOT, so that an execve by root grants nothing either.
+// The thread keeps its own permitted and effective sets: the namespace's
+// init does not exec. Without CAP_SETPCAP the thread is not root and holds
+// no capability an execve would pass on.
+func dropPrivileges() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
 		return fmt.Errorf("read capabilities: %w", err)
 	}
+	if data[unix.CAP_SETPCAP/32].Effective&(1<<(unix.CAP_SETPCAP%32)) != 0 {
+		for c := 0; ; c++ {
+			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); errors.Is(err, unix.EINVAL) {
+				break // past the last capability the kernel knows
+			} else if err != nil {
+				return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+			}
+		}
+		if err := unix.Prctl(unix.PR_SET_SECUREBITS, secbitNoroot|secbitNorootLocked, 0, 0, 0); err != nil {
+			return fmt.Errorf("set securebits: %w", err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
 	data[0].Inheritable, data[1].Inheritable = 0, 0
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
 		return fmt.Errorf("clear inheritable capabilities: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("set no_new_privs: %w", err)
 	}
 	return nil
 }
