@@ -72,7 +72,7 @@ func writeHelper(paths []string) int {
 type helperSpec struct {
 	Argv      []string
 	Dir, Temp string
-	Read      []string
+	Read, Env []string
 }
 
 // superviseHelper runs the spec in CONFINE_TEST_SUPERVISE, printing the
@@ -83,7 +83,7 @@ func superviseHelper(payload string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	spec := confine.Spec{Argv: p.Argv, Dir: p.Dir, Temp: p.Temp, Read: p.Read}
+	spec := confine.Spec{Argv: p.Argv, Dir: p.Dir, Temp: p.Temp, Read: p.Read, Env: p.Env}
 	w := bufio.NewWriter(os.Stdout)
 	spec.Output = func(stream, line string) {
 		fmt.Fprintln(w, line)

@@ -20,9 +20,9 @@
 //
 // The agent may read, write, create, truncate, rename, link and remove
 // (but never make a character or block device) under Spec.Dir (the
-// workspace), Spec.Temp and Spec.Home, and read and
-// write a few device files (/dev/null, /dev/zero, /dev/full, /dev/tty,
-// /dev/ptmx, /dev/pts). It may read and execute, and nothing else:
+// workspace), Spec.Temp and Spec.Home, and read and write /dev/null,
+// /dev/zero and /dev/full, but no terminal. It may read and execute, and
+// nothing else:
 //
 //   - the command's own file (symbolic links resolved), wherever it lies;
 //   - Spec.Read: the runtime's install folder, folders the settings name;
@@ -52,8 +52,13 @@
 // ABI 1, as are creating, writing and removing; renaming and linking across
 // folders from ABI 2 (before, the kernel refuses them outright for a confined
 // process), truncating from ABI 3 (before, truncate by path is not restricted,
-// but opening for writing is). Later ABIs add rules this package does not use:
-// the network (4), ioctl on devices (5), signals and abstract sockets (6).
+// but opening for writing is), and from ABI 5 no ioctl on a device the agent
+// opened works (the pipes it was given are no devices). The network (ABI 4)
+// is not restricted.
+//
+// The agent starts in a session of its own, without a controlling
+// terminal, and no terminal is in its read set: it cannot type into the
+// terminal of the person who started cairn (TIOCSTI), nor read from it.
 //
 // Without Landlock (an old kernel, or CAIRN_LANDLOCK=off in the environment)
 // the agent runs unconfined and [Run] compares snapshots of the Spec.Watch
@@ -114,7 +119,8 @@
 //
 // Where namespaces are refused (another user without user namespaces, a
 // container that forbids them), Run tracks the tree instead
-// ([ContainTracking]). The agent starts in its own process group, and the
+// ([ContainTracking]). The agent starts in its own session and process
+// group, and the
 // calling process makes itself a child subreaper so that the agent's
 // orphaned descendants are re-parented to it rather than to init. While
 // the agent runs, Run polls /proc and tracks every process whose parent

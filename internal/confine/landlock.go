@@ -37,9 +37,16 @@ const (
 		unix.LANDLOCK_ACCESS_FS_MAKE_SYM
 	// neverGranted are the handled rights no rule grants: making character
 	// and block devices (a device the agent made would reach the
-	// machine's hardware and kernel, whatever its folder).
+	// machine's hardware and kernel, whatever its folder), and ioctl on
+	// devices (on a terminal, TIOCSTI types into it).
 	neverGranted = unix.LANDLOCK_ACCESS_FS_MAKE_CHAR |
-		unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK
+		unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+		unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+	// deviceRights are the rights on the device files of devices():
+	// reading, writing, and opening with O_TRUNC (as a shell's > does).
+	deviceRights = unix.LANDLOCK_ACCESS_FS_READ_FILE |
+		unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
+		unix.LANDLOCK_ACCESS_FS_TRUNCATE
 	// fileRights are the rights among those handled that a rule on a
 	// single file, rather than a folder, may carry.
 	fileRights = unix.LANDLOCK_ACCESS_FS_EXECUTE |
@@ -51,10 +58,11 @@ const (
 // handledRights returns the rights that Landlock ABI abi can refuse and
 // that the confinement handles: reading, listing and executing, and the
 // write rights of ABI 1 (of which making devices is granted nowhere), with
-// renaming and linking across folders from ABI 2 and truncating from ABI 3.
-// Later ABIs add nothing handled here: ioctl
-// on devices (5) stays allowed, and so do the network (4) and signals and
-// abstract sockets (6).
+// renaming and linking across folders from ABI 2, truncating from ABI 3,
+// and ioctl on devices from ABI 5 (granted nowhere: no ioctl works on a
+// device the agent opens by path; the pipes it was given are no devices).
+// The network (ABI 4) stays allowed, and so do signals and abstract
+// sockets (6).
 func handledRights(abi int) uint64 {
 	if abi < 1 {
 		return 0
@@ -65,6 +73,9 @@ func handledRights(abi int) uint64 {
 	}
 	if abi >= 3 {
 		rights |= unix.LANDLOCK_ACCESS_FS_TRUNCATE
+	}
+	if abi >= 5 {
+		rights |= unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
 	}
 	return rights
 }
@@ -128,7 +139,7 @@ func restrictThread(readable, writable []string, procMounted bool) error {
 		}
 	}
 	for _, path := range devices() {
-		if err := allow(ruleset, path, write); err != nil && !errors.Is(err, unix.ENOENT) {
+		if err := allow(ruleset, path, rights&deviceRights); err != nil && !errors.Is(err, unix.ENOENT) {
 			return fmt.Errorf("allow writes to %s: %w", path, err)
 		}
 	}

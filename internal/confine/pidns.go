@@ -30,7 +30,7 @@ func containments() []containment {
 		// wrapper drops both before it starts the agent.
 		uid, gid := os.Getuid(), os.Getgid()
 		out = append(out, containment{ContainNamespace, &syscall.SysProcAttr{
-			Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: flags | syscall.CLONE_NEWUSER,
+			Setsid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: flags | syscall.CLONE_NEWUSER,
 			UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
 			GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 			GidMappingsEnableSetgroups: false,
@@ -38,7 +38,7 @@ func containments() []containment {
 		}})
 		if os.Geteuid() == 0 {
 			out = append(out, containment{ContainNamespace, &syscall.SysProcAttr{
-				Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: flags,
+				Setsid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: flags,
 			}})
 		}
 	}

@@ -41,7 +41,10 @@ func systemRead(procMounted bool) []string {
 }
 
 // devices returns the device files that programs write to as a matter of
-// course: a confined agent may read and write them.
+// course: a confined agent may read and write them (deviceRights). No
+// terminal is among them: /dev/tty, /dev/ptmx and /dev/pts would let the
+// agent reach the terminal of the person who started cairn, or make
+// terminals whose ioctls Landlock refuses anyway (see handledRights).
 func devices() []string {
-	return []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts"}
+	return []string{"/dev/null", "/dev/zero", "/dev/full"}
 }

@@ -29,9 +29,11 @@ func prepareParent() error {
 // runs.
 const hasWrapper = true
 
-// sysProcAttr starts the agent in its own process group; if cairn dies,
-// the agent (its direct child) dies with it, and a new worker rescues the
-// job and runs it again.
+// sysProcAttr starts the agent in a session of its own, without a
+// controlling terminal (so it cannot type into the person's with TIOCSTI),
+// whose leader leads its own process group too; if cairn dies, the agent
+// (its direct child) dies with it, and a new worker rescues the job and
+// runs it again.
 func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }
