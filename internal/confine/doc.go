@@ -95,7 +95,10 @@
 // LANGUAGE, LC_* and TZ, the variables Spec.Pass names (those unset are left
 // out; [CheckVar] says which names may be passed), Spec.Env, HOME (Spec.Home),
 // TMPDIR, TMP and TEMP (Spec.Temp), PWD, and the run's marker
-// CAIRN_CONFINE_RUN. Spec.Env cannot override what Run sets.
+// CAIRN_CONFINE_RUN. Spec.Env cannot override what Run sets. Nor does it
+// inherit the caller's open files: its standard input, output and error
+// are pipes to Run, and the wrapper closes every other descriptor the
+// caller held (a shell's `9>>file`) before the agent runs.
 //
 // # Process tree
 //

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -40,6 +42,10 @@ func MaybeExec() {
 // wrapper sets up the agent's confinement and runs it; it returns the
 // exit code, and an error only when the agent could not start.
 func wrapper(payload string) (int, error) {
+	// First, while /proc is readable for the fallback.
+	if err := closeInherited(); err != nil {
+		return exitCannotExec, err
+	}
 	var ws wrapperSpec
 	if err := json.Unmarshal([]byte(payload), &ws); err != nil {
 		return exitCannotExec, fmt.Errorf("decode %s: %w", envWrapper, err)
@@ -84,6 +90,44 @@ func execFailed(path string, err error) (int, error) {
 		return exitNotFound, fmt.Errorf("exec %s: %w", path, err)
 	}
 	return exitCannotExec, fmt.Errorf("exec %s: %w", path, err)
+}
+
+// closeInherited marks every descriptor above standard error
+// close-on-exec, so that none that the process running Run inherited (a
+// shell's `9>>file`) reaches the agent: the exec, or the init's start of
+// the agent, closes them. They are marked rather than closed because the
+// Go runtime may hold some of them (its poller's), which closing under it
+// would break; its own are close-on-exec already. Before Linux 5.11, which
+// lacks CLOSE_RANGE_CLOEXEC, each descriptor /proc/self/fd lists is marked.
+func closeInherited() error {
+	err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("close inherited descriptors: %w", err)
+	}
+	return closeListed()
+}
+
+// closeListed marks close-on-exec each descriptor above standard error
+// that /proc/self/fd lists.
+func closeListed() error {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("close inherited descriptors: %w", err)
+	}
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= 2 {
+			continue
+		}
+		// The folder's own descriptor is gone by now: EBADF.
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && !errors.Is(err, unix.EBADF) {
+			return fmt.Errorf("close inherited descriptor %d: %w", fd, err)
+		}
+	}
+	return nil
 }
 
 // Securebits (<linux/securebits.h>).
