@@ -31,9 +31,12 @@
 //     name lookups, TLS and locales read (ld.so.*, nsswitch.conf, passwd,
 //     group, hosts, host.conf, resolv.conf, gai.conf, services, protocols,
 //     networks, localtime, timezone, locale.alias, locale.conf,
-//     default/locale, ssl, ca-certificates, ca-certificates.conf, pki,
-//     crypto-policies, mime.types, magic, magic.mime, terminfo,
-//     os-release), so never shadow, gshadow, sudoers or SSH keys;
+//     default/locale; of TLS ssl/certs, ssl/cert.pem, ssl/ca-bundle.pem,
+//     ssl/openssl.cnf, pki/tls/certs, pki/tls/cert.pem, pki/tls/cacert.pem,
+//     pki/tls/openssl.cnf, pki/ca-trust, ca-certificates,
+//     ca-certificates.conf and crypto-policies; mime.types, magic,
+//     magic.mime, terminfo, os-release), so never shadow, gshadow,
+//     sudoers, SSH keys or TLS private keys (ssl/private, pki/tls/private);
 //     /dev/random and /dev/urandom; /sys/devices/system/cpu and
 //     /sys/kernel/mm/transparent_hugepage; and /proc when it is the
 //     agent's own (see Process tree), otherwise only its cpuinfo, meminfo,

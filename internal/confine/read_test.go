@@ -1,11 +1,13 @@
 package confine_test
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -168,4 +170,75 @@ func TestRun_ErrRead(t *testing.T) {
 			t.Errorf("Run() reading %s = %+v, %v; want exit 0", tool, res, err)
 		}
 	})
+}
+
+func init() { agents["tls"] = tlsAgent }
+
+// tlsAgent loads the system's certificate pool, as a TLS client does, and
+// prints how many certificates it holds.
+func tlsAgent() int {
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		fmt.Println("certificates", err)
+		return 1
+	}
+	// On Linux the pool is made of the files read, so its subjects are
+	// theirs.
+	fmt.Println("certificates", len(pool.Subjects()) > 0)
+	return 0
+}
+
+// TestRun_LandlockTLS checks that of the TLS configuration a confined agent
+// reads the public part (certificates, the OpenSSL configuration) and not
+// the private keys beside it: /etc/ssl/private, and Red Hat's
+// /etc/pki/tls/private, where the machine has them.
+func TestRun_LandlockTLS(t *testing.T) {
+	landlock(t)
+	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
+	var allowed, refused []string
+	for _, p := range []string{"/etc/ssl/certs", "/etc/ssl/openssl.cnf", "/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs", "/etc/pki/ca-trust"} {
+		if exists(p) {
+			allowed = append(allowed, p)
+		}
+	}
+	for _, p := range []string{"/etc/ssl/private", "/etc/ssl/private/ssl-cert-snakeoil.key", "/etc/pki/tls/private"} {
+		if exists(p) {
+			refused = append(refused, p)
+		}
+	}
+	if len(refused) == 0 {
+		t.Skip("no private TLS keys on this machine")
+	}
+	spec := setup(t)
+	out := output{}
+	spec.Output = out.record
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Argv = []string{self}
+	spec.Read = []string{self}
+	spec.Env = []string{"CONFINE_TEST_READ=" + strings.Join(append(append([]string{}, allowed...), refused...), string(filepath.ListSeparator))}
+	res := run(t, t.Context(), spec)
+
+	var want []string
+	for _, p := range allowed {
+		want = append(want, "ok "+p)
+	}
+	for _, p := range refused {
+		want = append(want, "EACCES "+p)
+	}
+	if diff := cmp.Diff(want, out["stdout"]); diff != "" || res.ExitCode != 0 {
+		t.Errorf("Run() exit %d; reads (-want +got):\n%s\nstderr: %q", res.ExitCode, diff, out["stderr"])
+	}
+
+	if len(allowed) > 0 {
+		spec := setup(t)
+		out := output{}
+		spec.Output = out.record
+		helper(t, &spec, "tls")
+		if res := run(t, t.Context(), spec); res.ExitCode != 0 || !slices.Equal(out["stdout"], []string{"certificates true"}) {
+			t.Errorf("Run() exit %d, output %q; want the system's certificates loaded", res.ExitCode, out)
+		}
+	}
 }
