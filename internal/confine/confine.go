@@ -416,6 +416,7 @@ func wrap(cmd *exec.Cmd, spec Spec, path string, landlock, init bool) error {
 		Landlock: landlock,
 		Read:     append(append([]string(nil), spec.Read...), exe),
 		Write:    []string{spec.Dir, spec.Temp, spec.Home},
+		Dir:      spec.Dir,
 		Path:     path,
 		Argv:     spec.Argv,
 		Init:     init,

@@ -56,8 +56,21 @@
 // folders from ABI 2 (before, the kernel refuses them outright for a confined
 // process), truncating from ABI 3 (before, truncate by path is not restricted,
 // but opening for writing is), and from ABI 5 no ioctl on a device the agent
-// opened works (the pipes it was given are no devices). The network (ABI 4)
-// is not restricted.
+// opened works (the pipes it was given are no devices). From ABI 6 the agent
+// can neither signal a process outside the run nor connect to an abstract
+// Unix socket made outside it, and from ABI 9 it connects to no Unix socket
+// by path but those it made. The network (ABI 4) is not restricted.
+//
+// Connecting to a Unix socket by path needs no right Landlock restricts
+// before ABI 9, so in a mount namespace of its own (see Process tree) the
+// agent does not find the folders where other programs keep their sockets,
+// shared memory and temp files, nor the homes: the wrapper mounts an empty
+// tmpfs over /tmp, /var/tmp, /run (and so /var/run and /run/user),
+// /dev/shm, /home and /root, and mounts back there, at their own paths,
+// only what the read and write sets name (the workspace may lie in /tmp,
+// an agent CLI in a home, /etc/resolv.conf may name a file in /run). A
+// database's, Docker's, D-Bus's or an SSH agent's socket there is out of
+// reach; one elsewhere (under /var/lib, say) is not, until ABI 9.
 //
 // The agent starts in a session of its own, without a controlling
 // terminal, and no terminal is in its read set: it cannot type into the
@@ -141,13 +154,17 @@
 //
 // # Limits
 //
-// Landlock confines the file system only. Before ABI 3 the truncate system
-// call is not restricted: an agent can empty a file it may not open for
-// writing. It does not stop the agent from reaching the network, from talking
-// to other processes over sockets (a local cairn server, a Docker or D-Bus
-// socket) which then write on its behalf, from signalling other processes of
-// the same user, or from writing through a file that was already hard-linked
-// into the workspace before the run. Snapshots detect writes only after the
+// Landlock confines the file system, signals and Unix sockets only. Before
+// ABI 3 the truncate system call is not restricted: an agent can empty a
+// file it may not open for writing. It does not stop the agent from reaching
+// the network (a local cairn server on a TCP port, which then writes on its
+// behalf), nor from writing through a file that was already hard-linked into
+// the workspace before the run. Before ABI 9, a Unix socket by path outside
+// the hidden folders stays reachable where its permission bits allow, and
+// without namespaces every one does (a Docker or D-Bus socket, which then
+// acts on the agent's behalf); before ABI 6, so do abstract sockets, and the
+// agent may signal other processes of its user (root's, for a root agent)
+// that it can see. Snapshots detect writes only after the
 // fact, only under Spec.Watch, and cannot tell the agent's writes from another
 // process's; a seal finds changes after the fact too, and neither sees what
 // an unconfined agent read, nor a change that keeps a database well-formed.

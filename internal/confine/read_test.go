@@ -107,14 +107,14 @@ CONFINE_TEST_READ="$READS" "$SELF"
 		want = append(want, "ok "+p)
 	}
 	for _, p := range refused {
-		want = append(want, "EACCES "+p)
+		want = append(want, "denied "+p)
 	}
 	if res.Contain == confine.ContainNamespace {
-		want = append(want, "ok /proc/self/status", "ENOENT "+environ)
+		want = append(want, "ok /proc/self/status", "denied "+environ)
 	} else {
-		want = append(want, "EACCES /proc/self/status", "EACCES "+environ)
+		want = append(want, "denied /proc/self/status", "denied "+environ)
 	}
-	if diff := cmp.Diff(want, out["stdout"]); diff != "" || res.ExitCode != 0 {
+	if diff := cmp.Diff(want, denied(out["stdout"])); diff != "" || res.ExitCode != 0 {
 		t.Errorf("Run() exit %d; reads (-want +got):\n%s\nstderr: %q", res.ExitCode, diff, out["stderr"])
 	}
 }
@@ -226,9 +226,9 @@ func TestRun_LandlockTLS(t *testing.T) {
 		want = append(want, "ok "+p)
 	}
 	for _, p := range refused {
-		want = append(want, "EACCES "+p)
+		want = append(want, "denied "+p)
 	}
-	if diff := cmp.Diff(want, out["stdout"]); diff != "" || res.ExitCode != 0 {
+	if diff := cmp.Diff(want, denied(out["stdout"])); diff != "" || res.ExitCode != 0 {
 		t.Errorf("Run() exit %d; reads (-want +got):\n%s\nstderr: %q", res.ExitCode, diff, out["stderr"])
 	}
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -62,8 +63,24 @@ func wrapper(payload string) (int, error) {
 	if ws.Init {
 		// Mounting is impossible once Landlock applies, so it comes first.
 		// Without a /proc of its own the agent reads only the machine's
-		// files of /proc (see systemRead).
-		procMounted = mountProc() == nil
+		// files of /proc (see systemRead). The other programs' folders
+		// are hidden only from an agent Landlock confines: an unconfined
+		// one may reach anything its user can anyway.
+		private := makePrivate()
+		procMounted = private == nil && mountProc() == nil
+		if ws.Landlock {
+			if private != nil {
+				return exitCannotExec, private
+			}
+			keep := slices.Concat(ws.Read, ws.Write, []string{ws.Path}, systemRead(procMounted), devices())
+			if err := hide(keep); err != nil {
+				return exitCannotExec, fmt.Errorf("hide other programs' folders: %w", err)
+			}
+			// The working folder is the one now visible at its path.
+			if err := os.Chdir(ws.Dir); err != nil {
+				return exitCannotExec, fmt.Errorf("enter the workspace: %w", err)
+			}
+		}
 	}
 	if err := dropPrivileges(); err != nil {
 		return exitCannotExec, err
@@ -176,13 +193,18 @@ func dropPrivileges() error {
 	return nil
 }
 
-// mountProc gives the new mount namespace a /proc of its own PID
-// namespace, after making every mount private so that nothing done here
-// reaches the machine's mounts.
-func mountProc() error {
+// makePrivate makes every mount of the new mount namespace private, so
+// that nothing mounted here reaches the machine's mounts.
+func makePrivate() error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make mounts private: %w", err)
 	}
+	return nil
+}
+
+// mountProc gives the new mount namespace a /proc of its own PID
+// namespace; the mounts must be private already.
+func mountProc() error {
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount /proc: %w", err)
 	}
