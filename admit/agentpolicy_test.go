@@ -51,3 +51,28 @@ func TestPolicy_AgentKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicy_AgentReadRefused checks that agent.read refuses, with a hint,
+// by settings set and in a cairn.yaml alike, the folders that would open
+// the system's secrets or every ingest to an agent: /, /etc, /proc, /sys,
+// /dev, /run, /root, /home, and what lies in /proc, /sys and /dev. A part
+// of /etc or of a home may be named.
+func TestPolicy_AgentReadRefused(t *testing.T) {
+	for _, value := range []string{
+		"/", "/etc", "/proc", "/sys", "/dev", "/run", "/root", "/home",
+		"/proc/1", "/sys/kernel", "/dev/sda", "/opt/agent,/etc",
+	} {
+		if _, err := admit.SetPolicy(nil, "agent.read", value); cairn.ErrorCode(err) != cairn.EINVALID || cairn.ErrorHint(err) == "" {
+			t.Errorf("SetPolicy(agent.read, %q) = %v, want EINVALID with a hint", value, err)
+		}
+		doc := "agent:\n  read: [" + value + "]\n"
+		if _, err := admit.ParsePolicy([]byte(doc)); cairn.ErrorCode(err) != cairn.EINVALID || cairn.ErrorHint(err) == "" {
+			t.Errorf("ParsePolicy(%q) = %v, want EINVALID with a hint", doc, err)
+		}
+	}
+	for _, value := range []string{"/etc/agent", "/home/me/.local/share/agent", "/root/.local/bin"} {
+		if _, err := admit.SetPolicy(nil, "agent.read", value); err != nil {
+			t.Errorf("SetPolicy(agent.read, %q) = %v, want nil", value, err)
+		}
+	}
+}

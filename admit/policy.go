@@ -3,7 +3,6 @@ package admit
 import (
 	"bytes"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"cairn"
+	"cairn/internal/confine"
 	"cairn/lint"
 )
 
@@ -230,10 +230,11 @@ func (p *Policy) Validate() error {
 			return bad("agent.env: %s is set for the agent by cairn and cannot be passed through", name)
 		}
 	}
-	for _, r := range p.Agent.Read {
-		if !filepath.IsAbs(r) || filepath.Clean(r) != r {
-			return bad("agent.read: %q must be a clean absolute path, like /opt/agent", r)
-		}
+	// What needs the file system or the vault (the folder exists, holds no
+	// home, stays clear of .cairn) is checked when an agent is to run
+	// (confine.CheckRead).
+	if err := confine.CheckReadPaths(p.Agent.Read); err != nil {
+		return cairn.Errorf(cairn.EINVALID, "%s: agent.read: %w", PolicyFile, err).WithHint(cairn.ErrorHint(err))
 	}
 	for _, lists := range [][]string{p.Paths.Protected, p.Paths.Allowed} {
 		for _, x := range lists {

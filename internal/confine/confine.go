@@ -78,7 +78,7 @@ type Spec struct {
 	Dir        string                    // the workspace: working directory, writable (required, absolute, must exist)
 	Temp       string                    // a private temp folder, writable; TMPDIR/TMP/TEMP point at it (required, absolute, must exist)
 	Home       string                    // a private home folder, writable; HOME points at it (absolute, must exist); default Temp
-	Read       []string                  // further files and folders the agent may read and execute (absolute, must exist): the runtime's install folder, folders the settings name
+	Read       []string                  // further files and folders the agent may read and execute (clean, absolute, must exist; see CheckReadPaths): the runtime's install folder, folders the settings name
 	Deny       []string                  // folders the agent must never read (absolute): Run refuses a Read entry that is one, lies in one or holds one
 	Stdin      []byte                    // given on standard input, then closed (the prompt); nil: standard input is empty
 	Env        []string                  // extra environment (KEY=VALUE), on top of what is passed through
@@ -127,7 +127,10 @@ func (s Spec) Validate() error {
 			return cairn.Errorf(cairn.EINVALID, "watched path %q is not an absolute path", p)
 		}
 	}
-	for _, p := range append(append([]string(nil), s.Read...), s.Deny...) {
+	if err := CheckReadPaths(s.Read); err != nil {
+		return err
+	}
+	for _, p := range s.Deny {
 		if !filepath.IsAbs(p) {
 			return cairn.Errorf(cairn.EINVALID, "agent read folder %q is not an absolute path", p)
 		}

@@ -47,9 +47,14 @@
 //
 // Nothing else is readable: not the user's home, not the folders beside
 // the workspace (other workspaces, the vault's database), not /tmp, /run,
-// /var or /opt. [CheckRead] (which Run applies) refuses a Spec.Read entry
-// that is missing, that holds the user's home, or that is, lies in or holds
-// a Spec.Deny folder, and a Deny folder that lies in a system folder.
+// /var or /opt. [CheckReadPaths] (which Spec.Validate applies, and the
+// settings may) refuses a Spec.Read entry that is not a clean absolute
+// path, that is or holds /etc, /proc, /sys, /dev, /run, /root or /home (so
+// /), or that lies in /proc, /sys or /dev. [CheckRead] (which Run applies)
+// refuses those, with symbolic links resolved too, and an entry that is
+// missing, that holds the user's home (HOME's, and the password
+// database's), or that is, lies in or holds a Spec.Deny folder, and a Deny
+// folder that lies in a system folder.
 //
 // Reading files, listing folders and executing are restricted since Landlock
 // ABI 1, as are creating, writing and removing; renaming and linking across

@@ -137,6 +137,10 @@ func TestRun_ErrRead(t *testing.T) {
 	if err := os.Symlink(db, link); err != nil {
 		t.Fatal(err)
 	}
+	etc := filepath.Join(root, "etc")
+	if err := os.Symlink("/etc", etc); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("HOME", home)
 	spec.Deny = []string{db}
 	spec.Argv = []string{"sh", "-c", "echo ran > ran.txt"}
@@ -151,6 +155,11 @@ func TestRun_ErrRead(t *testing.T) {
 		{"HoldsDenied", vault},
 		{"LinkToDenied", link},
 		{"Missing", filepath.Join(root, "missing")},
+		{"Root", "/"},
+		{"Etc", "/etc"},
+		{"Dev", "/dev"},
+		{"InProc", "/proc/self"},
+		{"LinkToEtc", etc},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			spec := spec
@@ -240,5 +249,26 @@ func TestRun_LandlockTLS(t *testing.T) {
 		if res := run(t, t.Context(), spec); res.ExitCode != 0 || !slices.Equal(out["stdout"], []string{"certificates true"}) {
 			t.Errorf("Run() exit %d, output %q; want the system's certificates loaded", res.ExitCode, out)
 		}
+	}
+}
+
+// TestCheckReadPaths checks the shape rules for a read set: clean absolute
+// paths that are not, nor hold, a folder of the system's that agents must
+// not read whole, nor lie among the kernel's and the devices' files. Each
+// refusal has a hint.
+func TestCheckReadPaths(t *testing.T) {
+	for _, p := range []string{
+		"", "opt/agent", "/opt/../etc", "/opt/agent/", "//opt",
+		"/", "/etc", "/proc", "/sys", "/dev", "/run", "/root", "/home",
+		"/proc/1", "/proc/self/environ", "/sys/kernel", "/dev/sda", "/dev/shm",
+	} {
+		err := confine.CheckReadPaths([]string{"/opt/agent", p})
+		if cairn.ErrorCode(err) != cairn.EINVALID || cairn.ErrorHint(err) == "" {
+			t.Errorf("CheckReadPaths(%q) = %v, want %s with a hint", p, err, cairn.EINVALID)
+		}
+	}
+	ok := []string{"/opt/agent", "/usr/local/share/agent", "/etc/agent", "/home/me/.local/share/agent", "/root/.local/bin/agent", "/run/current-system/sw"}
+	if err := confine.CheckReadPaths(ok); err != nil {
+		t.Errorf("CheckReadPaths(%q) = %v, want nil", ok, err)
 	}
 }
