@@ -7,6 +7,7 @@ import (
 
 	"cairn"
 	"cairn/admit"
+	"cairn/internal/confine"
 )
 
 // TestPolicy_AgentKeys checks the agent keys that shape a command agent's
@@ -73,6 +74,23 @@ func TestPolicy_AgentReadRefused(t *testing.T) {
 	for _, value := range []string{"/etc/agent", "/home/me/.local/share/agent", "/root/.local/bin"} {
 		if _, err := admit.SetPolicy(nil, "agent.read", value); err != nil {
 			t.Errorf("SetPolicy(agent.read, %q) = %v, want nil", value, err)
+		}
+	}
+}
+
+// TestPolicy_AgentEnvRule checks that agent.env refuses exactly the names
+// the agent's runs refuse (confine.CheckVar): no name, or one cairn sets
+// for the agent. Other names of cairn's, like CAIRN_USER, may be passed.
+func TestPolicy_AgentEnvRule(t *testing.T) {
+	for _, name := range []string{
+		"", "1KEY", "A-B", "A=B", "HOME", "TMPDIR", "TMP", "TEMP", "PWD", "CAIRN_CONFINE", "CAIRN_CONFINE_RUN",
+		"CAIRN_CONFINE_EXTRA", "CAIRN_USER", "CAIRN_VAULT", "ANTHROPIC_API_KEY", "_x9", "path",
+	} {
+		doc := "agent:\n  env: [\"" + name + "\"]\n"
+		_, err := admit.ParsePolicy([]byte(doc))
+		want := confine.CheckVar(name)
+		if (err == nil) != (want == nil) || (err != nil && (cairn.ErrorCode(err) != cairn.EINVALID || cairn.ErrorHint(err) == "")) {
+			t.Errorf("ParsePolicy(%q) = %v; confine.CheckVar = %v; want the same refusal, EINVALID with a hint", doc, err, want)
 		}
 	}
 }

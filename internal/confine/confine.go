@@ -143,9 +143,11 @@ func (s Spec) Validate() error {
 	return nil
 }
 
-// CheckVar reports, as an error with code EINVALID, whether name cannot be
-// passed through to an agent: it is not a variable name, or Run sets it
-// (HOME, TMPDIR, TMP, TEMP, PWD and its own).
+// CheckVar reports, as an error with code EINVALID and a hint, whether
+// name cannot be passed through to an agent: it is not a variable name
+// (letters, digits and _, not starting with a digit), or Run sets it
+// (HOME, TMPDIR, TMP, TEMP, PWD, CAIRN_CONFINE and CAIRN_CONFINE_RUN).
+// Every other name may be passed, cairn's own ones (CAIRN_USER) too.
 func CheckVar(name string) error {
 	valid := name != "" && !(name[0] >= '0' && name[0] <= '9')
 	for _, c := range name {
@@ -153,9 +155,11 @@ func CheckVar(name string) error {
 	}
 	switch {
 	case !valid:
-		return cairn.Errorf(cairn.EINVALID, "%q is not an environment variable name", name)
+		return cairn.Errorf(cairn.EINVALID, "%q is not an environment variable name", name).
+			WithHint("Name a variable of letters, digits and _, like ANTHROPIC_API_KEY.")
 	case slices.Contains(setVars(), name):
-		return cairn.Errorf(cairn.EINVALID, "%s is set for the agent and cannot be passed through", name)
+		return cairn.Errorf(cairn.EINVALID, "%s is set for the agent and cannot be passed through", name).
+			WithHint("Leave out " + strings.Join(setVars(), ", ") + ": cairn sets them for the agent itself.")
 	}
 	return nil
 }
