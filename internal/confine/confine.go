@@ -132,7 +132,7 @@ func (s Spec) Validate() error {
 	}
 	for _, p := range s.Deny {
 		if !filepath.IsAbs(p) {
-			return cairn.Errorf(cairn.EINVALID, "agent read folder %q is not an absolute path", p)
+			return cairn.Errorf(cairn.EINVALID, "agent deny folder %q is not an absolute path", p)
 		}
 	}
 	for _, name := range s.Pass {

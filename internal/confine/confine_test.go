@@ -470,6 +470,17 @@ func TestSpec_Validate(t *testing.T) {
 		})
 	}
 
+	// The message is what a person reads: it names the list the entry is
+	// in, not the read set.
+	t.Run("DenyNamed", func(t *testing.T) {
+		spec := valid
+		spec.Deny = []string{".cairn"}
+		err := spec.Validate()
+		if msg := fmt.Sprint(err); !strings.Contains(msg, "deny") || strings.Contains(msg, "read") {
+			t.Errorf("Validate() with Deny %q = %q, want a message about the deny folder", spec.Deny, msg)
+		}
+	})
+
 	t.Run("MissingDir", func(t *testing.T) {
 		spec := setup(t)
 		spec.Argv = []string{"sh", "-c", "true"}
