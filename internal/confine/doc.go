@@ -15,8 +15,9 @@
 // agent from that thread (or, as the init of the run's PID namespace, starts
 // it from that thread: see Process tree). The restriction is inherited across
 // exec and fork, by every process the agent starts, and cannot be lifted; a
-// read or write outside what it allows fails with EACCES. The result's Mode
-// is [ModeLandlock].
+// read or write outside what it allows fails with EACCES (or ENOENT, in the
+// folders a namespace hides: see below). The result's Mode is
+// [ModeLandlock].
 //
 // The agent may read, write, create, truncate, rename, link and remove
 // (but never make a character or block device) under Spec.Dir (the
@@ -67,15 +68,15 @@
 // by path but those it made. The network (ABI 4) is not restricted.
 //
 // Connecting to a Unix socket by path needs no right Landlock restricts
-// before ABI 9, so in a mount namespace of its own (see Process tree) the
-// agent does not find the folders where other programs keep their sockets,
-// shared memory and temp files, nor the homes: the wrapper mounts an empty
-// tmpfs over /tmp, /var/tmp, /run (and so /var/run and /run/user),
-// /dev/shm, /home and /root, and mounts back there, at their own paths,
-// only what the read and write sets name (the workspace may lie in /tmp,
-// an agent CLI in a home, /etc/resolv.conf may name a file in /run). A
-// database's, Docker's, D-Bus's or an SSH agent's socket there is out of
-// reach; one elsewhere (under /var/lib, say) is not, until ABI 9.
+// before ABI 9, so a confined agent in a mount namespace of its own (see
+// Process tree) does not find the folders where other programs keep their
+// sockets, shared memory and temp files, nor the homes: the wrapper mounts
+// an empty tmpfs over /tmp, /var/tmp, /run (and so /var/run and
+// /run/user), /dev/shm, /home and /root, and mounts back there, at their
+// own paths, only what the read and write sets name (the workspace may lie
+// in /tmp, an agent CLI in a home, /etc/resolv.conf may name a file in
+// /run). A database's, Docker's, D-Bus's or an SSH agent's socket there is
+// out of reach; one elsewhere (under /var/lib, say) is not, until ABI 9.
 //
 // The agent starts in a session of its own, without a controlling
 // terminal, and no terminal is in its read set: it cannot type into the
@@ -108,7 +109,8 @@
 // user id: it is uid 0, the owner of what root owns, so the file
 // permission bits let it read and write root's files wherever Landlock does
 // not stop it (in snapshot mode, everywhere), and it may signal root's
-// processes where it can see them (without namespaces).
+// processes where it can see them (without namespaces) and Landlock does
+// not scope signals (before ABI 6, or in snapshot mode).
 //
 // # Environment
 //
@@ -127,11 +129,11 @@
 // namespace of its own (Result.Contain is [ContainNamespace]), with a UTS
 // and an IPC namespace, inside a new user namespace that maps only the
 // user and group running it; root, where user namespaces are refused,
-// makes the others without one. The wrapper is the
-// namespace's init: it mounts a /proc of the namespace (so /proc shows only
-// the agent's processes, and the agent may read all of it), starts the
-// agent, reaps its orphans and passes the signals Run sends it on to every
-// process in the namespace. When the agent exits, the rest of the namespace
+// makes the others without one. The wrapper is the namespace's init: it
+// mounts a /proc of the namespace (so /proc shows only the agent's
+// processes, and the agent may read all of it), starts the agent, reaps its
+// orphans and passes the signals Run sends it on to every process in the
+// namespace. When the agent exits, the rest of the namespace
 // gets SIGTERM and Spec.Grace to end; then the init exits, and the kernel
 // kills whatever is left. The init is started with PR_SET_PDEATHSIG
 // (SIGKILL), so if the process that ran Run dies, even by SIGKILL, the init
@@ -144,9 +146,9 @@
 // Where namespaces are refused (another user without user namespaces, a
 // container that forbids them), Run tracks the tree instead
 // ([ContainTracking]). The agent starts in its own session and process
-// group, and the
-// calling process makes itself a child subreaper so that the agent's
-// orphaned descendants are re-parented to it rather than to init. While
+// group, and the calling process makes itself a child subreaper so that
+// the agent's orphaned descendants are re-parented to it rather than to
+// init. While
 // the agent runs, Run polls /proc and tracks every process whose parent
 // chain leads to the agent, that stays in the agent's process group, or
 // that carries the run's marker variable (CAIRN_CONFINE_RUN) in its
@@ -169,10 +171,10 @@
 // without namespaces every one does (a Docker or D-Bus socket, which then
 // acts on the agent's behalf); before ABI 6, so do abstract sockets, and the
 // agent may signal other processes of its user (root's, for a root agent)
-// that it can see. Snapshots detect writes only after the
-// fact, only under Spec.Watch, and cannot tell the agent's writes from another
-// process's; a seal finds changes after the fact too, and neither sees what
-// an unconfined agent read, nor a change that keeps a database well-formed.
+// that it can see. Snapshots detect writes only after the fact, only under
+// Spec.Watch, and cannot tell the agent's writes from another process's; a
+// seal finds changes after the fact too, and neither sees what an
+// unconfined agent read, nor a change that keeps a database well-formed.
 // Without namespaces, a process that left the agent's process group,
 // scrubbed its environment and lost its parent between two polls escapes
 // the tracking, and so does every descendant of the agent when the process
