@@ -3,7 +3,6 @@ package admit
 import (
 	"bytes"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"cairn"
+	"cairn/internal/confine"
 	"cairn/lint"
 )
 
@@ -222,18 +222,17 @@ func (p *Policy) Validate() error {
 	default:
 		return bad("agent.unconfined is %q; it must be refuse or allow", p.Agent.Unconfined)
 	}
+	// The rule the agent's runs apply (confine.Spec.Pass).
 	for _, name := range p.Agent.Env {
-		if !envName(name) {
-			return bad("agent.env: %q is not an environment variable name, like ANTHROPIC_API_KEY", name)
-		}
-		if slices.Contains([]string{"HOME", "TMPDIR", "TMP", "TEMP", "PWD"}, name) || strings.HasPrefix(name, "CAIRN_CONFINE") {
-			return bad("agent.env: %s is set for the agent by cairn and cannot be passed through", name)
+		if err := confine.CheckVar(name); err != nil {
+			return cairn.Errorf(cairn.EINVALID, "%s: agent.env: %w", PolicyFile, err).WithHint(cairn.ErrorHint(err))
 		}
 	}
-	for _, r := range p.Agent.Read {
-		if !filepath.IsAbs(r) || filepath.Clean(r) != r {
-			return bad("agent.read: %q must be a clean absolute path, like /opt/agent", r)
-		}
+	// What needs the file system or the vault (the folder exists, holds no
+	// home, stays clear of .cairn) is checked when an agent is to run
+	// (confine.CheckRead).
+	if err := confine.CheckReadPaths(p.Agent.Read); err != nil {
+		return cairn.Errorf(cairn.EINVALID, "%s: agent.read: %w", PolicyFile, err).WithHint(cairn.ErrorHint(err))
 	}
 	for _, lists := range [][]string{p.Paths.Protected, p.Paths.Allowed} {
 		for _, x := range lists {
@@ -590,16 +589,6 @@ func setNode(m *yaml.Node, path []string, val *yaml.Node) {
 		val = &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: p}, val}}
 	}
 	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: path[0]}, val)
-}
-
-// envName reports whether s is an environment variable name.
-func envName(s string) bool {
-	for i, c := range s {
-		if c != '_' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (i == 0 || c < '0' || c > '9') {
-			return false
-		}
-	}
-	return s != ""
 }
 
 func cmpOr[T comparable](v, def T) T {

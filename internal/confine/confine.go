@@ -78,7 +78,7 @@ type Spec struct {
 	Dir        string                    // the workspace: working directory, writable (required, absolute, must exist)
 	Temp       string                    // a private temp folder, writable; TMPDIR/TMP/TEMP point at it (required, absolute, must exist)
 	Home       string                    // a private home folder, writable; HOME points at it (absolute, must exist); default Temp
-	Read       []string                  // further files and folders the agent may read and execute (absolute, must exist): the runtime's install folder, folders the settings name
+	Read       []string                  // further files and folders the agent may read and execute (clean, absolute, must exist; see CheckReadPaths): the runtime's install folder, folders the settings name
 	Deny       []string                  // folders the agent must never read (absolute): Run refuses a Read entry that is one, lies in one or holds one
 	Stdin      []byte                    // given on standard input, then closed (the prompt); nil: standard input is empty
 	Env        []string                  // extra environment (KEY=VALUE), on top of what is passed through
@@ -90,7 +90,7 @@ type Spec struct {
 	WatchSkip  []string                  // absolute paths under Watch to leave out of snapshots; Dir, Temp and Home are always left out
 	Seal       []string                  // snapshot mode: folders the agent must not change at all (absolute; Dir, Temp and Home are left out); Result.Sealed lists what changed
 	SealDB     []string                  // snapshot mode: SQLite databases in WAL mode under Seal that others write meanwhile (absolute); see seal.go for what is checked
-	Self       string                    // the wrapper: the executable that calls MaybeExec, applies Landlock and execs Argv, or runs it as the PID namespace's init; default os.Executable()
+	Self       string                    // the wrapper every agent starts through on Linux: the executable that calls MaybeExec, drops privileges, applies Landlock and execs Argv, or runs it as the PID namespace's init; default os.Executable()
 	Grace      time.Duration             // between SIGTERM and SIGKILL when stopping; default DefaultGrace (3s)
 }
 
@@ -127,9 +127,12 @@ func (s Spec) Validate() error {
 			return cairn.Errorf(cairn.EINVALID, "watched path %q is not an absolute path", p)
 		}
 	}
-	for _, p := range append(append([]string(nil), s.Read...), s.Deny...) {
+	if err := CheckReadPaths(s.Read); err != nil {
+		return err
+	}
+	for _, p := range s.Deny {
 		if !filepath.IsAbs(p) {
-			return cairn.Errorf(cairn.EINVALID, "agent read folder %q is not an absolute path", p)
+			return cairn.Errorf(cairn.EINVALID, "agent deny folder %q is not an absolute path", p)
 		}
 	}
 	for _, name := range s.Pass {
@@ -140,9 +143,11 @@ func (s Spec) Validate() error {
 	return nil
 }
 
-// CheckVar reports, as an error with code EINVALID, whether name cannot be
-// passed through to an agent: it is not a variable name, or Run sets it
-// (HOME, TMPDIR, TMP, TEMP, PWD and its own).
+// CheckVar reports, as an error with code EINVALID and a hint, whether
+// name cannot be passed through to an agent: it is not a variable name
+// (letters, digits and _, not starting with a digit), or Run sets it
+// (HOME, TMPDIR, TMP, TEMP, PWD, CAIRN_CONFINE and CAIRN_CONFINE_RUN).
+// Every other name may be passed, cairn's own ones (CAIRN_USER) too.
 func CheckVar(name string) error {
 	valid := name != "" && !(name[0] >= '0' && name[0] <= '9')
 	for _, c := range name {
@@ -150,9 +155,11 @@ func CheckVar(name string) error {
 	}
 	switch {
 	case !valid:
-		return cairn.Errorf(cairn.EINVALID, "%q is not an environment variable name", name)
+		return cairn.Errorf(cairn.EINVALID, "%q is not an environment variable name", name).
+			WithHint("Name a variable of letters, digits and _, like ANTHROPIC_API_KEY.")
 	case slices.Contains(setVars(), name):
-		return cairn.Errorf(cairn.EINVALID, "%s is set for the agent and cannot be passed through", name)
+		return cairn.Errorf(cairn.EINVALID, "%s is set for the agent and cannot be passed through", name).
+			WithHint("Leave out " + strings.Join(setVars(), ", ") + ": cairn sets them for the agent itself.")
 	}
 	return nil
 }
@@ -181,6 +188,11 @@ func passed(name string) bool {
 // exec.ErrNotFound or fs.ErrNotExist), a missing folder, a context already
 // done, or a failure to start the process. A non-zero exit is a Result.
 func Run(ctx context.Context, spec Spec) (*Result, error) {
+	return run(ctx, spec, containments())
+}
+
+// run is Run, trying the ways to contain the tree in turn.
+func run(ctx context.Context, spec Spec, ways []containment) (*Result, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
@@ -227,7 +239,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	}
 
 	var res *Result
-	for _, c := range containments() {
+	for _, c := range ways {
 		cmd := &exec.Cmd{
 			Path:        path,
 			Args:        spec.Argv,
@@ -235,7 +247,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 			Env:         childEnv(spec, marker),
 			SysProcAttr: c.attr,
 		}
-		if mode == ModeLandlock || c.contain == ContainNamespace {
+		if hasWrapper {
 			if err := wrap(cmd, spec, path, mode == ModeLandlock, c.contain == ContainNamespace); err != nil {
 				return nil, err
 			}
@@ -390,8 +402,9 @@ loop:
 }
 
 // wrap turns cmd into the confinement wrapper: Self, told by the
-// environment to restrict itself with Landlock (landlock) and exec path, or
-// to be the init of the namespace cmd starts (init) and run path.
+// environment to drop its privileges, to restrict itself with Landlock
+// (landlock), and to exec path, or to be the init of the namespace cmd
+// starts (init) and run path.
 func wrap(cmd *exec.Cmd, spec Spec, path string, landlock, init bool) error {
 	self := spec.Self
 	if self == "" {
@@ -410,6 +423,7 @@ func wrap(cmd *exec.Cmd, spec Spec, path string, landlock, init bool) error {
 		Landlock: landlock,
 		Read:     append(append([]string(nil), spec.Read...), exe),
 		Write:    []string{spec.Dir, spec.Temp, spec.Home},
+		Dir:      spec.Dir,
 		Path:     path,
 		Argv:     spec.Argv,
 		Init:     init,

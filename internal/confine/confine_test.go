@@ -21,11 +21,24 @@ import (
 	"cairn/internal/confine"
 )
 
+// agents are the helper agents of the tests, by the value of
+// CONFINE_TEST_AGENT: each reports what it could and could not do.
+var agents = map[string]func() int{}
+
 // TestMain lets the test binary serve as Spec.Self (the confinement
 // wrapper), as a helper agent that reports the errno of its writes or
-// reads, and as a process that runs an agent, for a test to kill.
+// reads (or does what one of agents does), and as a process that runs an
+// agent, for a test to kill.
 func TestMain(m *testing.M) {
 	confine.MaybeExec()
+	if name := os.Getenv("CONFINE_TEST_AGENT"); name != "" {
+		agent, ok := agents[name]
+		if !ok {
+			fmt.Fprintf(os.Stderr, "no helper agent %q\n", name)
+			os.Exit(2)
+		}
+		os.Exit(agent())
+	}
 	if paths := os.Getenv("CONFINE_TEST_WRITE"); paths != "" {
 		os.Exit(writeHelper(filepath.SplitList(paths)))
 	}
@@ -38,8 +51,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// writeHelper writes each path and prints "ok <path>", "EACCES <path>" or
-// "error <path>: <err>".
+// writeHelper writes each path and prints "ok <path>", "EACCES <path>",
+// "ENOENT <path>" or "error <path>: <err>".
 func writeHelper(paths []string) int {
 	for _, p := range paths {
 		err := os.WriteFile(p, []byte("written\n"), 0o644)
@@ -48,6 +61,8 @@ func writeHelper(paths []string) int {
 			fmt.Println("ok", p)
 		case errors.Is(err, syscall.EACCES):
 			fmt.Println("EACCES", p)
+		case errors.Is(err, syscall.ENOENT):
+			fmt.Println("ENOENT", p)
 		default:
 			fmt.Printf("error %s: %v\n", p, err)
 		}
@@ -55,11 +70,27 @@ func writeHelper(paths []string) int {
 	return 0
 }
 
+// denied rewrites the lines "EACCES <path>" and "ENOENT <path>" as "denied
+// <path>": a confined agent in a mount namespace of its own does not find
+// the paths of the folders it hides, and Landlock refuses the others.
+func denied(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		if p, ok := strings.CutPrefix(l, "EACCES "); ok {
+			l = "denied " + p
+		} else if p, ok := strings.CutPrefix(l, "ENOENT "); ok {
+			l = "denied " + p
+		}
+		out[i] = l
+	}
+	return out
+}
+
 // helperSpec is what superviseHelper runs.
 type helperSpec struct {
 	Argv      []string
 	Dir, Temp string
-	Read      []string
+	Read, Env []string
 }
 
 // superviseHelper runs the spec in CONFINE_TEST_SUPERVISE, printing the
@@ -70,7 +101,7 @@ func superviseHelper(payload string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	spec := confine.Spec{Argv: p.Argv, Dir: p.Dir, Temp: p.Temp, Read: p.Read}
+	spec := confine.Spec{Argv: p.Argv, Dir: p.Dir, Temp: p.Temp, Read: p.Read, Env: p.Env}
 	w := bufio.NewWriter(os.Stdout)
 	spec.Output = func(stream, line string) {
 		fmt.Fprintln(w, line)
@@ -118,6 +149,19 @@ func script(t *testing.T, spec *confine.Spec, body string) {
 	}
 	spec.Argv = []string{"sh", path}
 	spec.Read = append(spec.Read, dir)
+}
+
+// helper makes spec run the test binary as the helper agent name, with the
+// environment env (KEY=VALUE) on top.
+func helper(t *testing.T, spec *confine.Spec, name string, env ...string) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Argv = []string{self}
+	spec.Read = append(spec.Read, self)
+	spec.Env = append(append(spec.Env, "CONFINE_TEST_AGENT="+name), env...)
 }
 
 // output collects the lines a run prints, per stream.
@@ -175,9 +219,9 @@ func TestRun_Landlock(t *testing.T) {
 			want = append(want, "ok "+p)
 		}
 		for _, p := range refused {
-			want = append(want, "EACCES "+p)
+			want = append(want, "denied "+p)
 		}
-		if diff := cmp.Diff(want, out["stdout"]); diff != "" {
+		if diff := cmp.Diff(want, denied(out["stdout"])); diff != "" {
 			t.Errorf("writes (-want +got):\n%s\nstderr: %q", diff, out["stderr"])
 		}
 		for _, p := range refused {
@@ -425,6 +469,17 @@ func TestSpec_Validate(t *testing.T) {
 			}
 		})
 	}
+
+	// The message is what a person reads: it names the list the entry is
+	// in, not the read set.
+	t.Run("DenyNamed", func(t *testing.T) {
+		spec := valid
+		spec.Deny = []string{".cairn"}
+		err := spec.Validate()
+		if msg := fmt.Sprint(err); !strings.Contains(msg, "deny") || strings.Contains(msg, "read") {
+			t.Errorf("Validate() with Deny %q = %q, want a message about the deny folder", spec.Deny, msg)
+		}
+	})
 
 	t.Run("MissingDir", func(t *testing.T) {
 		spec := setup(t)

@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
 	"cairn/internal/confine"
@@ -221,25 +220,6 @@ func TestRun_ContainKilled(t *testing.T) {
 			}
 			killAll(t, left)
 		})
-	}
-}
-
-// TestRun_Capabilities checks that an agent started by an ordinary user has
-// no capabilities, not even over the user namespace its PID namespace
-// needs. (Root's agents keep root's.)
-func TestRun_Capabilities(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root's agents keep root's capabilities")
-	}
-	namespaces(t)
-	spec := setup(t)
-	out := output{}
-	spec.Output = out.record
-	script(t, &spec, `grep -E '^Cap(Inh|Prm|Eff|Amb):' /proc/self/status`)
-	res := run(t, t.Context(), spec)
-	want := []string{"CapInh:\t0000000000000000", "CapPrm:\t0000000000000000", "CapEff:\t0000000000000000", "CapAmb:\t0000000000000000"}
-	if diff := cmp.Diff(want, out["stdout"]); diff != "" || res.ExitCode != 0 {
-		t.Errorf("Run() exit %d; capabilities (-want +got):\n%s", res.ExitCode, diff)
 	}
 }
 

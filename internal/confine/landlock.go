@@ -35,6 +35,20 @@ const (
 		unix.LANDLOCK_ACCESS_FS_MAKE_FIFO |
 		unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK |
 		unix.LANDLOCK_ACCESS_FS_MAKE_SYM
+	// neverGranted are the handled rights no rule grants: making character
+	// and block devices (a device the agent made would reach the
+	// machine's hardware and kernel, whatever its folder), and ioctl on
+	// devices (on a terminal, TIOCSTI types into it), and connecting to
+	// Unix sockets by path (a database's, Docker's, D-Bus's).
+	neverGranted = unix.LANDLOCK_ACCESS_FS_MAKE_CHAR |
+		unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+		unix.LANDLOCK_ACCESS_FS_IOCTL_DEV |
+		unix.LANDLOCK_ACCESS_FS_RESOLVE_UNIX
+	// deviceRights are the rights on the device files of devices():
+	// reading, writing, and opening with O_TRUNC (as a shell's > does).
+	deviceRights = unix.LANDLOCK_ACCESS_FS_READ_FILE |
+		unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
+		unix.LANDLOCK_ACCESS_FS_TRUNCATE
 	// fileRights are the rights among those handled that a rule on a
 	// single file, rather than a folder, may carry.
 	fileRights = unix.LANDLOCK_ACCESS_FS_EXECUTE |
@@ -45,10 +59,13 @@ const (
 
 // handledRights returns the rights that Landlock ABI abi can refuse and
 // that the confinement handles: reading, listing and executing, and the
-// write rights of ABI 1, with renaming and linking across folders from ABI
-// 2 and truncating from ABI 3. Later ABIs add nothing handled here: ioctl
-// on devices (5) stays allowed, and so do the network (4) and signals and
-// abstract sockets (6).
+// write rights of ABI 1 (of which making devices is granted nowhere), with
+// renaming and linking across folders from ABI 2, truncating from ABI 3,
+// ioctl on devices from ABI 5 (granted nowhere: no ioctl works on a device
+// the agent opens by path; the pipes it was given are no devices), and
+// connecting to Unix sockets by path from ABI 9 (granted nowhere: the
+// agent reaches only the sockets it made itself). The network (ABI 4)
+// stays allowed; signals and abstract sockets (6) are scopes (see scopes).
 func handledRights(abi int) uint64 {
 	if abi < 1 {
 		return 0
@@ -60,7 +77,23 @@ func handledRights(abi int) uint64 {
 	if abi >= 3 {
 		rights |= unix.LANDLOCK_ACCESS_FS_TRUNCATE
 	}
+	if abi >= 5 {
+		rights |= unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+	}
+	if abi >= 9 {
+		rights |= unix.LANDLOCK_ACCESS_FS_RESOLVE_UNIX
+	}
 	return rights
+}
+
+// scopes returns what Landlock ABI abi can scope and the confinement
+// scopes: from ABI 6, the agent can neither signal a process outside the
+// run, nor connect to an abstract Unix socket made outside it.
+func scopes(abi int) uint64 {
+	if abi < 6 {
+		return 0
+	}
+	return unix.LANDLOCK_SCOPE_SIGNAL | unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
 }
 
 // Available returns the Landlock ABI version the kernel offers, 0 for none.
@@ -82,10 +115,12 @@ func kernelABI() int {
 	return int(v)
 }
 
-// rulesetAttr is struct landlock_ruleset_attr cut after its first field,
-// which every ABI accepts; the later fields (network, scopes) stay unused.
+// rulesetAttr is struct landlock_ruleset_attr up to its scopes (ABI 6).
+// Before ABI 6 only its first field is passed, which every ABI accepts.
 type rulesetAttr struct {
-	handledAccessFS uint64
+	handledAccessFS  uint64
+	handledAccessNet uint64 // unused: the network is not restricted
+	scoped           uint64
 }
 
 // restrictThread makes the current thread unable, for good, to read
@@ -93,19 +128,25 @@ type rulesetAttr struct {
 // and to write anything but under writable and the devices. procMounted
 // says that /proc is the agent's own (see systemRead).
 func restrictThread(readable, writable []string, procMounted bool) error {
-	rights := handledRights(kernelABI())
+	abi := kernelABI()
+	rights := handledRights(abi)
 	if rights == 0 {
 		return errors.New("the kernel offers no Landlock")
 	}
-	attr := rulesetAttr{handledAccessFS: rights}
-	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	attr := rulesetAttr{handledAccessFS: rights, scoped: scopes(abi)}
+	size := unsafe.Offsetof(attr.handledAccessNet)
+	if attr.scoped != 0 {
+		size = unsafe.Sizeof(attr)
+	}
+	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), size, 0)
 	if errno != 0 {
 		return fmt.Errorf("create ruleset: %w", errno)
 	}
 	ruleset := int(fd)
 	defer unix.Close(ruleset)
+	write := rights &^ neverGranted
 	for _, path := range writable {
-		if err := allow(ruleset, path, rights); err != nil {
+		if err := allow(ruleset, path, write); err != nil {
 			return fmt.Errorf("allow writes under %s: %w", path, err)
 		}
 	}
@@ -121,7 +162,7 @@ func restrictThread(readable, writable []string, procMounted bool) error {
 		}
 	}
 	for _, path := range devices() {
-		if err := allow(ruleset, path, rights); err != nil && !errors.Is(err, unix.ENOENT) {
+		if err := allow(ruleset, path, rights&deviceRights); err != nil && !errors.Is(err, unix.ENOENT) {
 			return fmt.Errorf("allow writes to %s: %w", path, err)
 		}
 	}

@@ -11,32 +11,36 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// containments returns the ways to start the agent's tree, best first: a
-// new PID and mount namespace (directly when this process may, else inside
-// a new user namespace mapping only its own user and group), then a
-// process group that Run tracks. CAIRN_PIDNS=off leaves out the
-// namespaces.
+// containments returns the ways to start the agent's tree, best first: new
+// PID, mount, UTS and IPC namespaces inside a new user namespace that maps
+// only this process's user and group (so that whatever capabilities the
+// agent held would be over its own namespaces, not the machine); for root,
+// where user namespaces are refused, the same namespaces without one; then
+// a process group that Run tracks. CAIRN_PIDNS=off leaves out the
+// namespaces. The wrapper drops every capability before the agent starts,
+// in all of them (see dropPrivileges).
 func containments() []containment {
 	var out []containment
 	if os.Getenv(envPidns) != "off" {
-		flags := uintptr(syscall.CLONE_NEWPID | syscall.CLONE_NEWNS)
-		if os.Geteuid() == 0 {
-			out = append(out, containment{ContainNamespace, &syscall.SysProcAttr{
-				Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: flags,
-			}})
-		}
-		// Inside, the user is itself, so its capabilities over the new
-		// namespaces would end at the wrapper's execve: the ambient
-		// CAP_SYS_ADMIN keeps the one that mounting /proc needs, and the
-		// wrapper clears it before it starts the agent.
+		flags := uintptr(syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC)
+		// Inside, the user is itself. Unless it is root, its capabilities
+		// over the new namespaces would end at the wrapper's execve: the
+		// ambient CAP_SYS_ADMIN keeps the one that mounting needs, and
+		// CAP_SETPCAP the one that emptying the bounding set needs; the
+		// wrapper drops both before it starts the agent.
 		uid, gid := os.Getuid(), os.Getgid()
 		out = append(out, containment{ContainNamespace, &syscall.SysProcAttr{
-			Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: flags | syscall.CLONE_NEWUSER,
+			Setsid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: flags | syscall.CLONE_NEWUSER,
 			UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
 			GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 			GidMappingsEnableSetgroups: false,
-			AmbientCaps:                []uintptr{unix.CAP_SYS_ADMIN},
+			AmbientCaps:                []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP},
 		}})
+		if os.Geteuid() == 0 {
+			out = append(out, containment{ContainNamespace, &syscall.SysProcAttr{
+				Setsid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: flags,
+			}})
+		}
 	}
 	return append(out, containment{ContainTracking, sysProcAttr()})
 }

@@ -29,10 +29,12 @@ type wrapperSpec struct {
 	Landlock bool     `json:"landlock"` // restrict the agent with Landlock to Read and Write
 	Read     []string `json:"read"`     // files and folders beyond the system's that may be read and executed
 	Write    []string `json:"write"`    // folders (or files) where reading and writing stay allowed
+	Dir      string   `json:"dir"`      // the workspace, the agent's working folder
 	Path     string   `json:"path"`     // the absolute path of the command to exec
 	Argv     []string `json:"argv"`     // its arguments, argv[0] included
 	// Init: the wrapper is the init of a new PID and mount namespace; it
-	// mounts the namespace's /proc, starts the agent, reaps orphans,
+	// mounts the namespace's /proc (and with Landlock hides other
+	// programs' folders: see hide), starts the agent, reaps orphans,
 	// forwards signals, and exits with the agent's status once the rest
 	// of the namespace has stopped or GraceMS has passed.
 	Init    bool  `json:"init"`

@@ -1,11 +1,13 @@
 package confine_test
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -105,14 +107,14 @@ CONFINE_TEST_READ="$READS" "$SELF"
 		want = append(want, "ok "+p)
 	}
 	for _, p := range refused {
-		want = append(want, "EACCES "+p)
+		want = append(want, "denied "+p)
 	}
 	if res.Contain == confine.ContainNamespace {
-		want = append(want, "ok /proc/self/status", "ENOENT "+environ)
+		want = append(want, "ok /proc/self/status", "denied "+environ)
 	} else {
-		want = append(want, "EACCES /proc/self/status", "EACCES "+environ)
+		want = append(want, "denied /proc/self/status", "denied "+environ)
 	}
-	if diff := cmp.Diff(want, out["stdout"]); diff != "" || res.ExitCode != 0 {
+	if diff := cmp.Diff(want, denied(out["stdout"])); diff != "" || res.ExitCode != 0 {
 		t.Errorf("Run() exit %d; reads (-want +got):\n%s\nstderr: %q", res.ExitCode, diff, out["stderr"])
 	}
 }
@@ -135,6 +137,10 @@ func TestRun_ErrRead(t *testing.T) {
 	if err := os.Symlink(db, link); err != nil {
 		t.Fatal(err)
 	}
+	etc := filepath.Join(root, "etc")
+	if err := os.Symlink("/etc", etc); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("HOME", home)
 	spec.Deny = []string{db}
 	spec.Argv = []string{"sh", "-c", "echo ran > ran.txt"}
@@ -149,6 +155,11 @@ func TestRun_ErrRead(t *testing.T) {
 		{"HoldsDenied", vault},
 		{"LinkToDenied", link},
 		{"Missing", filepath.Join(root, "missing")},
+		{"Root", "/"},
+		{"Etc", "/etc"},
+		{"Dev", "/dev"},
+		{"InProc", "/proc/self"},
+		{"LinkToEtc", etc},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			spec := spec
@@ -168,4 +179,96 @@ func TestRun_ErrRead(t *testing.T) {
 			t.Errorf("Run() reading %s = %+v, %v; want exit 0", tool, res, err)
 		}
 	})
+}
+
+func init() { agents["tls"] = tlsAgent }
+
+// tlsAgent loads the system's certificate pool, as a TLS client does, and
+// prints how many certificates it holds.
+func tlsAgent() int {
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		fmt.Println("certificates", err)
+		return 1
+	}
+	// On Linux the pool is made of the files read, so its subjects are
+	// theirs.
+	fmt.Println("certificates", len(pool.Subjects()) > 0)
+	return 0
+}
+
+// TestRun_LandlockTLS checks that of the TLS configuration a confined agent
+// reads the public part (certificates, the OpenSSL configuration) and not
+// the private keys beside it: /etc/ssl/private, and Red Hat's
+// /etc/pki/tls/private, where the machine has them.
+func TestRun_LandlockTLS(t *testing.T) {
+	landlock(t)
+	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
+	var allowed, refused []string
+	for _, p := range []string{"/etc/ssl/certs", "/etc/ssl/openssl.cnf", "/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs", "/etc/pki/ca-trust"} {
+		if exists(p) {
+			allowed = append(allowed, p)
+		}
+	}
+	for _, p := range []string{"/etc/ssl/private", "/etc/ssl/private/ssl-cert-snakeoil.key", "/etc/pki/tls/private"} {
+		if exists(p) {
+			refused = append(refused, p)
+		}
+	}
+	if len(refused) == 0 {
+		t.Skip("no private TLS keys on this machine")
+	}
+	spec := setup(t)
+	out := output{}
+	spec.Output = out.record
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Argv = []string{self}
+	spec.Read = []string{self}
+	spec.Env = []string{"CONFINE_TEST_READ=" + strings.Join(append(append([]string{}, allowed...), refused...), string(filepath.ListSeparator))}
+	res := run(t, t.Context(), spec)
+
+	var want []string
+	for _, p := range allowed {
+		want = append(want, "ok "+p)
+	}
+	for _, p := range refused {
+		want = append(want, "denied "+p)
+	}
+	if diff := cmp.Diff(want, denied(out["stdout"])); diff != "" || res.ExitCode != 0 {
+		t.Errorf("Run() exit %d; reads (-want +got):\n%s\nstderr: %q", res.ExitCode, diff, out["stderr"])
+	}
+
+	if len(allowed) > 0 {
+		spec := setup(t)
+		out := output{}
+		spec.Output = out.record
+		helper(t, &spec, "tls")
+		if res := run(t, t.Context(), spec); res.ExitCode != 0 || !slices.Equal(out["stdout"], []string{"certificates true"}) {
+			t.Errorf("Run() exit %d, output %q; want the system's certificates loaded", res.ExitCode, out)
+		}
+	}
+}
+
+// TestCheckReadPaths checks the shape rules for a read set: clean absolute
+// paths that are not, nor hold, a folder of the system's that agents must
+// not read whole, nor lie among the kernel's and the devices' files. Each
+// refusal has a hint.
+func TestCheckReadPaths(t *testing.T) {
+	for _, p := range []string{
+		"", "opt/agent", "/opt/../etc", "/opt/agent/", "//opt",
+		"/", "/etc", "/proc", "/sys", "/dev", "/run", "/root", "/home",
+		"/proc/1", "/proc/self/environ", "/sys/kernel", "/dev/sda", "/dev/shm",
+	} {
+		err := confine.CheckReadPaths([]string{"/opt/agent", p})
+		if cairn.ErrorCode(err) != cairn.EINVALID || cairn.ErrorHint(err) == "" {
+			t.Errorf("CheckReadPaths(%q) = %v, want %s with a hint", p, err, cairn.EINVALID)
+		}
+	}
+	ok := []string{"/opt/agent", "/usr/local/share/agent", "/etc/agent", "/home/me/.local/share/agent", "/root/.local/bin/agent", "/run/current-system/sw"}
+	if err := confine.CheckReadPaths(ok); err != nil {
+		t.Errorf("CheckReadPaths(%q) = %v, want nil", ok, err)
+	}
 }

@@ -9,7 +9,7 @@ package confine
 // systemRead returns the system's read-only files and folders: programs
 // and libraries; the configuration that the C library, name lookups, TLS
 // and locales read (not /etc as a whole: it holds shadow, gshadow, sudoers,
-// SSH host keys and the credentials of services); the kernel's views of
+// SSH host keys, TLS private keys and the credentials of services); the kernel's views of
 // the machine that programs read as a matter of course; and the random
 // devices.
 //
@@ -26,7 +26,12 @@ func systemRead(procMounted bool) []string {
 		"/etc/hosts", "/etc/host.conf", "/etc/resolv.conf", "/etc/gai.conf",
 		"/etc/services", "/etc/protocols", "/etc/networks",
 		"/etc/localtime", "/etc/timezone", "/etc/locale.alias", "/etc/locale.conf", "/etc/default/locale",
-		"/etc/ssl", "/etc/ca-certificates", "/etc/ca-certificates.conf", "/etc/pki", "/etc/crypto-policies",
+		// Of TLS, the certificates and the configuration, where the
+		// distributions keep them, and not the private keys beside them
+		// (/etc/ssl/private, /etc/pki/tls/private).
+		"/etc/ssl/certs", "/etc/ssl/cert.pem", "/etc/ssl/ca-bundle.pem", "/etc/ssl/openssl.cnf",
+		"/etc/pki/tls/certs", "/etc/pki/tls/cert.pem", "/etc/pki/tls/cacert.pem", "/etc/pki/tls/openssl.cnf",
+		"/etc/pki/ca-trust", "/etc/ca-certificates", "/etc/ca-certificates.conf", "/etc/crypto-policies",
 		"/etc/mime.types", "/etc/magic", "/etc/magic.mime", "/etc/terminfo", "/etc/os-release",
 		"/sys/devices/system/cpu", "/sys/kernel/mm/transparent_hugepage",
 		"/dev/random", "/dev/urandom",
@@ -41,7 +46,10 @@ func systemRead(procMounted bool) []string {
 }
 
 // devices returns the device files that programs write to as a matter of
-// course: a confined agent may read and write them.
+// course: a confined agent may read and write them (deviceRights). No
+// terminal is among them: /dev/tty, /dev/ptmx and /dev/pts would let the
+// agent reach the terminal of the person who started cairn, or make
+// terminals whose ioctls Landlock refuses anyway (see handledRights).
 func devices() []string {
-	return []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts"}
+	return []string{"/dev/null", "/dev/zero", "/dev/full"}
 }

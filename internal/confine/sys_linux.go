@@ -23,9 +23,17 @@ func prepareParent() error {
 	return nil
 }
 
-// sysProcAttr starts the agent in its own process group; if cairn dies,
-// the agent (its direct child) dies with it, and a new worker rescues the
-// job and runs it again.
+// hasWrapper says that MaybeExec acts as the wrapper here: every agent
+// starts through it, which drops privileges (and applies Landlock, or runs
+// the agent as its namespace's init, when those apply) before the agent
+// runs.
+const hasWrapper = true
+
+// sysProcAttr starts the agent in a session of its own, without a
+// controlling terminal (so it cannot type into the person's with TIOCSTI),
+// whose leader leads its own process group too; if cairn dies, the agent
+// (its direct child) dies with it, and a new worker rescues the job and
+// runs it again.
 func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }

@@ -12,6 +12,10 @@ import (
 // and their process tree is their process group (a process that leaves the
 // group is not followed).
 
+// hasWrapper is false: there is no confinement wrapper, and Run starts
+// the agent itself.
+const hasWrapper = false
+
 // Available returns 0: no Landlock.
 func Available() int { return 0 }
 
@@ -30,7 +34,9 @@ func newContainer(_ Containment, p *os.Process, marker string, _ <-chan struct{}
 	return newTree(p.Pid, marker)
 }
 
-func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+// sysProcAttr starts the agent in a session, and so a process group, of its
+// own, without a controlling terminal.
+func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 
 // tree is the agent's process group.
 type tree struct{ pgid int }
