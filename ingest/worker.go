@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -263,7 +264,7 @@ func (s *Service) runtime(pol *admit.Policy, job *river.Job[Args]) (agent.Runtim
 		dir := filepath.Join(s.v.Root, vault.DirName)
 		if err := confine.CheckRead(pol.Agent.Read, []string{dir}); err != nil {
 			return nil, cairn.Errorf(cairn.EINVALID, "agent.read: %w", err).
-				WithHint("Name folders that neither hold your home folder nor overlap the vault's .cairn: cairn settings set agent.read /opt/agent")
+				WithHint(cmp.Or(cairn.ErrorHint(err), "Name folders that neither hold your home folder nor overlap the vault's .cairn: cairn settings set agent.read /opt/agent"))
 		}
 		rt := &agent.Command{
 			Store: s.v.Store, Argv: argv, Env: s.env, Pass: pol.Agent.Env,
