@@ -34,7 +34,6 @@ func BenchmarkIngest(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer v.Close()
-	v.Admit.OnDecided(ingest.Decided)
 	g := vaultgen.New(vaultgen.Config{Pages: 1000, Raw: true})
 	var files []store.FileChange
 	var words []string
@@ -56,6 +55,7 @@ func BenchmarkIngest(b *testing.B) {
 		b.Fatal(err)
 	}
 	svc := ingest.New(v, nil)
+	v.Admit.OnDecided(svc.Decided)
 	workers := river.NewWorkers()
 	svc.Register(workers)
 	q, err := durable.New(v.DB.Write(), durable.Config{Workers: workers, PollInterval: 20 * time.Millisecond})

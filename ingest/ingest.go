@@ -463,9 +463,10 @@ func (s *Service) syncSoon(ctx context.Context) {
 // Flush waits for the folder syncs scheduled so far.
 func (s *Service) Flush() { s.syncs.Wait() }
 
-// Decided keeps a source's status in step with its proposal: register it
-// with the vault's admission pipeline (Pipeline.OnDecided), once.
-func Decided(ctx context.Context, tx *store.Tx, p *cairn.Proposal) error {
+// Decided keeps a source's status in step with its proposal, at the time
+// the service's clock gives: register it with the vault's admission
+// pipeline (Pipeline.OnDecided), once; app.Open does.
+func (s *Service) Decided(ctx context.Context, tx *store.Tx, p *cairn.Proposal) error {
 	if p.Source == "" || p.Route != "ingest" {
 		return nil
 	}
@@ -484,7 +485,7 @@ func Decided(ctx context.Context, tx *store.Tx, p *cairn.Proposal) error {
 	if p.Reason != "" {
 		detail += ": " + p.Reason
 	}
-	now := time.Now()
+	now := s.now()
 	if err := setStatus(ctx, tx.SQL(), now, p.Source, status, who, detail, map[string]any{"proposal": p.ID, "error": "", "hint": ""}); err != nil {
 		return err
 	}

@@ -64,7 +64,6 @@ func setup(t *testing.T, policy string, mods ...func(*ingest.Options)) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { v.Close() })
-	v.Admit.OnDecided(ingest.Decided)
 	files := maps(seed)
 	if policy != "" {
 		files["cairn.yaml"] = policy
@@ -89,6 +88,7 @@ func setup(t *testing.T, policy string, mods ...func(*ingest.Options)) *env {
 		m(opts)
 	}
 	svc := ingest.New(v, opts)
+	v.Admit.OnDecided(svc.Decided)
 	workers := river.NewWorkers()
 	svc.Register(workers)
 	q, err := durable.New(v.DB.Write(), durable.Config{Workers: workers, PollInterval: 20 * time.Millisecond})

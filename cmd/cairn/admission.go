@@ -66,7 +66,7 @@ func findingsOrEmpty(fs []cairn.Finding) []cairn.Finding {
 }
 
 // refused prints why admission did not admit a change and sets exit code 1.
-func (a *app) refused(w io.Writer, out *admit.Outcome) {
+func (a *cli) refused(w io.Writer, out *admit.Outcome) {
 	a.code = exitRefused
 	id := out.Proposal.ID
 	switch out.Verdict {

@@ -10,7 +10,7 @@ import (
 	"cairn/worktree"
 )
 
-func (a *app) commitCmd() *cobra.Command {
+func (a *cli) commitCmd() *cobra.Command {
 	var message string
 	cmd := &cobra.Command{
 		Use:   "commit -m MESSAGE [PATH...]",

@@ -17,7 +17,7 @@ import (
 	"cairn/internal/confine"
 )
 
-func (a *app) demoCmd() *cobra.Command {
+func (a *cli) demoCmd() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -61,7 +61,7 @@ It needs no network and no keys. The folders stay for you to explore.`,
 
 // tour runs commands against a vault folder and narrates.
 type tour struct {
-	a    *app
+	a    *cli
 	w    io.Writer
 	step int
 }
@@ -207,7 +207,7 @@ Empire. Printers could buy paper nearer home, though fine Italian paper was
 still prized for books meant to last.
 `
 
-func (a *app) demo(root string) error {
+func (a *cli) demo(root string) error {
 	t := &tour{a: a, w: a.stdout}
 	vaultDir := filepath.Join(root, "vault")
 	sourcesDir := filepath.Join(root, "sources")

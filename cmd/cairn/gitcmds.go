@@ -19,7 +19,7 @@ import (
 // importHistory turns a git repository's first-parent history into cairn
 // commits on a new branch import/<name>; when main holds nothing yet, the
 // branch is then merged into main through admission.
-func (a *app) importHistory(v *vault.Vault, dir string, p cairn.Principal) error {
+func (a *cli) importHistory(v *vault.Vault, dir string, p cairn.Principal) error {
 	branch := "import/" + filepath.Base(filepath.Clean(dir))
 	head, err := v.Store.Head(a.ctx, index.Branch)
 	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
@@ -96,7 +96,7 @@ func (a *app) importHistory(v *vault.Vault, dir string, p cairn.Principal) error
 }
 
 // exportGit writes the history of a branch as a new git repository.
-func (a *app) exportGit(v *vault.Vault, dir, branch string) error {
+func (a *cli) exportGit(v *vault.Vault, dir, branch string) error {
 	res, err := gitio.ExportGit(a.ctx, v.Store, dir, &gitio.ExportOptions{Branch: branch})
 	if err != nil {
 		return err

@@ -29,7 +29,7 @@ func branchOf(t *worktree.Tree) string {
 }
 
 // commitAt resolves a revision to a commit.
-func commitAt(a *app, v *vault.Vault, rev string) (*cairn.Commit, error) {
+func commitAt(a *cli, v *vault.Vault, rev string) (*cairn.Commit, error) {
 	h, err := v.Store.Resolve(a.ctx, rev)
 	if err != nil {
 		return nil, err
@@ -37,7 +37,7 @@ func commitAt(a *app, v *vault.Vault, rev string) (*cairn.Commit, error) {
 	return v.Store.ReadCommit(a.ctx, h)
 }
 
-func (a *app) logCmd() *cobra.Command {
+func (a *cli) logCmd() *cobra.Command {
 	var path string
 	var limit int
 	var firstParent bool
@@ -93,7 +93,7 @@ changed that file.`,
 	return cmd
 }
 
-func (a *app) showCmd() *cobra.Command {
+func (a *cli) showCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "show [REF:]PATH | show REF",
 		Short: "Print a file as it is at a commit (default: the branch head), or a commit",
@@ -138,7 +138,7 @@ Given a revision alone, it shows that commit and what it changed.`,
 	}
 }
 
-func (a *app) showCommit(v *vault.Vault, c *cairn.Commit) error {
+func (a *cli) showCommit(v *vault.Vault, c *cairn.Commit) error {
 	var parent cairn.Hash
 	if len(c.Parents) > 0 {
 		parent = c.Parents[0]
@@ -170,7 +170,7 @@ func printChanges(w io.Writer, changes []cairn.Change) {
 	}
 }
 
-func (a *app) diffCmd() *cobra.Command {
+func (a *cli) diffCmd() *cobra.Command {
 	var stat bool
 	cmd := &cobra.Command{
 		Use:   "diff [A [B]]",
@@ -258,7 +258,7 @@ the first against the second. Text files get a unified diff.`,
 	return cmd
 }
 
-func treeOf(a *app, v *vault.Vault, c cairn.Hash) (cairn.Hash, error) {
+func treeOf(a *cli, v *vault.Vault, c cairn.Hash) (cairn.Hash, error) {
 	if c.IsZero() {
 		return store.EmptyTree, nil
 	}
@@ -270,12 +270,12 @@ func treeOf(a *app, v *vault.Vault, c cairn.Hash) (cairn.Hash, error) {
 }
 
 // folderTree builds, in b, the tree the working tree's folder holds.
-func folderTree(a *app, v *vault.Vault, t *worktree.Tree, b *store.Batch) (cairn.Hash, error) {
+func folderTree(a *cli, v *vault.Vault, t *worktree.Tree, b *store.Batch) (cairn.Hash, error) {
 	return v.Trees.FolderTree(a.ctx, t, b)
 }
 
 // unifiedDiff renders one change as a unified diff; "" for binary files.
-func unifiedDiff(a *app, b *store.Batch, ch cairn.Change) string {
+func unifiedDiff(a *cli, b *store.Batch, ch cairn.Change) string {
 	read := func(e cairn.Entry) ([]byte, bool) {
 		if e.Blob.IsZero() {
 			return nil, true

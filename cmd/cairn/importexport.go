@@ -23,7 +23,7 @@ import (
 	"cairn/worktree"
 )
 
-func (a *app) importCmd() *cobra.Command {
+func (a *cli) importCmd() *cobra.Command {
 	var prefix, message string
 	var history bool
 	cmd := &cobra.Command{
@@ -71,7 +71,7 @@ reject it).`,
 	return cmd
 }
 
-func (a *app) importFolder(v *vault.Vault, dir, prefix, message string, p cairn.Principal) error {
+func (a *cli) importFolder(v *vault.Vault, dir, prefix, message string, p cairn.Principal) error {
 	start := time.Now()
 	if prefix != "" {
 		clean, err := cairn.CleanPath(prefix)
@@ -241,7 +241,7 @@ func commitID(c *cairn.Commit) string {
 	return c.Hash.String()
 }
 
-func (a *app) exportCmd() *cobra.Command {
+func (a *cli) exportCmd() *cobra.Command {
 	var at string
 	var git bool
 	cmd := &cobra.Command{

@@ -26,7 +26,7 @@ import (
 
 // jobs wires the ingest service and the job queue of a vault. With run,
 // the queue can run jobs in this process (Start).
-func (a *app) jobs(v *vault.Vault, run bool, activity func(*ingest.Source, string, string)) (*ingest.Service, *durable.Queue, error) {
+func (a *cli) jobs(v *vault.Vault, run bool, activity func(*ingest.Source, string, string)) (*ingest.Service, *durable.Queue, error) {
 	opts := &ingest.Options{Activity: activity, Logger: a.warnings()}
 	crash := a.vaultOptions().Crash
 	if crash != nil {
@@ -56,7 +56,7 @@ func (a *app) jobs(v *vault.Vault, run bool, activity func(*ingest.Source, strin
 // warnings is the logger of what goes wrong beside a command's work (a
 // folder sync that must wait, an agent's workspace that cannot be
 // removed): warnings and errors, on standard error, as JSON with --json.
-func (a *app) warnings() *slog.Logger {
+func (a *cli) warnings() *slog.Logger {
 	opts := &slog.HandlerOptions{Level: slog.LevelWarn}
 	if a.json {
 		return slog.New(slog.NewJSONHandler(a.stderr, opts))
@@ -65,7 +65,7 @@ func (a *app) warnings() *slog.Logger {
 }
 
 // policyOf reads main's policy.
-func policyOf(a *app, v *vault.Vault) (*admit.Policy, error) {
+func policyOf(a *cli, v *vault.Vault) (*admit.Policy, error) {
 	head, err := v.Store.Head(a.ctx, admit.Branch)
 	if err != nil {
 		if cairn.ErrorCode(err) == cairn.ENOTFOUND {
@@ -80,7 +80,7 @@ func policyOf(a *app, v *vault.Vault) (*admit.Policy, error) {
 	return admit.PolicyAt(a.ctx, v.Store, c.Tree)
 }
 
-func (a *app) ingestCmd() *cobra.Command {
+func (a *cli) ingestCmd() *cobra.Command {
 	var detach bool
 	cmd := &cobra.Command{
 		Use:   "ingest FILE...",
@@ -237,7 +237,7 @@ func printAdded(w io.Writer, added []*ingest.Added) {
 }
 
 // finishIngest prints where every source ended and sets the exit code.
-func (a *app) finishIngest(svc *ingest.Service, added []*ingest.Added) error {
+func (a *cli) finishIngest(svc *ingest.Service, added []*ingest.Added) error {
 	type item struct {
 		ID string `json:"id"`
 		*ingest.Source
@@ -290,7 +290,7 @@ func (a *app) finishIngest(svc *ingest.Service, added []*ingest.Added) error {
 	})
 }
 
-func (a *app) workerCmd() *cobra.Command {
+func (a *cli) workerCmd() *cobra.Command {
 	var drain bool
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -365,7 +365,7 @@ queued or running (for scripts).`,
 // eventPrinter prints what happens to sources and proposals, from the
 // events table, as it happens.
 type eventPrinter struct {
-	a     *app
+	a     *cli
 	v     *vault.Vault
 	svc   *ingest.Service
 	w     io.Writer
@@ -380,7 +380,7 @@ type eventPrinter struct {
 	started map[string]bool
 }
 
-func lastEvent(a *app, v *vault.Vault) (int64, error) {
+func lastEvent(a *cli, v *vault.Vault) (int64, error) {
 	var id int64
 	err := v.DB.Read().QueryRowContext(a.ctx, `SELECT coalesce(max(id), 0) FROM events`).Scan(&id)
 	return id, err

@@ -13,7 +13,7 @@ import (
 	"cairn/worktree"
 )
 
-func (a *app) initCmd() *cobra.Command {
+func (a *cli) initCmd() *cobra.Command {
 	var bare bool
 	var message string
 	cmd := &cobra.Command{

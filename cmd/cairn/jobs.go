@@ -12,7 +12,7 @@ import (
 	"cairn/ingest"
 )
 
-func (a *app) jobsCmd() *cobra.Command {
+func (a *cli) jobsCmd() *cobra.Command {
 	var state string
 	var limit int
 	cmd := &cobra.Command{
@@ -75,7 +75,7 @@ type jobItem struct {
 	Name   string `json:"name,omitempty"`   // the source's name
 }
 
-func (a *app) jobItem(svc *ingest.Service, j *durable.Job) *jobItem {
+func (a *cli) jobItem(svc *ingest.Service, j *durable.Job) *jobItem {
 	it := &jobItem{Job: j}
 	if src, err := svc.JobSource(a.ctx, j); err == nil {
 		it.Source, it.Name = src.ID, src.Name
@@ -96,7 +96,7 @@ func printJob(w io.Writer, j *jobItem) {
 		j.Created.Local().Format(time.DateTime), what, last)
 }
 
-func (a *app) jobsCancelCmd() *cobra.Command {
+func (a *cli) jobsCancelCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "cancel ID",
 		Short: "Cancel a job: a queued one never runs, a running one's agent is stopped",
@@ -130,7 +130,7 @@ func (a *app) jobsCancelCmd() *cobra.Command {
 	}
 }
 
-func (a *app) jobsRetryCmd() *cobra.Command {
+func (a *cli) jobsRetryCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "retry ID",
 		Short: "Run a failed, cancelled or finished job again",

@@ -23,7 +23,7 @@ type lsEntry struct {
 	Mode  string     `json:"mode,omitempty"` // "executable" for an executable file
 }
 
-func (a *app) lsCmd() *cobra.Command {
+func (a *cli) lsCmd() *cobra.Command {
 	var recursive, long bool
 	cmd := &cobra.Command{
 		Use:   "ls [REF:][PATH]",
@@ -96,7 +96,7 @@ executable files. Paths match whatever their case, as in the store.`,
 
 // ls lists the folder dir ("" for the top) of the commit rev, or the file
 // dir names: folders first, with the count and size of what they hold.
-func (a *app) ls(v *vault.Vault, rev, dir string, recursive bool) ([]lsEntry, *cairn.Commit, error) {
+func (a *cli) ls(v *vault.Vault, rev, dir string, recursive bool) ([]lsEntry, *cairn.Commit, error) {
 	c, err := commitAt(a, v, rev)
 	if err != nil {
 		return nil, nil, err

@@ -15,7 +15,7 @@ import (
 	"cairn/store"
 )
 
-func (a *app) reindexCmd() *cobra.Command {
+func (a *cli) reindexCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "reindex",
 		Short: "Rebuild main's index (links, full text, lint) from the store",
@@ -44,7 +44,7 @@ func (a *app) reindexCmd() *cobra.Command {
 	}
 }
 
-func (a *app) doctorCmd() *cobra.Command {
+func (a *cli) doctorCmd() *cobra.Command {
 	var quick bool
 	cmd := &cobra.Command{
 		Use:   "doctor",
@@ -155,7 +155,7 @@ one has a live job). Exit code 1 when it finds a problem.`,
 	return cmd
 }
 
-func (a *app) gcCmd() *cobra.Command {
+func (a *cli) gcCmd() *cobra.Command {
 	var grace time.Duration
 	var now, dry bool
 	cmd := &cobra.Command{
@@ -197,7 +197,7 @@ when no other cairn process is writing).`,
 	return cmd
 }
 
-func (a *app) purgeCmd() *cobra.Command {
+func (a *cli) purgeCmd() *cobra.Command {
 	var at, reason string
 	cmd := &cobra.Command{
 		Use:   "purge PATH --at REF --reason WHY",

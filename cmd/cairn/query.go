@@ -15,7 +15,7 @@ import (
 
 // mainReader returns a reader of main's index, bringing the index up to
 // main's head first if it lags (a vault written by an older cairn).
-func mainReader(a *app, v *vault.Vault) (*index.Reader, error) {
+func mainReader(a *cli, v *vault.Vault) (*index.Reader, error) {
 	st, err := v.Index.State(a.ctx)
 	if err != nil {
 		return nil, err
@@ -32,7 +32,7 @@ func mainReader(a *app, v *vault.Vault) (*index.Reader, error) {
 	return v.Index.Main(), nil
 }
 
-func (a *app) searchCmd() *cobra.Command {
+func (a *cli) searchCmd() *cobra.Command {
 	var q index.SearchQuery
 	var color string
 	cmd := &cobra.Command{
@@ -89,7 +89,7 @@ the [start, end) byte offsets of the matching words in it.`,
 	return cmd
 }
 
-func (a *app) linksCmd() *cobra.Command {
+func (a *cli) linksCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "links PAGE",
 		Short: "List a page's links and where each leads",
@@ -103,7 +103,7 @@ was chosen among are listed.`,
 	}
 }
 
-func (a *app) backlinksCmd() *cobra.Command {
+func (a *cli) backlinksCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "backlinks PAGE",
 		Short: "List the links from other pages to a page",
@@ -112,7 +112,7 @@ func (a *app) backlinksCmd() *cobra.Command {
 	}
 }
 
-func (a *app) links(ref string, back bool) error {
+func (a *cli) links(ref string, back bool) error {
 	v, _, err := a.open()
 	if err != nil {
 		return err
@@ -158,7 +158,7 @@ func (a *app) links(ref string, back bool) error {
 	})
 }
 
-func (a *app) lintCmd() *cobra.Command {
+func (a *cli) lintCmd() *cobra.Command {
 	var at, rule, page, min string
 	var strict bool
 	cmd := &cobra.Command{

@@ -14,7 +14,7 @@ import (
 	"cairn/worktree"
 )
 
-func (a *app) branchCmd() *cobra.Command {
+func (a *cli) branchCmd() *cobra.Command {
 	var del bool
 	cmd := &cobra.Command{
 		Use:   "branch [NAME [FROM]]",
@@ -99,7 +99,7 @@ func refItems(refs []cairn.Ref) list {
 	return items(out)
 }
 
-func (a *app) tagCmd() *cobra.Command {
+func (a *cli) tagCmd() *cobra.Command {
 	var message string
 	cmd := &cobra.Command{
 		Use:   "tag [NAME [REF]]",
@@ -146,7 +146,7 @@ func (a *app) tagCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) mergeCmd() *cobra.Command {
+func (a *cli) mergeCmd() *cobra.Command {
 	var into, message string
 	cmd := &cobra.Command{
 		Use:   "merge BRANCH [--into B]",
@@ -229,7 +229,7 @@ through admission like any change; one that changes the vault's contract
 // goes through admission (never a fast-forward: the admitting commit
 // records the decision), and *outcome receives the verdict; a change not
 // admitted returns a nil commit.
-func mergeCommits(a *app, v *vault.Vault, branch string, ours, theirs cairn.Hash, p cairn.Principal, msg string, outcome **admit.Outcome) (*cairn.Commit, []cairn.Conflict, error) {
+func mergeCommits(a *cli, v *vault.Vault, branch string, ours, theirs cairn.Hash, p cairn.Principal, msg string, outcome **admit.Outcome) (*cairn.Commit, []cairn.Conflict, error) {
 	s := v.Store
 	base, err := s.MergeBase(a.ctx, ours, theirs)
 	if err != nil {
@@ -283,7 +283,7 @@ func mergeCommits(a *app, v *vault.Vault, branch string, ours, theirs cairn.Hash
 }
 
 // syncBranch brings every working tree of branch to its head.
-func syncBranch(a *app, v *vault.Vault, branch string) (*worktree.SyncReport, error) {
+func syncBranch(a *cli, v *vault.Vault, branch string) (*worktree.SyncReport, error) {
 	trees, err := v.Trees.List(a.ctx)
 	if err != nil {
 		return nil, err
@@ -303,7 +303,7 @@ func syncBranch(a *app, v *vault.Vault, branch string) (*worktree.SyncReport, er
 	return all, nil
 }
 
-func (a *app) revertCmd() *cobra.Command {
+func (a *cli) revertCmd() *cobra.Command {
 	var branch string
 	cmd := &cobra.Command{
 		Use:   "revert COMMIT",

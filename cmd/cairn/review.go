@@ -15,7 +15,7 @@ import (
 	"cairn/admit"
 )
 
-func (a *app) reviewCmd() *cobra.Command {
+func (a *cli) reviewCmd() *cobra.Command {
 	var status string
 	cmd := &cobra.Command{
 		Use:   "review",
@@ -77,7 +77,7 @@ func proposalID(s string) (int64, error) {
 	return id, nil
 }
 
-func (a *app) reviewShowCmd() *cobra.Command {
+func (a *cli) reviewShowCmd() *cobra.Command {
 	var color string
 	cmd := &cobra.Command{
 		Use:   "show ID",
@@ -148,7 +148,7 @@ func (a *app) reviewShowCmd() *cobra.Command {
 
 // colored decides whether to colour output: auto colours a terminal
 // unless NO_COLOR is set.
-func (a *app) colored(mode string) (bool, error) {
+func (a *cli) colored(mode string) (bool, error) {
 	switch mode {
 	case "always":
 		return true, nil
@@ -188,7 +188,7 @@ func colorPatch(patch string, on bool) string {
 	return b.String()
 }
 
-func (a *app) reviewAcceptCmd() *cobra.Command {
+func (a *cli) reviewAcceptCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "accept ID",
 		Short: "Merge a held proposal into main (your decision is recorded)",
@@ -222,7 +222,7 @@ func (a *app) reviewAcceptCmd() *cobra.Command {
 	}
 }
 
-func (a *app) reviewRejectCmd() *cobra.Command {
+func (a *cli) reviewRejectCmd() *cobra.Command {
 	var reason string
 	cmd := &cobra.Command{
 		Use:   "reject ID [--reason WHY]",
@@ -260,7 +260,7 @@ func (a *app) reviewRejectCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) reviewRecheckCmd() *cobra.Command {
+func (a *cli) reviewRecheckCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "recheck ID",
 		Short: "Run the gates again on a held proposal (after fixing it on its branch)",

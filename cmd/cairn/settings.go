@@ -44,7 +44,7 @@ func fill(text string, width int) string {
 	return b.String()
 }
 
-func (a *app) settingsCmd() *cobra.Command {
+func (a *cli) settingsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "settings",
 		Short: "List the vault's settings (cairn.yaml): the agent, limits, paths, the verdict table",
@@ -89,7 +89,7 @@ order are kept); an empty VALUE removes the key, so its default applies.
 	return cmd
 }
 
-func (a *app) settingsGetCmd() *cobra.Command {
+func (a *cli) settingsGetCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "get KEY",
 		Short: "Print one setting",
@@ -113,7 +113,7 @@ func (a *app) settingsGetCmd() *cobra.Command {
 	}
 }
 
-func (a *app) settingsSetCmd() *cobra.Command {
+func (a *cli) settingsSetCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "set KEY VALUE",
 		Short: "Change one setting, as your commit on main",

@@ -13,7 +13,7 @@ import (
 	"cairn/ingest"
 )
 
-func (a *app) sourcesCmd() *cobra.Command {
+func (a *cli) sourcesCmd() *cobra.Command {
 	var status string
 	cmd := &cobra.Command{
 		Use:   "sources",
@@ -58,7 +58,7 @@ is gone).`,
 	return cmd
 }
 
-func (a *app) sourcesShowCmd() *cobra.Command {
+func (a *cli) sourcesShowCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "show ID",
 		Short: "Show a source and its history",
@@ -96,7 +96,7 @@ func (a *app) sourcesShowCmd() *cobra.Command {
 	}
 }
 
-func (a *app) sourcesRetryCmd() *cobra.Command {
+func (a *cli) sourcesRetryCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "retry ID",
 		Short: "Queue a failed or rejected source again (or one whose job is gone)",

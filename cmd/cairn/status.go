@@ -9,7 +9,7 @@ import (
 	"cairn"
 )
 
-func (a *app) statusCmd() *cobra.Command {
+func (a *cli) statusCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
 		Short: "List the files you changed in the working tree",

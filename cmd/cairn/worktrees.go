@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func (a *app) worktreeCmd() *cobra.Command {
+func (a *cli) worktreeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "worktree",
 		Short: "Keep more working trees: folders holding other branches",

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"cairn"
+	"cairn/app"
 	"cairn/ingest"
 	"cairn/vault"
 	"cairn/worktree"
@@ -29,8 +30,8 @@ const (
 	exitUsage   = 2 // bad usage or input
 )
 
-// app is one run of the command line.
-type app struct {
+// cli is one run of the command line.
+type cli struct {
 	ctx            context.Context
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -43,11 +44,14 @@ type app struct {
 	// quiet keeps open from printing what it repaired, for a command that
 	// reports it itself.
 	quiet bool
+	// activity, when set before the vault is opened, receives what agents
+	// run by this process do.
+	activity func(*ingest.Source, string, string)
 }
 
 // Main runs the command line with args and returns the exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	a := &cli{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
 	root := a.rootCmd()
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -60,7 +64,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	return a.fail(err)
 }
 
-func (a *app) rootCmd() *cobra.Command {
+func (a *cli) rootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "cairn",
 		Short: "A knowledge base that agents maintain and people can trust",
@@ -163,7 +167,7 @@ func strictUsage(cmd *cobra.Command) {
 }
 
 // fail prints an error and its hint and returns the exit code for it.
-func (a *app) fail(err error) int {
+func (a *cli) fail(err error) int {
 	code := exitRefused
 	var u usage
 	switch {
@@ -222,7 +226,7 @@ func cmpOr(a, b string) string {
 }
 
 // emit prints v as JSON (with --json) or calls text to print it for people.
-func (a *app) emit(v any, text func(w io.Writer)) error {
+func (a *cli) emit(v any, text func(w io.Writer)) error {
 	if a.json {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
@@ -239,7 +243,7 @@ type list map[string]any
 func items[T any](xs []T) list { return list{"items": cmpSlice(xs)} }
 
 // principal returns who acts: --as, $CAIRN_USER, or the login name.
-func (a *app) principal() (cairn.Principal, error) {
+func (a *cli) principal() (cairn.Principal, error) {
 	if a.as != "" {
 		p := cairn.Principal(a.as)
 		if !strings.Contains(a.as, ":") {
@@ -267,7 +271,7 @@ func (a *app) principal() (cairn.Principal, error) {
 
 // openAs is open for a command that acts as a principal: the principal is
 // read first, so a bad --as opens nothing.
-func (a *app) openAs() (*vault.Vault, *worktree.Tree, cairn.Principal, error) {
+func (a *cli) openAs() (*vault.Vault, *worktree.Tree, cairn.Principal, error) {
 	p, err := a.principal()
 	if err != nil {
 		return nil, nil, "", err
@@ -282,7 +286,17 @@ func (a *app) openAs() (*vault.Vault, *worktree.Tree, cairn.Principal, error) {
 // open opens the vault the command works on, and the working tree the
 // current folder is in (nil outside working trees). Opening brings every
 // folder a dead process left behind its branch up to it, and says so.
-func (a *app) open() (*vault.Vault, *worktree.Tree, error) {
+func (a *cli) open() (*vault.Vault, *worktree.Tree, error) {
+	c, err := a.openApp()
+	if err != nil {
+		return nil, nil, err
+	}
+	return c.Vault(), c.Tree(), nil
+}
+
+// openApp opens the vault the command works on through the application
+// layer, and prints what opening repaired and what it could not.
+func (a *cli) openApp() (*app.App, error) {
 	dir := a.vaultDir
 	if dir == "" {
 		dir = os.Getenv("CAIRN_VAULT")
@@ -290,24 +304,29 @@ func (a *app) open() (*vault.Vault, *worktree.Tree, error) {
 	if dir == "" {
 		dir = "."
 	}
-	v, t, err := vault.Open(a.ctx, dir, a.vaultOptions())
+	c, err := app.Open(a.ctx, dir, a.appOptions())
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	// Sources follow their proposals, whatever decides them.
-	v.Admit.OnDecided(ingest.Decided)
 	if !a.quiet {
-		for _, r := range v.Repaired {
+		for _, r := range c.Repaired() {
 			fmt.Fprintf(a.stderr, "cairn: %s\n", r)
 		}
-		for _, p := range v.Problems {
+		for _, p := range c.Problems() {
 			fmt.Fprintf(a.stderr, "cairn: warning: %s\n", p)
 		}
 	}
-	return v, t, nil
+	return c, nil
 }
 
-func (a *app) vaultOptions() *vault.Options {
+// appOptions are the options of the application layer: the test hooks of
+// vaultOptions, and the activity of agents run here.
+func (a *cli) appOptions() *app.Options {
+	vo := a.vaultOptions()
+	return &app.Options{Logger: a.warnings(), BusyTimeout: vo.BusyTimeout, Crash: vo.Crash, Activity: a.activity}
+}
+
+func (a *cli) vaultOptions() *vault.Options {
 	opts := &vault.Options{}
 	if point := os.Getenv("CAIRN_CRASH_AT"); point != "" {
 		// Crash tests: die at a named point, as a power cut would.
@@ -328,7 +347,7 @@ func (a *app) vaultOptions() *vault.Options {
 
 // interactive reports whether progress may be drawn: stderr is a terminal
 // and the output is not JSON.
-func (a *app) interactive() bool {
+func (a *cli) interactive() bool {
 	if a.json {
 		return false
 	}

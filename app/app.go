@@ -1,0 +1,173 @@
+// Package app is cairn's application layer: its API is every operation a
+// person, an agent or a program can ask of a vault. Every surface (the
+// command line, the HTTP API, the MCP server, the web UI) parses its
+// input, calls a method of App and formats what it returns; no surface
+// holds logic, SQL or an admission request of its own.
+//
+// Each method takes a context that carries the acting principal
+// (cairn.NewContextWithPrincipal); one that changes the vault without a
+// principal is refused with EUNAUTHORIZED. Methods return domain values,
+// never print, and return errors with cairn's codes (cairn.ErrorCode) and
+// hints (cairn.ErrorHint).
+//
+// An App is opened once per process (Open, Init) and registers, once,
+// the hooks every caller of the subsystems would otherwise have to
+// remember: sources follow their proposals whatever decides them.
+package app
+
+import (
+	"cmp"
+	"context"
+	"io"
+	"log/slog"
+	"time"
+
+	"cairn"
+	"cairn/admit"
+	"cairn/ingest"
+	"cairn/vault"
+	"cairn/worktree"
+)
+
+// Options configure opening a vault. The zero value gives the defaults.
+type Options struct {
+	// Logger receives what goes wrong beside an operation's work (a folder
+	// sync that must wait, a rescue, a retry). Default: discard.
+	Logger *slog.Logger
+	// BusyTimeout is how long a write waits for another process. Default 5s.
+	BusyTimeout time.Duration
+	// Now returns the current time. Default time.Now.
+	Now func() time.Time
+	// Crash, when set, is called at named points (crash tests).
+	Crash func(point string)
+	// Activity, when set, receives what agents run by this process do, as
+	// they do it (kind "start", "file", "out", …).
+	Activity func(source *ingest.Source, kind, text string)
+}
+
+// App is an open vault and the operations on it.
+type App struct {
+	v        *vault.Vault
+	tree     *worktree.Tree
+	log      *slog.Logger
+	now      func() time.Time
+	crash    func(string)
+	activity func(*ingest.Source, string, string)
+	ingest   *ingest.Service
+}
+
+// Open opens the vault that dir is in (dir itself, a folder below it, or a
+// secondary working tree; see vault.Open). Opening brings every folder an
+// interrupted process left behind its branch up to it: Repaired and
+// Problems say what it found.
+func Open(ctx context.Context, dir string, opts *Options) (*App, error) {
+	opts = cmp.Or(opts, &Options{})
+	v, t, err := vault.Open(ctx, dir, vaultOptions(opts))
+	if err != nil {
+		return nil, err
+	}
+	return newApp(v, t, opts), nil
+}
+
+// Init makes dir (created if missing) a vault and opens it; see vault.Init.
+func Init(ctx context.Context, dir string, bare bool, opts *Options) (*App, error) {
+	opts = cmp.Or(opts, &Options{})
+	v, err := vault.Init(ctx, dir, bare, vaultOptions(opts))
+	if err != nil {
+		return nil, err
+	}
+	t, err := v.Main(ctx)
+	if err != nil {
+		v.Close()
+		return nil, err
+	}
+	return newApp(v, t, opts), nil
+}
+
+func vaultOptions(opts *Options) *vault.Options {
+	return &vault.Options{Logger: opts.Logger, BusyTimeout: opts.BusyTimeout, Crash: opts.Crash}
+}
+
+func newApp(v *vault.Vault, t *worktree.Tree, opts *Options) *App {
+	a := &App{
+		v: v, tree: t,
+		log:      cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
+		now:      opts.Now,
+		crash:    opts.Crash,
+		activity: opts.Activity,
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	a.ingest = ingest.New(v, &ingest.Options{Logger: a.log, Now: a.now, Crash: a.crash, Activity: a.activity})
+	// Sources follow their proposals, whatever decides them.
+	v.Admit.OnDecided(a.ingest.Decided)
+	return a
+}
+
+// Close closes the vault.
+func (a *App) Close() error { return a.v.Close() }
+
+// Root returns the folder that holds the vault's .cairn.
+func (a *App) Root() string { return a.v.Root }
+
+// Bare reports whether the vault has no working tree.
+func (a *App) Bare() bool { return a.v.Bare }
+
+// Tree returns the working tree the vault was opened from, or nil (a bare
+// vault, or a folder outside every working tree).
+func (a *App) Tree() *worktree.Tree { return a.tree }
+
+// Repaired says what opening the vault put right (a vault folder that
+// moved or was copied, folders brought up to their branches).
+func (a *App) Repaired() []string { return a.v.Repaired }
+
+// Problems says what opening the vault found wrong and could not put
+// right, each with what to do.
+func (a *App) Problems() []string { return a.v.Problems }
+
+// Vault returns the open vault, for tests and benchmarks that reach into
+// a subsystem. Surfaces do not use it: what they need is a method of App.
+func (a *App) Vault() *vault.Vault { return a.v }
+
+// Principal returns who acts in ctx, or an EUNAUTHORIZED error when no one
+// does: every change is recorded with its principal.
+func Principal(ctx context.Context) (cairn.Principal, error) {
+	p := cairn.PrincipalFromContext(ctx)
+	if p == "" {
+		return "", cairn.Errorf(cairn.EUNAUTHORIZED, "no principal acts: a change to a vault is recorded with who made it").
+			WithHint("Name who acts: cairn --as user:NAME, or $CAIRN_USER")
+	}
+	if err := p.Validate(); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+// NeedTree returns an error, with a hint, when the vault was opened from
+// a folder outside every working tree: the operation works on the files of
+// one.
+func (a *App) NeedTree() (*worktree.Tree, error) {
+	if a.tree == nil {
+		return nil, cairn.Errorf(cairn.EINVALID, "this command works in a working tree, and the current folder is not in one").
+			WithHint("Run it inside the vault's folder, or in one made with cairn worktree add")
+	}
+	return a.tree, nil
+}
+
+// Policy returns the policy of main's head (the defaults before the first
+// commit).
+func (a *App) Policy(ctx context.Context) (*admit.Policy, error) {
+	head, err := a.v.Store.Head(ctx, admit.Branch)
+	if err != nil {
+		if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+			return &admit.Policy{}, nil
+		}
+		return nil, err
+	}
+	c, err := a.v.Store.ReadCommit(ctx, head)
+	if err != nil {
+		return nil, err
+	}
+	return admit.PolicyAt(ctx, a.v.Store, c.Tree)
+}
