@@ -25,6 +25,7 @@ import (
 	"cairn"
 	"cairn/admit"
 	"cairn/ingest"
+	"cairn/store"
 	"cairn/vault"
 	"cairn/worktree"
 )
@@ -170,4 +171,36 @@ func (a *App) Policy(ctx context.Context) (*admit.Policy, error) {
 		return nil, err
 	}
 	return admit.PolicyAt(ctx, a.v.Store, c.Tree)
+}
+
+// Branch returns the branch operations default to: the working tree's, or
+// main.
+func (a *App) Branch() string {
+	if a.tree != nil {
+		return a.tree.Branch
+	}
+	return admit.Branch
+}
+
+// ResolveCommit resolves a revision (a branch, a tag, a commit hash or a
+// prefix of one) to its commit.
+func (a *App) ResolveCommit(ctx context.Context, rev string) (*cairn.Commit, error) {
+	h, err := a.v.Store.Resolve(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	return a.v.Store.ReadCommit(ctx, h)
+}
+
+// TreeOf returns the tree of commit c; the empty tree for the zero hash (a
+// branch before its first commit).
+func (a *App) TreeOf(ctx context.Context, c cairn.Hash) (cairn.Hash, error) {
+	if c.IsZero() {
+		return store.EmptyTree, nil
+	}
+	cm, err := a.v.Store.ReadCommit(ctx, c)
+	if err != nil {
+		return cairn.Hash{}, err
+	}
+	return cm.Tree, nil
 }

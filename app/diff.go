@@ -1,0 +1,54 @@
+package app
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"unicode/utf8"
+
+	udiff "github.com/aymanbagabas/go-udiff"
+
+	"cairn"
+)
+
+// blobReader reads blobs: a store, or a batch that holds blobs not yet
+// committed (a working tree's edits).
+type blobReader interface {
+	ReadBlob(ctx context.Context, h cairn.Hash) ([]byte, error)
+}
+
+// Patch renders one change as a unified diff, reading the files' content
+// from r (nil: the vault's store); a binary file, or one whose content
+// cannot be read (purged), gives git's one line saying the files differ.
+func (a *App) Patch(ctx context.Context, r blobReader, ch cairn.Change) string {
+	if r == nil {
+		r = a.v.Store
+	}
+	read := func(e cairn.Entry) ([]byte, bool) {
+		if e.Blob.IsZero() {
+			return nil, true
+		}
+		data, err := r.ReadBlob(ctx, e.Blob)
+		if err != nil {
+			return nil, false
+		}
+		return data, utf8.Valid(data) && bytes.IndexByte(data, 0) < 0
+	}
+	old, ok1 := read(ch.Old)
+	new, ok2 := read(ch.New)
+	if !ok1 || !ok2 {
+		return fmt.Sprintf("Binary files a/%s and b/%s differ\n", cmp.Or(ch.Old.Path, ch.Path), ch.Path)
+	}
+	oldName, newName := "a/"+ch.Path, "b/"+ch.Path
+	if ch.Old.Path != "" {
+		oldName = "a/" + ch.Old.Path
+	}
+	if ch.Old.Blob.IsZero() {
+		oldName = "/dev/null"
+	}
+	if ch.New.Blob.IsZero() {
+		newName = "/dev/null"
+	}
+	return udiff.Unified(oldName, newName, string(old), string(new))
+}
