@@ -44,6 +44,9 @@ const (
 	GateRename    = "rename"         // a file renamed (same content, new path)
 	GateLint      = "lint"           // a new lint finding of severity warning or error
 	GateConflict  = "conflict"       // main moved and the change does not merge onto it
+	// GateReview holds a change its submitter proposed for review
+	// (Request.Propose); it is not in the verdict table.
+	GateReview = "review"
 )
 
 // defaultVerdicts is the verdict table: for each gate, what an agent's

@@ -177,6 +177,11 @@ type Request struct {
 	// AllowEmpty admits a change that changes nothing (merging a branch
 	// main already has).
 	AllowEmpty bool
+	// Propose keeps the change for a person's review whatever the gates
+	// say (a finding of gate GateReview, rule "proposed", holds it): a
+	// client that proposes rather than commits. The gates still run and
+	// their findings are kept; a rejecting finding still rejects.
+	Propose bool
 	// Within runs inside the transaction that records the outcome, before
 	// the functions registered with OnDecided, for the caller's own rows
 	// (a job's completion). An error rolls everything back.
@@ -348,6 +353,7 @@ func (p *Pipeline) decide(ctx context.Context, tx *store.Tx, req *Request) (*Out
 			next, _ := nextPolicy(ctx, b, changes)
 			out.Findings = append(pol.gateChanges(changes, next, scripts(ctx, tx, changes), req.Origin), gateConflicts(mr.Conflicts)...)
 			out.Verdict = pol.judge(out.Findings, req.Origin, req.Route, false)
+			proposed(req, out)
 			return out, nil
 		}
 		result, out.Rebased = mr.Tree, true
@@ -381,11 +387,22 @@ func (p *Pipeline) decide(ctx context.Context, tx *store.Tx, req *Request) (*Out
 	findings = append(findings, gateLint(newLint)...)
 	out.Verdict = pol.judge(findings, req.Origin, req.Route, headTree == store.EmptyTree)
 	out.Findings = findings
+	proposed(req, out)
 	if out.Verdict != cairn.Admit && !req.Force {
 		return out, nil
 	}
 	p.point("admit:judged", req.Route)
 	return out, p.admit(ctx, tx, req, out, head, final)
+}
+
+// proposed holds a change its request proposes for review (Request.Propose).
+func proposed(req *Request, out *Outcome) {
+	if !req.Propose || req.Force {
+		return
+	}
+	out.Findings = append(out.Findings, cairn.Finding{Gate: GateReview, Rule: "proposed", Verdict: cairn.Hold,
+		Message: "proposed for review: a person decides whether it is admitted"})
+	out.Verdict = cairn.Worst(out.Verdict, cairn.Hold)
 }
 
 // admit commits an admitted change and records it.
