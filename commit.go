@@ -1,6 +1,10 @@
 package cairn
 
-import "time"
+import (
+	"maps"
+	"slices"
+	"time"
+)
 
 // Commit is an immutable snapshot of the vault tree.
 type Commit struct {
@@ -11,6 +15,15 @@ type Commit struct {
 	Time      time.Time         `json:"time"`
 	Message   string            `json:"message"`
 	Meta      map[string]string `json:"meta,omitempty"`
+}
+
+// Clone returns a deep copy of c: a caller may change the copy's parents
+// and metadata without changing c.
+func (c *Commit) Clone() *Commit {
+	d := *c
+	d.Parents = slices.Clone(c.Parents)
+	d.Meta = maps.Clone(c.Meta)
+	return &d
 }
 
 // Mode is the kind of a tree entry.

@@ -258,11 +258,12 @@ func (tx *Tx) WriteCommit(ctx context.Context, b *Batch, req CommitRequest) (*ca
 	if tx.pending == nil {
 		tx.pending = map[cairn.Hash]*cairn.Commit{}
 	}
-	tx.pending[c.Hash] = c
+	kept := c.Clone() // the caller owns c
+	tx.pending[c.Hash] = kept
 	tx.AfterCommit(func() {
 		s.point("commit:committed")
 		b.written(objs)
-		s.commits.Add(c.Hash, c)
+		s.commits.Add(c.Hash, kept)
 	})
 	return c, nil
 }

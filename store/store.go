@@ -154,10 +154,11 @@ func (s *Store) ReadBlobs(ctx context.Context, hs []cairn.Hash, fn func(h cairn.
 	})
 }
 
-// ReadCommit returns a commit by its full hash.
+// ReadCommit returns a commit by its full hash. The commit is the caller's
+// own: changing it changes nothing the store holds.
 func (s *Store) ReadCommit(ctx context.Context, h cairn.Hash) (*cairn.Commit, error) {
 	if c, ok := s.commits.Get(h); ok {
-		return c, nil
+		return c.Clone(), nil
 	}
 	obj, err := s.b.GetObject(ctx, h)
 	if err != nil {
@@ -173,6 +174,6 @@ func (s *Store) ReadCommit(ctx context.Context, h cairn.Hash) (*cairn.Commit, er
 	if err != nil {
 		return nil, err
 	}
-	s.commits.Add(h, c)
+	s.commits.Add(h, c.Clone())
 	return c, nil
 }

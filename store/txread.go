@@ -55,13 +55,14 @@ func (tx *Tx) ReadBlobs(ctx context.Context, hs []cairn.Hash, fn func(h cairn.Ha
 	return tx.s.ReadBlobs(ctx, rest, fn)
 }
 
-// ReadCommit returns a commit, including one written by the transaction.
+// ReadCommit returns a commit, including one written by the transaction;
+// the commit is the caller's own, as with [Store.ReadCommit].
 func (tx *Tx) ReadCommit(ctx context.Context, h cairn.Hash) (*cairn.Commit, error) {
 	if c, ok := tx.s.commits.Get(h); ok {
-		return c, nil
+		return c.Clone(), nil
 	}
 	if c, ok := tx.pending[h]; ok {
-		return c, nil
+		return c.Clone(), nil
 	}
 	return tx.s.ReadCommit(ctx, h)
 }

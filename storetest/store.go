@@ -29,6 +29,7 @@ func RunStore(t *testing.T, open Open) {
 		return &env{t: t, ctx: t.Context(), s: s}
 	}
 	t.Run("CommitAndRead", func(t *testing.T) { testCommitAndRead(t, setup(t)) })
+	t.Run("CommitsImmutable", func(t *testing.T) { testCommitsImmutable(t, setup(t)) })
 	t.Run("CommitErrors", func(t *testing.T) { testCommitErrors(t, setup(t)) })
 	t.Run("EditErrors", func(t *testing.T) { testEditErrors(t, setup(t)) })
 	t.Run("HistoryIndependence", func(t *testing.T) { testHistoryIndependence(t, setup(t)) })
@@ -187,6 +188,44 @@ func testCommitAndRead(t *testing.T, e *env) {
 		t.Errorf("Files(NOTES/) mismatch (-want +got):\n%s", diff)
 	}
 	e.verify()
+}
+
+// testCommitsImmutable checks that a commit handed out (by Commit, and by
+// ReadCommit from the store's cache or not) is the caller's own: changing
+// it changes what nobody else reads.
+func testCommitsImmutable(t *testing.T, e *env) {
+	c1 := e.commit("main", "first", put("a.md", "a\n"))
+	c2 := e.commit("main", "second", put("a.md", "b\n"))
+	want, err := e.s.ReadCommit(e.ctx, c2.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = &cairn.Commit{Hash: want.Hash, Tree: want.Tree, Parents: slices.Clone(want.Parents),
+		Principal: want.Principal, Time: want.Time, Message: want.Message}
+	spoil := func(c *cairn.Commit) {
+		c.Message = "spoiled"
+		if len(c.Parents) > 0 {
+			c.Parents[0] = cairn.Hash{}
+		}
+		if c.Meta == nil {
+			c.Meta = map[string]string{}
+		}
+		c.Meta["spoiled"] = "yes"
+	}
+	spoil(c2)
+	for range 2 { // the second read comes from the cache
+		got, err := e.s.ReadCommit(e.ctx, c2.Hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("ReadCommit after the caller changed its commit (-want +got):\n%s", diff)
+		}
+		spoil(got)
+	}
+	if want.Parents[0] != c1.Hash {
+		t.Fatalf("parents = %v, want [%s]", want.Parents, c1.Hash.Short())
+	}
 }
 
 func testCommitErrors(t *testing.T, e *env) {
