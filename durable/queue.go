@@ -16,6 +16,7 @@ package durable
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -113,6 +114,24 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 	return tx.Commit()
 }
 
+// atLeast is a handler that passes on only records of level min or above.
+type atLeast struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h atLeast) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h atLeast) WithAttrs(as []slog.Attr) slog.Handler {
+	return atLeast{h.Handler.WithAttrs(as), h.min}
+}
+
+func (h atLeast) WithGroup(name string) slog.Handler {
+	return atLeast{h.Handler.WithGroup(name), h.min}
+}
+
 // New returns the queue of the vault whose write connection is db.
 func New(db *sql.DB, cfg Config) (*Queue, error) {
 	cfg.MaxWorkers = cmp.Or(cfg.MaxWorkers, 2)
@@ -131,16 +150,24 @@ func New(db *sql.DB, cfg Config) (*Queue, error) {
 		pid:    os.Getpid(),
 		proc:   procStart(os.Getpid()),
 	}
-	q.host, _ = os.Hostname()
+	// The worker id names the host and process, so that a rescue can tell
+	// a dead worker on this host from a live one.
+	host, err := os.Hostname()
+	if err != nil {
+		return nil, fmt.Errorf("job queue: read the host name: %w", err)
+	}
+	q.host = host
 	var nonce [4]byte
-	if f, err := os.Open("/dev/urandom"); err == nil {
-		f.Read(nonce[:])
-		f.Close()
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return nil, fmt.Errorf("job queue: worker id: %w", err)
 	}
 	q.id = fmt.Sprintf("%s:%d:%x", q.host, q.pid, nonce)
 	rc := &river.Config{
-		ID:                          q.id,
-		Logger:                      q.log.With("component", "river"),
+		ID: q.id,
+		// River's own logs are its internals (a client started, a
+		// leadership change): only its warnings and errors reach the
+		// vault's log.
+		Logger:                      slog.New(atLeast{q.log.Handler(), slog.LevelWarn}).With("component", "river"),
 		PollOnly:                    true, // SQLite has no LISTEN/NOTIFY
 		FetchCooldown:               min(20*time.Millisecond, cfg.PollInterval),
 		FetchPollInterval:           cfg.PollInterval,
@@ -531,7 +558,13 @@ func (q *Queue) findRescue(ctx context.Context, qr querier) (*rescue, error) {
 			return nil, fmt.Errorf("read running jobs: %w", err)
 		}
 		var ids []string
-		json.Unmarshal([]byte(by.String), &ids)
+		if by.String != "" {
+			if err := json.Unmarshal([]byte(by.String), &ids); err != nil {
+				rows.Close()
+				return nil, cairn.Errorf(cairn.EINTERNAL, "job %d: its attempted_by is not a list of worker ids: %w", j.id, err).
+					WithHint("The job queue's table is damaged: cairn doctor checks the vault.")
+			}
+		}
 		if len(ids) > 0 {
 			j.by = ids[len(ids)-1]
 		}

@@ -335,3 +335,25 @@ func TestQueue_Jobs(t *testing.T) {
 		}
 	}
 }
+
+// TestRescue_DamagedRow checks that a running job whose attempted_by is not
+// a list of worker ids stops the rescue with an internal error, rather than
+// being taken for a job no worker ran.
+func TestRescue_DamagedRow(t *testing.T) {
+	db, q := setup(t, time.Now)
+	id := running(t, db, q, "elsewhere:42:ee")
+	if _, err := db.Exec(`UPDATE river_job SET attempted_by = jsonb('{"not": "a list"}') WHERE id = ?`, id); err != nil {
+		t.Fatal(err)
+	}
+	_, err := q.Rescue(t.Context())
+	if code := cairn.ErrorCode(err); code != cairn.EINTERNAL {
+		t.Fatalf("Rescue of a damaged row: %v (code %q), want code %q", err, code, cairn.EINTERNAL)
+	}
+	var state string
+	if err := db.QueryRow(`SELECT state FROM river_job WHERE id = ?`, id).Scan(&state); err != nil {
+		t.Fatal(err)
+	}
+	if state != "running" {
+		t.Errorf("the damaged job is %s after the rescue, want it left running", state)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"cairn"
@@ -240,5 +239,3 @@ func (v *verifier) blob(ctx context.Context, it item) error {
 	}
 	return nil
 }
-
-var _ = strings.TrimSpace

@@ -61,7 +61,8 @@ func (v *Vault) ExplainBusy(err error) error {
 }
 
 // ExplainBusy adds to a lock-timeout error which process holds the vault
-// at root.
+// at root; the lock timeout stays its cause (errors.Is and errors.As reach
+// it).
 func ExplainBusy(root string, err error) error {
 	if cairn.ErrorCode(err) != cairn.EUNAVAILABLE {
 		return err
@@ -74,5 +75,6 @@ func ExplainBusy(root string, err error) error {
 		Code:    cairn.EUNAVAILABLE,
 		Message: "the vault is busy: " + strings.Join(hs, "; ") + " holds its write lock",
 		Hint:    "Wait for it to finish and try again; reading commands (search, show, log) work meanwhile.",
+		Err:     err,
 	}
 }
