@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"log/slog"
 	"os"
 	"os/user"
 	"strings"
@@ -28,6 +30,7 @@ const (
 	exitOK      = 0 // success
 	exitRefused = 1 // the operation was refused: a conflict, held findings, a busy vault
 	exitUsage   = 2 // bad usage or input
+	exitBug     = 3 // an internal error: a bug, or a damaged database
 )
 
 // cli is one run of the command line.
@@ -47,6 +50,10 @@ type cli struct {
 	// activity, when set before the vault is opened, receives what agents
 	// run by this process do.
 	activity func(*ingest.Source, string, string)
+	// logLevel and logFormat are the --log-level and --log-format flags;
+	// log is the logger they make, once the flags are parsed.
+	logLevel, logFormat string
+	log                 *slog.Logger
 }
 
 // Main runs the command line with args and returns the exit code.
@@ -77,7 +84,12 @@ links, search and lint stay indexed.
 
 Exit codes: 0 success; 1 the operation was refused (held for review or
 rejected, a conflict, findings with --strict, a vault busy with another
-process); 2 usage or input error.`,
+process); 2 usage or input error; 3 an internal error (a bug, or a damaged
+database: cairn doctor checks the vault).
+
+What goes wrong beside a command's work (a folder sync that must wait, a job
+retried or rescued) is logged on standard error: warnings and errors, and for
+cairn worker also what it does (--log-level info).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Example: `  cairn demo                 the ingest story, narrated, in a temporary vault
@@ -91,6 +103,11 @@ process); 2 usage or input error.`,
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print JSON: an object whose \"items\" list holds things that each have an \"id\"")
 	root.PersistentFlags().StringVarP(&a.vaultDir, "vault", "C", "", "the vault to use (default: the one the current folder is in, or $CAIRN_VAULT)")
 	root.PersistentFlags().StringVar(&a.as, "as", "", "who acts, as user:<name> (default: $CAIRN_USER, else your login name)")
+	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "what is logged on standard error: debug, info, warn or error (default: info for cairn worker, warn otherwise)")
+	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "", "how logs are written: text or json (default: json with --json, text otherwise)")
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		return a.setupLog(cmd)
+	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return usageError("%s", err)
 	})
@@ -177,10 +194,7 @@ func (a *cli) fail(err error) int {
 		fmt.Fprintln(a.stderr, "cairn: interrupted")
 		return exitRefused
 	default:
-		switch cairn.ErrorCode(err) {
-		case cairn.EINVALID, cairn.ENOTFOUND, cairn.EUNAUTHORIZED, cairn.EFORBIDDEN:
-			code = exitUsage
-		}
+		code = exitCode(err)
 	}
 	if a.json {
 		kind := cairn.ErrorCode(err)
@@ -200,14 +214,83 @@ func (a *cli) fail(err error) int {
 	return code
 }
 
+// exitCode maps an error's code to the exit code: 2 for what the caller
+// must change (bad input, a thing that does not exist, a file that cannot
+// be read), 3 for an internal error (a bug or a damaged database), 1 for
+// the rest (a conflict, a busy vault: the operation was refused).
+func exitCode(err error) int {
+	switch cairn.ErrorCode(err) {
+	case cairn.EINVALID, cairn.ENOTFOUND, cairn.EUNAUTHORIZED, cairn.EFORBIDDEN:
+		return exitUsage
+	case cairn.EINTERNAL:
+		var pe *fs.PathError
+		switch {
+		case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission), errors.Is(err, fs.ErrExist):
+			return exitUsage // a path the caller named, or its permissions
+		case errors.As(err, &pe), errors.Is(err, context.DeadlineExceeded):
+			return exitRefused // the machine refused (a full disk, a read-only folder)
+		}
+		return exitBug
+	}
+	return exitRefused
+}
+
 // hint returns the hint for an error: its own, or for a usage error
-// without one, where the commands are explained.
+// without one, where the commands are explained; for an internal error
+// without one, what to do about it.
 func hint(err error) string {
 	var u usage
 	if errors.As(err, &u) {
 		return cmpOr(u.hint, "cairn --help lists the commands; cairn COMMAND --help explains one.")
 	}
-	return cairn.ErrorHint(err)
+	if h := cairn.ErrorHint(err); h != "" {
+		return h
+	}
+	if exitCode(err) == exitBug {
+		return "This is a bug in cairn or a damaged vault: cairn doctor checks the vault; please report the error with what you ran."
+	}
+	return ""
+}
+
+// setupLog makes the logger of the run from --log-level and --log-format:
+// on standard error, as text or JSON. The worker logs what it does (info);
+// other commands only what goes wrong beside their work (warn).
+func (a *cli) setupLog(cmd *cobra.Command) error {
+	level := slog.LevelWarn
+	if cmd.Name() == "worker" {
+		level = slog.LevelInfo
+	}
+	if a.logLevel != "" {
+		if err := level.UnmarshalText([]byte(a.logLevel)); err != nil || strings.ContainsAny(a.logLevel, "+-") {
+			return usage{msg: fmt.Sprintf("--log-level %q is not a level", a.logLevel), hint: "Use debug, info, warn or error."}
+		}
+	}
+	format := a.logFormat
+	if format == "" {
+		format = "text"
+		if a.json {
+			format = "json"
+		}
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch format {
+	case "text":
+		a.log = slog.New(slog.NewTextHandler(a.stderr, opts))
+	case "json":
+		a.log = slog.New(slog.NewJSONHandler(a.stderr, opts))
+	default:
+		return usage{msg: fmt.Sprintf("--log-format %q is not a format", a.logFormat), hint: "Use text or json."}
+	}
+	return nil
+}
+
+// logger returns the run's logger (warnings as text, before the flags are
+// parsed).
+func (a *cli) logger() *slog.Logger {
+	if a.log == nil {
+		a.log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	return a.log
 }
 
 // cmpSlice returns xs, or an empty slice for nil (JSON [] rather than null).
@@ -323,7 +406,7 @@ func (a *cli) openApp() (*app.App, error) {
 // vaultOptions, and the activity of agents run here.
 func (a *cli) appOptions() *app.Options {
 	vo := a.vaultOptions()
-	return &app.Options{Logger: a.warnings(), BusyTimeout: vo.BusyTimeout, Crash: vo.Crash, Activity: a.activity}
+	return &app.Options{Logger: a.logger(), BusyTimeout: vo.BusyTimeout, Crash: vo.Crash, Activity: a.activity}
 }
 
 func (a *cli) vaultOptions() *vault.Options {
