@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"cairn"
+	"cairn/app"
 	"cairn/index"
 	"cairn/store"
 	"cairn/vault"
@@ -38,9 +39,7 @@ func commitAt(a *cli, v *vault.Vault, rev string) (*cairn.Commit, error) {
 }
 
 func (a *cli) logCmd() *cobra.Command {
-	var path string
-	var limit int
-	var firstParent bool
+	var opts app.LogOptions
 	cmd := &cobra.Command{
 		Use:   "log [REF]",
 		Short: "Show the history, newest first",
@@ -49,16 +48,16 @@ newest first, with who made each and why. With --path, only commits that
 changed that file.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, t, err := a.open()
+			ap, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			rev := branchOf(t)
+			defer ap.Close()
+			rev := ap.Branch()
 			if len(args) == 1 {
 				rev = args[0]
 			}
-			c, err := commitAt(a, v, rev)
+			commits, err := ap.Log(a.ctx, rev, opts)
 			if err != nil {
 				return err
 			}
@@ -67,10 +66,7 @@ changed that file.`,
 				*cairn.Commit
 			}
 			var out []item
-			for c, err := range v.Store.Log(a.ctx, c.Hash, store.LogOptions{Path: path, Limit: limit, FirstParent: firstParent}) {
-				if err != nil {
-					return err
-				}
+			for _, c := range commits {
 				out = append(out, item{ID: c.Hash.String(), Commit: c})
 			}
 			return a.emit(items(out), func(w io.Writer) {
@@ -87,9 +83,9 @@ changed that file.`,
 			})
 		},
 	}
-	cmd.Flags().StringVar(&path, "path", "", "only commits that changed this file")
-	cmd.Flags().IntVarP(&limit, "limit", "n", 0, "at most this many commits")
-	cmd.Flags().BoolVar(&firstParent, "first-parent", false, "follow only the branch's own line")
+	cmd.Flags().StringVar(&opts.Path, "path", "", "only commits that changed this file")
+	cmd.Flags().IntVarP(&opts.Limit, "limit", "n", 0, "at most this many commits")
+	cmd.Flags().BoolVar(&opts.FirstParent, "first-parent", false, "follow only the branch's own line")
 	return cmd
 }
 
@@ -105,48 +101,34 @@ Given a revision alone, it shows that commit and what it changed.`,
   cairn show v1`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, t, err := a.open()
+			ap, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
+			defer ap.Close()
 			rev, path, hasRev := strings.Cut(args[0], ":")
 			if !hasRev {
-				rev, path = branchOf(t), args[0]
+				rev, path = ap.Branch(), args[0]
 			}
-			c, err := commitAt(a, v, rev)
-			if err != nil {
-				return err
-			}
-			e, err := v.Store.Get(a.ctx, c.Tree, path)
+			f, err := ap.ReadFile(a.ctx, rev, path)
 			if err != nil && !hasRev {
 				// Not a file: perhaps a revision.
-				if rc, rerr := commitAt(a, v, args[0]); rerr == nil {
-					return a.showCommit(v, rc)
+				if d, rerr := ap.ShowCommit(a.ctx, args[0]); rerr == nil {
+					return a.showCommit(d)
 				}
 			}
 			if err != nil {
 				return err
 			}
-			data, err := v.Store.ReadBlob(a.ctx, e.Blob)
-			if err != nil {
-				return err
-			}
-			out := items([]map[string]any{{"id": c.Hash.Short() + ":" + e.Path, "path": e.Path, "commit": c.Hash, "blob": e.Blob, "size": e.Size, "content": string(data)}})
-			return a.emit(out, func(w io.Writer) { w.Write(data) })
+			e := f.Entry
+			out := items([]map[string]any{{"id": f.Commit.Short() + ":" + e.Path, "path": e.Path, "commit": f.Commit, "blob": e.Blob, "size": e.Size, "content": f.Content}})
+			return a.emit(out, func(w io.Writer) { io.WriteString(w, f.Content) })
 		},
 	}
 }
 
-func (a *cli) showCommit(v *vault.Vault, c *cairn.Commit) error {
-	var parent cairn.Hash
-	if len(c.Parents) > 0 {
-		parent = c.Parents[0]
-	}
-	changes, err := v.Store.DiffCommits(a.ctx, parent, c.Hash, nil)
-	if err != nil {
-		return err
-	}
+func (a *cli) showCommit(d *app.CommitDetail) error {
+	c, changes := d.Commit, d.Changes
 	out := items([]map[string]any{{"id": c.Hash, "commit": c, "changes": changes}})
 	return a.emit(out, func(w io.Writer) {
 		fmt.Fprintf(w, "commit %s\n", c.Hash)
@@ -180,50 +162,19 @@ base). With one revision, that commit against the working tree. With two,
 the first against the second. Text files get a unified diff.`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, t, err := a.open()
+			ap, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			b := v.Store.NewBatch()
-			var from, to cairn.Hash
-			switch len(args) {
-			case 2:
-				ca, err := commitAt(a, v, args[0])
-				if err != nil {
-					return err
-				}
-				cb, err := commitAt(a, v, args[1])
-				if err != nil {
-					return err
-				}
-				from, to = ca.Tree, cb.Tree
-			default:
-				if err := needTree(t); err != nil {
-					return err
-				}
-				base := t.Base
-				if len(args) == 1 {
-					c, err := commitAt(a, v, args[0])
-					if err != nil {
-						return err
-					}
-					base = c.Hash
-				}
-				if from, err = treeOf(a, v, base); err != nil {
-					return err
-				}
-				if to, err = folderTree(a, v, t, b); err != nil {
-					return err
-				}
-				if len(args) == 0 {
-					// Local edits are relative to the working tree's own base.
-					if from, err = treeOf(a, v, t.Base); err != nil {
-						return err
-					}
-				}
+			defer ap.Close()
+			var from, to string
+			if len(args) > 0 {
+				from = args[0]
 			}
-			changes, err := b.Diff(a.ctx, from, to, nil)
+			if len(args) > 1 {
+				to = args[1]
+			}
+			d, err := ap.Diff(a.ctx, from, to)
 			if err != nil {
 				return err
 			}
@@ -233,10 +184,10 @@ the first against the second. Text files get a unified diff.`,
 				Patch string `json:"patch,omitempty"`
 			}
 			var out []item
-			for _, ch := range changes {
+			for _, ch := range d.Changes {
 				patch := ""
 				if !stat {
-					patch = unifiedDiff(a, b, ch)
+					patch = ap.Patch(a.ctx, d.Files, ch)
 				}
 				out = append(out, item{ID: ch.Path, Change: ch, Patch: patch})
 			}
@@ -267,11 +218,6 @@ func treeOf(a *cli, v *vault.Vault, c cairn.Hash) (cairn.Hash, error) {
 		return cairn.Hash{}, err
 	}
 	return cm.Tree, nil
-}
-
-// folderTree builds, in b, the tree the working tree's folder holds.
-func folderTree(a *cli, v *vault.Vault, t *worktree.Tree, b *store.Batch) (cairn.Hash, error) {
-	return v.Trees.FolderTree(a.ctx, t, b)
 }
 
 // unifiedDiff renders one change as a unified diff; "" for binary files.

@@ -7,30 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"cairn"
+	"cairn/app"
 	"cairn/index"
 	"cairn/lint"
-	"cairn/vault"
 )
-
-// mainReader returns a reader of main's index, bringing the index up to
-// main's head first if it lags (a vault written by an older cairn).
-func mainReader(a *cli, v *vault.Vault) (*index.Reader, error) {
-	st, err := v.Index.State(a.ctx)
-	if err != nil {
-		return nil, err
-	}
-	head, err := v.Store.Head(a.ctx, index.Branch)
-	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
-		return nil, err
-	}
-	if st.Commit != head {
-		if err := v.Index.Update(a.ctx); err != nil {
-			return nil, v.ExplainBusy(err)
-		}
-	}
-	return v.Index.Main(), nil
-}
 
 func (a *cli) searchCmd() *cobra.Command {
 	var q index.SearchQuery
@@ -50,21 +30,17 @@ the [start, end) byte offsets of the matching words in it.`,
   cairn search ink* folder:summaries`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, _, err := a.open()
+			ap, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			r, err := mainReader(a, v)
-			if err != nil {
-				return err
-			}
+			defer ap.Close()
 			colored, err := a.colored(color)
 			if err != nil {
 				return err
 			}
 			q.Text = strings.Join(args, " ")
-			res, err := r.Search(a.ctx, q)
+			res, err := ap.Search(a.ctx, q)
 			if err != nil {
 				return err
 			}
@@ -113,18 +89,14 @@ func (a *cli) backlinksCmd() *cobra.Command {
 }
 
 func (a *cli) links(ref string, back bool) error {
-	v, _, err := a.open()
+	ap, err := a.openApp()
 	if err != nil {
 		return err
 	}
-	defer v.Close()
-	r, err := mainReader(a, v)
-	if err != nil {
-		return err
-	}
-	read := r.Links
+	defer ap.Close()
+	read := ap.Links
 	if back {
-		read = r.Backlinks
+		read = ap.Backlinks
 	}
 	ls, err := read(a.ctx, ref)
 	if err != nil {
@@ -174,39 +146,17 @@ With --at, the findings of another commit or branch, computed without
 indexing it. With --strict, exit 1 when any finding is a warning or an error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, _, err := a.open()
+			ap, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			filter := index.FindingFilter{Page: page, Rule: rule, Min: lint.Severity(min)}
-			if min != "" && filter.Min.Rank() == 0 {
+			defer ap.Close()
+			if min != "" && lint.Severity(min).Rank() == 0 {
 				return usageError("--min must be error, warning or info")
 			}
-			var fs []lint.Finding
-			if at == "" {
-				r, err := mainReader(a, v)
-				if err != nil {
-					return err
-				}
-				if fs, err = r.Findings(a.ctx, filter); err != nil {
-					return err
-				}
-			} else {
-				c, err := commitAt(a, v, at)
-				if err != nil {
-					return err
-				}
-				if _, err := mainReader(a, v); err != nil {
-					return err
-				}
-				err = v.Index.View(a.ctx, c.Tree, func(r *index.Reader) error {
-					fs, err = r.Findings(a.ctx, filter)
-					return err
-				})
-				if err != nil {
-					return v.ExplainBusy(err)
-				}
+			fs, err := ap.Lint(a.ctx, app.LintOptions{At: at, Page: page, Rule: rule, Min: lint.Severity(min)})
+			if err != nil {
+				return err
 			}
 			if strict && len(lint.AtLeast(fs, lint.Warning)) > 0 {
 				a.code = exitRefused

@@ -19,18 +19,16 @@ changed on the branch since you started editing it; your next commit merges
 the two. Status also says when the branch moved ahead of the working tree.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, t, err := a.open()
+			ap, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			if err := needTree(t); err != nil {
-				return err
-			}
-			st, err := v.Trees.Status(a.ctx, t)
+			defer ap.Close()
+			st, err := ap.Status(a.ctx)
 			if err != nil {
 				return err
 			}
+			t := st.Tree
 			type item struct {
 				ID       string           `json:"id"`
 				Path     string           `json:"path"`
