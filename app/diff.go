@@ -12,16 +12,16 @@ import (
 	"cairn"
 )
 
-// blobReader reads blobs: a store, or a batch that holds blobs not yet
+// BlobReader reads file content by hash: a store, or a batch that holds blobs not yet
 // committed (a working tree's edits).
-type blobReader interface {
+type BlobReader interface {
 	ReadBlob(ctx context.Context, h cairn.Hash) ([]byte, error)
 }
 
 // Patch renders one change as a unified diff, reading the files' content
 // from r (nil: the vault's store); a binary file, or one whose content
 // cannot be read (purged), gives git's one line saying the files differ.
-func (a *App) Patch(ctx context.Context, r blobReader, ch cairn.Change) string {
+func (a *App) Patch(ctx context.Context, r BlobReader, ch cairn.Change) string {
 	if r == nil {
 		r = a.v.Store
 	}

@@ -75,7 +75,7 @@ type TreeDiff struct {
 	Changes []cairn.Change `json:"changes"`
 	// Files reads the content of the changed files, for Patch: the edits
 	// of a working tree's folder are not in the store.
-	Files blobReader `json:"-"`
+	Files BlobReader `json:"-"`
 }
 
 // Diff returns the changes from the revision from to the revision to.
