@@ -13,6 +13,7 @@ import (
 
 	"cairn"
 	"cairn/admit"
+	"cairn/agent/command"
 	"cairn/index"
 	"cairn/sqlite"
 	"cairn/store"
@@ -469,7 +470,7 @@ func TestPolicy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		argv, err := p.CommandArgv()
+		argv, err := command.Argv(p.Agent.Command)
 		if err != nil {
 			t.Fatal(err)
 		}

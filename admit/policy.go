@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/dustin/go-humanize"
-	"github.com/google/shlex"
 	"go.yaml.in/yaml/v3"
 
 	"cairn"
+	"cairn/agent"
 	"cairn/internal/confine"
 	"cairn/lint"
 )
@@ -33,7 +33,8 @@ type Policy struct {
 
 // AgentPolicy configures the agent that integrates sources.
 type AgentPolicy struct {
-	// Runtime is "extractive" (default: offline, no key) or "command".
+	// Runtime names a registered agent runtime (package agent):
+	// "extractive" (default: offline, no key) or "command", as cairn ships.
 	Runtime string `yaml:"runtime,omitempty"`
 	// Command is the argv of a command agent as one string, split like a
 	// shell would (quotes group words); the prompt arrives on stdin.
@@ -144,8 +145,18 @@ var defaultTypes = []string{
 
 var defaultDotfiles = []string{".gitignore", ".gitattributes"}
 
-// Runtime returns the agent runtime.
-func (p *Policy) Runtime() string { return cmpOr(p.Agent.Runtime, "extractive") }
+// Runtime returns the agent runtime's name.
+func (p *Policy) Runtime() string { return cmpOr(p.Agent.Runtime, agent.DefaultRuntime) }
+
+// AgentSettings returns the agent settings as runtimes read them,
+// defaults applied (agent.Factory's Validate and New get them).
+func (p *Policy) AgentSettings() agent.Settings {
+	return agent.Settings{
+		Runtime: p.Runtime(), Command: p.Agent.Command,
+		Read: p.Agent.Read, Env: p.Agent.Env, Unconfined: p.Agent.Unconfined == "allow",
+		Timeout: p.Timeout(), Inactivity: p.Inactivity(),
+	}
+}
 
 // Timeout returns the agent timeout.
 func (p *Policy) Timeout() time.Duration {
@@ -182,34 +193,27 @@ func (p *Policy) Dotfiles() []string {
 	return p.Paths.Dotfiles
 }
 
-// CommandArgv returns the command agent's argv.
-func (p *Policy) CommandArgv() ([]string, error) {
-	argv, err := shlex.Split(p.Agent.Command)
-	if err != nil {
-		return nil, cairn.Errorf(cairn.EINVALID, "agent.command %q: %v", p.Agent.Command, err).
-			WithHint("Quote words with spaces: cairn settings set agent.command 'my-agent --flag \"two words\"'")
-	}
-	if len(argv) == 0 {
-		return nil, cairn.Errorf(cairn.EINVALID, "agent.runtime is command but agent.command is empty").
-			WithHint("Try: cairn settings set agent.command 'my-agent --flag'")
-	}
-	return argv, nil
-}
-
-// Validate reports the first thing wrong with the policy.
+// Validate reports the first thing wrong with the policy, as an error
+// with code EINVALID and a hint. An agent.runtime that is set must name a
+// registered runtime (package agent), and the settings must pass that
+// runtime's own Validate; the default runtime, when agent.runtime is not
+// set, is not looked up, so that a program that registers no runtime
+// still reads policies (it cannot ingest, and says so when it tries).
 func (p *Policy) Validate() error {
 	bad := func(format string, args ...any) error {
 		return cairn.Errorf(cairn.EINVALID, "%s: "+format, append([]any{PolicyFile}, args...)...).
 			WithHint("Fix it with cairn settings set KEY VALUE; cairn settings lists the keys.")
 	}
-	switch p.Agent.Runtime {
-	case "", "extractive":
-	case "command":
-		if _, err := p.CommandArgv(); err != nil {
-			return err
+	if p.Agent.Runtime != "" {
+		f, ok := agent.Lookup(p.Agent.Runtime)
+		if !ok {
+			return bad("agent.runtime is %q; it must be %s", p.Agent.Runtime, agent.Choices())
 		}
-	default:
-		return bad("agent.runtime is %q; it must be extractive or command", p.Agent.Runtime)
+		if f.Validate != nil {
+			if err := f.Validate(p.AgentSettings()); err != nil {
+				return err
+			}
+		}
 	}
 	if p.Agent.Attempts < 0 || p.Agent.Attempts > maxAttempts {
 		return bad("agent.attempts must be a whole number from 1 to %d, not %d", maxAttempts, p.Agent.Attempts)
@@ -295,7 +299,7 @@ type Setting struct {
 
 // settingKeys are the keys `cairn settings` knows, in order, with help.
 var settingKeys = []struct{ key, help string }{
-	{"agent.runtime", "the agent that integrates sources: extractive (offline) or command"},
+	{"agent.runtime", ""}, // runtimeHelp, from the registry
 	{"agent.command", "the command agent's argv as one string; the prompt arrives on stdin"},
 	{"agent.timeout", "the longest an agent may run"},
 	{"agent.inactivity", "an agent that prints nothing for this long is stopped"},
@@ -320,7 +324,11 @@ func (p *Policy) Settings() []Setting {
 	for _, k := range settingKeys {
 		v, _ := p.get(k.key)
 		d, _ := def.get(k.key)
-		out = append(out, Setting{Key: k.key, Value: v, Default: d, Help: k.help})
+		help := k.help
+		if k.key == "agent.runtime" {
+			help = runtimeHelp()
+		}
+		out = append(out, Setting{Key: k.key, Value: v, Default: d, Help: help})
 	}
 	for _, rule := range verdictRules() {
 		for _, who := range []string{"agent", "person"} {
@@ -331,6 +339,28 @@ func (p *Policy) Settings() []Setting {
 		}
 	}
 	return out
+}
+
+// runtimeHelp is agent.runtime's help: the registered runtimes, sorted,
+// each with its own few words: "command (any agent CLI, confined) or
+// extractive (offline, no key)". It is made when asked for, after every
+// runtime has registered.
+func runtimeHelp() string {
+	var each []string
+	for _, f := range agent.Factories() {
+		if f.Help == "" {
+			each = append(each, f.Name)
+		} else {
+			each = append(each, f.Name+" ("+f.Help+")")
+		}
+	}
+	switch len(each) {
+	case 0:
+		return "the agent that integrates sources (no runtime is registered)"
+	case 1:
+		return "the agent that integrates sources: " + each[0]
+	}
+	return "the agent that integrates sources: " + strings.Join(each[:len(each)-1], ", ") + " or " + each[len(each)-1]
 }
 
 // Get returns the value of one key.

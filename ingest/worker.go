@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	"cairn"
 	"cairn/admit"
 	"cairn/agent"
-	"cairn/internal/confine"
 	"cairn/store"
 	"cairn/vault"
 )
@@ -49,7 +47,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		return err
 	}
 	pol := s.policy(ctx)
-	rt, rterr := s.runtime(pol, job)
+	rt, rterr := s.runtime(pol)
 	err = s.v.Store.Update(ctx, func(tx *store.Tx) error {
 		// Take the source only when it is this job's to run: queued under
 		// it, or running under an earlier attempt of it (a dead worker's,
@@ -251,44 +249,23 @@ func (s *Service) infra(ctx context.Context, src *Source, job *river.Job[Args], 
 	return s.fail(ctx, src, job, msg, "cairn jobs retry "+fmt.Sprint(job.ID)+" tries again.")
 }
 
-// runtime returns the agent runtime the policy names, or an error with a
-// hint when it may not run: a bad agent.read, or a command agent where it
-// would run unconfined and agent.unconfined does not allow that.
-func (s *Service) runtime(pol *admit.Policy, job *river.Job[Args]) (agent.Runtime, error) {
-	switch pol.Runtime() {
-	case "command":
-		argv, err := pol.CommandArgv()
-		if err != nil {
-			return nil, err
-		}
-		dir := filepath.Join(s.v.Root, vault.DirName)
-		if err := confine.CheckRead(pol.Agent.Read, []string{dir}); err != nil {
-			return nil, cairn.Errorf(cairn.EINVALID, "agent.read: %w", err).
-				WithHint(cmp.Or(cairn.ErrorHint(err), "Name folders that neither hold your home folder nor overlap the vault's .cairn: cairn settings set agent.read /opt/agent"))
-		}
-		rt := &agent.Command{
-			Store: s.v.Store, Argv: argv, Env: s.env, Pass: pol.Agent.Env,
-			Read:       pol.Agent.Read,
-			Deny:       []string{dir},
-			WorkDir:    filepath.Join(dir, "work"),
-			Unconfined: pol.Agent.Unconfined == "allow",
-			Watch:      []string{s.v.Root},
-			WatchSkip:  []string{dir},
-			Seal:       []string{dir},
-			SealDB:     []string{filepath.Join(dir, vault.DBName)},
-			Verify:     s.v.DB.QuickCheck,
-			Timeout:    pol.Timeout(),
-			Inactivity: pol.Inactivity(),
-			Exclusive:  &s.folder,
-			Crash:      s.crash,
-			Logger:     s.log,
-		}
-		if err := rt.Check(); err != nil {
-			return nil, err
-		}
-		return rt, nil
-	}
-	return &agent.Extractive{Store: s.v.Store, Index: s.v.Index}, nil
+// runtime returns the agent runtime the policy names, built by its
+// registered factory (package agent) from what the service holds, or an
+// error with a hint when it may not run: an unknown runtime, or one whose
+// agent may not run here (a bad agent.read, say, or a command agent where
+// it would run unconfined and agent.unconfined does not allow that).
+func (s *Service) runtime(pol *admit.Policy) (agent.Runtime, error) {
+	dir := filepath.Join(s.v.Root, vault.DirName)
+	return agent.New(agent.Env{
+		Settings: pol.AgentSettings(),
+		Store:    s.v.Store, Index: s.v.Index,
+		Root: s.v.Root, Internal: dir, Database: filepath.Join(dir, vault.DBName),
+		Verify:  s.v.DB.QuickCheck,
+		Environ: s.env,
+		Folder:  &s.folder,
+		Crash:   s.crash,
+		Logger:  s.log,
+	})
 }
 
 func (s *Service) readRaw(ctx context.Context, head cairn.Hash, path string) ([]byte, error) {
@@ -337,16 +314,13 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, " / ")
 }
 
-// modeOf says how a runtime's agent is confined: "" for the extractive
-// agent (it writes only through cairn), else the confinement mode.
+// modeOf says how a runtime's agent is confined (agent.Confined): "" for
+// one that writes only through cairn, like the extractive agent.
 func modeOf(rt agent.Runtime) string {
-	if rt.Name() != "command" {
-		return ""
+	if c, ok := rt.(agent.Confined); ok {
+		return c.Confinement()
 	}
-	if confine.Available() > 0 {
-		return "confined by Landlock"
-	}
-	return "no Landlock: writes outside are caught by snapshots"
+	return ""
 }
 
 // agentMeta is what the commit of an agent's proposal records about the

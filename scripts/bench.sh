@@ -36,4 +36,4 @@ run ./cmd/cairn 'Read' 50x
 run ./admit 'Admit' 40x
 cooldown
 run ./ingest 'Ingest' 10x
-run ./agent 'Extract' 20x
+run ./agent/extractive 'Extract' 20x

@@ -1,4 +1,4 @@
-package agent
+package extractive
 
 import (
 	"context"
@@ -8,23 +8,39 @@ import (
 	"strings"
 
 	"cairn"
+	"cairn/agent"
 	"cairn/index"
 	"cairn/store"
 )
 
-// Extractive is the default runtime: offline, deterministic, no key. It
+// Name is the runtime's name, agent.runtime's default.
+const Name = agent.DefaultRuntime
+
+func init() {
+	agent.Register(agent.Factory{
+		Name: Name,
+		Help: "offline, no key",
+		New: func(env agent.Env) (agent.Runtime, error) {
+			return &Runtime{Store: env.Store, Index: env.Index}, nil
+		},
+	})
+}
+
+// Runtime is the default runtime: offline, deterministic, no key. It
 // writes an extractive summary of the source (Extract) through a draft in
-// the store; it needs no folder.
-type Extractive struct {
+// the store; it needs no folder, and no setting.
+type Runtime struct {
 	Store *store.Store
 	Index *index.Index
 }
 
+var _ agent.Runtime = (*Runtime)(nil)
+
 // Name returns "extractive".
-func (x *Extractive) Name() string { return "extractive" }
+func (x *Runtime) Name() string { return Name }
 
 // Run summarizes the task's source on its base commit.
-func (x *Extractive) Run(ctx context.Context, t *Task) (*Result, error) {
+func (x *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error) {
 	c, err := x.Store.ReadCommit(ctx, t.Base)
 	if err != nil {
 		return nil, fmt.Errorf("extractive agent: %w", err)
@@ -74,7 +90,7 @@ func (x *Extractive) Run(ctx context.Context, t *Task) (*Result, error) {
 		}
 		sources = append(sources, e.Path)
 	}
-	out, err := Extract(ExtractInput{
+	out, err := Extract(Input{
 		Source: t.Source, Pages: pages, Index: idx, SummariesIndex: sumIdx, Date: t.Date, Sources: sources,
 		Taken: func(p string) bool {
 			if names[cairn.FoldPath(strings.TrimSuffix(path.Base(p), ".md"))] {
@@ -85,7 +101,7 @@ func (x *Extractive) Run(ctx context.Context, t *Task) (*Result, error) {
 		},
 	})
 	if err != nil {
-		return nil, &Failure{Reason: "input", Message: err.Error()}
+		return nil, &agent.Failure{Reason: "input", Message: err.Error()}
 	}
 	var edits []store.FileChange
 	paths := make([]string, 0, len(out.Files))
@@ -105,7 +121,7 @@ func (x *Extractive) Run(ctx context.Context, t *Task) (*Result, error) {
 		return nil, fmt.Errorf("extractive agent: %w", err)
 	}
 	if tree == c.Tree {
-		return nil, &Failure{Reason: "empty", Message: "the extractive agent changed nothing"}
+		return nil, &agent.Failure{Reason: "empty", Message: "the extractive agent changed nothing"}
 	}
-	return &Result{Batch: b, Tree: tree, Summary: out.Summary, Mode: "store"}, nil
+	return &agent.Result{Batch: b, Tree: tree, Summary: out.Summary, Mode: "store"}, nil
 }

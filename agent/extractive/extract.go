@@ -1,4 +1,4 @@
-package agent
+package extractive
 
 import (
 	"bytes"
@@ -19,14 +19,9 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"cairn"
+	"cairn/agent"
 	"cairn/markdown"
 )
-
-// SourceDoc is a source to summarize.
-type SourceDoc struct {
-	Path string // vault path, e.g. "raw/paper-and-ink.md"
-	Data []byte // the content: Markdown (.md) or plain text (.txt), valid UTF-8
-}
 
 // PageRef is an existing page the summary may link to.
 type PageRef struct {
@@ -36,9 +31,9 @@ type PageRef struct {
 	Type    string // frontmatter type, may be ""
 }
 
-// ExtractInput is what the extractive agent reads.
-type ExtractInput struct {
-	Source SourceDoc
+// Input is what the extractive agent reads.
+type Input struct {
+	Source agent.SourceDoc
 	Pages  []PageRef // every page of the vault (may be 100k)
 	// Index is the content of the root index.md; nil when the vault has
 	// none.
@@ -56,8 +51,8 @@ type ExtractInput struct {
 	Sources []string
 }
 
-// ExtractOutput is what the extractive agent writes.
-type ExtractOutput struct {
+// Output is what the extractive agent writes.
+type Output struct {
 	Title string // the source's title
 	Path  string // the new summary page, "summaries/<slug>.md"
 	Page  []byte // its content
@@ -96,7 +91,7 @@ const exHintSource = "The extractive agent summarizes UTF-8 Markdown (.md) or pl
 // NUL bytes or has no sentences. The code is ECONFLICT when
 // summaries/<slug>-<hash>.md and its numbered variants up to -1000 are all
 // taken (exPickSlug says how the slug is picked).
-func Extract(in ExtractInput) (*ExtractOutput, error) {
+func Extract(in Input) (*Output, error) {
 	src := in.Source
 	if err := exValidate(in); err != nil {
 		return nil, err
@@ -144,7 +139,7 @@ func Extract(in ExtractInput) (*ExtractOutput, error) {
 	chosen := trChoose(sentToks, scores, trPassageCount(len(sents)))
 	top := chosen[0]
 	slices.Sort(chosen)
-	out := &ExtractOutput{Title: title}
+	out := &Output{Title: title}
 	for _, i := range chosen {
 		out.Passages = append(out.Passages, exShorten(sents[i], exMaxPassageRunes))
 	}
@@ -184,7 +179,7 @@ func Extract(in ExtractInput) (*ExtractOutput, error) {
 }
 
 // exValidate checks what Extract is given.
-func exValidate(in ExtractInput) error {
+func exValidate(in Input) error {
 	p := in.Source.Path
 	clean, err := cairn.CleanPath(p)
 	if err != nil {
@@ -393,7 +388,7 @@ func slugify(s string) string {
 // two sources whose names share a slug, the one whose job started later
 // finds the other's raw file on its base and takes its hash; and distinct
 // contents have distinct hashes.
-func exPickSlug(title string, src SourceDoc, taken func(string) bool, sources []string) (string, error) {
+func exPickSlug(title string, src agent.SourceDoc, taken func(string) bool, sources []string) (string, error) {
 	sum := sha256.Sum256(src.Data)
 	hash := hex.EncodeToString(sum[:4])
 	slug := exStemSlug(src.Path)
@@ -520,7 +515,7 @@ func exCodeSpan(s string) string {
 }
 
 // exSummary is the paragraph that reports what Extract did.
-func exSummary(out *ExtractOutput, source string, links []exLink, where string) string {
+func exSummary(out *Output, source string, links []exLink, where string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Created %s, an extractive summary of %s: %s and %s", out.Path, source,
 		exPlural(len(out.Passages), "key passage", "key passages"), exPlural(len(out.Terms), "term", "terms"))

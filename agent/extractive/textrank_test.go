@@ -1,4 +1,4 @@
-package agent_test
+package extractive_test
 
 import (
 	"fmt"
@@ -10,12 +10,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"cairn/agent"
+	"cairn/agent/extractive"
 )
 
 // textrankRun extracts a source with no vault around it.
-func textrankRun(t *testing.T, source, data string) *agent.ExtractOutput {
+func textrankRun(t *testing.T, source, data string) *extractive.Output {
 	t.Helper()
-	out, err := agent.Extract(agent.ExtractInput{Source: agent.SourceDoc{Path: source, Data: []byte(data)}, Date: extractDate})
+	out, err := extractive.Extract(extractive.Input{Source: agent.SourceDoc{Path: source, Data: []byte(data)}, Date: extractDate})
 	if err != nil {
 		t.Fatalf("Extract(%q) error: %v", data, err)
 	}

@@ -1,8 +1,7 @@
-package agent
+package command
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -11,16 +10,15 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"cairn"
+	"cairn/agent"
 	"cairn/internal/confine"
 	"cairn/store"
 	"cairn/worktree"
 )
 
-// Command runs any agent CLI: a configured argv, the prompt on stdin, a
+// Runtime runs any agent CLI: a configured argv, the prompt on stdin, a
 // workspace folder holding the base commit's files as its working
 // directory, its output streamed as activity. Confined by Landlock, the
 // process may write only inside its workspace and a private temp and home
@@ -30,7 +28,7 @@ import (
 // the watched folders taken before and after detect writes outside, and a
 // change to the sealed folders fails the job. After it exits, the
 // workspace is the proposal.
-type Command struct {
+type Runtime struct {
 	Store *store.Store
 	// Argv is the command (required).
 	Argv []string
@@ -73,13 +71,24 @@ type Command struct {
 	Logger *slog.Logger
 }
 
+var _ agent.Confined = (*Runtime)(nil)
+
 // Name returns "command".
-func (c *Command) Name() string { return "command" }
+func (c *Runtime) Name() string { return Name }
+
+// Confinement says how the agent is confined here: by Landlock, or, where
+// the kernel offers none, by snapshots that catch writes outside.
+func (c *Runtime) Confinement() string {
+	if confine.Available() > 0 {
+		return "confined by Landlock"
+	}
+	return "no Landlock: writes outside are caught by snapshots"
+}
 
 // Check reports whether the agent may run here: where the kernel offers no
 // Landlock (or CAIRN_LANDLOCK=off), only when Unconfined allows it. The
 // error has code EFORBIDDEN and a hint naming the setting.
-func (c *Command) Check() error {
+func (c *Runtime) Check() error {
 	if confine.Available() > 0 || c.Unconfined {
 		return nil
 	}
@@ -89,9 +98,9 @@ func (c *Command) Check() error {
 
 // Run materializes the base commit in a workspace, runs the agent there
 // and reads the workspace back as the proposed tree.
-func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
+func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error) {
 	if err := c.Check(); err != nil {
-		return nil, &Failure{Reason: "unconfined", Message: err.Error() + ". " + cairn.ErrorHint(err)}
+		return nil, &agent.Failure{Reason: "unconfined", Message: err.Error() + ". " + cairn.ErrorHint(err)}
 	}
 	cm, err := c.Store.ReadCommit(ctx, t.Base)
 	if err != nil {
@@ -123,11 +132,11 @@ func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
 			return nil, fmt.Errorf("command agent: %w", err)
 		}
 	}
-	tr := &Transcript{}
+	tr := &agent.Transcript{}
 	first := true
 	spec := confine.Spec{
 		Argv: c.Argv, Dir: dir, Temp: tmp, Home: home, Read: c.Read, Deny: c.Deny,
-		Stdin: []byte(Prompt(t)), Env: c.Env, Pass: c.Pass,
+		Stdin: []byte(agent.Prompt(t)), Env: c.Env, Pass: c.Pass,
 		Timeout: c.Timeout, Inactivity: c.Inactivity,
 		Watch: c.Watch, WatchSkip: append(append([]string{}, c.WatchSkip...), ws),
 		Seal: c.Seal, SealDB: c.SealDB,
@@ -149,7 +158,7 @@ func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
 			return nil, ctx.Err()
 		}
 		if cairn.ErrorCode(err) == cairn.EINVALID {
-			return nil, &Failure{Reason: "start", Message: fmt.Sprintf("the agent command %q could not start: %v", c.Argv[0], err)}
+			return nil, &agent.Failure{Reason: "start", Message: fmt.Sprintf("the agent command %q could not start: %v", c.Argv[0], err)}
 		}
 		return nil, fmt.Errorf("command agent: %w", err)
 	}
@@ -164,14 +173,14 @@ func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
 		}
 		return nil, context.Canceled
 	case confine.ReasonTimeout:
-		return nil, &Failure{Reason: "timeout", Output: output,
+		return nil, &agent.Failure{Reason: "timeout", Output: output,
 			Message: fmt.Sprintf("the agent ran longer than %s and was stopped", c.Timeout)}
 	case confine.ReasonInactive:
-		return nil, &Failure{Reason: "inactive", Output: output,
+		return nil, &agent.Failure{Reason: "inactive", Output: output,
 			Message: fmt.Sprintf("the agent printed nothing for %s and was stopped", c.Inactivity)}
 	}
 	if res.ExitCode != 0 {
-		return nil, &Failure{Reason: "exit", ExitCode: res.ExitCode, Output: output,
+		return nil, &agent.Failure{Reason: "exit", ExitCode: res.ExitCode, Output: output,
 			Message: fmt.Sprintf("the agent exited with status %d", res.ExitCode)}
 	}
 	b := c.Store.NewBatch()
@@ -180,14 +189,14 @@ func (c *Command) Run(ctx context.Context, t *Task) (*Result, error) {
 		return nil, fmt.Errorf("command agent: read the workspace: %w", err)
 	}
 	if tree == cm.Tree && len(skips) == 0 && len(res.Outside) == 0 {
-		return nil, &Failure{Reason: "empty", Output: output, Message: "the agent changed nothing"}
+		return nil, &agent.Failure{Reason: "empty", Output: output, Message: "the agent changed nothing"}
 	}
-	return &Result{Batch: b, Tree: tree, Summary: tr.Summary(), Mode: string(res.Mode),
+	return &agent.Result{Batch: b, Tree: tree, Summary: tr.Summary(), Mode: string(res.Mode),
 		Contain: string(res.Contain), Outside: res.Outside, Skipped: skips}, nil
 }
 
 // logger returns c.Logger, or one that discards.
-func (c *Command) logger() *slog.Logger {
+func (c *Runtime) logger() *slog.Logger {
 	if c.Logger == nil {
 		return slog.New(slog.DiscardHandler)
 	}
@@ -218,7 +227,7 @@ func removeTree(dir string) error {
 
 // sealed fails the job when an unconfined run changed what it must not:
 // whatever else the agent did, none of it is admitted.
-func (c *Command) sealed(ctx context.Context, res *confine.Result) error {
+func (c *Runtime) sealed(ctx context.Context, res *confine.Result) error {
 	if res.Mode != confine.ModeSnapshot {
 		return nil
 	}
@@ -250,210 +259,5 @@ func (c *Command) sealed(ctx context.Context, res *confine.Result) error {
 	if db {
 		msg += ", and the vault's database may be damaged (check it: cairn doctor)"
 	}
-	return &Failure{Reason: "sealed", Message: msg}
-}
-
-// Bounds on what a Transcript keeps.
-const (
-	tailLines       = 40      // lines of the tail
-	tailLineBytes   = 1 << 10 // bytes of a line of the tail
-	summaryLines    = 40      // lines of a paragraph kept for the summary: its first ones
-	summaryBytes    = 2000    // bytes of the summary
-	summaryLineKeep = 4 << 10 // bytes of a line kept for the summary
-)
-
-// Transcript keeps what cairn needs of an agent's output, within bounds,
-// however much it prints: the tail of both streams, for failure messages,
-// and the agent's summary from its standard output — the last block
-// between <summary> and </summary> (the prompt asks for one), else the last
-// paragraph. The rest is not kept: it went to Task.Activity as it came. A
-// Transcript is not safe for concurrent use; its zero value is ready.
-type Transcript struct {
-	tail    [tailLines]string // a ring of the last lines of both streams
-	next, n int               // where the next tail line goes; how many there are
-	para    text              // the paragraph of standard output being read
-	last    text              // the last whole paragraph before it
-	marking bool              // inside a <summary> block
-	mark    text              // the block being read
-	marked  text              // the last whole block
-}
-
-// text is the first lines of a paragraph or block, within the summary's
-// bounds.
-type text struct {
-	lines []string
-	bytes int
-}
-
-func (x *text) add(line string) {
-	if strings.TrimSpace(line) == "" {
-		return
-	}
-	if len(x.lines) < summaryLines && x.bytes < summaryBytes {
-		l := clip(line, summaryLineKeep)
-		x.lines = append(x.lines, l)
-		x.bytes += len(l)
-	}
-}
-
-// The tags that mark the summary.
-const (
-	summaryOpen  = "<summary>"
-	summaryClose = "</summary>"
-)
-
-// Line adds one line of stream ("stdout" or "stderr").
-func (t *Transcript) Line(stream, line string) {
-	t.tail[t.next] = clip(line, tailLineBytes)
-	t.next = (t.next + 1) % tailLines
-	t.n = min(t.n+1, tailLines)
-	if stream != "stdout" {
-		return
-	}
-	for rest := line; ; {
-		if !t.marking {
-			i := strings.Index(rest, summaryOpen)
-			if i < 0 {
-				break
-			}
-			t.marking, t.mark = true, text{}
-			rest = rest[i+len(summaryOpen):]
-			continue
-		}
-		j := strings.Index(rest, summaryClose)
-		if j < 0 {
-			t.mark.add(rest)
-			break
-		}
-		t.mark.add(rest[:j])
-		t.marking, t.marked = false, t.mark
-		rest = rest[j+len(summaryClose):]
-	}
-	if strings.TrimSpace(line) == "" {
-		if len(t.para.lines) > 0 {
-			t.last, t.para = t.para, text{}
-		}
-		return
-	}
-	t.para.add(line)
-}
-
-// Tail returns the last lines of both streams, joined by newlines.
-func (t *Transcript) Tail() string {
-	lines := make([]string, 0, t.n)
-	for i := range t.n {
-		lines = append(lines, t.tail[(t.next-t.n+i+tailLines)%tailLines])
-	}
-	return strings.Join(lines, "\n")
-}
-
-// Summary returns the agent's account of its change: the last block
-// between <summary> and </summary> (one the output ended in counts too),
-// else the last paragraph of its standard output; as one line of
-// printable text (Clean) of at most summaryBytes bytes, made of at most
-// summaryLines lines, that does not start with "#" (it becomes the body of
-// a log.md entry, whose headings start so). "" when it printed none.
-func (t *Transcript) Summary() string {
-	candidates := []text{t.marked, t.para, t.last}
-	if t.marking {
-		candidates = append([]text{t.mark}, candidates...)
-	}
-	for _, x := range candidates {
-		s := strings.TrimSpace(strings.TrimLeft(Clean(strings.Join(x.lines, "\n"), summaryBytes), "#"))
-		if s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
-// Retained returns how many bytes of output t holds.
-func (t *Transcript) Retained() int {
-	n := 0
-	for _, l := range t.tail {
-		n += len(l)
-	}
-	return n + t.para.bytes + t.last.bytes + t.mark.bytes + t.marked.bytes
-}
-
-// Clean returns s as one line of printable text of at most max bytes (cut
-// with "…", at a character boundary): invalid UTF-8 replaced, terminal
-// escape sequences and control characters removed, and so are the
-// invisible characters a path may not hold (cairn.IsInvisible:
-// bidirectional controls, zero-width characters, the byte order mark, the
-// soft hyphen, tag characters, variation selectors that follow no emoji),
-// which could make the text read otherwise than it is, or hide text from a
-// person that a later agent reads; runs of white space made one space.
-func Clean(s string, max int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	var b strings.Builder
-	prev := rune(-1) // the last character kept
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == 0x1b:
-			n = escapeLen(s[i:])
-		case unicode.IsSpace(r):
-			b.WriteByte(' ')
-			prev = ' '
-		case unicode.IsControl(r), cairn.IsInvisible(prev, r):
-		default:
-			b.WriteString(s[i : i+n])
-			prev = r
-		}
-		i += n
-	}
-	out := strings.Join(strings.Fields(b.String()), " ")
-	if len(out) > max {
-		out = clip(out, max-len("…")) + "…"
-	}
-	return out
-}
-
-// escapeLen returns the length of the terminal escape sequence s starts
-// with: a control sequence (ESC [ ... final byte), an operating system
-// command or string (ESC ] ... BEL or ESC \), or ESC and one character.
-func escapeLen(s string) int {
-	if len(s) < 2 {
-		return len(s)
-	}
-	switch s[1] {
-	case '[':
-		for i := 2; i < len(s); i++ {
-			if s[i] >= 0x40 && s[i] <= 0x7e {
-				return i + 1
-			}
-		}
-		return len(s)
-	case ']', 'P', '_', '^':
-		for i := 2; i < len(s); i++ {
-			if s[i] == 0x07 {
-				return i + 1
-			}
-			if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '\\' {
-				return i + 2
-			}
-		}
-		return len(s)
-	}
-	_, n := utf8.DecodeRuneInString(s[1:])
-	return 1 + n
-}
-
-// clip returns s cut to at most n bytes, at a character boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-// IsFailure reports whether err is an agent's own failure.
-func IsFailure(err error) (*Failure, bool) {
-	var f *Failure
-	ok := errors.As(err, &f)
-	return f, ok
+	return &agent.Failure{Reason: "sealed", Message: msg}
 }

@@ -1,0 +1,87 @@
+package command
+
+import (
+	"cmp"
+	"path/filepath"
+
+	"github.com/google/shlex"
+
+	"cairn"
+	"cairn/agent"
+	"cairn/internal/confine"
+)
+
+// Name is the runtime's name, what agent.runtime says to choose it.
+const Name = "command"
+
+func init() {
+	agent.Register(agent.Factory{
+		Name:     Name,
+		Help:     "any agent CLI, confined",
+		Validate: validate,
+		New:      New,
+	})
+}
+
+// validate checks what a policy naming the command runtime must hold: a
+// command that splits into an argv.
+func validate(s agent.Settings) error {
+	_, err := Argv(s.Command)
+	return err
+}
+
+// Argv splits agent.command into the agent's argv, like a shell would
+// (quotes group words). The error has code EINVALID and a hint when the
+// command does not split (an open quote) or is empty.
+func Argv(command string) ([]string, error) {
+	argv, err := shlex.Split(command)
+	if err != nil {
+		return nil, cairn.Errorf(cairn.EINVALID, "agent.command %q: %v", command, err).
+			WithHint("Quote words with spaces: cairn settings set agent.command 'my-agent --flag \"two words\"'")
+	}
+	if len(argv) == 0 {
+		return nil, cairn.Errorf(cairn.EINVALID, "agent.runtime is command but agent.command is empty").
+			WithHint("Try: cairn settings set agent.command 'my-agent --flag'")
+	}
+	return argv, nil
+}
+
+// New returns the command runtime for a vault: its agent works in
+// workspaces under the vault's .cairn/work, may never read .cairn, and,
+// unconfined, must not change it. The error has code EINVALID and a hint
+// for a bad agent.command or agent.read (a folder that is missing, holds
+// the home folder or overlaps .cairn), and EFORBIDDEN when the kernel
+// offers no Landlock and agent.unconfined does not allow that (Check).
+func New(env agent.Env) (agent.Runtime, error) {
+	set := env.Settings
+	argv, err := Argv(set.Command)
+	if err != nil {
+		return nil, err
+	}
+	dir := env.Internal
+	if err := confine.CheckRead(set.Read, []string{dir}); err != nil {
+		return nil, cairn.Errorf(cairn.EINVALID, "agent.read: %w", err).
+			WithHint(cmp.Or(cairn.ErrorHint(err), "Name folders that neither hold your home folder nor overlap the vault's .cairn: cairn settings set agent.read /opt/agent"))
+	}
+	rt := &Runtime{
+		Store: env.Store, Argv: argv, Env: env.Environ, Pass: set.Env,
+		Read:       set.Read,
+		Deny:       []string{dir},
+		WorkDir:    filepath.Join(dir, "work"),
+		Unconfined: set.Unconfined,
+		Watch:      []string{env.Root},
+		WatchSkip:  []string{dir},
+		Seal:       []string{dir},
+		SealDB:     []string{env.Database},
+		Verify:     env.Verify,
+		Timeout:    set.Timeout,
+		Inactivity: set.Inactivity,
+		Exclusive:  env.Folder,
+		Crash:      env.Crash,
+		Logger:     env.Logger,
+	}
+	if err := rt.Check(); err != nil {
+		return nil, err
+	}
+	return rt, nil
+}

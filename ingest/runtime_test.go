@@ -1,0 +1,127 @@
+package ingest_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"cairn"
+	"cairn/admit"
+	"cairn/agent"
+	"cairn/ingest"
+	"cairn/store"
+
+	// The runtimes cairn ships, for the tests that name them in cairn.yaml.
+	_ "cairn/agent/command"
+	_ "cairn/agent/extractive"
+)
+
+// The echo runtime exists only in this test binary: it registers itself
+// the way a runtime's package does, and neither admit nor ingest knows it.
+func init() {
+	agent.Register(agent.Factory{
+		Name: "echo",
+		Help: "a test runtime that writes one fixed page",
+		Validate: func(s agent.Settings) error {
+			if s.Command != "" {
+				return cairn.Errorf(cairn.EINVALID, "the echo runtime takes no agent.command").
+					WithHint("Try: cairn settings set agent.command ''")
+			}
+			return nil
+		},
+		New: func(env agent.Env) (agent.Runtime, error) { return &echo{store: env.Store}, nil },
+	})
+}
+
+// echo writes concepts/echo.md, which links to a seed page, and lists it
+// in index.md: a change the gates admit.
+type echo struct{ store *store.Store }
+
+func (e *echo) Name() string { return "echo" }
+
+func (e *echo) Run(ctx context.Context, t *agent.Task) (*agent.Result, error) {
+	c, err := e.store.ReadCommit(ctx, t.Base)
+	if err != nil {
+		return nil, err
+	}
+	ent, err := e.store.Get(ctx, c.Tree, "index.md")
+	if err != nil {
+		return nil, err
+	}
+	index, err := e.store.ReadBlob(ctx, ent.Blob)
+	if err != nil {
+		return nil, err
+	}
+	index = bytes.Replace(index, []byte("- [[concepts/type|"), []byte("- [[concepts/echo|Echo]]\n- [[concepts/type|"), 1)
+	b := e.store.NewBatch()
+	tree, err := b.Edit(ctx, c.Tree, []store.FileChange{
+		{Path: "concepts/echo.md", Data: []byte(page("Echo", "It heard "+t.Source.Path+". See [[concepts/paper|Paper]]."))},
+		{Path: "index.md", Data: index},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if t.Activity != nil {
+		t.Activity("file", "concepts/echo.md")
+	}
+	return &agent.Result{Batch: b, Tree: tree, Summary: "The echo agent wrote concepts/echo.md.", Mode: "store"}, nil
+}
+
+// TestIngest_RegisteredRuntime proves that a runtime is added by
+// registering it: the echo runtime, registered by this test package
+// alone, is accepted by the policy's validation (as cairn settings set
+// checks it), its own validation is applied, and the worker runs it end to
+// end, its change admitted under its name.
+func TestIngest_RegisteredRuntime(t *testing.T) {
+	t.Run("Settings", func(t *testing.T) {
+		out, err := admit.SetPolicy(nil, "agent.runtime", "echo")
+		if err != nil {
+			t.Fatalf("SetPolicy(agent.runtime, echo) = %v, want it accepted", err)
+		}
+		p, err := admit.ParsePolicy(out)
+		if err != nil || p.Runtime() != "echo" {
+			t.Fatalf("ParsePolicy(%q) = %v, %v; want runtime echo", out, p, err)
+		}
+		withCommand, err := admit.SetPolicy(nil, "agent.command", "my-agent")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := admit.SetPolicy(withCommand, "agent.runtime", "echo"); cairn.ErrorCode(err) != cairn.EINVALID {
+			t.Errorf("SetPolicy(agent.runtime, echo) with a command = %v, want EINVALID from echo's own Validate", err)
+		}
+	})
+	t.Run("Runs", func(t *testing.T) {
+		var (
+			mu       sync.Mutex
+			activity []string
+		)
+		e := setup(t, "agent:\n  runtime: echo\n", func(o *ingest.Options) {
+			o.Activity = func(_ *ingest.Source, kind, text string) {
+				mu.Lock()
+				defer mu.Unlock()
+				activity = append(activity, kind+" "+text)
+			}
+		})
+		added := e.ingest(e.file("fabriano.md", article))
+		src := added[0].Source
+		if src.Status != ingest.Merged {
+			t.Fatalf("status %s (error %q), want %s", src.Status, src.Error, ingest.Merged)
+		}
+		p := e.proposal(src)
+		if p.Principal != cairn.Agent("echo") || p.Status != cairn.ProposalAdmitted {
+			t.Errorf("proposal by %s is %s, want by %s, admitted", p.Principal, p.Status, cairn.Agent("echo"))
+		}
+		if got, want := e.read("concepts/echo.md"), page("Echo", "It heard raw/fabriano.md. See [[concepts/paper|Paper]]."); got != want {
+			t.Errorf("concepts/echo.md = %q, want %q", got, want)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		want := []string{"start echo agent, job " + fmt.Sprint(src.Job), "file concepts/echo.md"}
+		if !slices.Equal(activity, want) {
+			t.Errorf("activity = %q, want %q", activity, want)
+		}
+	})
+}
