@@ -13,9 +13,9 @@ import (
 func TestApp_CommitEdits(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		a, ctx := setupChanges(t)
-		main := head(t, a, "main")
-		writeFile(t, a.Root(), "page.md", "# Page\n\nEdited.\n")
-		writeFile(t, a.Root(), "other.md", "# Other\n")
+		main := changesHead(t, a, "main")
+		writeChangesFile(t, a.Root(), "page.md", "# Page\n\nEdited.\n")
+		writeChangesFile(t, a.Root(), "other.md", "# Other\n")
 		res, err := a.CommitEdits(ctx, app.CommitEditsRequest{Message: "edit the page", Paths: []string{"page.md"}})
 		if err != nil {
 			t.Fatalf("CommitEdits: %v", err)
@@ -29,7 +29,7 @@ func TestApp_CommitEdits(t *testing.T) {
 		if diff := cmp.Diff([]cairn.Hash{main.Hash}, res.Commit.Parents); diff != "" {
 			t.Errorf("commit's parents (-want +got):\n%s", diff)
 		}
-		if got := head(t, a, "main").Hash; got != res.Commit.Hash {
+		if got := changesHead(t, a, "main").Hash; got != res.Commit.Hash {
 			t.Errorf("main at %s, want %s", got.Short(), res.Commit.Hash.Short())
 		}
 	})
@@ -45,7 +45,7 @@ func TestApp_CommitEdits(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer d.Close()
-		writeFile(t, dir, "page.md", "# Page\n\nDraft.\n")
+		writeChangesFile(t, dir, "page.md", "# Page\n\nDraft.\n")
 		res, err := d.CommitEdits(ctx, app.CommitEditsRequest{Message: "draft"})
 		if err != nil {
 			t.Fatalf("CommitEdits: %v", err)
@@ -56,8 +56,8 @@ func TestApp_CommitEdits(t *testing.T) {
 	})
 	t.Run("Held", func(t *testing.T) {
 		a, ctx := setupChanges(t)
-		main := head(t, a, "main")
-		writeFile(t, a.Root(), "raw/source.md", "a source\n")
+		main := changesHead(t, a, "main")
+		writeChangesFile(t, a.Root(), "raw/source.md", "a source\n")
 		res, err := a.CommitEdits(ctx, app.CommitEditsRequest{Message: "add a source by hand"})
 		if err != nil {
 			t.Fatalf("CommitEdits: %v", err)
@@ -65,19 +65,19 @@ func TestApp_CommitEdits(t *testing.T) {
 		if res.Commit != nil || res.Admission == nil || res.Admission.Proposal == nil || res.Admission.Proposal.Status != cairn.ProposalHeld {
 			t.Errorf("CommitEdits(raw/) = %+v, want held", res)
 		}
-		if got := head(t, a, "main").Hash; got != main.Hash {
+		if got := changesHead(t, a, "main").Hash; got != main.Hash {
 			t.Errorf("main moved to %s", got.Short())
 		}
 	})
 	t.Run("ErrNoMessage", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		_, err := a.CommitEdits(ctx, app.CommitEditsRequest{})
-		wantCode(t, "CommitEdits without message", err, cairn.EINVALID)
+		wantChangesCode(t, "CommitEdits without message", err, cairn.EINVALID)
 	})
 	t.Run("ErrNoPrincipal", func(t *testing.T) {
 		a, _ := setupChanges(t)
 		_, err := a.CommitEdits(t.Context(), app.CommitEditsRequest{Message: "why"})
-		wantCode(t, "CommitEdits without principal", err, cairn.EUNAUTHORIZED)
+		wantChangesCode(t, "CommitEdits without principal", err, cairn.EUNAUTHORIZED)
 	})
 	t.Run("ErrNoTree", func(t *testing.T) {
 		ctx := cairn.NewContextWithPrincipal(t.Context(), cairn.User("ada"))
@@ -90,14 +90,14 @@ func TestApp_CommitEdits(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = a.CommitEdits(ctx, app.CommitEditsRequest{Message: "why"})
-		wantCode(t, "CommitEdits in a bare vault", err, cairn.EINVALID)
+		wantChangesCode(t, "CommitEdits in a bare vault", err, cairn.EINVALID)
 	})
 }
 
 func TestApp_Adopt(t *testing.T) {
 	t.Run("Files", func(t *testing.T) {
 		a, _ := setupChanges(t)
-		c := head(t, a, "main")
+		c := changesHead(t, a, "main")
 		if c.Message != "start" || len(c.Parents) != 0 {
 			t.Errorf("first commit = %q with %d parents, want \"start\" with none", c.Message, len(c.Parents))
 		}
@@ -122,7 +122,7 @@ func TestApp_Adopt(t *testing.T) {
 		// would hold later (a script) is admitted, with its findings.
 		ctx := cairn.NewContextWithPrincipal(t.Context(), cairn.User("ada"))
 		dir := t.TempDir()
-		writeFile(t, dir, "run.sh", "#!/bin/sh\necho hi\n")
+		writeChangesFile(t, dir, "run.sh", "#!/bin/sh\necho hi\n")
 		a, err := app.Init(ctx, dir, false, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -139,7 +139,7 @@ func TestApp_Adopt(t *testing.T) {
 	t.Run("ErrAgain", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		_, err := a.Adopt(ctx, "")
-		wantCode(t, "Adopt again", err, cairn.ECONFLICT)
+		wantChangesCode(t, "Adopt again", err, cairn.ECONFLICT)
 	})
 	t.Run("ErrNoPrincipal", func(t *testing.T) {
 		a, err := app.Init(t.Context(), t.TempDir(), false, nil)
@@ -148,14 +148,14 @@ func TestApp_Adopt(t *testing.T) {
 		}
 		defer a.Close()
 		_, err = a.Adopt(t.Context(), "")
-		wantCode(t, "Adopt without principal", err, cairn.EUNAUTHORIZED)
+		wantChangesCode(t, "Adopt without principal", err, cairn.EUNAUTHORIZED)
 	})
 }
 
 func TestApp_CommitChanges(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		a, ctx := setupChanges(t)
-		main := head(t, a, "main")
+		main := changesHead(t, a, "main")
 		res, err := a.CommitChanges(ctx, app.ChangesRequest{Base: main.Hash, Message: "api edit", Changes: []app.FileEdit{
 			{Path: "notes/new.md", Content: []byte("# New\n")},
 			{Path: "page.md", Delete: true},
@@ -166,7 +166,7 @@ func TestApp_CommitChanges(t *testing.T) {
 		if res.Commit == nil || res.Admission == nil || !res.Admission.Admitted() || res.Admission.Proposal.Route != "api" {
 			t.Fatalf("CommitChanges = %+v, want admitted by route api", res)
 		}
-		if got := readFile(t, a.Root(), "notes/new.md"); got != "# New\n" {
+		if got := readChangesFile(t, a.Root(), "notes/new.md"); got != "# New\n" {
 			t.Errorf("notes/new.md in the folder = %q", got)
 		}
 		if _, err := a.Vault().Store.Get(ctx, res.Commit.Tree, "page.md"); cairn.ErrorCode(err) != cairn.ENOTFOUND {
@@ -176,14 +176,14 @@ func TestApp_CommitChanges(t *testing.T) {
 	t.Run("OnBranch", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		a.CreateBranch(ctx, "draft", "")
-		c := commitOn(t, a, ctx, "draft", map[string]string{"new.md": "# New\n"}, "draft adds new")
-		if got := head(t, a, "draft").Hash; got != c.Hash {
+		c := commitOnBranch(t, a, ctx, "draft", map[string]string{"new.md": "# New\n"}, "draft adds new")
+		if got := changesHead(t, a, "draft").Hash; got != c.Hash {
 			t.Errorf("draft at %s, want %s", got.Short(), c.Hash.Short())
 		}
 	})
 	t.Run("Held", func(t *testing.T) {
 		a, ctx := setupChanges(t)
-		main := head(t, a, "main")
+		main := changesHead(t, a, "main")
 		res, err := a.CommitChanges(ctx, app.ChangesRequest{Base: main.Hash, Message: "a source",
 			Changes: []app.FileEdit{{Path: "raw/s.md", Content: []byte("source\n")}}})
 		if err != nil {
@@ -195,26 +195,26 @@ func TestApp_CommitChanges(t *testing.T) {
 	})
 	t.Run("ErrStaleBase", func(t *testing.T) {
 		a, ctx := setupChanges(t)
-		old := head(t, a, "main")
-		now := commitOn(t, a, ctx, "main", map[string]string{"page.md": "# Page\n\nMoved on.\n"}, "moves main")
+		old := changesHead(t, a, "main")
+		now := commitOnBranch(t, a, ctx, "main", map[string]string{"page.md": "# Page\n\nMoved on.\n"}, "moves main")
 		_, err := a.CommitChanges(ctx, app.ChangesRequest{Base: old.Hash, Message: "late",
 			Changes: []app.FileEdit{{Path: "other.md", Content: []byte("# Other\n")}}})
-		wantCode(t, "CommitChanges(stale base)", err, cairn.ECONFLICT)
+		wantChangesCode(t, "CommitChanges(stale base)", err, cairn.ECONFLICT)
 		if cairn.ErrorHint(err) == "" {
 			t.Errorf("CommitChanges(stale base): no hint")
 		}
-		if got := head(t, a, "main").Hash; got != now.Hash {
+		if got := changesHead(t, a, "main").Hash; got != now.Hash {
 			t.Errorf("main moved to %s", got.Short())
 		}
 		a.CreateBranch(ctx, "draft", old.Hash.String())
-		commitOn(t, a, ctx, "draft", map[string]string{"x.md": "x\n"}, "draft moves")
+		commitOnBranch(t, a, ctx, "draft", map[string]string{"x.md": "x\n"}, "draft moves")
 		_, err = a.CommitChanges(ctx, app.ChangesRequest{Branch: "draft", Base: old.Hash, Message: "late",
 			Changes: []app.FileEdit{{Path: "other.md", Content: []byte("# Other\n")}}})
-		wantCode(t, "CommitChanges(stale base on draft)", err, cairn.ECONFLICT)
+		wantChangesCode(t, "CommitChanges(stale base on draft)", err, cairn.ECONFLICT)
 	})
 	t.Run("ErrBadInput", func(t *testing.T) {
 		a, ctx := setupChanges(t)
-		main := head(t, a, "main")
+		main := changesHead(t, a, "main")
 		put := func(p string) app.FileEdit { return app.FileEdit{Path: p, Content: []byte("x\n")} }
 		for _, tc := range []struct {
 			name string
@@ -236,25 +236,25 @@ func TestApp_CommitChanges(t *testing.T) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				_, err := a.CommitChanges(ctx, tc.req)
-				wantCode(t, "CommitChanges", err, tc.code)
+				wantChangesCode(t, "CommitChanges", err, tc.code)
 			})
 		}
-		if got := head(t, a, "main").Hash; got != main.Hash {
+		if got := changesHead(t, a, "main").Hash; got != main.Hash {
 			t.Errorf("main moved to %s", got.Short())
 		}
 	})
 	t.Run("ErrNoPrincipal", func(t *testing.T) {
 		a, _ := setupChanges(t)
-		_, err := a.CommitChanges(t.Context(), app.ChangesRequest{Base: head(t, a, "main").Hash, Message: "m",
+		_, err := a.CommitChanges(t.Context(), app.ChangesRequest{Base: changesHead(t, a, "main").Hash, Message: "m",
 			Changes: []app.FileEdit{{Path: "a.md", Content: []byte("a\n")}}})
-		wantCode(t, "CommitChanges without principal", err, cairn.EUNAUTHORIZED)
+		wantChangesCode(t, "CommitChanges without principal", err, cairn.EUNAUTHORIZED)
 	})
 }
 
 func TestApp_ProposeChanges(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		a, ctx := setupChanges(t)
-		main := head(t, a, "main")
+		main := changesHead(t, a, "main")
 		res, err := a.ProposeChanges(ctx, app.ChangesRequest{Base: main.Hash, Message: "please review",
 			Changes: []app.FileEdit{{Path: "page.md", Content: []byte("# Page\n\nProposed.\n")}}})
 		if err != nil {
@@ -263,32 +263,32 @@ func TestApp_ProposeChanges(t *testing.T) {
 		if res.Commit != nil || res.Admission == nil || res.Admission.Proposal == nil || res.Admission.Proposal.Status != cairn.ProposalHeld {
 			t.Fatalf("ProposeChanges = %+v, want a held proposal", res)
 		}
-		if got := head(t, a, "main").Hash; got != main.Hash {
+		if got := changesHead(t, a, "main").Hash; got != main.Hash {
 			t.Errorf("main moved to %s", got.Short())
 		}
-		if got := readFile(t, a.Root(), "page.md"); got != "# Page\n\nThe original line.\n" {
+		if got := readChangesFile(t, a.Root(), "page.md"); got != "# Page\n\nThe original line.\n" {
 			t.Errorf("page.md in the folder = %q", got)
 		}
 	})
 	t.Run("ErrBranch", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		a.CreateBranch(ctx, "draft", "")
-		_, err := a.ProposeChanges(ctx, app.ChangesRequest{Branch: "draft", Base: head(t, a, "draft").Hash, Message: "m",
+		_, err := a.ProposeChanges(ctx, app.ChangesRequest{Branch: "draft", Base: changesHead(t, a, "draft").Hash, Message: "m",
 			Changes: []app.FileEdit{{Path: "a.md", Content: []byte("a\n")}}})
-		wantCode(t, "ProposeChanges(on draft)", err, cairn.EINVALID)
+		wantChangesCode(t, "ProposeChanges(on draft)", err, cairn.EINVALID)
 	})
 	t.Run("ErrStaleBase", func(t *testing.T) {
 		a, ctx := setupChanges(t)
-		old := head(t, a, "main")
-		commitOn(t, a, ctx, "main", map[string]string{"page.md": "# Page\n\nMoved on.\n"}, "moves main")
+		old := changesHead(t, a, "main")
+		commitOnBranch(t, a, ctx, "main", map[string]string{"page.md": "# Page\n\nMoved on.\n"}, "moves main")
 		_, err := a.ProposeChanges(ctx, app.ChangesRequest{Base: old.Hash, Message: "late",
 			Changes: []app.FileEdit{{Path: "a.md", Content: []byte("a\n")}}})
-		wantCode(t, "ProposeChanges(stale base)", err, cairn.ECONFLICT)
+		wantChangesCode(t, "ProposeChanges(stale base)", err, cairn.ECONFLICT)
 	})
 	t.Run("ErrNoPrincipal", func(t *testing.T) {
 		a, _ := setupChanges(t)
-		_, err := a.ProposeChanges(t.Context(), app.ChangesRequest{Base: head(t, a, "main").Hash, Message: "m",
+		_, err := a.ProposeChanges(t.Context(), app.ChangesRequest{Base: changesHead(t, a, "main").Hash, Message: "m",
 			Changes: []app.FileEdit{{Path: "a.md", Content: []byte("a\n")}}})
-		wantCode(t, "ProposeChanges without principal", err, cairn.EUNAUTHORIZED)
+		wantChangesCode(t, "ProposeChanges without principal", err, cairn.EUNAUTHORIZED)
 	})
 }

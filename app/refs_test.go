@@ -18,8 +18,8 @@ import (
 func setupChanges(t *testing.T) (*app.App, context.Context) {
 	t.Helper()
 	dir := t.TempDir()
-	writeFile(t, dir, "index.md", "# Index\n\n- [[page]]\n")
-	writeFile(t, dir, "page.md", "# Page\n\nThe original line.\n")
+	writeChangesFile(t, dir, "index.md", "# Index\n\n- [[page]]\n")
+	writeChangesFile(t, dir, "page.md", "# Page\n\nThe original line.\n")
 	ctx := cairn.NewContextWithPrincipal(t.Context(), cairn.User("ada"))
 	a, err := app.Init(ctx, dir, false, nil)
 	if err != nil {
@@ -36,7 +36,7 @@ func setupChanges(t *testing.T) (*app.App, context.Context) {
 	return a, ctx
 }
 
-func writeFile(t *testing.T, dir, name, content string) {
+func writeChangesFile(t *testing.T, dir, name, content string) {
 	t.Helper()
 	path := filepath.Join(dir, filepath.FromSlash(name))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -47,7 +47,7 @@ func writeFile(t *testing.T, dir, name, content string) {
 	}
 }
 
-func readFile(t *testing.T, dir, name string) string {
+func readChangesFile(t *testing.T, dir, name string) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
 	if err != nil {
@@ -57,7 +57,7 @@ func readFile(t *testing.T, dir, name string) string {
 }
 
 // head returns the head commit of branch.
-func head(t *testing.T, a *app.App, branch string) *cairn.Commit {
+func changesHead(t *testing.T, a *app.App, branch string) *cairn.Commit {
 	t.Helper()
 	c, err := a.ResolveCommit(t.Context(), branch)
 	if err != nil {
@@ -67,13 +67,13 @@ func head(t *testing.T, a *app.App, branch string) *cairn.Commit {
 }
 
 // commitOn commits files (content; "" deletes) on branch at its head.
-func commitOn(t *testing.T, a *app.App, ctx context.Context, branch string, files map[string]string, msg string) *cairn.Commit {
+func commitOnBranch(t *testing.T, a *app.App, ctx context.Context, branch string, files map[string]string, msg string) *cairn.Commit {
 	t.Helper()
 	var edits []app.FileEdit
 	for p, c := range files {
 		edits = append(edits, app.FileEdit{Path: p, Content: []byte(c), Delete: c == ""})
 	}
-	res, err := a.CommitChanges(ctx, app.ChangesRequest{Branch: branch, Base: head(t, a, branch).Hash, Changes: edits, Message: msg})
+	res, err := a.CommitChanges(ctx, app.ChangesRequest{Branch: branch, Base: changesHead(t, a, branch).Hash, Changes: edits, Message: msg})
 	if err != nil {
 		t.Fatalf("CommitChanges(%s, %q): %v", branch, msg, err)
 	}
@@ -83,14 +83,14 @@ func commitOn(t *testing.T, a *app.App, ctx context.Context, branch string, file
 	return res.Commit
 }
 
-func wantCode(t *testing.T, what string, err error, code string) {
+func wantChangesCode(t *testing.T, what string, err error, code string) {
 	t.Helper()
 	if got := cairn.ErrorCode(err); got != code {
 		t.Fatalf("%s: error %v (code %q), want code %q", what, err, got, code)
 	}
 }
 
-func refNames(refs []cairn.Ref) []string {
+func changesRefNames(refs []cairn.Ref) []string {
 	var out []string
 	for _, r := range refs {
 		out = append(out, r.Name)
@@ -101,7 +101,7 @@ func refNames(refs []cairn.Ref) []string {
 func TestApp_Branches(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		a, ctx := setupChanges(t)
-		main := head(t, a, "main")
+		main := changesHead(t, a, "main")
 		ref, err := a.CreateBranch(ctx, "draft", "")
 		if err != nil {
 			t.Fatalf("CreateBranch: %v", err)
@@ -113,7 +113,7 @@ func TestApp_Branches(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]string{"draft", "main"}, refNames(refs)); diff != "" {
+		if diff := cmp.Diff([]string{"draft", "main"}, changesRefNames(refs)); diff != "" {
 			t.Errorf("Branches (-want +got):\n%s", diff)
 		}
 		was, err := a.DeleteBranch(ctx, "draft")
@@ -124,14 +124,14 @@ func TestApp_Branches(t *testing.T) {
 			t.Errorf("DeleteBranch = %s, want %s", was.Short(), main.Hash.Short())
 		}
 		refs, _ = a.Branches(ctx)
-		if diff := cmp.Diff([]string{"main"}, refNames(refs)); diff != "" {
+		if diff := cmp.Diff([]string{"main"}, changesRefNames(refs)); diff != "" {
 			t.Errorf("Branches after delete (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("FromRev", func(t *testing.T) {
 		a, ctx := setupChanges(t)
-		first := head(t, a, "main")
-		commitOn(t, a, ctx, "main", map[string]string{"page.md": "# Page\n\nLater.\n"}, "later")
+		first := changesHead(t, a, "main")
+		commitOnBranch(t, a, ctx, "main", map[string]string{"page.md": "# Page\n\nLater.\n"}, "later")
 		ref, err := a.CreateBranch(ctx, "old", first.Hash.String())
 		if err != nil {
 			t.Fatalf("CreateBranch: %v", err)
@@ -143,35 +143,35 @@ func TestApp_Branches(t *testing.T) {
 	t.Run("ErrNoPrincipal", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		_, err := a.CreateBranch(t.Context(), "draft", "")
-		wantCode(t, "CreateBranch without principal", err, cairn.EUNAUTHORIZED)
+		wantChangesCode(t, "CreateBranch without principal", err, cairn.EUNAUTHORIZED)
 		a.CreateBranch(ctx, "draft", "")
 		_, err = a.DeleteBranch(t.Context(), "draft")
-		wantCode(t, "DeleteBranch without principal", err, cairn.EUNAUTHORIZED)
+		wantChangesCode(t, "DeleteBranch without principal", err, cairn.EUNAUTHORIZED)
 	})
 	t.Run("ErrBadRev", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		_, err := a.CreateBranch(ctx, "draft", "nope")
-		wantCode(t, "CreateBranch(from nope)", err, cairn.ENOTFOUND)
+		wantChangesCode(t, "CreateBranch(from nope)", err, cairn.ENOTFOUND)
 	})
 	t.Run("ErrBadName", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		_, err := a.CreateBranch(ctx, "bad name..", "")
-		wantCode(t, "CreateBranch(bad name)", err, cairn.EINVALID)
+		wantChangesCode(t, "CreateBranch(bad name)", err, cairn.EINVALID)
 	})
 	t.Run("ErrExists", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		_, err := a.CreateBranch(ctx, "main", "")
-		wantCode(t, "CreateBranch(main)", err, cairn.ECONFLICT)
+		wantChangesCode(t, "CreateBranch(main)", err, cairn.ECONFLICT)
 	})
 	t.Run("ErrDeleteMain", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		_, err := a.DeleteBranch(ctx, "main")
-		wantCode(t, "DeleteBranch(main)", err, cairn.EINVALID)
+		wantChangesCode(t, "DeleteBranch(main)", err, cairn.EINVALID)
 	})
 	t.Run("ErrDeleteMissing", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		_, err := a.DeleteBranch(ctx, "nope")
-		wantCode(t, "DeleteBranch(nope)", err, cairn.ENOTFOUND)
+		wantChangesCode(t, "DeleteBranch(nope)", err, cairn.ENOTFOUND)
 	})
 	t.Run("ErrHeldByWorktree", func(t *testing.T) {
 		a, ctx := setupChanges(t)
@@ -180,7 +180,7 @@ func TestApp_Branches(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := a.DeleteBranch(ctx, "draft")
-		wantCode(t, "DeleteBranch(held by a working tree)", err, cairn.ECONFLICT)
+		wantChangesCode(t, "DeleteBranch(held by a working tree)", err, cairn.ECONFLICT)
 		if cairn.ErrorHint(err) == "" {
 			t.Errorf("DeleteBranch(held by a working tree): no hint")
 		}
@@ -190,7 +190,7 @@ func TestApp_Branches(t *testing.T) {
 func TestApp_Tags(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		a, ctx := setupChanges(t)
-		main := head(t, a, "main")
+		main := changesHead(t, a, "main")
 		ref, err := a.CreateTag(ctx, "v1", "", "first")
 		if err != nil {
 			t.Fatalf("CreateTag: %v", err)
@@ -202,26 +202,26 @@ func TestApp_Tags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]string{"v1"}, refNames(tags)); diff != "" {
+		if diff := cmp.Diff([]string{"v1"}, changesRefNames(tags)); diff != "" {
 			t.Errorf("Tags (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("ErrNoPrincipal", func(t *testing.T) {
 		a, _ := setupChanges(t)
 		_, err := a.CreateTag(t.Context(), "v1", "", "")
-		wantCode(t, "CreateTag without principal", err, cairn.EUNAUTHORIZED)
+		wantChangesCode(t, "CreateTag without principal", err, cairn.EUNAUTHORIZED)
 	})
 	t.Run("ErrBadRev", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		_, err := a.CreateTag(ctx, "v1", "nope", "")
-		wantCode(t, "CreateTag(at nope)", err, cairn.ENOTFOUND)
+		wantChangesCode(t, "CreateTag(at nope)", err, cairn.ENOTFOUND)
 	})
 	t.Run("ErrNeverMoves", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		a.CreateTag(ctx, "v1", "", "")
-		commitOn(t, a, ctx, "main", map[string]string{"page.md": "# Page\n\nLater.\n"}, "later")
+		commitOnBranch(t, a, ctx, "main", map[string]string{"page.md": "# Page\n\nLater.\n"}, "later")
 		_, err := a.CreateTag(ctx, "v1", "main", "")
-		wantCode(t, "CreateTag(v1 again)", err, cairn.ECONFLICT)
+		wantChangesCode(t, "CreateTag(v1 again)", err, cairn.ECONFLICT)
 	})
 }
 
@@ -230,7 +230,7 @@ func TestApp_Merge(t *testing.T) {
 		a, ctx := setupChanges(t)
 		a.CreateBranch(ctx, "draft", "")
 		a.CreateBranch(ctx, "topic", "")
-		c := commitOn(t, a, ctx, "topic", map[string]string{"new.md": "# New\n"}, "topic adds new")
+		c := commitOnBranch(t, a, ctx, "topic", map[string]string{"new.md": "# New\n"}, "topic adds new")
 		res, err := a.Merge(ctx, app.MergeRequest{Branch: "topic", Into: "draft"})
 		if err != nil {
 			t.Fatalf("Merge: %v", err)
@@ -238,15 +238,15 @@ func TestApp_Merge(t *testing.T) {
 		if !res.FastForward || res.Commit == nil || res.Commit.Hash != c.Hash {
 			t.Errorf("Merge(topic into draft) = %+v, want a fast-forward to %s", res, c.Hash.Short())
 		}
-		if got := head(t, a, "draft").Hash; got != c.Hash {
+		if got := changesHead(t, a, "draft").Hash; got != c.Hash {
 			t.Errorf("draft at %s, want %s", got.Short(), c.Hash.Short())
 		}
 	})
 	t.Run("IntoMain", func(t *testing.T) {
 		a, ctx := setupChanges(t)
-		main := head(t, a, "main")
+		main := changesHead(t, a, "main")
 		a.CreateBranch(ctx, "draft", "")
-		d := commitOn(t, a, ctx, "draft", map[string]string{"new.md": "# New\n"}, "draft adds new")
+		d := commitOnBranch(t, a, ctx, "draft", map[string]string{"new.md": "# New\n"}, "draft adds new")
 		res, err := a.Merge(ctx, app.MergeRequest{Branch: "draft"})
 		if err != nil {
 			t.Fatalf("Merge: %v", err)
@@ -257,7 +257,7 @@ func TestApp_Merge(t *testing.T) {
 		if diff := cmp.Diff([]cairn.Hash{main.Hash, d.Hash}, res.Commit.Parents); diff != "" {
 			t.Errorf("merge commit's parents (-want +got):\n%s", diff)
 		}
-		if got := readFile(t, a.Root(), "new.md"); got != "# New\n" {
+		if got := readChangesFile(t, a.Root(), "new.md"); got != "# New\n" {
 			t.Errorf("new.md in the folder = %q", got)
 		}
 		if res.Sync == nil || len(res.Sync.Updated) != 1 {
@@ -267,7 +267,7 @@ func TestApp_Merge(t *testing.T) {
 	t.Run("UpToDate", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		a.CreateBranch(ctx, "draft", "")
-		main := head(t, a, "main")
+		main := changesHead(t, a, "main")
 		res, err := a.Merge(ctx, app.MergeRequest{Branch: "draft"})
 		if err != nil {
 			t.Fatalf("Merge: %v", err)
@@ -279,8 +279,8 @@ func TestApp_Merge(t *testing.T) {
 	t.Run("Conflicts", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		a.CreateBranch(ctx, "draft", "")
-		commitOn(t, a, ctx, "draft", map[string]string{"page.md": "# Page\n\nDraft says that.\n"}, "draft rewrites")
-		m := commitOn(t, a, ctx, "main", map[string]string{"page.md": "# Page\n\nMain says this.\n"}, "main rewrites")
+		commitOnBranch(t, a, ctx, "draft", map[string]string{"page.md": "# Page\n\nDraft says that.\n"}, "draft rewrites")
+		m := commitOnBranch(t, a, ctx, "main", map[string]string{"page.md": "# Page\n\nMain says this.\n"}, "main rewrites")
 		res, err := a.Merge(ctx, app.MergeRequest{Branch: "draft"})
 		if err != nil {
 			t.Fatalf("Merge: %v", err)
@@ -288,15 +288,15 @@ func TestApp_Merge(t *testing.T) {
 		if len(res.Conflicts) != 1 || res.Commit != nil {
 			t.Errorf("Merge(draft) = %+v, want 1 conflict and no commit", res)
 		}
-		if got := head(t, a, "main").Hash; got != m.Hash {
+		if got := changesHead(t, a, "main").Hash; got != m.Hash {
 			t.Errorf("main moved to %s", got.Short())
 		}
 	})
 	t.Run("Held", func(t *testing.T) {
 		a, ctx := setupChanges(t)
-		main := head(t, a, "main")
+		main := changesHead(t, a, "main")
 		a.CreateBranch(ctx, "draft", "")
-		commitOn(t, a, ctx, "draft", map[string]string{"raw/source.md": "a source\n"}, "draft adds a source")
+		commitOnBranch(t, a, ctx, "draft", map[string]string{"raw/source.md": "a source\n"}, "draft adds a source")
 		res, err := a.Merge(ctx, app.MergeRequest{Branch: "draft"})
 		if err != nil {
 			t.Fatalf("Merge: %v", err)
@@ -304,7 +304,7 @@ func TestApp_Merge(t *testing.T) {
 		if res.Commit != nil || res.Admission == nil || res.Admission.Proposal == nil || res.Admission.Proposal.Status != cairn.ProposalHeld {
 			t.Errorf("Merge(draft with raw/) = %+v, want held", res)
 		}
-		if got := head(t, a, "main").Hash; got != main.Hash {
+		if got := changesHead(t, a, "main").Hash; got != main.Hash {
 			t.Errorf("main moved to %s", got.Short())
 		}
 	})
@@ -312,26 +312,26 @@ func TestApp_Merge(t *testing.T) {
 		a, ctx := setupChanges(t)
 		a.CreateBranch(ctx, "draft", "")
 		_, err := a.Merge(t.Context(), app.MergeRequest{Branch: "draft"})
-		wantCode(t, "Merge without principal", err, cairn.EUNAUTHORIZED)
+		wantChangesCode(t, "Merge without principal", err, cairn.EUNAUTHORIZED)
 	})
 	t.Run("ErrBadBranch", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		_, err := a.Merge(ctx, app.MergeRequest{Branch: "nope"})
-		wantCode(t, "Merge(nope)", err, cairn.ENOTFOUND)
+		wantChangesCode(t, "Merge(nope)", err, cairn.ENOTFOUND)
 		_, err = a.Merge(ctx, app.MergeRequest{Branch: "main", Into: "nope"})
-		wantCode(t, "Merge(into nope)", err, cairn.ENOTFOUND)
+		wantChangesCode(t, "Merge(into nope)", err, cairn.ENOTFOUND)
 	})
 	t.Run("ErrNoBranch", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		_, err := a.Merge(ctx, app.MergeRequest{})
-		wantCode(t, "Merge()", err, cairn.EINVALID)
+		wantChangesCode(t, "Merge()", err, cairn.EINVALID)
 	})
 }
 
 func TestApp_Revert(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		a, ctx := setupChanges(t)
-		c := commitOn(t, a, ctx, "main", map[string]string{"page.md": "# Page\n\nRewritten.\n"}, "rewrite")
+		c := commitOnBranch(t, a, ctx, "main", map[string]string{"page.md": "# Page\n\nRewritten.\n"}, "rewrite")
 		res, err := a.Revert(ctx, app.RevertRequest{Commit: "main"})
 		if err != nil {
 			t.Fatalf("Revert: %v", err)
@@ -342,17 +342,17 @@ func TestApp_Revert(t *testing.T) {
 		if got := res.Commit.Meta["revert"]; got != c.Hash.String() {
 			t.Errorf("revert commit's meta revert = %q, want %s", got, c.Hash)
 		}
-		if got := readFile(t, a.Root(), "page.md"); got != "# Page\n\nThe original line.\n" {
+		if got := readChangesFile(t, a.Root(), "page.md"); got != "# Page\n\nThe original line.\n" {
 			t.Errorf("page.md in the folder = %q", got)
 		}
 	})
 	t.Run("Nothing", func(t *testing.T) {
 		a, ctx := setupChanges(t)
-		c := commitOn(t, a, ctx, "main", map[string]string{"page.md": "# Page\n\nRewritten.\n"}, "rewrite")
+		c := commitOnBranch(t, a, ctx, "main", map[string]string{"page.md": "# Page\n\nRewritten.\n"}, "rewrite")
 		if _, err := a.Revert(ctx, app.RevertRequest{Commit: c.Hash.String()}); err != nil {
 			t.Fatal(err)
 		}
-		now := head(t, a, "main")
+		now := changesHead(t, a, "main")
 		res, err := a.Revert(ctx, app.RevertRequest{Commit: c.Hash.String()})
 		if err != nil {
 			t.Fatalf("Revert again: %v", err)
@@ -364,8 +364,8 @@ func TestApp_Revert(t *testing.T) {
 	t.Run("KeepsLog", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		a.CreateBranch(ctx, "draft", "")
-		commitOn(t, a, ctx, "draft", map[string]string{"log.md": "# Log\n\n- one\n"}, "log starts")
-		c := commitOn(t, a, ctx, "draft", map[string]string{"log.md": "# Log\n\n- one\n- two\n", "page.md": "# Page\n\nTwo.\n"}, "two")
+		commitOnBranch(t, a, ctx, "draft", map[string]string{"log.md": "# Log\n\n- one\n"}, "log starts")
+		c := commitOnBranch(t, a, ctx, "draft", map[string]string{"log.md": "# Log\n\n- one\n- two\n", "page.md": "# Page\n\nTwo.\n"}, "two")
 		res, err := a.Revert(ctx, app.RevertRequest{Commit: c.Hash.String(), Branch: "draft"})
 		if err != nil {
 			t.Fatalf("Revert: %v", err)
@@ -384,8 +384,8 @@ func TestApp_Revert(t *testing.T) {
 	})
 	t.Run("Conflicts", func(t *testing.T) {
 		a, ctx := setupChanges(t)
-		c := commitOn(t, a, ctx, "main", map[string]string{"page.md": "# Page\n\nRewritten.\n"}, "rewrite")
-		later := commitOn(t, a, ctx, "main", map[string]string{"page.md": "# Page\n\nRewritten again.\n"}, "again")
+		c := commitOnBranch(t, a, ctx, "main", map[string]string{"page.md": "# Page\n\nRewritten.\n"}, "rewrite")
+		later := commitOnBranch(t, a, ctx, "main", map[string]string{"page.md": "# Page\n\nRewritten again.\n"}, "again")
 		res, err := a.Revert(ctx, app.RevertRequest{Commit: c.Hash.String()})
 		if err != nil {
 			t.Fatalf("Revert: %v", err)
@@ -393,16 +393,16 @@ func TestApp_Revert(t *testing.T) {
 		if len(res.Conflicts) == 0 || res.Commit != nil {
 			t.Errorf("Revert = %+v, want conflicts", res)
 		}
-		if got := head(t, a, "main").Hash; got != later.Hash {
+		if got := changesHead(t, a, "main").Hash; got != later.Hash {
 			t.Errorf("main moved to %s", got.Short())
 		}
 	})
 	t.Run("ErrOutsideHistory", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		a.CreateBranch(ctx, "draft", "")
-		d := commitOn(t, a, ctx, "draft", map[string]string{"new.md": "# New\n"}, "draft adds new")
+		d := commitOnBranch(t, a, ctx, "draft", map[string]string{"new.md": "# New\n"}, "draft adds new")
 		_, err := a.Revert(ctx, app.RevertRequest{Commit: d.Hash.String(), Branch: "main"})
-		wantCode(t, "Revert(a draft commit on main)", err, cairn.EINVALID)
+		wantChangesCode(t, "Revert(a draft commit on main)", err, cairn.EINVALID)
 		if cairn.ErrorHint(err) == "" {
 			t.Errorf("Revert(a draft commit on main): no hint")
 		}
@@ -410,19 +410,19 @@ func TestApp_Revert(t *testing.T) {
 	t.Run("ErrFirstCommit", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		_, err := a.Revert(ctx, app.RevertRequest{Commit: "main"})
-		wantCode(t, "Revert(the first commit)", err, cairn.EINVALID)
+		wantChangesCode(t, "Revert(the first commit)", err, cairn.EINVALID)
 	})
 	t.Run("ErrBadRev", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		_, err := a.Revert(ctx, app.RevertRequest{Commit: "nope"})
-		wantCode(t, "Revert(nope)", err, cairn.ENOTFOUND)
-		commitOn(t, a, ctx, "main", map[string]string{"page.md": "# Page\n\nRewritten.\n"}, "rewrite")
+		wantChangesCode(t, "Revert(nope)", err, cairn.ENOTFOUND)
+		commitOnBranch(t, a, ctx, "main", map[string]string{"page.md": "# Page\n\nRewritten.\n"}, "rewrite")
 		_, err = a.Revert(ctx, app.RevertRequest{Commit: "main", Branch: "nope"})
-		wantCode(t, "Revert(on nope)", err, cairn.ENOTFOUND)
+		wantChangesCode(t, "Revert(on nope)", err, cairn.ENOTFOUND)
 	})
 	t.Run("ErrNoPrincipal", func(t *testing.T) {
 		a, _ := setupChanges(t)
 		_, err := a.Revert(t.Context(), app.RevertRequest{Commit: "main"})
-		wantCode(t, "Revert without principal", err, cairn.EUNAUTHORIZED)
+		wantChangesCode(t, "Revert without principal", err, cairn.EUNAUTHORIZED)
 	})
 }

@@ -20,7 +20,7 @@ func TestApp_Worktrees(t *testing.T) {
 		if res.Tree.Branch != "draft" || res.Files != 2 {
 			t.Errorf("AddWorktree = %+v (tree %+v), want draft with 2 files", res, res.Tree)
 		}
-		if got := readFile(t, dir, "page.md"); got != "# Page\n\nThe original line.\n" {
+		if got := readChangesFile(t, dir, "page.md"); got != "# Page\n\nThe original line.\n" {
 			t.Errorf("page.md in the new tree = %q", got)
 		}
 		trees, err := a.Worktrees(ctx)
@@ -51,9 +51,9 @@ func TestApp_Worktrees(t *testing.T) {
 		if _, err := a.AddWorktree(ctx, dir, "draft"); err != nil {
 			t.Fatal(err)
 		}
-		writeFile(t, dir, "page.md", "edited\n")
+		writeChangesFile(t, dir, "page.md", "edited\n")
 		_, err := a.RemoveWorktree(ctx, dir, false)
-		wantCode(t, "RemoveWorktree(with local edits)", err, cairn.ECONFLICT)
+		wantChangesCode(t, "RemoveWorktree(with local edits)", err, cairn.ECONFLICT)
 		if _, err := a.RemoveWorktree(ctx, dir, true); err != nil {
 			t.Errorf("RemoveWorktree(force): %v", err)
 		}
@@ -61,33 +61,33 @@ func TestApp_Worktrees(t *testing.T) {
 	t.Run("ErrBadBranch", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		_, err := a.AddWorktree(ctx, filepath.Join(t.TempDir(), "x"), "nope")
-		wantCode(t, "AddWorktree(nope)", err, cairn.ENOTFOUND)
+		wantChangesCode(t, "AddWorktree(nope)", err, cairn.ENOTFOUND)
 	})
 	t.Run("ErrNotEmpty", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		dir := t.TempDir()
-		writeFile(t, dir, "x.md", "x\n")
+		writeChangesFile(t, dir, "x.md", "x\n")
 		_, err := a.AddWorktree(ctx, dir, "main")
-		wantCode(t, "AddWorktree(not empty)", err, cairn.EINVALID)
+		wantChangesCode(t, "AddWorktree(not empty)", err, cairn.EINVALID)
 	})
 	t.Run("ErrNotATree", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		_, err := a.RemoveWorktree(ctx, t.TempDir(), false)
-		wantCode(t, "RemoveWorktree(not a tree)", err, cairn.ENOTFOUND)
+		wantChangesCode(t, "RemoveWorktree(not a tree)", err, cairn.ENOTFOUND)
 	})
 	t.Run("ErrVaultFolder", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		_, err := a.RemoveWorktree(ctx, a.Root(), true)
-		wantCode(t, "RemoveWorktree(the vault's folder)", err, cairn.EINVALID)
+		wantChangesCode(t, "RemoveWorktree(the vault's folder)", err, cairn.EINVALID)
 	})
 	t.Run("ErrNoPrincipal", func(t *testing.T) {
 		a, ctx := setupChanges(t)
 		a.CreateBranch(ctx, "draft", "")
 		dir := filepath.Join(t.TempDir(), "draft")
 		_, err := a.AddWorktree(t.Context(), dir, "draft")
-		wantCode(t, "AddWorktree without principal", err, cairn.EUNAUTHORIZED)
+		wantChangesCode(t, "AddWorktree without principal", err, cairn.EUNAUTHORIZED)
 		a.AddWorktree(ctx, dir, "draft")
 		_, err = a.RemoveWorktree(t.Context(), dir, false)
-		wantCode(t, "RemoveWorktree without principal", err, cairn.EUNAUTHORIZED)
+		wantChangesCode(t, "RemoveWorktree without principal", err, cairn.EUNAUTHORIZED)
 	})
 }
