@@ -1,39 +1,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
 
 	"cairn"
 	"cairn/admit"
-	"cairn/store"
-	"cairn/vault"
-	"cairn/worktree"
 )
-
-// landOnMain returns the Land function of a commit of local edits to main:
-// the edits go through admission, and *outcome receives what it decided.
-func landOnMain(v *vault.Vault, route string, p cairn.Principal, message string, outcome **admit.Outcome) func(context.Context, *worktree.Landing) (*cairn.Commit, []cairn.Conflict, error) {
-	return func(ctx context.Context, l *worktree.Landing) (*cairn.Commit, []cairn.Conflict, error) {
-		out, err := v.Admit.Submit(ctx, admit.Request{
-			Route: route, Base: l.Base, BaseTree: l.BaseTree, Tree: l.Tree, Batch: l.Batch,
-			Principal: p, Message: message,
-			Within: func(ctx context.Context, tx *store.Tx, out *admit.Outcome) error {
-				if out.Admitted() {
-					return l.Record(ctx, tx, out.Commit)
-				}
-				return nil
-			},
-		})
-		if err != nil {
-			return nil, nil, err
-		}
-		*outcome = out
-		return out.Commit, out.Conflicts, nil
-	}
-}
 
 // outcomeItem is the JSON shape of an admission outcome.
 func outcomeItem(out *admit.Outcome) map[string]any {

@@ -6,7 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"cairn/admit"
+	"cairn"
+	"cairn/app"
 	"cairn/worktree"
 )
 
@@ -28,24 +29,20 @@ change to raw/ or log.md, a script or a misplaced file is held for review
 			if message == "" {
 				return usageError("commit needs a message: cairn commit -m \"why\"")
 			}
-			v, t, p, err := a.openAs()
+			p, err := a.principal()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			if err := needTree(t); err != nil {
+			c, err := a.openApp()
+			if err != nil {
 				return err
 			}
-			defer v.MarkBusy("cairn commit")()
-			req := worktree.CommitRequest{Message: message, Paths: args, Principal: p}
-			var outcome *admit.Outcome
-			if t.Branch == admit.Branch {
-				req.Land = landOnMain(v, "commit", p, message, &outcome)
-			}
-			res, err := v.Trees.Commit(a.ctx, t, req)
+			defer c.Close()
+			res, err := c.CommitEdits(cairn.NewContextWithPrincipal(a.ctx, p), app.CommitEditsRequest{Message: message, Paths: args})
 			if err != nil {
-				return v.ExplainBusy(err)
+				return err
 			}
+			outcome := res.Admission
 			if outcome != nil && !outcome.Admitted() && len(outcome.Conflicts) == 0 {
 				return a.emit(items([]map[string]any{outcomeItem(outcome)}), func(w io.Writer) {
 					a.refused(w, outcome)
@@ -55,7 +52,7 @@ change to raw/ or log.md, a script or a misplaced file is held for review
 			if len(res.Conflicts) > 0 {
 				a.code = exitRefused
 				return a.emit(conflictList(res.Conflicts), func(w io.Writer) {
-					fmt.Fprintf(w, "Not committed: the branch %s moved and %s remain.\n", t.Branch, plural(len(res.Conflicts), "conflict"))
+					fmt.Fprintf(w, "Not committed: the branch %s moved and %s remain.\n", res.Branch, plural(len(res.Conflicts), "conflict"))
 					printConflicts(w, res.Conflicts)
 					fmt.Fprintln(w, "Edit the files to settle them, then commit again.")
 				})
@@ -70,7 +67,7 @@ change to raw/ or log.md, a script or a misplaced file is held for review
 				if res.Merged {
 					how = " (merged onto the branch's new head)"
 				}
-				fmt.Fprintf(w, "Committed %s on %s: %s%s\n", res.Commit.Hash.Short(), t.Branch, plural(len(res.Changes), "file"), how)
+				fmt.Fprintf(w, "Committed %s on %s: %s%s\n", res.Commit.Hash.Short(), res.Branch, plural(len(res.Changes), "file"), how)
 				if outcome != nil {
 					printAdmitted(w, outcome)
 				}

@@ -3,13 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"cairn/admit"
-	"cairn/store"
-	"cairn/vault"
+	"cairn"
+	"cairn/app"
 	"cairn/worktree"
 )
 
@@ -36,74 +34,40 @@ With --bare the vault has no working tree (for servers).`,
 			if err != nil {
 				return err
 			}
-			v, err := vault.Init(a.ctx, dir, bare, a.vaultOptions())
+			c, err := app.Init(a.ctx, dir, bare, a.appOptions())
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			out := list{"root": v.Root, "bare": bare}
-			var res *worktree.CommitResult
-			var skipped []worktree.Skip
-			var outcome *admit.Outcome
-			if t, _ := v.Main(a.ctx); t != nil {
-				st, err := v.Trees.Status(a.ctx, t)
-				if err != nil {
-					return err
-				}
-				skipped = st.Skipped
-				if len(st.Changes) > 0 {
-					// The adopted files may hold a contract: its findings,
-					// which name the agent command it sets, are printed.
-					msg := cmpOr(message, "adopt "+filepath.Base(v.Root))
-					res, err = v.Trees.Commit(a.ctx, t, worktree.CommitRequest{
-						Message: msg, Principal: p, Land: landOnMain(v, "commit", p, msg, &outcome),
-					})
-					if err != nil {
-						return err
-					}
-					if res.Commit == nil {
-						return a.emit(items([]map[string]any{outcomeItem(outcome)}), func(w io.Writer) {
-							fmt.Fprintf(w, "Made a vault in %s, but the files already there were not adopted:\n", v.Root)
-							a.refused(w, outcome)
-						})
-					}
-				}
+			defer c.Close()
+			res, err := c.Adopt(cairn.NewContextWithPrincipal(a.ctx, p), message)
+			if err != nil {
+				return err
 			}
-			if res == nil {
-				// An empty vault still has a first commit, so main exists.
-				out, err := v.Admit.Submit(a.ctx, admit.Request{
-					Route: "init", Tree: store.EmptyTree, Principal: p, Message: cmpOr(message, "init"), AllowEmpty: true,
+			outcome := res.Admission
+			if res.Commit == nil {
+				return a.emit(items([]map[string]any{outcomeItem(outcome)}), func(w io.Writer) {
+					fmt.Fprintf(w, "Made a vault in %s, but the files already there were not adopted:\n", c.Root())
+					a.refused(w, outcome)
 				})
-				if err != nil {
-					return err
-				}
-				c := out.Commit
-				if t, _ := v.Main(a.ctx); t != nil {
-					if _, err := v.Trees.Sync(a.ctx, t, c.Hash); err != nil {
-						return err
-					}
-				}
-				res = &worktree.CommitResult{Commit: c}
 			}
 			item := map[string]any{"id": res.Commit.Hash, "commit": res.Commit, "files": len(res.Changes)}
 			if outcome != nil {
 				item["admission"] = outcomeItem(outcome)
 			}
-			out["items"] = []map[string]any{item}
-			out["skipped"] = skipped
+			out := list{"root": c.Root(), "bare": bare, "items": []map[string]any{item}, "skipped": res.Skipped}
 			return a.emit(out, func(w io.Writer) {
 				kind := "vault"
 				if bare {
 					kind = "bare vault"
 				}
-				fmt.Fprintf(w, "Made a %s in %s\n", kind, v.Root)
+				fmt.Fprintf(w, "Made a %s in %s\n", kind, c.Root())
 				if n := len(res.Changes); n > 0 {
 					fmt.Fprintf(w, "Adopted %s as commit %s\n", plural(n, "file"), res.Commit.Hash.Short())
 				}
 				if outcome != nil {
 					printAdmitted(w, outcome)
 				}
-				printSkips(w, skipped)
+				printSkips(w, res.Skipped)
 				if !bare {
 					fmt.Fprintln(w, "Next: edit pages in the folder (Obsidian works), then cairn status and cairn commit -m \"why\"")
 				}

@@ -3,9 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
+
+	"cairn"
 )
 
 func (a *cli) worktreeCmd() *cobra.Command {
@@ -23,17 +24,22 @@ branch.`,
 		Short: "Make DIR (new or empty) a working tree of BRANCH",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, _, err := a.open()
+			p, err := a.principal()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			t, rep, err := v.Trees.Add(a.ctx, args[0], args[1], v.Root)
+			c, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			return a.emit(items([]map[string]any{{"id": t.Path, "path": t.Path, "branch": t.Branch, "base": t.Base, "files": len(rep.Updated)}}), func(w io.Writer) {
-				fmt.Fprintf(w, "Made %s a working tree of %s (%d files)\n", t.Path, t.Branch, len(rep.Updated))
+			defer c.Close()
+			res, err := c.AddWorktree(cairn.NewContextWithPrincipal(a.ctx, p), args[0], args[1])
+			if err != nil {
+				return err
+			}
+			t := res.Tree
+			return a.emit(items([]map[string]any{{"id": t.Path, "path": t.Path, "branch": t.Branch, "base": t.Base, "files": res.Files}}), func(w io.Writer) {
+				fmt.Fprintf(w, "Made %s a working tree of %s (%d files)\n", t.Path, t.Branch, res.Files)
 			})
 		},
 	}
@@ -42,12 +48,12 @@ branch.`,
 		Short: "List the working trees",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, _, err := a.open()
+			c, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			trees, err := v.Trees.List(a.ctx)
+			defer c.Close()
+			trees, err := c.Worktrees(a.ctx)
 			if err != nil {
 				return err
 			}
@@ -73,20 +79,17 @@ branch.`,
 		Short: "Delete a working tree's folder (refused when it has local edits, unless --force)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, _, err := a.open()
+			p, err := a.principal()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			abs, err := filepath.Abs(args[0])
+			c, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			t, err := v.Trees.Get(a.ctx, abs)
+			defer c.Close()
+			t, err := c.RemoveWorktree(cairn.NewContextWithPrincipal(a.ctx, p), args[0], force)
 			if err != nil {
-				return err
-			}
-			if err := v.Trees.Remove(a.ctx, t, force); err != nil {
 				return err
 			}
 			return a.emit(items([]map[string]any{{"id": t.Path, "removed": true}}), func(w io.Writer) {
