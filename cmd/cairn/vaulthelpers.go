@@ -13,8 +13,8 @@ import (
 
 // jobs returns an ingest service of v, for doctor's check of sources
 // (maint.go) until that moves into the application layer; the service
-// makes its job queue when it needs one. Commands of this file use the
-// App's own service.
+// makes its job queue when it needs one. The ingest, worker, sources and
+// jobs commands use the App's own service.
 func (a *cli) jobs(v *vault.Vault, _ bool, activity func(*ingest.Source, string, string)) (*ingest.Service, struct{}, error) {
 	return ingest.New(v, &ingest.Options{Activity: activity, Logger: a.warnings(), Crash: a.vaultOptions().Crash}), struct{}{}, nil
 }
