@@ -101,8 +101,7 @@ func (a *App) IngestBytes(ctx context.Context, name string, data []byte, opts In
 
 // runIngest adds sources with add, then runs and waits for their jobs.
 func (a *App) runIngest(ctx context.Context, opts IngestOptions, add func(context.Context) ([]*ingest.Added, error)) (*IngestResult, error) {
-	q, err := a.jobQueue(ctx)
-	if err != nil {
+	if _, err := a.jobQueue(ctx); err != nil {
 		return nil, err
 	}
 	since, err := a.LastEvent(ctx)
@@ -140,7 +139,7 @@ func (a *App) runIngest(ctx context.Context, opts IngestOptions, add func(contex
 	if opts.Progress != nil {
 		opts.Progress(0, len(wait))
 	}
-	if err := q.Start(ctx); err != nil {
+	if err := a.ingest.StartJobs(ctx); err != nil {
 		return nil, err
 	}
 	err = a.follow(ctx, &since, opts.Event, func() (bool, error) {
@@ -161,7 +160,7 @@ func (a *App) runIngest(ctx context.Context, opts IngestOptions, add func(contex
 	})
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if serr := q.Stop(stopCtx); serr != nil && err == nil {
+	if serr := a.ingest.StopJobs(stopCtx); serr != nil && err == nil {
 		err = serr
 	}
 	a.ingest.Flush()

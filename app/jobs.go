@@ -179,7 +179,7 @@ func (a *App) Idle(ctx context.Context) (bool, error) {
 // Stop. Several workers, in this process or others, may run on one vault.
 type Worker struct {
 	a    *App
-	q    *durable.Queue
+	id   string
 	once sync.Once
 	err  error
 }
@@ -187,31 +187,33 @@ type Worker struct {
 // StartWorker starts running queued jobs in this process (as many at once
 // as main's policy says, agent.workers): it records this process as a
 // worker and hands the jobs of workers that died back to the queue. The
-// jobs run until Stop, which the caller must call. A vault opened with
-// its principal or without may run jobs: each job acts as system.
+// jobs run until Stop, which the caller must call. Workers of one App
+// (and Ingest, while it runs jobs) share its queue: it runs until the last
+// of them stops. Jobs act as system, so no principal is needed.
 func (a *App) StartWorker(ctx context.Context) (*Worker, error) {
 	q, err := a.jobQueue(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := q.Start(ctx); err != nil {
+	if err := a.ingest.StartJobs(ctx); err != nil {
 		return nil, err
 	}
-	return &Worker{a: a, q: q}, nil
+	return &Worker{a: a, id: q.ID()}, nil
 }
 
 // ID returns the worker's id, host:pid:nonce, as jobs name it.
-func (w *Worker) ID() string { return w.q.ID() }
+func (w *Worker) ID() string { return w.id }
 
 // Stop stops running jobs: those running finish, or have their contexts
 // cancelled when ctx ends; the folder syncs they scheduled are waited
 // for, and main's folder is left at main's head (a sync after an
 // admission may have been cut short; a vault before its first commit has
-// none). It returns the first error of
-// these steps; a second call returns the first's result.
+// none). It returns the first error of these steps; a second call
+// returns the first's result. The queue goes on running jobs while
+// another Worker of the App, or an Ingest, runs.
 func (w *Worker) Stop(ctx context.Context) error {
 	w.once.Do(func() {
-		w.err = w.q.Stop(ctx)
+		w.err = w.a.ingest.StopJobs(ctx)
 		w.a.ingest.Flush()
 		// A vault before its first commit has no folder to sync.
 		if _, err := w.a.v.SyncMain(ctx); err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND && w.err == nil {

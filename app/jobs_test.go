@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"testing"
+	"time"
 
 	"cairn"
 	"cairn/app"
@@ -124,5 +125,68 @@ func TestApp_StartWorker(t *testing.T) {
 	}
 	if err := w.Stop(ctx); err != nil {
 		t.Errorf("Stop again: %v, want nil", err)
+	}
+}
+
+// TestApp_WorkerAndIngest runs an ingest's jobs in a process whose worker
+// runs: the ingest's end does not stop the worker, which then runs a job
+// queued later; and an ingest after another starts the queue again.
+func TestApp_WorkerAndIngest(t *testing.T) {
+	a, ctx, in := setupIngest(t)
+	first, err := a.Ingest(ctx, []string{writeFile(t, in, "mills.md", article)}, app.IngestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := a.Ingest(ctx, []string{writeFile(t, in, "presses.md", "# Presses\n\nVenice had a hundred presses by 1500.\n")}, app.IngestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range []*app.IngestResult{first, second} {
+		if f := res.Files[0]; f.Source.Status != ingest.Merged {
+			t.Fatalf("Ingest(%s) = %s, want merged", f.File, f.Source.Status)
+		}
+	}
+	w, err := a.StartWorker(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop(ctx)
+	if _, err := a.Ingest(ctx, []string{writeFile(t, in, "ink.md", "# Ink\n\nPrinters mixed lamp black with linseed oil.\n")}, app.IngestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.IngestBytes(ctx, "type.md", []byte("# Type\n\nLetters were cast in a hand mould.\n"), app.IngestOptions{Detach: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Files[0].Source.ID
+	after, err := a.LastEvent(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The worker decides the source: wait for its event.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		src, err := a.Source(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if src.Status == ingest.Merged {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker left type.md %s for 30s after an ingest ended; want it merged", src.Status)
+		}
+		evs, err := a.Events(ctx, after, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) > 0 {
+			after = evs[len(evs)-1].ID
+			continue
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := w.Stop(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -46,8 +46,11 @@ type Options struct {
 type Service struct {
 	v *vault.Vault
 	// qmu guards q, the queue made on first use (Queue) or set (SetQueue).
-	qmu      sync.Mutex
-	q        *durable.Queue
+	qmu sync.Mutex
+	q   *durable.Queue
+	// runMu guards runs, how many callers of StartJobs have not stopped.
+	runMu    sync.Mutex
+	runs     int
 	log      *slog.Logger
 	now      func() time.Time
 	crash    func(string)
@@ -117,6 +120,46 @@ func (s *Service) Queue(ctx context.Context, newConfig func() (durable.Config, e
 	}
 	s.q = q
 	return q, nil
+}
+
+// StartJobs starts running jobs in this process on the service's queue
+// (see Queue) for one more caller: the queue runs until each caller has
+// called StopJobs, so an ingest that runs its jobs here and a worker in
+// the same process do not stop each other's.
+func (s *Service) StartJobs(ctx context.Context) error {
+	q, err := s.queue(ctx)
+	if err != nil {
+		return err
+	}
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	if s.runs == 0 {
+		if err := q.Start(ctx); err != nil {
+			return err
+		}
+	}
+	s.runs++
+	return nil
+}
+
+// StopJobs ends one caller's StartJobs; the last one stops the queue
+// (durable.Queue.Stop: running jobs finish, or have their contexts
+// cancelled when ctx ends). Without a caller running jobs it does nothing.
+func (s *Service) StopJobs(ctx context.Context) error {
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	if s.runs == 0 {
+		return nil
+	}
+	s.runs--
+	if s.runs > 0 {
+		return nil
+	}
+	q, err := s.queue(ctx)
+	if err != nil {
+		return err
+	}
+	return q.Stop(ctx)
 }
 
 // queue returns the service's queue, made from defaultQueueConfig when no
