@@ -44,8 +44,13 @@ type Options struct {
 
 // Service ingests sources into one vault.
 type Service struct {
-	v        *vault.Vault
-	q        *durable.Queue
+	v *vault.Vault
+	// qmu guards q, the queue made on first use (Queue) or set (SetQueue).
+	qmu sync.Mutex
+	q   *durable.Queue
+	// runMu guards runs, how many callers of StartJobs have not stopped.
+	runMu    sync.Mutex
+	runs     int
 	log      *slog.Logger
 	now      func() time.Time
 	crash    func(string)
@@ -85,8 +90,91 @@ func New(v *vault.Vault, opts *Options) *Service {
 // Register adds the ingest job's worker to workers.
 func (s *Service) Register(workers *river.Workers) { river.AddWorker(workers, &worker{s: s}) }
 
-// SetQueue sets the queue jobs are enqueued on; call it before Add.
-func (s *Service) SetQueue(q *durable.Queue) { s.q = q }
+// SetQueue sets the queue jobs are enqueued on, in place of the one Queue
+// makes; call it before Add.
+func (s *Service) SetQueue(q *durable.Queue) {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	s.q = q
+}
+
+// Queue returns the queue the service enqueues its jobs on and runs them
+// from. The first call makes it, on the vault's write connection, from the
+// config newConfig returns (an error from it is returned, and the next call
+// tries again); later calls return the same queue and do not call
+// newConfig. A method of the service that needs the queue before anyone
+// asked for it makes it from defaultQueueConfig. SetQueue replaces it.
+func (s *Service) Queue(ctx context.Context, newConfig func() (durable.Config, error)) (*durable.Queue, error) {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if s.q != nil {
+		return s.q, nil
+	}
+	cfg, err := newConfig()
+	if err != nil {
+		return nil, err
+	}
+	q, err := durable.New(s.v.DB.Write(), cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.q = q
+	return q, nil
+}
+
+// StartJobs starts running jobs in this process on the service's queue
+// (see Queue) for one more caller: the queue runs until each caller has
+// called StopJobs, so an ingest that runs its jobs here and a worker in
+// the same process do not stop each other's.
+func (s *Service) StartJobs(ctx context.Context) error {
+	q, err := s.queue(ctx)
+	if err != nil {
+		return err
+	}
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	if s.runs == 0 {
+		if err := q.Start(ctx); err != nil {
+			return err
+		}
+	}
+	s.runs++
+	return nil
+}
+
+// StopJobs ends one caller's StartJobs; the last one stops the queue
+// (durable.Queue.Stop: running jobs finish, or have their contexts
+// cancelled when ctx ends). Without a caller running jobs it does nothing.
+func (s *Service) StopJobs(ctx context.Context) error {
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	if s.runs == 0 {
+		return nil
+	}
+	s.runs--
+	if s.runs > 0 {
+		return nil
+	}
+	q, err := s.queue(ctx)
+	if err != nil {
+		return err
+	}
+	return q.Stop(ctx)
+}
+
+// queue returns the service's queue, made from defaultQueueConfig when no
+// one made it before.
+func (s *Service) queue(ctx context.Context) (*durable.Queue, error) {
+	return s.Queue(ctx, func() (durable.Config, error) { return s.defaultQueueConfig(ctx), nil })
+}
+
+// defaultQueueConfig runs this service's ingest jobs, as many at once as
+// main's policy says (agent.workers), with the service's crash points.
+func (s *Service) defaultQueueConfig(ctx context.Context) durable.Config {
+	workers := river.NewWorkers()
+	s.Register(workers)
+	return durable.Config{Workers: workers, MaxWorkers: s.policy(ctx).Workers(), Crash: s.crash}
+}
 
 func (s *Service) point(name string) {
 	if s.crash != nil {
@@ -130,9 +218,6 @@ type Added struct {
 // it is one source, one raw file and one job. After maxAddTries attempts
 // that each lost such a race, the error is EUNAVAILABLE.
 func (s *Service) Add(ctx context.Context, files []string, who cairn.Principal) ([]*Added, error) {
-	if s.q == nil {
-		return nil, fmt.Errorf("ingest: no queue")
-	}
 	if len(files) == 0 {
 		return nil, cairn.Errorf(cairn.EINVALID, "no files given").WithHint("Try: cairn ingest paper.md notes.txt")
 	}
@@ -157,8 +242,50 @@ func (s *Service) Add(ctx context.Context, files []string, who cairn.Principal) 
 		}
 		in = append(in, &input{file: f, name: filepath.Base(f), data: data, id: id, size: size})
 	}
+	return s.addInputs(ctx, in, pol, who)
+}
+
+// Data is content to ingest under the file name it is given, as a client
+// uploads it rather than naming a local file.
+type Data struct {
+	Name string `json:"name"` // the file name, like notes-2026.md
+	Data []byte `json:"data"`
+}
+
+// AddData is Add for content given as bytes: each item is checked as a
+// file of that name would be (name rules, NFC, size, format, binary or
+// empty content), refused ones are recorded as failed sources with the
+// reason, and content on record is not ingested again, under whatever
+// name it came before. Added.File is the name given. No items, or an
+// item without a name, is EINVALID, and nothing is done.
+func (s *Service) AddData(ctx context.Context, items []Data, who cairn.Principal) ([]*Added, error) {
+	if len(items) == 0 {
+		return nil, cairn.Errorf(cairn.EINVALID, "no content given").WithHint("Give a source's name and its content.")
+	}
+	for i, it := range items {
+		if it.Name == "" {
+			return nil, cairn.Errorf(cairn.EINVALID, "content %d has no name", i+1).
+				WithHint("Name it as its file would be named, like notes-2026.md.")
+		}
+	}
+	pol := s.policy(ctx)
+	var in []*input
+	for _, it := range items {
+		data, id, size := dataSource(it.Data, pol.MaxSize())
+		in = append(in, &input{file: it.Name, name: it.Name, data: data, id: id, size: size})
+	}
+	return s.addInputs(ctx, in, pol, who)
+}
+
+// addInputs plans and submits read inputs until an attempt is not raced
+// (see Add).
+func (s *Service) addInputs(ctx context.Context, in []*input, pol *admit.Policy, who cairn.Principal) ([]*Added, error) {
+	q, err := s.queue(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for try := 1; ; try++ {
-		out, stored, err := s.add(ctx, in, pol, who)
+		out, stored, err := s.add(ctx, q, in, pol, who)
 		if errors.Is(err, errRaced) {
 			s.log.Info("ingest: another process stored sources meanwhile; planning again", "try", try)
 			if try < maxAddTries {
@@ -186,7 +313,7 @@ const maxAddTries = 10
 // stale.
 var errRaced = errors.New("another process stored sources meanwhile")
 
-// input is a file given to Add, read.
+// input is a file given to Add, read, or content given to AddData.
 type input struct {
 	file, name string
 	data       []byte // nil when over the size limit
@@ -197,7 +324,7 @@ type input struct {
 // add is one attempt of Add: it plans on main's head and submits, and
 // returns errRaced, with nothing done, when the plan turns out stale in
 // the transaction. stored reports whether raw/ changed.
-func (s *Service) add(ctx context.Context, in []*input, pol *admit.Policy, who cairn.Principal) (added []*Added, stored bool, err error) {
+func (s *Service) add(ctx context.Context, jobs *durable.Queue, in []*input, pol *admit.Policy, who cairn.Principal) (added []*Added, stored bool, err error) {
 	head, err := s.v.Store.Head(ctx, admit.Branch)
 	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
 		return nil, false, err
@@ -301,7 +428,7 @@ func (s *Service) add(ctx context.Context, in []*input, pol *admit.Policy, who c
 			if err := putSource(ctx, q, cur != nil, src, now); err != nil {
 				return err
 			}
-			job, err := s.q.InsertTx(ctx, q, Args{Source: src.ID}, &river.InsertOpts{MaxAttempts: pol.Attempts()})
+			job, err := jobs.InsertTx(ctx, q, Args{Source: src.ID}, &river.InsertOpts{MaxAttempts: pol.Attempts()})
 			if err != nil {
 				return err
 			}
@@ -411,6 +538,16 @@ func readSource(file string, max int64) (data []byte, id string, size int64, err
 		return nil, "", 0, err
 	}
 	return limited.data, hex.EncodeToString(h.Sum(nil)), size, nil
+}
+
+// dataSource hashes content given as bytes and keeps it up to max bytes,
+// as readSource does a file's.
+func dataSource(b []byte, max int64) (data []byte, id string, size int64) {
+	sum := sha256.Sum256(b)
+	if int64(len(b)) <= max {
+		data = b
+	}
+	return data, hex.EncodeToString(sum[:]), int64(len(b))
 }
 
 // capWriter keeps what is written to it up to max bytes, then nothing.
@@ -536,9 +673,6 @@ func (s *Service) List(ctx context.Context, status string) ([]*Source, error) {
 // is ECONFLICT and changes nothing: the source waits neither for a job
 // that ends without running it nor beside a second job.
 func (s *Service) Retry(ctx context.Context, ref string, who cairn.Principal) (*Source, error) {
-	if s.q == nil {
-		return nil, fmt.Errorf("ingest: no queue")
-	}
 	src, err := resolveSource(ctx, s.v.DB.Read(), ref)
 	if err != nil {
 		return nil, err
@@ -569,9 +703,13 @@ func (s *Service) retry(ctx context.Context, src *Source, who cairn.Principal) (
 		return nil, cairn.Errorf(cairn.EINVALID, "%s is %s; only failed or rejected sources are retried", src.Name, src.Status).
 			WithHint("Try: cairn sources")
 	}
+	q, err := s.queue(ctx)
+	if err != nil {
+		return nil, err
+	}
 	pol := s.policy(ctx)
 	seen := *src
-	err := s.v.Store.Update(ctx, func(tx *store.Tx) error {
+	err = s.v.Store.Update(ctx, func(tx *store.Tx) error {
 		// Decided on what was read before the transaction: another retry,
 		// a cancel or a decision that landed meanwhile wins, and this one
 		// changes nothing (two retries never make two jobs).
@@ -585,7 +723,7 @@ func (s *Service) retry(ctx context.Context, src *Source, who cairn.Principal) (
 		}
 		job := src.Job
 		if job != 0 {
-			j, err := s.q.RetryTx(ctx, tx.SQL(), job)
+			j, err := q.RetryTx(ctx, tx.SQL(), job)
 			switch {
 			case cairn.ErrorCode(err) == cairn.ENOTFOUND:
 				job = 0
@@ -602,7 +740,7 @@ func (s *Service) retry(ctx context.Context, src *Source, who cairn.Principal) (
 		}
 		if job == 0 {
 			var err error
-			if job, err = s.q.InsertTx(ctx, tx.SQL(), Args{Source: src.ID}, &river.InsertOpts{MaxAttempts: pol.Attempts()}); err != nil {
+			if job, err = q.InsertTx(ctx, tx.SQL(), Args{Source: src.ID}, &river.InsertOpts{MaxAttempts: pol.Attempts()}); err != nil {
 				return err
 			}
 		}
@@ -623,10 +761,14 @@ func (s *Service) retry(ctx context.Context, src *Source, who cairn.Principal) (
 // CancelJob cancels a job: a queued one never runs, a running one's agent
 // is stopped; its source is marked failed.
 func (s *Service) CancelJob(ctx context.Context, job int64, who cairn.Principal) (*durable.Job, error) {
+	q, err := s.queue(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var j *durable.Job
-	err := s.v.Store.Update(ctx, func(tx *store.Tx) error {
+	err = s.v.Store.Update(ctx, func(tx *store.Tx) error {
 		var err error
-		if j, err = s.q.CancelTx(ctx, tx.SQL(), job); err != nil {
+		if j, err = q.CancelTx(ctx, tx.SQL(), job); err != nil {
 			return err
 		}
 		// The source is read in the transaction that cancels its job: a
@@ -700,10 +842,14 @@ var errStale = errors.New("the source is not this attempt's to decide")
 // run it (it is gone, or finished without deciding the source), and why.
 // Such a source waits for nothing: cairn sources retry queues it again.
 func (s *Service) Stuck(ctx context.Context, src *Source) (why string, stuck bool) {
-	if s.q == nil || src.Status != Queued && src.Status != Running {
+	if src.Status != Queued && src.Status != Running {
 		return "", false
 	}
-	j, err := s.q.Get(ctx, src.Job)
+	q, err := s.queue(ctx)
+	if err != nil {
+		return "", false // cannot tell now
+	}
+	j, err := q.Get(ctx, src.Job)
 	switch {
 	case cairn.ErrorCode(err) == cairn.ENOTFOUND:
 		return fmt.Sprintf("its job %d is gone", src.Job), true

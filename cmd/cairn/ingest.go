@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,48 +8,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
-	"github.com/riverqueue/river"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"cairn"
-	"cairn/admit"
 	"cairn/agent"
-	"cairn/durable"
+	"cairn/app"
 	"cairn/ingest"
-	"cairn/vault"
 )
-
-// jobs wires the ingest service and the job queue of a vault. With run,
-// the queue can run jobs in this process (Start).
-func (a *cli) jobs(v *vault.Vault, run bool, activity func(*ingest.Source, string, string)) (*ingest.Service, *durable.Queue, error) {
-	opts := &ingest.Options{Activity: activity, Logger: a.warnings()}
-	crash := a.vaultOptions().Crash
-	if crash != nil {
-		opts.Crash = crash
-	}
-	svc := ingest.New(v, opts)
-	cfg := durable.Config{Crash: crash}
-	if run {
-		workers := river.NewWorkers()
-		svc.Register(workers)
-		cfg.Workers = workers
-		pol, err := policyOf(a, v)
-		if err != nil {
-			return nil, nil, err
-		}
-		cfg.MaxWorkers = pol.Workers()
-		cfg.PollInterval = 100 * time.Millisecond
-	}
-	q, err := durable.New(v.DB.Write(), cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	svc.SetQueue(q)
-	return svc, q, nil
-}
 
 // warnings is the logger of what goes wrong beside a command's work (a
 // folder sync that must wait, an agent's workspace that cannot be
@@ -62,22 +27,6 @@ func (a *cli) warnings() *slog.Logger {
 		return slog.New(slog.NewJSONHandler(a.stderr, opts))
 	}
 	return slog.New(slog.NewTextHandler(a.stderr, opts))
-}
-
-// policyOf reads main's policy.
-func policyOf(a *cli, v *vault.Vault) (*admit.Policy, error) {
-	head, err := v.Store.Head(a.ctx, admit.Branch)
-	if err != nil {
-		if cairn.ErrorCode(err) == cairn.ENOTFOUND {
-			return &admit.Policy{}, nil
-		}
-		return nil, err
-	}
-	c, err := v.Store.ReadCommit(a.ctx, head)
-	if err != nil {
-		return nil, err
-	}
-	return admit.PolicyAt(a.ctx, v.Store, c.Tree)
 }
 
 func (a *cli) ingestCmd() *cobra.Command {
@@ -106,115 +55,59 @@ queued under a job that is gone; 2 usage errors (a missing file).`,
   cairn ingest --detach *.md && cairn worker`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, _, p, err := a.openAs()
+			p, err := a.principal()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
+			printer := &eventPrinter{a: a, w: a.stdout}
+			a.activity = printer.activity
+			c, err := a.openApp()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
 			var bar *progressbar.ProgressBar
-			printer := &eventPrinter{a: a, v: v, w: a.stdout}
-			svc, q, err := a.jobs(v, !detach, printer.activity)
-			if err != nil {
-				return err
-			}
-			printer.svc = svc
-			since, err := lastEvent(a, v)
-			if err != nil {
-				return err
-			}
-			added, err := svc.Add(a.ctx, args, p)
-			if err != nil {
-				return v.ExplainBusy(err)
-			}
-			if !a.json {
-				printAdded(a.stdout, added)
-			}
-			// Wait for the sources queued now, and for those queued before
-			// (by an ingest that was killed, or --detach) whose jobs have
-			// not finished: their jobs run here too.
-			var wait []string
-			queued, before := 0, 0
-			seen := map[string]bool{}
-			for _, ad := range added {
-				if seen[ad.Source.ID] || !ad.Queued && !pending(ad) {
-					continue
-				}
-				seen[ad.Source.ID] = true
-				wait = append(wait, ad.Source.ID)
-				if ad.Queued {
-					queued++
-				} else {
-					before++
-				}
-			}
-			if detach || len(wait) == 0 {
-				if !a.json && detach && queued > 0 {
-					fmt.Fprintf(a.stdout, "Queued %s; cairn worker runs the jobs, cairn sources shows where they are.\n", plural(queued, "source"))
-				}
-				if !a.json && detach && before > 0 {
-					fmt.Fprintf(a.stdout, "%s queued before still wait for their jobs; cairn worker runs them.\n", plural(before, "source"))
-				}
-				return a.finishIngest(svc, added)
-			}
-			if a.interactive() {
-				bar = progressbar.NewOptions(len(wait), progressbar.OptionSetWriter(a.stderr), progressbar.OptionSetDescription("ingesting"),
-					progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-				printer.bar = bar
-			}
-			if err := q.Start(a.ctx); err != nil {
-				return err
-			}
-			printer.after = since
-			err = printer.until(a.ctx, func() (bool, error) {
-				done := 0
-				for _, id := range wait {
-					src, err := svc.Get(a.ctx, id)
-					if err != nil {
-						return false, err
+			waited := false // the jobs run here
+			res, err := c.Ingest(cairn.NewContextWithPrincipal(a.ctx, p), args, app.IngestOptions{
+				Detach: detach,
+				Added: func(added []*ingest.Added) {
+					if !a.json {
+						printAdded(a.stdout, added)
 					}
-					if _, stuck := svc.Stuck(a.ctx, src); final(src.Status) || stuck {
-						done++ // a source whose job is gone waits for nothing
+				},
+				Progress: func(done, total int) {
+					waited = true
+					switch {
+					case bar != nil:
+						bar.Set(done)
+					case a.interactive():
+						bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(a.stderr), progressbar.OptionSetDescription("ingesting"),
+							progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+						printer.setBar(bar)
 					}
-				}
-				if bar != nil {
-					bar.Set(done)
-				}
-				return done == len(wait), nil
+				},
+				Event: printer.event,
 			})
-			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), 10*time.Second)
-			defer cancel()
-			if serr := q.Stop(stopCtx); serr != nil && err == nil {
-				err = serr
-			}
-			svc.Flush()
 			if bar != nil {
 				bar.Finish()
 			}
 			if err != nil {
-				if a.ctx.Err() != nil {
+				if waited && a.ctx.Err() != nil {
 					fmt.Fprintln(a.stderr, "Interrupted: the sources not finished stay queued; cairn worker runs them.")
 				}
 				return err
 			}
-			return a.finishIngest(svc, added)
+			if !a.json && detach && res.Queued > 0 {
+				fmt.Fprintf(a.stdout, "Queued %s; cairn worker runs the jobs, cairn sources shows where they are.\n", plural(res.Queued, "source"))
+			}
+			if !a.json && detach && res.Before > 0 {
+				fmt.Fprintf(a.stdout, "%s queued before still wait for their jobs; cairn worker runs them.\n", plural(res.Before, "source"))
+			}
+			return a.finishIngest(res)
 		},
 	}
 	cmd.Flags().BoolVar(&detach, "detach", false, "only enqueue; cairn worker runs the jobs")
 	return cmd
-}
-
-func final(status string) bool {
-	switch status {
-	case ingest.Merged, ingest.Held, ingest.Rejected, ingest.Failed:
-		return true
-	}
-	return false
-}
-
-// pending reports whether a file's source was queued before and its job
-// has not finished: the ingest runs (or waits for) that job.
-func pending(ad *ingest.Added) bool {
-	return ad.Known && (ad.Source.Status == ingest.Queued || ad.Source.Status == ingest.Running)
 }
 
 func printAdded(w io.Writer, added []*ingest.Added) {
@@ -223,7 +116,7 @@ func printAdded(w io.Writer, added []*ingest.Added) {
 		switch {
 		case ad.Queued:
 			fmt.Fprintf(w, "queued   %s → %s (job %d)\n", shown(src.Name), src.Path, src.Job)
-		case pending(ad):
+		case ad.Known && (src.Status == ingest.Queued || src.Status == ingest.Running): // queued before, not finished
 			fmt.Fprintf(w, "pending  %s: %s; job %d\n", shown(filepath.Base(ad.File)), ad.Note, src.Job)
 		case ad.Note != "":
 			fmt.Fprintf(w, "skipped  %s: %s\n", shown(filepath.Base(ad.File)), ad.Note)
@@ -237,7 +130,7 @@ func printAdded(w io.Writer, added []*ingest.Added) {
 }
 
 // finishIngest prints where every source ended and sets the exit code.
-func (a *cli) finishIngest(svc *ingest.Service, added []*ingest.Added) error {
+func (a *cli) finishIngest(res *app.IngestResult) error {
 	type item struct {
 		ID string `json:"id"`
 		*ingest.Source
@@ -246,31 +139,18 @@ func (a *cli) finishIngest(svc *ingest.Service, added []*ingest.Added) error {
 		Note   string `json:"note,omitempty"`
 	}
 	var out []item
-	counts := map[string]int{}
 	var stuck []string
-	for _, ad := range added {
-		src := ad.Source
-		waited := ad.Queued || pending(ad)
-		if waited {
-			if cur, err := svc.Get(a.ctx, src.ID); err == nil {
-				src = cur
-			}
-		}
-		if ad.Note != "" && !waited && (src.Status == ingest.Rejected || src.Status == ingest.Failed) {
-			a.code = exitRefused // known content that stays refused
-		}
-		if ad.Note == "" || waited {
-			counts[src.Status]++
-			if src.Status != ingest.Merged && (waited || src.Status == ingest.Failed) && final(src.Status) {
-				a.code = exitRefused
-			}
-		}
-		if why, ok := svc.Stuck(a.ctx, src); waited && ok {
+	for _, f := range res.Files {
+		src := f.Source
+		if f.Refused {
 			a.code = exitRefused
-			stuck = append(stuck, fmt.Sprintf("%s is %s but %s: nothing will run it. Try: cairn sources retry %s", shown(src.Name), src.Status, why, src.ID[:12]))
 		}
-		out = append(out, item{ID: src.ID, Source: src, File: ad.File, Queued: ad.Queued, Note: ad.Note})
+		if f.Stuck != "" {
+			stuck = append(stuck, fmt.Sprintf("%s is %s but %s: nothing will run it. Try: cairn sources retry %s", shown(src.Name), src.Status, f.Stuck, src.ID[:12]))
+		}
+		out = append(out, item{ID: src.ID, Source: src, File: f.File, Queued: f.Queued, Note: f.Note})
 	}
+	counts := res.Counts
 	return a.emit(items(out), func(w io.Writer) {
 		var parts []string
 		for _, s := range []string{ingest.Merged, ingest.Held, ingest.Rejected, ingest.Failed, ingest.Queued, ingest.Running} {
@@ -302,55 +182,27 @@ the queue within seconds. With --drain it stops by itself once no job is
 queued or running (for scripts).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, _, err := a.open()
+			printer := &eventPrinter{a: a, w: a.stdout}
+			a.activity = printer.activity
+			c, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			printer := &eventPrinter{a: a, v: v, w: a.stdout}
-			svc, q, err := a.jobs(v, true, printer.activity)
-			if err != nil {
-				return err
-			}
-			printer.svc = svc
-			if printer.after, err = lastEvent(a, v); err != nil {
-				return err
-			}
-			if err := q.Start(a.ctx); err != nil {
-				return err
-			}
-			if _, err = v.SyncMain(a.ctx); err == nil {
-				if !a.json {
-					fmt.Fprintf(a.stdout, "Worker %s running jobs of %s (Ctrl-C stops).\n", q.ID(), v.Root)
-				}
-				err = printer.until(a.ctx, func() (bool, error) {
-					if !drain {
-						return false, nil
+			defer c.Close()
+			err = c.RunWorker(a.ctx, app.WorkerOptions{
+				Drain: drain,
+				Started: func(id string) {
+					if !a.json {
+						fmt.Fprintf(a.stdout, "Worker %s running jobs of %s (Ctrl-C stops).\n", id, c.Root())
 					}
-					jobs, err := q.Jobs(a.ctx, 1, durable.StateQueued, durable.StateRunning, durable.StateRetrying, durable.StateScheduled)
-					return len(jobs) == 0, err
-				})
-			}
-			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), 30*time.Second)
-			defer cancel()
-			serr := q.Stop(stopCtx)
-			svc.Flush()
-			if ferr := printer.flush(stopCtx); ferr != nil && serr == nil {
-				serr = ferr
-			}
-			// Leave main's folder at main's head (a sync after an
-			// admission may have been cut short by the stop).
-			if _, err := v.SyncMain(stopCtx); err != nil && serr == nil {
-				serr = err
-			}
+				},
+				Event: printer.event,
+			})
 			if a.ctx.Err() != nil {
 				if !a.json {
 					fmt.Fprintln(a.stdout, "Worker stopped.")
 				}
-				return serr
-			}
-			if err == nil {
-				err = serr
+				return err
 			}
 			if err == nil && drain && !a.json {
 				fmt.Fprintln(a.stdout, "Nothing is queued or running. Worker stopped.")
@@ -363,64 +215,32 @@ queued or running (for scripts).`,
 }
 
 // eventPrinter prints what happens to sources and proposals, from the
-// events table, as it happens.
+// vault's events, as it happens.
 type eventPrinter struct {
 	a     *cli
-	v     *vault.Vault
-	svc   *ingest.Service
 	w     io.Writer
-	bar   *progressbar.ProgressBar
-	after int64
 	names map[string]string
 	// mu orders lines printed from the event loop and from agents' output,
-	// which arrives on the workers' goroutines.
-	mu sync.Mutex
+	// which arrives on the workers' goroutines; it guards bar and started.
+	mu  sync.Mutex
+	bar *progressbar.ProgressBar
 	// started are the sources whose "running" line was printed when their
 	// agent started here.
 	started map[string]bool
 }
 
-func lastEvent(a *cli, v *vault.Vault) (int64, error) {
-	var id int64
-	err := v.DB.Read().QueryRowContext(a.ctx, `SELECT coalesce(max(id), 0) FROM events`).Scan(&id)
-	return id, err
+// setBar makes lines print above bar.
+func (e *eventPrinter) setBar(bar *progressbar.ProgressBar) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.bar = bar
 }
 
-// until prints events every 100ms until done reports true or ctx ends.
-func (e *eventPrinter) until(ctx context.Context, done func() (bool, error)) error {
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if err := e.flush(ctx); err != nil {
-			return err
-		}
-		ok, err := done()
-		if err != nil || ok {
-			if err == nil {
-				err = e.flush(ctx)
-			}
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
+// event prints an event's line, if it has one.
+func (e *eventPrinter) event(ev *app.Event) {
+	if line := e.line(ev); line != "" && !e.a.json {
+		e.print(line)
 	}
-}
-
-func (e *eventPrinter) flush(ctx context.Context) error {
-	evs, err := admit.Events(ctx, e.v.DB.Read(), e.after, 500)
-	if err != nil {
-		return err
-	}
-	for _, ev := range evs {
-		e.after = ev.ID
-		if line := e.line(ctx, ev); line != "" && !e.a.json {
-			e.print(line)
-		}
-	}
-	return nil
 }
 
 func (e *eventPrinter) print(line string) {
@@ -435,33 +255,26 @@ func (e *eventPrinter) print(line string) {
 	}
 }
 
-func (e *eventPrinter) name(ctx context.Context, id string) string {
+// name is how an event's source is named: the name it was first printed
+// with, its id's first 12 digits when it is not recorded.
+func (e *eventPrinter) name(ev *app.Event) string {
 	if e.names == nil {
 		e.names = map[string]string{}
 	}
-	if n, ok := e.names[id]; ok {
+	if n, ok := e.names[ev.Subject]; ok {
 		return n
 	}
-	n := id[:min(12, len(id))]
-	if src, err := e.svc.Get(ctx, id); err == nil {
-		n = shown(src.Name)
+	n := ev.Subject[:min(12, len(ev.Subject))]
+	if ev.Source != nil {
+		n = shown(ev.Source.Name)
 	}
-	e.names[id] = n
+	e.names[ev.Subject] = n
 	return n
 }
 
 // line turns an event into a line for people, or "".
-func (e *eventPrinter) line(ctx context.Context, ev admit.EventRow) string {
-	var d struct {
-		Job      int64  `json:"job"`
-		Attempt  int    `json:"attempt"`
-		Agent    string `json:"agent"`
-		Mode     string `json:"mode"`
-		Proposal int64  `json:"proposal"`
-		Error    string `json:"error"`
-		Hint     string `json:"hint"`
-	}
-	json.Unmarshal(ev.Data, &d)
+func (e *eventPrinter) line(ev *app.Event) string {
+	d := ev.Fields()
 	switch ev.Kind {
 	case "ingest.running":
 		e.mu.Lock()
@@ -478,27 +291,27 @@ func (e *eventPrinter) line(ctx context.Context, ev admit.EventRow) string {
 		if d.Mode != "" {
 			again += ", " + d.Mode
 		}
-		return fmt.Sprintf("%s: running (%s agent, job %d%s)", e.name(ctx, ev.Subject), d.Agent, d.Job, again)
+		return fmt.Sprintf("%s: running (%s agent, job %d%s)", e.name(ev), d.Agent, d.Job, again)
 	case "ingest.merged":
 		summary := ""
-		if p, err := e.v.Admit.Get(ctx, d.Proposal); err == nil {
-			summary = ": " + p.Summary
+		if ev.Proposal != nil {
+			summary = ": " + ev.Proposal.Summary
 		}
-		return fmt.Sprintf("%s: merged (proposal %d)%s", e.name(ctx, ev.Subject), d.Proposal, summary)
+		return fmt.Sprintf("%s: merged (proposal %d)%s", e.name(ev), d.Proposal, summary)
 	case "ingest.held":
 		why := ""
-		if p, err := e.v.Admit.Get(ctx, d.Proposal); err == nil {
-			why = " — " + heldReasons(p.Findings)
+		if ev.Proposal != nil {
+			why = " — " + heldReasons(ev.Proposal.Findings)
 		}
-		return fmt.Sprintf("%s: held for review as proposal %d%s. Next: cairn review show %d", e.name(ctx, ev.Subject), d.Proposal, why, d.Proposal)
+		return fmt.Sprintf("%s: held for review as proposal %d%s. Next: cairn review show %d", e.name(ev), d.Proposal, why, d.Proposal)
 	case "ingest.rejected":
 		why := ""
-		if p, err := e.v.Admit.Get(ctx, d.Proposal); err == nil {
-			why = " — " + heldReasons(p.Findings)
+		if ev.Proposal != nil {
+			why = " — " + heldReasons(ev.Proposal.Findings)
 		}
-		return fmt.Sprintf("%s: rejected (proposal %d)%s", e.name(ctx, ev.Subject), d.Proposal, why)
+		return fmt.Sprintf("%s: rejected (proposal %d)%s", e.name(ev), d.Proposal, why)
 	case "ingest.failed":
-		line := fmt.Sprintf("%s: failed: %s", e.name(ctx, ev.Subject), d.Error)
+		line := fmt.Sprintf("%s: failed: %s", e.name(ev), d.Error)
 		if d.Hint != "" {
 			line += "\n  Hint: " + d.Hint
 		}

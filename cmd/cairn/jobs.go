@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"cairn/durable"
-	"cairn/ingest"
+	"cairn"
+	"cairn/app"
 )
 
 func (a *cli) jobsCmd() *cobra.Command {
@@ -20,7 +20,7 @@ func (a *cli) jobsCmd() *cobra.Command {
 		Short: "List the vault's jobs, newest first",
 		Long: `Jobs lists the vault's background jobs (kept in its database), newest first:
 their id, kind, state, attempts, the source they ingest and their last error.
-A job is ` + strings.Join(durable.States, ", ") + `:
+A job is ` + strings.Join(app.JobStates(), ", ") + `:
 queued waits for a worker, scheduled for its time, retrying for the pause
 after a failed attempt; failed used up its attempts. --state keeps the jobs
 in the states given (comma-separated).
@@ -29,26 +29,18 @@ cairn jobs cancel ID stops one (its agent's whole process tree); cairn jobs
 retry ID runs a failed one again.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, _, err := a.open()
+			c, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			svc, q, err := a.jobs(v, false, nil)
-			if err != nil {
-				return err
-			}
+			defer c.Close()
 			var states []string
 			if state != "" {
 				states = strings.Split(state, ",")
 			}
-			jobs, err := q.Jobs(a.ctx, limit, states...)
+			out, err := c.Jobs(a.ctx, app.JobFilter{States: states, Limit: limit})
 			if err != nil {
 				return err
-			}
-			out := make([]*jobItem, 0, len(jobs))
-			for _, j := range jobs {
-				out = append(out, a.jobItem(svc, j))
 			}
 			return a.emit(items(out), func(w io.Writer) {
 				if len(out) == 0 {
@@ -61,29 +53,13 @@ retry ID runs a failed one again.`,
 			})
 		},
 	}
-	cmd.Flags().StringVar(&state, "state", "", "only jobs in these states (comma-separated: "+strings.Join(durable.States, ", ")+")")
+	cmd.Flags().StringVar(&state, "state", "", "only jobs in these states (comma-separated: "+strings.Join(app.JobStates(), ", ")+")")
 	cmd.Flags().IntVar(&limit, "limit", 50, "the most jobs to list")
 	cmd.AddCommand(a.jobsCancelCmd(), a.jobsRetryCmd())
 	return cmd
 }
 
-// jobItem is a job as the jobs commands print it: with the source it
-// ingests.
-type jobItem struct {
-	*durable.Job
-	Source string `json:"source,omitempty"` // the source's id
-	Name   string `json:"name,omitempty"`   // the source's name
-}
-
-func (a *cli) jobItem(svc *ingest.Service, j *durable.Job) *jobItem {
-	it := &jobItem{Job: j}
-	if src, err := svc.JobSource(a.ctx, j); err == nil {
-		it.Source, it.Name = src.ID, src.Name
-	}
-	return it
-}
-
-func printJob(w io.Writer, j *jobItem) {
+func printJob(w io.Writer, j *app.Job) {
 	last := ""
 	if n := len(j.Errors); n > 0 {
 		last = "  last error: " + j.Errors[n-1]
@@ -106,21 +82,21 @@ func (a *cli) jobsCancelCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			v, _, p, err := a.openAs()
+			p, err := a.principal()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			svc, _, err := a.jobs(v, false, nil)
+			c, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			j, err := svc.CancelJob(a.ctx, id, p)
+			defer c.Close()
+			j, err := c.CancelJob(cairn.NewContextWithPrincipal(a.ctx, p), id)
 			if err != nil {
-				return v.ExplainBusy(err)
+				return err
 			}
-			return a.emit(items([]*jobItem{a.jobItem(svc, j)}), func(w io.Writer) {
-				if j.State == durable.StateRunning {
+			return a.emit(items([]*app.Job{j}), func(w io.Writer) {
+				if j.State == app.JobRunning {
 					fmt.Fprintf(w, "Cancelling job %d: its worker stops the agent within seconds; once cairn jobs shows it cancelled, cairn jobs retry %d runs it again.\n", id, id)
 					return
 				}
@@ -145,25 +121,21 @@ jobs shows it cancelled.`,
 			if err != nil {
 				return err
 			}
-			v, _, p, err := a.openAs()
+			p, err := a.principal()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			svc, q, err := a.jobs(v, false, nil)
+			c, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			src, err := svc.RetryJob(a.ctx, id, p)
-			if err != nil {
-				return v.ExplainBusy(err)
-			}
-			j, err := q.Get(a.ctx, src.Job)
+			defer c.Close()
+			j, err := c.RetryJob(cairn.NewContextWithPrincipal(a.ctx, p), id)
 			if err != nil {
 				return err
 			}
-			return a.emit(items([]*jobItem{a.jobItem(svc, j)}), func(w io.Writer) {
-				fmt.Fprintf(w, "Job %d queued again for %s; cairn worker runs it.\n", j.ID, src.Name)
+			return a.emit(items([]*app.Job{j}), func(w io.Writer) {
+				fmt.Fprintf(w, "Job %d queued again for %s; cairn worker runs it.\n", j.ID, j.Name)
 			})
 		},
 	}

@@ -25,13 +25,12 @@ retry ID queues a failed or rejected source again (or a queued one whose job
 is gone).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, _, err := a.open()
+			c, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			svc := ingest.New(v, nil)
-			srcs, err := svc.List(a.ctx, status)
+			defer c.Close()
+			srcs, err := c.Sources(a.ctx, status)
 			if err != nil {
 				return err
 			}
@@ -64,12 +63,12 @@ func (a *cli) sourcesShowCmd() *cobra.Command {
 		Short: "Show a source and its history",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, _, err := a.open()
+			c, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			src, err := ingest.New(v, nil).Get(a.ctx, args[0])
+			defer c.Close()
+			src, err := c.Source(a.ctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -102,18 +101,18 @@ func (a *cli) sourcesRetryCmd() *cobra.Command {
 		Short: "Queue a failed or rejected source again (or one whose job is gone)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, _, p, err := a.openAs()
+			p, err := a.principal()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			svc, _, err := a.jobs(v, false, nil)
+			c, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			src, err := svc.Retry(a.ctx, args[0], p)
+			defer c.Close()
+			src, err := c.RetrySource(cairn.NewContextWithPrincipal(a.ctx, p), args[0])
 			if err != nil {
-				return v.ExplainBusy(err)
+				return err
 			}
 			return a.emit(items([]*ingest.Source{src}), func(w io.Writer) {
 				fmt.Fprintf(w, "Queued %s again (job %d); cairn worker runs it.\n", shown(src.Name), src.Job)

@@ -1,0 +1,138 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"cairn"
+	"cairn/admit"
+	"cairn/ingest"
+)
+
+// Event is one thing that happened in the vault, as recorded in its
+// events table: a source queued or failed ("source.*"), a source's job
+// running or its proposal decided ("ingest.*"), a proposal decided
+// ("proposal.*"). Events are numbered in the order they were recorded.
+type Event struct {
+	ID      int64           `json:"id"`
+	Time    time.Time       `json:"time"`
+	Kind    string          `json:"kind"`
+	Subject string          `json:"subject"` // a source's id, or a proposal's
+	Data    json.RawMessage `json:"data"`
+	// Source is the source a source.* or ingest.* event is about, without
+	// its history; nil when it is not recorded.
+	Source *ingest.Source `json:"source,omitempty"`
+	// Proposal is the proposal an ingest.* event's data names; nil when it
+	// names none or it is not recorded.
+	Proposal *cairn.Proposal `json:"proposal,omitempty"`
+}
+
+// EventData are the fields an event's data may hold.
+type EventData struct {
+	Job      int64  `json:"job"`
+	Attempt  int    `json:"attempt"`
+	Agent    string `json:"agent"`
+	Mode     string `json:"mode"`
+	Proposal int64  `json:"proposal"`
+	Error    string `json:"error"`
+	Hint     string `json:"hint"`
+}
+
+// Fields decodes the event's data; fields it does not hold are zero.
+func (e *Event) Fields() EventData {
+	var d EventData
+	json.Unmarshal(e.Data, &d) // data of another shape leaves d zero
+	return d
+}
+
+// maxEvents is the most events one call of Events returns.
+const maxEvents = 1000
+
+// Events returns the events recorded after the event numbered after,
+// oldest first, at most limit (default 100, at most 1000): pass the last
+// ID returned to read on. A negative cursor or limit, or a limit over
+// 1000, is EINVALID. Reading events needs no principal.
+func (a *App) Events(ctx context.Context, after int64, limit int) ([]*Event, error) {
+	switch {
+	case after < 0:
+		return nil, cairn.Errorf(cairn.EINVALID, "event cursor %d is negative", after).
+			WithHint("Start from 0, or from the id of the last event read.")
+	case limit < 0 || limit > maxEvents:
+		return nil, cairn.Errorf(cairn.EINVALID, "at most %d events are read at once, not %d", maxEvents, limit).
+			WithHint("Give a limit from 1 to 1000, or 0 for 100.")
+	}
+	if limit == 0 {
+		limit = 100
+	}
+	rows, err := admit.Events(ctx, a.v.DB.Read(), after, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Event, 0, len(rows))
+	for _, r := range rows {
+		ev := &Event{ID: r.ID, Time: r.Time, Kind: r.Kind, Subject: r.Subject, Data: r.Data}
+		if strings.HasPrefix(r.Kind, "source.") || strings.HasPrefix(r.Kind, "ingest.") {
+			if src, err := a.ingest.Get(ctx, r.Subject); err == nil {
+				src.History = nil
+				ev.Source = src
+			}
+		}
+		if id := ev.Fields().Proposal; id != 0 && strings.HasPrefix(r.Kind, "ingest.") {
+			if p, err := a.v.Admit.Get(ctx, id); err == nil {
+				ev.Proposal = p
+			}
+		}
+		out = append(out, ev)
+	}
+	return out, nil
+}
+
+// LastEvent returns the id of the newest event recorded (0 when there is
+// none): the cursor from which Events reports only what happens next.
+func (a *App) LastEvent(ctx context.Context) (int64, error) {
+	return admit.LastEvent(ctx, a.v.DB.Read())
+}
+
+// follow reports every event after *after to onEvent (which may be nil),
+// every 100ms, until done reports true (the events recorded by then
+// reported too) or ctx ends (ctx's error). *after is the last event
+// reported.
+func (a *App) follow(ctx context.Context, after *int64, onEvent func(*Event), done func() (bool, error)) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if err := a.report(ctx, after, onEvent); err != nil {
+			return err
+		}
+		ok, err := done()
+		if err != nil || ok {
+			if err == nil {
+				err = a.report(ctx, after, onEvent)
+			}
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// report reports the events after *after, 500 at a time, and moves *after
+// on.
+func (a *App) report(ctx context.Context, after *int64, onEvent func(*Event)) error {
+	evs, err := a.Events(ctx, *after, 500)
+	if err != nil {
+		return err
+	}
+	for _, ev := range evs {
+		*after = ev.ID
+		if onEvent != nil {
+			onEvent(ev)
+		}
+	}
+	return nil
+}
