@@ -45,7 +45,7 @@ func (a *App) jobQueue(ctx context.Context) (*durable.Queue, error) {
 		}
 		workers := river.NewWorkers()
 		a.ingest.Register(workers)
-		return durable.Config{Workers: workers, MaxWorkers: pol.Workers(), PollInterval: 100 * time.Millisecond, Crash: a.crash}, nil
+		return durable.Config{Workers: workers, MaxWorkers: pol.Workers(), PollInterval: 100 * time.Millisecond, Crash: a.crash, Logger: a.log}, nil
 	})
 }
 

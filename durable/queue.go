@@ -214,9 +214,7 @@ func (q *Queue) Start(ctx context.Context) error {
 		q.id, q.host, q.pid, q.proc, now.UnixNano(), now.UnixNano()); err != nil {
 		return translate(fmt.Errorf("record worker: %w", err))
 	}
-	if _, err := q.Rescue(ctx); err != nil {
-		q.log.Warn("rescue", "err", err)
-	}
+	q.rescue(ctx)
 	if err := q.client.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start job queue: %w", err)
 	}
@@ -242,12 +240,18 @@ func (q *Queue) maintain(ctx context.Context) {
 				q.log.Warn("heartbeat", "err", err)
 			}
 		case <-rescue.C:
-			if n, err := q.Rescue(ctx); err != nil {
-				q.log.Warn("rescue", "err", err)
-			} else if len(n) > 0 {
-				q.log.Info("rescued jobs of dead workers", "jobs", n)
-			}
+			q.rescue(ctx)
 		}
+	}
+}
+
+// rescue runs Rescue and logs what it did: the jobs it handed back, or why
+// it could not.
+func (q *Queue) rescue(ctx context.Context) {
+	if ids, err := q.Rescue(ctx); err != nil {
+		q.log.WarnContext(ctx, "rescue jobs of dead workers", "err", err)
+	} else if len(ids) > 0 {
+		q.log.InfoContext(ctx, "rescued jobs of dead workers", "jobs", ids)
 	}
 }
 

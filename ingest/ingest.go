@@ -173,7 +173,7 @@ func (s *Service) queue(ctx context.Context) (*durable.Queue, error) {
 func (s *Service) defaultQueueConfig(ctx context.Context) durable.Config {
 	workers := river.NewWorkers()
 	s.Register(workers)
-	return durable.Config{Workers: workers, MaxWorkers: s.policy(ctx).Workers(), Crash: s.crash}
+	return durable.Config{Workers: workers, MaxWorkers: s.policy(ctx).Workers(), Crash: s.crash, Logger: s.log}
 }
 
 func (s *Service) point(name string) {

@@ -70,6 +70,14 @@ func sourcesOf(t *testing.T, vault string) []sourceRow {
 // not a timing assertion.
 func work(t *testing.T, vault string) time.Duration {
 	t.Helper()
+	took, _ := workLog(t, vault)
+	return took
+}
+
+// workLog is work returning also what the worker printed, standard error
+// (its log) included.
+func workLog(t *testing.T, vault string) (took time.Duration, log string) {
+	t.Helper()
 	cmd := exec.Command(cairnBin(t), "worker")
 	cmd.Dir = vault
 	cmd.Env = append(os.Environ(), "CAIRN_USER=tester")
@@ -89,7 +97,8 @@ func work(t *testing.T, vault string) time.Duration {
 		if err := cmd.Wait(); err != nil {
 			t.Errorf("worker: %v", err)
 		}
-		t.Logf("worker:\n%s", out.String())
+		log = out.String()
+		t.Logf("worker:\n%s", log)
 	}()
 	for {
 		done := true
@@ -99,7 +108,7 @@ func work(t *testing.T, vault string) time.Duration {
 			}
 		}
 		if done {
-			return time.Since(start)
+			return time.Since(start), ""
 		}
 		if time.Since(start) > 2*time.Minute {
 			t.Fatalf("sources still unfinished after two minutes: %+v", sourcesOf(t, vault))
@@ -286,9 +295,13 @@ echo "Wrote a page on mills."`
 	}
 	first.Process.Kill()
 	first.Wait()
-	took := work(t, vault)
+	took, log := workLog(t, vault)
 	t.Logf("a new worker rescued and finished the job in %v", took)
 	accounted(t, vault, sources, "merged")
+	// The rescue is logged on the worker's standard error.
+	if !strings.Contains(log, "rescued jobs of dead workers") {
+		t.Errorf("the worker's log does not say it rescued a job:\n%s", log)
+	}
 }
 
 // syncBuffer is a buffer a child process writes while the test reads it.
