@@ -12,4 +12,13 @@
 // the proposal, audit and event rows and the caller's rows (a job's
 // completion), so a replay can never admit twice. A held change waits as
 // the branch proposals/<id>; accepting or rejecting it is atomic too.
+//
+// Judging takes SQLite's single writer lock only for what needs it. The
+// merge onto main's head, the path gates and the new policy's checks run
+// on what the store's readers see; the write transaction then checks that
+// main's head is still the one judged (judging again on the new head if
+// not), runs the lint gate, whose findings come from bringing the index to
+// the change's tree, and writes the outcome. A change not admitted has that
+// index update undone to a savepoint and is recorded in the same
+// transaction.
 package admit

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -216,9 +217,13 @@ func (o *Outcome) Admitted() bool { return o.Commit != nil }
 // changes nothing.
 var ErrEmpty = &cairn.Error{Code: cairn.EINVALID, Message: "the change is empty"}
 
-// errNotAdmitted rolls back the transaction that judged a change the gates
-// did not admit; the outcome is then recorded in a transaction of its own.
-var errNotAdmitted = errors.New("not admitted")
+// errMoved ends the write transaction of a change judged against a head of
+// main that is no longer main's head: the change is judged again.
+var errMoved = errors.New("main moved since the change was judged")
+
+// maxJudgements is how many times Submit judges a change whose target main
+// keeps moving before it gives up (EUNAVAILABLE).
+const maxJudgements = 8
 
 func (p *Pipeline) checkRequest(req *Request) error {
 	if req.Route == "" || req.Message == "" || req.Tree.IsZero() {
@@ -248,91 +253,161 @@ func (p *Pipeline) checkRequest(req *Request) error {
 // caller's rows, in one transaction; a held or rejected change is kept as
 // the branch proposals/<id> with its findings, in one transaction.
 //
+// The gates and the merge run on a read snapshot of main, without the
+// write lock; the write transaction then checks that main's head is still
+// the one judged (if not, the change is judged again on the new head), runs
+// the lint gate, which needs the index, and writes the outcome.
+//
 // Errors: a change that changes nothing wraps ErrEmpty; a key submitted
 // before, or a proposal that is not held, is ECONFLICT; a cairn.yaml the
-// change makes invalid is EINVALID. A person's change that conflicts with
-// main is returned with its conflicts and nothing recorded.
+// change makes invalid is EINVALID; main moving on every one of
+// maxJudgements judgements is EUNAVAILABLE. A person's change that
+// conflicts with main is returned with its conflicts and nothing recorded.
 func (p *Pipeline) Submit(ctx context.Context, req Request) (*Outcome, error) {
 	if err := p.checkRequest(&req); err != nil {
 		return nil, err
 	}
-	var out *Outcome
-	err := p.s.Update(ctx, func(tx *store.Tx) error {
-		var err error
-		if out, err = p.decide(ctx, tx, &req); err != nil {
-			return err
-		}
-		if !out.Admitted() {
-			return errNotAdmitted
-		}
-		return nil
-	})
-	if err == nil {
-		p.point("admit:committed", req.Route)
-		return out, nil
-	}
-	if !errors.Is(err, errNotAdmitted) {
-		return nil, err
-	}
-	if len(out.Conflicts) > 0 && (req.Force || req.Origin == OriginPerson && req.Proposal == 0) {
-		// A person settles conflicts in their folder, and a review
-		// that cannot merge stays held with the error.
-		if req.Proposal != 0 {
-			msg := fmt.Sprintf("main changed the same places since the proposal was made (%d conflicts); nothing was merged", len(out.Conflicts))
-			if err := p.s.Update(ctx, func(tx *store.Tx) error {
-				_, err := tx.SQL().ExecContext(ctx, `UPDATE proposals SET error = ? WHERE id = ?`, msg, req.Proposal)
-				return err
-			}); err != nil {
-				return nil, err
-			}
-			return out, cairn.Errorf(cairn.ECONFLICT, "proposal %d: %s", req.Proposal, msg).
-				WithHint(fmt.Sprintf("Fix it in a working tree (cairn worktree add DIR proposals/%d), commit there, remove the tree (cairn worktree remove DIR), then cairn review recheck %d", req.Proposal, req.Proposal))
-		}
-		return out, nil
-	}
-	err = p.s.Update(ctx, func(tx *store.Tx) error { return p.record(ctx, tx, &req, out) })
-	if err != nil {
-		return nil, err
-	}
-	p.point("admit:recorded", req.Route)
-	return out, nil
-}
-
-// decide judges the change inside tx and, when the gates admit it (or the
-// request forces it), commits it. A change not admitted is returned with
-// no commit, for the caller to roll back.
-func (p *Pipeline) decide(ctx context.Context, tx *store.Tx, req *Request) (*Outcome, error) {
-	b := req.Batch
-	tx.Use(b)
-	out := &Outcome{Origin: req.Origin}
-	if req.Proposal != 0 {
-		prop, err := getProposal(ctx, tx.SQL(), req.Proposal)
+	for range maxJudgements {
+		j, err := p.judge(ctx, &req)
 		if err != nil {
 			return nil, err
 		}
-		if prop.Status != cairn.ProposalHeld {
-			return nil, cairn.Errorf(cairn.ECONFLICT, "proposal %d is %s; only a held proposal can be decided", prop.ID, prop.Status).
-				WithHint("Try: cairn review list")
+		// Judged without the lock: main may move from here on.
+		p.point("admit:gated", req.Route)
+		if j.out != nil && (req.Force || req.Origin == OriginPerson && req.Proposal == 0) {
+			// A person settles conflicts in their folder, and a review
+			// that cannot merge stays held with the error.
+			out, err := p.unmerged(ctx, &req, j)
+			if errors.Is(err, errMoved) {
+				continue
+			}
+			return out, err
 		}
-	} else {
-		var id int64
-		err := tx.SQL().QueryRowContext(ctx, `SELECT id FROM proposals WHERE key = ?`, req.Key).Scan(&id)
-		if err == nil {
-			return nil, cairn.Errorf(cairn.ECONFLICT, "%s was submitted already, as proposal %d", req.Key, id)
+		var out *Outcome
+		err = p.s.Update(ctx, func(tx *store.Tx) error {
+			var err error
+			out, err = p.decide(ctx, tx, &req, j)
+			return err
+		})
+		if errors.Is(err, errMoved) {
+			continue
 		}
+		if err != nil {
+			return nil, err
+		}
+		if out.Admitted() {
+			p.point("admit:committed", req.Route)
+		} else {
+			p.point("admit:recorded", req.Route)
+		}
+		return out, nil
 	}
-	head, err := tx.Head(ctx, Branch)
-	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
-		return nil, err
+	return nil, cairn.Errorf(cairn.EUNAVAILABLE, "main moved %d times while the change was judged; nothing was recorded", maxJudgements).
+		WithHint("Another process is committing to main; try again when it is done.")
+}
+
+// unmerged returns the outcome of a change that does not merge onto main
+// and that is not recorded as a proposal: a person's change, returned to be
+// settled, or a review's decision, whose proposal keeps the error. It
+// returns errMoved when main moved since the judgement.
+func (p *Pipeline) unmerged(ctx context.Context, req *Request, j *judgement) (*Outcome, error) {
+	if req.Proposal == 0 {
+		return j.out, nil
 	}
-	headTree, err := treeOf(ctx, tx, head)
+	msg := fmt.Sprintf("main changed the same places since the proposal was made (%d conflicts); nothing was merged", len(j.out.Conflicts))
+	err := p.s.Update(ctx, func(tx *store.Tx) error {
+		if err := j.current(ctx, tx); err != nil {
+			return err
+		}
+		if _, err := tx.SQL().ExecContext(ctx, `UPDATE proposals SET error = ? WHERE id = ?`, msg, req.Proposal); err != nil {
+			return fmt.Errorf("proposal %d: record the error: %w", req.Proposal, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	pol := p.policyAt(ctx, tx, headTree)
+	return j.out, cairn.Errorf(cairn.ECONFLICT, "proposal %d: %s", req.Proposal, msg).
+		WithHint(fmt.Sprintf("Fix it in a working tree (cairn worktree add DIR proposals/%d), commit there, remove the tree (cairn worktree remove DIR), then cairn review recheck %d", req.Proposal, req.Proposal))
+}
+
+// judgement is a change judged on a read snapshot of main, without the
+// write lock: every gate but lint, which reads the index.
+type judgement struct {
+	head     cairn.Hash // main's head the change was judged against (zero: no main)
+	headTree cairn.Hash
+	pol      *Policy
+	rebased  bool
+	// final is the tree main moves to if the change is admitted: the
+	// change merged onto head, with the log entry.
+	final cairn.Hash
+	// findings are the path gates' findings, their verdicts not yet set.
+	findings []cairn.Finding
+	// out, when set, is the judged outcome of a change that does not
+	// merge onto head (it has conflicts); lint does not run on it.
+	out *Outcome
+}
+
+// current returns errMoved unless main's head, read inside tx, is still
+// the one the change was judged against.
+func (j *judgement) current(ctx context.Context, tx *store.Tx) error {
+	head, err := tx.Head(ctx, Branch)
+	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+		return fmt.Errorf("admission: read main: %w", err)
+	}
+	if head != j.head {
+		return errMoved
+	}
+	return nil
+}
+
+// submittable refuses a request that cannot be decided: a proposal that is
+// not held, or a key submitted before (ECONFLICT). q is the read pool when
+// judging, the write transaction before recording.
+func submittable(ctx context.Context, q dbtx, req *Request) error {
+	if req.Proposal != 0 {
+		prop, err := getProposal(ctx, q, req.Proposal)
+		if err != nil {
+			return err
+		}
+		if prop.Status != cairn.ProposalHeld {
+			return cairn.Errorf(cairn.ECONFLICT, "proposal %d is %s; only a held proposal can be decided", prop.ID, prop.Status).
+				WithHint("Try: cairn review list")
+		}
+		return nil
+	}
+	var id int64
+	err := q.QueryRowContext(ctx, `SELECT id FROM proposals WHERE key = ?`, req.Key).Scan(&id)
+	switch {
+	case err == nil:
+		return cairn.Errorf(cairn.ECONFLICT, "%s was submitted already, as proposal %d", req.Key, id)
+	case !errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("admission: look up %s: %w", req.Key, err)
+	}
+	return nil
+}
+
+// judge runs the gates that need no index on the change, against main's
+// head as the store's readers see it: the merge onto a moved head, the path
+// gates, the new policy's checks, and the log entry's tree. It takes no
+// lock; new objects stay in the request's batch.
+func (p *Pipeline) judge(ctx context.Context, req *Request) (*judgement, error) {
+	b := req.Batch
+	if err := submittable(ctx, p.db, req); err != nil {
+		return nil, err
+	}
+	head, err := p.s.Head(ctx, Branch)
+	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+		return nil, fmt.Errorf("admission: read main: %w", err)
+	}
+	headTree, err := treeOf(ctx, p.s, head)
+	if err != nil {
+		return nil, err
+	}
+	j := &judgement{head: head, headTree: headTree, pol: p.policyAt(ctx, b, headTree)}
 	baseTree := req.BaseTree
 	if baseTree.IsZero() {
-		if baseTree, err = treeOf(ctx, tx, req.Base); err != nil {
+		if baseTree, err = treeOf(ctx, p.s, req.Base); err != nil {
 			return nil, err
 		}
 	}
@@ -343,20 +418,24 @@ func (p *Pipeline) decide(ctx context.Context, tx *store.Tx, req *Request) (*Out
 			return nil, fmt.Errorf("admission: merge onto main: %w", err)
 		}
 		if len(mr.Conflicts) > 0 {
-			out.Conflicts = mr.Conflicts
+			out := &Outcome{Origin: req.Origin, Conflicts: mr.Conflicts}
 			changes, err := b.Diff(ctx, baseTree, req.Tree, nil)
 			if err != nil {
 				return nil, err
 			}
 			// The change is not judged on its own merits here: a
 			// cairn.yaml that does not parse names no agent.
-			next, _ := nextPolicy(ctx, b, changes)
-			out.Findings = append(pol.gateChanges(changes, next, scripts(ctx, tx, changes), req.Origin), gateConflicts(mr.Conflicts)...)
-			out.Verdict = pol.judge(out.Findings, req.Origin, req.Route, false)
+			next, err := nextPolicy(ctx, b, changes)
+			if err != nil && cairn.ErrorCode(err) != cairn.EINVALID {
+				return nil, err
+			}
+			out.Findings = append(j.pol.gateChanges(changes, next, scripts(ctx, b, changes), req.Origin), gateConflicts(mr.Conflicts)...)
+			out.Verdict = j.pol.judge(out.Findings, req.Origin, req.Route, false)
 			proposed(req, out)
-			return out, nil
+			j.out = out
+			return j, nil
 		}
-		result, out.Rebased = mr.Tree, true
+		result, j.rebased = mr.Tree, true
 	}
 	changes, err := b.Diff(ctx, headTree, result, nil)
 	if err != nil {
@@ -369,30 +448,64 @@ func (p *Pipeline) decide(ctx context.Context, tx *store.Tx, req *Request) (*Out
 	if err != nil {
 		return nil, err
 	}
-	findings := pol.gateChanges(changes, next, scripts(ctx, tx, changes), req.Origin)
-	findings = append(findings, gateOutside(req.Outside)...)
-	findings = append(findings, gateSkipped(req.Skipped)...)
-	final := result
+	j.findings = j.pol.gateChanges(changes, next, scripts(ctx, b, changes), req.Origin)
+	j.findings = append(j.findings, gateOutside(req.Outside)...)
+	j.findings = append(j.findings, gateSkipped(req.Skipped)...)
+	j.final = result
 	if req.Log != nil {
-		if final, err = p.appendLog(ctx, b, result, req.Log); err != nil {
+		if j.final, err = p.appendLog(ctx, b, result, req.Log); err != nil {
 			return nil, err
 		}
 	}
-	delta, err := p.ix.Apply(ctx, tx, final)
+	return j, nil
+}
+
+// decide finishes the judgement inside the write transaction and records
+// the outcome: main must still be at the judged head (errMoved otherwise);
+// the index is brought to the change's tree for the lint gate; an admitted
+// change (or a forced one) is committed with the index kept, any other is
+// recorded as a proposal with the index put back.
+func (p *Pipeline) decide(ctx context.Context, tx *store.Tx, req *Request, j *judgement) (*Outcome, error) {
+	tx.Use(req.Batch)
+	if err := j.current(ctx, tx); err != nil {
+		return nil, err
+	}
+	if err := submittable(ctx, tx.SQL(), req); err != nil {
+		return nil, err
+	}
+	if j.out != nil {
+		return j.out, p.record(ctx, tx, req, j.out)
+	}
+	out := &Outcome{Origin: req.Origin, Rebased: j.rebased}
+	findings := slices.Clone(j.findings)
+	// The index update is kept only if the change is admitted: until
+	// then it is undone to this savepoint.
+	if _, err := tx.SQL().ExecContext(ctx, `SAVEPOINT admit_lint`); err != nil {
+		return nil, fmt.Errorf("admission: lint: %w", err)
+	}
+	delta, err := p.ix.Apply(ctx, tx, j.final)
 	if err != nil {
 		return nil, err
 	}
 	newLint := delta.New()
 	out.Lint = lint.AtLeast(newLint, lint.Warning)
 	findings = append(findings, gateLint(newLint)...)
-	out.Verdict = pol.judge(findings, req.Origin, req.Route, headTree == store.EmptyTree)
+	out.Verdict = j.pol.judge(findings, req.Origin, req.Route, j.headTree == store.EmptyTree)
 	out.Findings = findings
 	proposed(req, out)
 	if out.Verdict != cairn.Admit && !req.Force {
-		return out, nil
+		for _, q := range []string{`ROLLBACK TO admit_lint`, `RELEASE admit_lint`} {
+			if _, err := tx.SQL().ExecContext(ctx, q); err != nil {
+				return nil, fmt.Errorf("admission: undo the index update: %w", err)
+			}
+		}
+		return out, p.record(ctx, tx, req, out)
+	}
+	if _, err := tx.SQL().ExecContext(ctx, `RELEASE admit_lint`); err != nil {
+		return nil, fmt.Errorf("admission: lint: %w", err)
 	}
 	p.point("admit:judged", req.Route)
-	return out, p.admit(ctx, tx, req, out, head, final)
+	return out, p.admit(ctx, tx, req, out, j.head, j.final)
 }
 
 // proposed holds a change its request proposes for review (Request.Propose).
@@ -625,12 +738,19 @@ func reviewedMessage(msg string) string {
 	return string(line)
 }
 
+// blobReader reads file contents: a batch (its own, then the store's) or a
+// transaction.
+type blobReader interface {
+	ReadBlob(ctx context.Context, h cairn.Hash) ([]byte, error)
+	ReadBlobs(ctx context.Context, hs []cairn.Hash, fn func(h cairn.Hash, data []byte) error) error
+}
+
 // scripts returns whether each file written by changes starts with #!,
-// reading their contents (from the proposal's batch, which decide made the
-// transaction use, or the store) in bulk first: one query per thousand files
-// rather than one per file. Content that cannot be read counts as no
-// script (the store's own checks report it).
-func scripts(ctx context.Context, tx *store.Tx, changes []cairn.Change) func(cairn.Entry) bool {
+// reading their contents (from the proposal's batch or the store) in bulk
+// first: one query per thousand files rather than one per file. Content
+// that cannot be read counts as no script (the store's own checks report
+// it).
+func scripts(ctx context.Context, r blobReader, changes []cairn.Change) func(cairn.Entry) bool {
 	var hs []cairn.Hash
 	for _, c := range changes {
 		if c.Kind != cairn.Deleted {
@@ -639,7 +759,7 @@ func scripts(ctx context.Context, tx *store.Tx, changes []cairn.Change) func(cai
 	}
 	script := make(map[cairn.Hash]bool)
 	var mu sync.Mutex
-	err := tx.ReadBlobs(ctx, hs, func(h cairn.Hash, data []byte) error {
+	err := r.ReadBlobs(ctx, hs, func(h cairn.Hash, data []byte) error {
 		if isScript(data) {
 			mu.Lock()
 			script[h] = true
@@ -650,7 +770,7 @@ func scripts(ctx context.Context, tx *store.Tx, changes []cairn.Change) func(cai
 	if err != nil {
 		// Fall back to reading one at a time what the bulk read could not.
 		return func(e cairn.Entry) bool {
-			data, err := tx.ReadBlob(ctx, e.Blob)
+			data, err := r.ReadBlob(ctx, e.Blob)
 			return err == nil && isScript(data)
 		}
 	}
@@ -694,8 +814,8 @@ func nextPolicy(ctx context.Context, b *store.Batch, changes []cairn.Change) (*P
 // policyAt reads cairn.yaml from a tree. A policy that does not parse
 // (one that reached main before this cairn checked it) gives the
 // defaults, with a log line: admission must never lock itself out.
-func (p *Pipeline) policyAt(ctx context.Context, tx *store.Tx, tree cairn.Hash) *Policy {
-	pol, err := PolicyAt(ctx, tx, tree)
+func (p *Pipeline) policyAt(ctx context.Context, r treeReader, tree cairn.Hash) *Policy {
+	pol, err := PolicyAt(ctx, r, tree)
 	if err != nil {
 		p.log.Warn("cairn.yaml on main does not parse; using the default policy", "err", err)
 		return &Policy{}
@@ -726,11 +846,17 @@ func PolicyAt(ctx context.Context, r treeReader, tree cairn.Hash) (*Policy, erro
 	return ParsePolicy(data)
 }
 
-func treeOf(ctx context.Context, tx *store.Tx, c cairn.Hash) (cairn.Hash, error) {
+// commitReader reads commits: the store or a transaction.
+type commitReader interface {
+	ReadCommit(ctx context.Context, h cairn.Hash) (*cairn.Commit, error)
+}
+
+// treeOf returns the tree of commit c; the empty tree for the zero hash.
+func treeOf(ctx context.Context, r commitReader, c cairn.Hash) (cairn.Hash, error) {
 	if c.IsZero() {
 		return store.EmptyTree, nil
 	}
-	cm, err := tx.ReadCommit(ctx, c)
+	cm, err := r.ReadCommit(ctx, c)
 	if err != nil {
 		return cairn.Hash{}, err
 	}

@@ -182,6 +182,8 @@ func listProposals(ctx context.Context, q dbtx, f ProposalFilter) ([]*cairn.Prop
 	return out, rows.Err()
 }
 
+// findingsJSON encodes findings for their column. Findings and log entries
+// are structs of strings, which json.Marshal always encodes.
 func findingsJSON(fs []cairn.Finding) string {
 	if fs == nil {
 		fs = []cairn.Finding{}
@@ -190,6 +192,7 @@ func findingsJSON(fs []cairn.Finding) string {
 	return string(data)
 }
 
+// logJSON encodes a log entry for its column ("" for none).
 func logJSON(e *cairn.LogEntry) string {
 	if e == nil {
 		return ""

@@ -142,12 +142,17 @@ func (p *Pipeline) Reject(ctx context.Context, id int64, who cairn.Principal, re
 // its branch's head (or, once decided, of its recorded commit).
 func (p *Pipeline) Changes(ctx context.Context, prop *cairn.Proposal) (base, tree cairn.Hash, changes []cairn.Change, err error) {
 	tree = prop.Tree
-	if head, err := p.s.Head(ctx, ProposalBranch(prop.ID)); err == nil {
+	// A decided proposal's branch may be gone: its recorded tree stands.
+	head, err := p.s.Head(ctx, ProposalBranch(prop.ID))
+	switch {
+	case err == nil:
 		c, err := p.s.ReadCommit(ctx, head)
 		if err != nil {
 			return base, tree, nil, err
 		}
 		tree = c.Tree
+	case cairn.ErrorCode(err) != cairn.ENOTFOUND:
+		return base, tree, nil, fmt.Errorf("proposal %d: %w", prop.ID, err)
 	}
 	base = store.EmptyTree
 	if !prop.Base.IsZero() {
@@ -182,8 +187,11 @@ func (p *Pipeline) Check(ctx context.Context) ([]string, error) {
 	for _, pr := range props {
 		switch pr.Status {
 		case cairn.ProposalHeld:
-			if _, err := p.s.Head(ctx, ProposalBranch(pr.ID)); err != nil {
+			_, err := p.s.Head(ctx, ProposalBranch(pr.ID))
+			if cairn.ErrorCode(err) == cairn.ENOTFOUND {
 				out = append(out, fmt.Sprintf("proposal %d is held but its branch %s is missing", pr.ID, ProposalBranch(pr.ID)))
+			} else if err != nil {
+				return nil, fmt.Errorf("proposal %d: %w", pr.ID, err)
 			}
 		case cairn.ProposalAdmitted, cairn.ProposalAccepted:
 			if _, err := p.s.ReadCommit(ctx, pr.Result); err != nil {
@@ -194,7 +202,11 @@ func (p *Pipeline) Check(ctx context.Context) ([]string, error) {
 	// Admission falls back to the defaults for a cairn.yaml on main that
 	// does not parse (it never locks itself out), which drops its
 	// protected paths and verdicts: say so.
-	if head, err := p.s.Head(ctx, Branch); err == nil {
+	head, err := p.s.Head(ctx, Branch)
+	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+		return nil, fmt.Errorf("read main: %w", err)
+	}
+	if err == nil {
 		c, err := p.s.ReadCommit(ctx, head)
 		if err != nil {
 			return nil, err

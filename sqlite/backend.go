@@ -229,11 +229,15 @@ func (db *DB) PutObjects(ctx context.Context, objs []cairn.Object) error {
 		if err != nil {
 			return fmt.Errorf("store objects: %w", translate(err))
 		}
+		start := time.Now()
 		if err := db.insert(ctx, tx, rows); err != nil {
 			tx.Rollback()
+			db.measure(start)
 			return fmt.Errorf("store objects: %w", translate(err))
 		}
-		if err := tx.Commit(); err != nil {
+		err = tx.Commit()
+		db.measure(start)
+		if err != nil {
 			return fmt.Errorf("store objects: %w", translate(err))
 		}
 	}

@@ -44,6 +44,13 @@ type Options struct {
 	// Crash, when set, is called at named points inside purges; crash tests
 	// kill the process there. Nil in production.
 	Crash func(point string)
+	// WriteHeld, when set, is called after every write transaction of this
+	// DB (Update and the object writes of PutObjects) ends, committed or
+	// not, with how long it held the write lock: from BEGIN IMMEDIATE
+	// returning to COMMIT or ROLLBACK returning. It is a measurement hook
+	// (benchmarks); it runs on the writer's goroutine and must be quick.
+	// Nil: nothing is measured.
+	WriteHeld func(held time.Duration)
 }
 
 // Validate reports whether the options are usable.
@@ -68,7 +75,8 @@ type DB struct {
 	codec codec.Codec
 	now   func() time.Time
 	crash func(string)
-	sync  string // the synchronous setting: FULL or NORMAL
+	held  func(time.Duration) // Options.WriteHeld
+	sync  string              // the synchronous setting: FULL or NORMAL
 	busy  time.Duration
 
 	// The write-ahead log is copied into the database file by a
@@ -105,6 +113,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		log:   cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
 		now:   time.Now,
 		crash: opts.Crash,
+		held:  opts.WriteHeld,
 	}
 	db.sync, db.busy = sync, busy
 	// auto_vacuum is set when the database is made (migrate): as a
@@ -372,6 +381,7 @@ func (db *DB) updateConn(ctx context.Context, fn func(*sql.Conn, *sql.Tx) error)
 	if err != nil {
 		return translate(err)
 	}
+	defer db.measure(time.Now())
 	defer func() {
 		if p := recover(); p != nil {
 			tx.Rollback()
@@ -387,6 +397,14 @@ func (db *DB) updateConn(ctx context.Context, fn func(*sql.Conn, *sql.Tx) error)
 	}
 	db.committed()
 	return nil
+}
+
+// measure reports to Options.WriteHeld how long a write transaction that
+// began at start held the write lock.
+func (db *DB) measure(start time.Time) {
+	if db.held != nil {
+		db.held(time.Since(start))
+	}
 }
 
 // translate maps driver errors to cairn errors at the package boundary.

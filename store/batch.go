@@ -94,6 +94,23 @@ func (b *Batch) ReadBlob(ctx context.Context, h cairn.Hash) ([]byte, error) {
 	return b.s.ReadBlob(ctx, h)
 }
 
+// ReadBlobs is [Store.ReadBlobs] through the batch: the content the batch
+// holds first, then the store's, read in bulk. fn may be called from
+// several goroutines at once.
+func (b *Batch) ReadBlobs(ctx context.Context, hs []cairn.Hash, fn func(h cairn.Hash, data []byte) error) error {
+	var rest []cairn.Hash
+	for _, h := range hs {
+		if data, ok := b.blob(h); ok {
+			if err := fn(h, data); err != nil {
+				return err
+			}
+			continue
+		}
+		rest = append(rest, h)
+	}
+	return b.s.ReadBlobs(ctx, rest, fn)
+}
+
 // Flush writes every object in the batch, in transactions of its own, and
 // empties the batch. Bulk imports flush as they go so memory stays bounded.
 func (b *Batch) Flush(ctx context.Context) error {

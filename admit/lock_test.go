@@ -1,0 +1,202 @@
+package admit_test
+
+import (
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"cairn"
+	"cairn/admit"
+	"cairn/index"
+	"cairn/sqlite"
+	"cairn/store"
+)
+
+// lockEnv is setup's vault with a pipeline whose crash points call
+// onPoint and whose database counts its write transactions.
+type lockEnv struct {
+	*env
+	ix      *index.Index
+	mu      sync.Mutex
+	writes  int
+	onPoint func(point string)
+}
+
+func setupLock(t *testing.T) *lockEnv {
+	t.Helper()
+	ctx := t.Context()
+	le := &lockEnv{}
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "cairn.db"), &sqlite.Options{
+		WriteHeld: func(time.Duration) {
+			le.mu.Lock()
+			le.writes++
+			le.mu.Unlock()
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	s, err := store.New(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	le.ix = index.New(s, db.Read(), nil)
+	s.AddHook(le.ix.Hook())
+	p := admit.New(s, le.ix, db.Read(), &admit.Options{Crash: func(point string) {
+		if f := le.onPoint; f != nil {
+			f(point)
+		}
+	}})
+	le.env = &env{t: t, ctx: ctx, db: db, s: s, p: p}
+	le.submit(cairn.PrincipalSystem, map[string]string{
+		"index.md":      "---\ntitle: Home\ntype: index\n---\n# Home\n\n- [[concepts/a|A]]\n",
+		"concepts/a.md": "---\ntitle: A\ntype: concept\n---\n# A\n\nSee [[index|Home]].\n",
+		"log.md":        "# Log\n",
+	}, nil)
+	return le
+}
+
+// written returns the number of write transactions since the last call.
+func (le *lockEnv) written() int {
+	le.mu.Lock()
+	defer le.mu.Unlock()
+	n := le.writes
+	le.writes = 0
+	return n
+}
+
+// agentRequest is an agent's change of files on main's head as it is now.
+func (le *lockEnv) agentRequest(files map[string]string) admit.Request {
+	le.t.Helper()
+	head, tree := le.head()
+	b, proposed := le.edit(tree, files)
+	return admit.Request{Route: "ingest", Base: head, Tree: proposed, Batch: b, Principal: cairn.Agent("extractive"), Message: "ingest: a page"}
+}
+
+func TestSubmit_MainMoved(t *testing.T) {
+	t.Run("Rebased", func(t *testing.T) {
+		le := setupLock(t)
+		req := le.agentRequest(map[string]string{"concepts/b.md": "---\ntitle: B\ntype: concept\n---\n# B\n\nSee [[concepts/a|A]].\n"})
+		// A person commits while the agent's change is judged.
+		moved := 0
+		le.onPoint = func(point string) {
+			if point != "admit:gated:ingest" || moved > 0 {
+				return
+			}
+			moved++
+			le.submit(cairn.User("ada"), map[string]string{"concepts/a.md": "---\ntitle: A\ntype: concept\n---\n# A\n\nSee [[index|Home]] and [[concepts/b|B]].\n"}, nil)
+		}
+		out, err := le.p.Submit(le.ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !out.Admitted() || !out.Rebased {
+			t.Fatalf("Submit = admitted %v, rebased %v (%s %v), want admitted and rebased", out.Admitted(), out.Rebased, out.Verdict, out.Findings)
+		}
+		_, tree := le.head()
+		for _, path := range []string{"concepts/a.md", "concepts/b.md"} {
+			e, err := le.s.Get(le.ctx, tree, path)
+			if err != nil {
+				t.Fatalf("main lacks %s: %v", path, err)
+			}
+			data, err := le.s.ReadBlob(le.ctx, e.Blob)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if path == "concepts/a.md" && string(data) != "---\ntitle: A\ntype: concept\n---\n# A\n\nSee [[index|Home]] and [[concepts/b|B]].\n" {
+				t.Errorf("the person's change was lost: %q", data)
+			}
+		}
+		// Judged on the new head, the agent's page is no longer an orphan.
+		for _, f := range out.Lint {
+			if f.Page == "concepts/b.md" {
+				t.Errorf("lint of the rebased change: %v", f)
+			}
+		}
+	})
+	t.Run("ErrUnavailable", func(t *testing.T) {
+		le := setupLock(t)
+		req := le.agentRequest(map[string]string{"concepts/b.md": "---\ntitle: B\ntype: concept\n---\n# B\n"})
+		i := 0
+		le.onPoint = func(point string) {
+			if point != "admit:gated:ingest" {
+				return
+			}
+			i++
+			le.submit(cairn.User("ada"), map[string]string{"notes/n.md": "---\ntitle: N\n---\n# N " + string(rune('a'+i)) + "\n"}, nil)
+		}
+		req.Key = "job:1"
+		_, err := le.p.Submit(le.ctx, req)
+		if cairn.ErrorCode(err) != cairn.EUNAVAILABLE {
+			t.Fatalf("Submit with main always moving: %v, want EUNAVAILABLE", err)
+		}
+		le.onPoint = nil
+		props, err := le.p.List(le.ctx, admit.ProposalFilter{Status: "all"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pr := range props {
+			if pr.Key == "job:1" {
+				t.Errorf("a change never judged on a current head was recorded: %+v", pr)
+			}
+		}
+	})
+}
+
+func TestSubmit_HeldInOneTransaction(t *testing.T) {
+	le := setupLock(t)
+	before, err := le.ix.State(le.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	findings, err := le.ix.Main().Findings(le.ctx, index.FindingFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := le.agentRequest(map[string]string{
+		"concepts/b.md": "---\ntitle: B\ntype: concept\n---\n# B\n\nSee [[no such page]].\n",
+		"index.md":      "---\ntitle: Home\ntype: index\n---\n# Home\n\n- [[concepts/a|A]]\n- [[concepts/b|B]]\n",
+	})
+	le.written()
+	out, err := le.p.Submit(le.ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Verdict != cairn.Hold || out.Proposal == nil || out.Proposal.Status != cairn.ProposalHeld {
+		t.Fatalf("Submit = %s %v, want held", out.Verdict, out.Findings)
+	}
+	if len(out.Lint) == 0 {
+		t.Errorf("the held change has no lint findings: %v", out.Findings)
+	}
+	if n := le.written(); n != 1 {
+		t.Errorf("a held change took %d write transactions, want 1", n)
+	}
+	// The index update lint needed is undone: the index is main's.
+	after, err := le.ix.State(le.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		t.Errorf("index state after a held change = %v, want %v", after, before)
+	}
+	now, err := le.ix.Main().Findings(le.ctx, index.FindingFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(now) != len(findings) {
+		t.Errorf("main's findings after a held change: %v, want %v", now, findings)
+	}
+	if _, err := le.s.Head(le.ctx, admit.ProposalBranch(out.Proposal.ID)); err != nil {
+		t.Errorf("the held proposal's branch: %v", err)
+	}
+	// Its replay is refused before anything is judged.
+	if _, err := le.p.Submit(le.ctx, admit.Request{Key: out.Proposal.Key, Route: req.Route, Base: req.Base, Tree: req.Tree,
+		Principal: req.Principal, Message: req.Message}); cairn.ErrorCode(err) != cairn.ECONFLICT {
+		t.Errorf("Submit of a key submitted before: %v, want ECONFLICT", err)
+	}
+	if n := le.written(); n != 0 {
+		t.Errorf("a refused replay took %d write transactions, want 0", n)
+	}
+}
