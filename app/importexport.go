@@ -349,7 +349,7 @@ type Exported struct {
 	Commits int `json:"commits,omitempty"`
 	// Placeholders are the files written as a one-line placeholder for
 	// content purged from the vault (for ExportGit, each path at each
-	// commit that wrote it).
+	// commit that wrote it). Empty, not nil, when there are none.
 	Placeholders []gitio.Placeholder `json:"placeholders"`
 }
 

@@ -53,7 +53,7 @@ func (a *cli) exportGit(c *app.App, dir, branch string) error {
 		return err
 	}
 	out := items([]map[string]any{{"id": dir, "branch": res.Branch, "head": res.Head, "commits": res.Commits}})
-	out["placeholders"] = placeholdersOrEmpty(res.Placeholders)
+	out["placeholders"] = res.Placeholders
 	return a.emit(out, func(w io.Writer) {
 		fmt.Fprintf(w, "Wrote the history of %s to the git repository %s (%s)\n", res.Branch, dir, plural(res.Commits, "commit"))
 		printPlaceholders(w, res.Placeholders)

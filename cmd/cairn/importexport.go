@@ -138,13 +138,6 @@ func printPlaceholders(w io.Writer, ps []gitio.Placeholder) {
 	fmt.Fprintln(w, "Each says when, by whom and why its content was purged.")
 }
 
-func placeholdersOrEmpty(ps []gitio.Placeholder) []gitio.Placeholder {
-	if ps == nil {
-		return []gitio.Placeholder{}
-	}
-	return ps
-}
-
 func commitID(c *cairn.Commit) string {
 	if c == nil {
 		return ""
@@ -183,7 +176,7 @@ one (with --git, each path at each commit that wrote it).`,
 				return err
 			}
 			out := items([]map[string]any{{"id": dir, "commit": res.Head, "files": res.Files}})
-			out["placeholders"] = placeholdersOrEmpty(res.Placeholders)
+			out["placeholders"] = res.Placeholders
 			return a.emit(out, func(w io.Writer) {
 				fmt.Fprintf(w, "Wrote %d files of %s to %s\n", res.Files, res.Head.Short(), path.Clean(dir))
 				printPlaceholders(w, res.Placeholders)
