@@ -1,26 +1,18 @@
 package main
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"io"
-	"os"
 	"path"
-	"path/filepath"
-	"runtime"
-	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"cairn"
-	"cairn/admit"
+	"cairn/app"
 	"cairn/gitio"
-	"cairn/index"
-	"cairn/store"
-	"cairn/vault"
-	"cairn/worktree"
 )
 
 func (a *cli) importCmd() *cobra.Command {
@@ -45,24 +37,15 @@ change is held, even into a new vault (cairn review show ID, then accept or
 reject it).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := args[0]
-			if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-				return cairn.Errorf(cairn.EINVALID, "%s is not a folder", dir).WithHint("cairn import takes a folder of Markdown files")
-			}
-			v, _, err := a.open()
+			c, ctx, err := a.openAdmin()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			p, err := a.principal()
-			if err != nil {
-				return err
-			}
-			defer v.MarkBusy("cairn import " + dir)()
+			defer c.Close()
 			if history {
-				return a.importHistory(v, dir, p)
+				return a.importHistory(ctx, c, args[0])
 			}
-			return a.importFolder(v, dir, prefix, cmpOr(message, "import "+filepath.Base(filepath.Clean(dir))), p)
+			return a.importFolder(ctx, c, args[0], &app.ImportOptions{Prefix: prefix, Message: message})
 		},
 	}
 	cmd.Flags().StringVar(&prefix, "prefix", "", "put the files under this folder of the vault")
@@ -71,141 +54,29 @@ reject it).`,
 	return cmd
 }
 
-func (a *cli) importFolder(v *vault.Vault, dir, prefix, message string, p cairn.Principal) error {
-	start := time.Now()
-	if prefix != "" {
-		clean, err := cairn.CleanPath(prefix)
-		if err != nil {
-			return err
-		}
-		prefix = clean
-	}
-	var files []worktree.File
-	skips, err := worktree.Walk(dir, nil, func(f worktree.File) error {
-		files = append(files, f)
-		return nil
-	})
+func (a *cli) importFolder(ctx context.Context, c *app.App, dir string, opts *app.ImportOptions) error {
+	bar := a.progress()
+	opts.Progress = bar.update
+	res, err := c.ImportFolder(ctx, dir, opts)
+	bar.finish()
 	if err != nil {
 		return err
 	}
-	var bar *progressbar.ProgressBar
-	if a.interactive() {
-		bar = progressbar.NewOptions(len(files), progressbar.OptionSetWriter(a.stderr), progressbar.OptionSetDescription("reading"),
-			progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-	}
-	changes := make([]store.FileChange, len(files))
-	errs := make([]error, len(files))
-	var wg sync.WaitGroup
-	workers := runtime.GOMAXPROCS(0) * 2
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(files); i += workers {
-				data, err := os.ReadFile(files[i].Abs)
-				if err != nil {
-					errs[i] = err
-					continue
-				}
-				p := files[i].Path
-				if prefix != "" {
-					p = prefix + "/" + p
-				}
-				changes[i] = store.FileChange{Path: p, Data: data, Mode: files[i].Mode}
-				if bar != nil {
-					bar.Add(1)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("import %s: %w", dir, err)
-	}
-	head, err := v.Store.Head(a.ctx, index.Branch)
-	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
-		return err
-	}
-	base, err := treeOf(a, v, head)
-	if err != nil {
-		return err
-	}
-	// Files already in the vault with the same content change nothing.
-	b := v.Store.NewBatch()
-	b.KeepFlushed() // the files are in memory: the index need not load them back
-	var added, updated, same int
-	kept := changes[:0]
-	for _, ch := range changes {
-		e, err := v.Store.Get(a.ctx, base, ch.Path)
-		switch {
-		case err != nil:
-			added++
-		case e.Blob == store.BlobHash(ch.Data) && e.Mode == ch.Mode:
-			same++
-			continue
-		default:
-			updated++
-		}
-		kept = append(kept, ch)
-	}
-	if bar != nil {
-		bar.Describe("committing")
-	}
-	tree, err := b.Edit(a.ctx, base, kept)
-	if err != nil {
-		return err
-	}
-	if len(kept) > 2000 {
-		if err := b.Flush(a.ctx); err != nil {
-			return err
-		}
-	}
-	// The files are written to the folder, under temporary names, while
-	// the change is judged and indexed; the sync then only renames them.
-	pre, err := v.PrewriteMain(a.ctx, kept)
-	if err != nil {
-		return err
-	}
-	defer pre.Discard()
-	var c *cairn.Commit
-	var outcome *admit.Outcome
-	if len(kept) > 0 {
-		outcome, err = v.Admit.Submit(a.ctx, admit.Request{
-			Route: "import", Base: head, Tree: tree, Batch: b, Principal: p, Message: message,
-			Meta: map[string]string{"import": dir},
+	skips := res.Skipped
+	if outcome := res.Outcome; outcome != nil && !outcome.Admitted() {
+		return a.emit(items([]map[string]any{outcomeItem(outcome)}), func(w io.Writer) {
+			a.refused(w, outcome)
+			printSkips(w, skips)
 		})
-		if err != nil {
-			return v.ExplainBusy(err)
-		}
-		if !outcome.Admitted() {
-			if bar != nil {
-				bar.Finish()
-			}
-			return a.emit(items([]map[string]any{outcomeItem(outcome)}), func(w io.Writer) {
-				a.refused(w, outcome)
-				printSkips(w, skips)
-			})
-		}
-		c = outcome.Commit
 	}
-	if bar != nil {
-		bar.Describe("updating the folder")
-	}
-	rep, err := v.SyncMainPrewritten(a.ctx, pre)
-	if err != nil {
-		return err
-	}
-	if bar != nil {
-		bar.Finish()
-	}
-	took := time.Since(start)
-	out := items([]map[string]any{{"id": commitID(c), "commit": c, "added": added, "updated": updated, "unchanged": same, "seconds": took.Seconds()}})
+	commit, outcome, rep, took := res.Commit, res.Outcome, res.Sync, res.Took
+	out := items([]map[string]any{{"id": commitID(commit), "commit": commit, "added": res.Added, "updated": res.Updated, "unchanged": res.Unchanged, "seconds": took.Seconds()}})
 	out["skipped"], out["sync"] = skips, rep
 	return a.emit(out, func(w io.Writer) {
-		if c == nil {
-			fmt.Fprintf(w, "Nothing to import: the %d files of %s are in the vault already.\n", same, dir)
+		if commit == nil {
+			fmt.Fprintf(w, "Nothing to import: the %d files of %s are in the vault already.\n", res.Unchanged, dir)
 		} else {
-			fmt.Fprintf(w, "Imported %s as %s: %d added, %d updated, %d unchanged (%s)\n", dir, c.Hash.Short(), added, updated, same, took.Round(time.Millisecond))
+			fmt.Fprintf(w, "Imported %s as %s: %d added, %d updated, %d unchanged (%s)\n", dir, commit.Hash.Short(), res.Added, res.Updated, res.Unchanged, took.Round(time.Millisecond))
 			printAdmitted(w, outcome)
 		}
 		printSkips(w, skips)
@@ -213,6 +84,46 @@ func (a *cli) importFolder(v *vault.Vault, dir, prefix, message string, p cairn.
 			printSync(w, rep)
 		}
 	})
+}
+
+// importBar draws an import's progress on a terminal; its zero value, for
+// output that is not a terminal, draws nothing.
+type importBar struct {
+	a     *cli
+	bar   *progressbar.ProgressBar
+	stage string
+}
+
+// progress returns the progress bar of an import, which draws only when
+// progress may be drawn (a.interactive).
+func (a *cli) progress() *importBar {
+	if !a.interactive() {
+		return &importBar{}
+	}
+	return &importBar{a: a}
+}
+
+// update is an app Progress callback: nil when nothing is drawn.
+func (b *importBar) update(stage string, done, total int) {
+	if b.a == nil {
+		return
+	}
+	if b.bar == nil {
+		b.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(b.a.stderr), progressbar.OptionSetDescription(stage),
+			progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+		b.stage = stage
+	}
+	if stage != b.stage {
+		b.bar.Describe(stage)
+		b.stage = stage
+	}
+	b.bar.Set(done)
+}
+
+func (b *importBar) finish() {
+	if b.bar != nil {
+		b.bar.Finish()
+	}
 }
 
 // printPlaceholders lists the files an export wrote as a placeholder for
@@ -225,13 +136,6 @@ func printPlaceholders(w io.Writer, ps []gitio.Placeholder) {
 		return ps[i].Path + " at " + ps[i].Commit.Short()
 	})
 	fmt.Fprintln(w, "Each says when, by whom and why its content was purged.")
-}
-
-func placeholdersOrEmpty(ps []gitio.Placeholder) []gitio.Placeholder {
-	if ps == nil {
-		return []gitio.Placeholder{}
-	}
-	return ps
 }
 
 func commitID(c *cairn.Commit) string {
@@ -258,30 +162,23 @@ says when, by whom and why it was purged; the export lists each file that got
 one (with --git, each path at each commit that wrote it).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, _, err := a.open()
+			c, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
+			defer c.Close()
 			dir := args[0]
-			if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-				return cairn.Errorf(cairn.EINVALID, "%s is not empty", dir).WithHint("Export into a new folder.")
-			}
 			if git {
-				return a.exportGit(v, dir, cmpOr(at, index.Branch))
+				return a.exportGit(c, dir, at)
 			}
-			c, err := commitAt(a, v, cmpOr(at, index.Branch))
+			res, err := c.ExportFiles(a.ctx, dir, at)
 			if err != nil {
 				return err
 			}
-			res, err := gitio.ExportFiles(a.ctx, v.Store, c.Hash, dir)
-			if err != nil {
-				return err
-			}
-			out := items([]map[string]any{{"id": dir, "commit": c.Hash, "files": res.Files}})
-			out["placeholders"] = placeholdersOrEmpty(res.Placeholders)
+			out := items([]map[string]any{{"id": dir, "commit": res.Head, "files": res.Files}})
+			out["placeholders"] = res.Placeholders
 			return a.emit(out, func(w io.Writer) {
-				fmt.Fprintf(w, "Wrote %d files of %s to %s\n", res.Files, c.Hash.Short(), path.Clean(dir))
+				fmt.Fprintf(w, "Wrote %d files of %s to %s\n", res.Files, res.Head.Short(), path.Clean(dir))
 				printPlaceholders(w, res.Placeholders)
 			})
 		},

@@ -3,16 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"cairn"
-	"cairn/index"
-	"cairn/store"
+	"cairn/app"
 )
 
 func (a *cli) reindexCmd() *cobra.Command {
@@ -22,21 +17,16 @@ func (a *cli) reindexCmd() *cobra.Command {
 		Long:  `Reindex throws the derived index away and builds it again from main's head. Run it when cairn doctor reports drift; nothing in the index is needed to rebuild it.`,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, _, err := a.open()
+			c, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			defer v.MarkBusy("cairn reindex")()
-			start := time.Now()
-			if err := v.Index.Rebuild(a.ctx); err != nil {
-				return v.ExplainBusy(err)
-			}
-			st, err := v.Index.Main().Stats(a.ctx)
+			defer c.Close()
+			res, err := c.Reindex(a.ctx)
 			if err != nil {
 				return err
 			}
-			took := time.Since(start)
+			st, took := res.Stats, res.Took
 			return a.emit(items([]map[string]any{{"id": "main", "stats": st, "seconds": took.Seconds()}}), func(w io.Writer) {
 				fmt.Fprintf(w, "Indexed %d files (%d pages, %d links, %d findings) in %s\n", st.Files, st.Pages, st.Links, st.Findings, took.Round(time.Millisecond))
 			})
@@ -60,83 +50,24 @@ one has a live job). Exit code 1 when it finds a problem.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a.quiet = true // doctor lists what opening repaired itself
-			v, _, err := a.open()
+			c, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			type problem struct {
-				ID      string `json:"id"`
-				Area    string `json:"area"`
-				Problem string `json:"problem"`
-			}
-			var out []problem
-			add := func(area, msg string) {
-				out = append(out, problem{ID: fmt.Sprintf("%s-%d", area, len(out)+1), Area: area, Problem: msg})
-			}
-			rep, err := v.Store.Verify(a.ctx)
+			defer c.Close()
+			rep, err := c.Doctor(a.ctx, app.DoctorOptions{Quick: quick})
 			if err != nil {
 				return err
 			}
-			for _, p := range rep.Problems {
-				add("store", p)
-			}
-			drift, err := v.Index.Check(a.ctx, !quick)
-			if err != nil {
-				return v.ExplainBusy(err)
-			}
-			for _, p := range drift.Problems {
-				add("index", p)
-			}
-			trees, err := v.Trees.List(a.ctx)
-			if err != nil {
-				return err
-			}
-			for _, p := range v.Problems {
-				add("worktree", p)
-			}
-			for _, t := range trees {
-				if _, err := os.Stat(t.Path); err != nil {
-					add("worktree", fmt.Sprintf("%s is registered but missing: %v", t.Path, err))
-				}
-				if !t.Pending.IsZero() {
-					add("worktree", fmt.Sprintf("%s has an unfinished sync to %s (any command run there finishes it)", t.Path, t.Pending.Short()))
-				}
-				head, err := v.Store.Head(a.ctx, t.Branch)
-				switch {
-				case err != nil:
-					add("worktree", fmt.Sprintf("%s holds branch %s, which does not exist", t.Path, t.Branch))
-				case head != t.Base && t.Pending.IsZero() && !slices.ContainsFunc(v.Problems, func(p string) bool { return strings.HasPrefix(p, t.Path+" ") }):
-					add("worktree", fmt.Sprintf("%s is behind its branch %s (the folder holds %s, the branch is at %s); another process is updating it, or the next command will",
-						t.Path, t.Branch, t.Base.Short(), head.Short()))
-				}
-			}
-			admitted, err := v.Admit.Check(a.ctx)
-			if err != nil {
-				return err
-			}
-			for _, p := range admitted {
-				add("admission", p)
-			}
-			svc, _, err := a.jobs(v, false, nil)
-			if err != nil {
-				return err
-			}
-			sources, err := svc.Check(a.ctx)
-			if err != nil {
-				return err
-			}
-			for _, p := range sources {
-				add("sources", p)
-			}
-			if len(out) > 0 {
+			out := rep.Problems
+			if !rep.OK() {
 				a.code = exitRefused
 			}
 			res := items(out)
 			res["commits"], res["nodes"], res["blobs"], res["purged"] = rep.Commits, rep.Nodes, rep.Blobs, rep.Purged
-			res["repaired"] = cmpSlice(v.Repaired)
+			res["repaired"] = cmpSlice(rep.Repaired)
 			return a.emit(res, func(w io.Writer) {
-				for _, r := range v.Repaired {
+				for _, r := range rep.Repaired {
 					fmt.Fprintf(w, "Repaired: %s\n", r)
 				}
 				fmt.Fprintf(w, "Store: %d commits, %d tree nodes, %d files checked (%d purged).\n", rep.Commits, rep.Nodes, rep.Blobs, rep.Purged)
@@ -168,19 +99,14 @@ reader of an old head is never cut short; --now drops the grace (only safe
 when no other cairn process is writing).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, _, err := a.open()
+			c, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			defer v.MarkBusy("cairn gc")()
-			opts := &store.GCOptions{Grace: grace, DryRun: dry}
-			if now {
-				opts.Grace = -1
-			}
-			st, err := v.Store.GC(a.ctx, opts)
+			defer c.Close()
+			st, err := c.GC(a.ctx, app.GCOptions{Grace: grace, Now: now, DryRun: dry})
 			if err != nil {
-				return v.ExplainBusy(err)
+				return err
 			}
 			return a.emit(items([]map[string]any{{"id": "gc", "deleted": st.Deleted, "reachable": st.Reachable, "bytes": st.Bytes, "dry_run": dry}}), func(w io.Writer) {
 				verb := "Deleted"
@@ -212,28 +138,16 @@ trees keep their files; edit or delete them yourself.`,
 			if at == "" || reason == "" {
 				return usageError("purge needs --at REF and --reason WHY")
 			}
-			v, _, err := a.open()
+			c, ctx, err := a.openAdmin()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			p, err := a.principal()
+			defer c.Close()
+			res, err := c.Purge(ctx, args[0], at, reason)
 			if err != nil {
 				return err
 			}
-			h, err := v.Store.PurgePath(a.ctx, at, args[0], p, reason)
-			if err != nil {
-				return v.ExplainBusy(err)
-			}
-			// The index may hold the page's words: index it again.
-			if head, err := v.Store.Head(a.ctx, index.Branch); err == nil {
-				c, _ := v.Store.ReadCommit(a.ctx, head)
-				if e, err := v.Store.Get(a.ctx, c.Tree, args[0]); err == nil && e.Blob == h {
-					if err := v.Index.Rebuild(a.ctx); err != nil {
-						return err
-					}
-				}
-			}
+			h := res.Blob
 			return a.emit(items([]map[string]any{{"id": h, "path": args[0], "at": at, "reason": reason}}), func(w io.Writer) {
 				fmt.Fprintf(w, "Purged the content %s of %s (%s).\n", h.Short(), args[0], reason)
 			})
@@ -243,5 +157,3 @@ trees keep their files; edit or delete them yourself.`,
 	cmd.Flags().StringVar(&reason, "reason", "", "why (required; recorded)")
 	return cmd
 }
-
-var _ = cairn.EINVALID

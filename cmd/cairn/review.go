@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"cairn"
 	"cairn/admit"
+	"cairn/app"
 )
 
 func (a *cli) reviewCmd() *cobra.Command {
@@ -34,12 +36,12 @@ Accept and reject are atomic: when main changed the same places since, accept
 merges nothing and the proposal stays held with the error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, _, err := a.open()
+			c, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			props, err := v.Admit.List(a.ctx, admit.ProposalFilter{Status: status})
+			defer c.Close()
+			props, err := c.Proposals(a.ctx, admit.ProposalFilter{Status: status})
 			if err != nil {
 				return err
 			}
@@ -69,6 +71,21 @@ merges nothing and the proposal stays held with the error.`,
 	return cmd
 }
 
+// openAdmin opens the vault for a command of review, settings, maint or
+// import that acts as a principal: the principal is read first, so a bad
+// --as opens nothing, and travels in the returned context.
+func (a *cli) openAdmin() (*app.App, context.Context, error) {
+	p, err := a.principal()
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := a.openApp()
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, cairn.NewContextWithPrincipal(a.ctx, p), nil
+}
+
 func proposalID(s string) (int64, error) {
 	id, err := strconv.ParseInt(strings.TrimPrefix(s, "proposals/"), 10, 64)
 	if err != nil || id <= 0 {
@@ -88,23 +105,19 @@ func (a *cli) reviewShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			v, _, err := a.open()
+			c, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			p, err := v.Admit.Get(a.ctx, id)
+			defer c.Close()
+			view, err := c.ShowProposal(a.ctx, id)
 			if err != nil {
 				return err
 			}
-			_, _, changes, err := v.Admit.Changes(a.ctx, p)
-			if err != nil {
-				return err
-			}
-			b := v.Store.NewBatch()
+			p, changes := view.Proposal, view.Changes
 			var patches []string
 			for _, ch := range changes {
-				patches = append(patches, unifiedDiff(a, b, ch))
+				patches = append(patches, c.Patch(a.ctx, nil, ch))
 			}
 			colored, err := a.colored(color)
 			if err != nil {
@@ -198,20 +211,16 @@ func (a *cli) reviewAcceptCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			v, _, p, err := a.openAs()
+			c, ctx, err := a.openAdmin()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			defer v.MarkBusy("cairn review accept")()
-			out, err := v.Admit.Accept(a.ctx, id, p)
-			if err != nil {
-				return v.ExplainBusy(err)
-			}
-			rep, err := v.SyncMain(a.ctx)
+			defer c.Close()
+			d, err := c.Accept(ctx, id)
 			if err != nil {
 				return err
 			}
+			out, rep := d.Outcome, d.Sync
 			item := outcomeItem(out)
 			item["sync"] = rep
 			return a.emit(items([]map[string]any{item}), func(w io.Writer) {
@@ -233,20 +242,16 @@ func (a *cli) reviewRejectCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			v, _, p, err := a.openAs()
+			c, ctx, err := a.openAdmin()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			defer v.MarkBusy("cairn review reject")()
-			prop, err := v.Admit.Reject(a.ctx, id, p, reason)
-			if err != nil {
-				return v.ExplainBusy(err)
-			}
-			rep, err := v.SyncMain(a.ctx)
+			defer c.Close()
+			d, err := c.Reject(ctx, id, reason)
 			if err != nil {
 				return err
 			}
+			prop, rep := d.Proposal, d.Sync
 			return a.emit(items([]*cairn.Proposal{prop}), func(w io.Writer) {
 				fmt.Fprintf(w, "Rejected proposal %d; it stays as the branch %s.\n", id, admit.ProposalBranch(id))
 				if prop.Source != "" {
@@ -270,22 +275,18 @@ func (a *cli) reviewRecheckCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			v, _, err := a.open()
+			c, ctx, err := a.openAdmin()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			defer v.MarkBusy("cairn review recheck")()
-			out, err := v.Admit.Recheck(a.ctx, id)
+			defer c.Close()
+			d, err := c.Recheck(ctx, id)
 			if err != nil {
-				return v.ExplainBusy(err)
+				return err
 			}
+			out, rep := d.Outcome, d.Sync
 			if !out.Admitted() {
 				return a.emit(items([]map[string]any{outcomeItem(out)}), func(w io.Writer) { a.refused(w, out) })
-			}
-			rep, err := v.SyncMain(a.ctx)
-			if err != nil {
-				return err
 			}
 			item := outcomeItem(out)
 			item["sync"] = rep

@@ -7,9 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"cairn"
 	"cairn/admit"
-	"cairn/store"
 )
 
 // settingNames lists the keys of cairn.yaml but the verdicts, as the
@@ -59,16 +57,15 @@ order are kept); an empty VALUE removes the key, so its default applies.
   cairn settings set verdicts.deletion.agent reject`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, _, err := a.open()
+			c, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			pol, err := policyOf(a, v)
+			defer c.Close()
+			settings, err := c.Settings(a.ctx)
 			if err != nil {
 				return err
 			}
-			settings := pol.Settings()
 			return a.emit(items(settings), func(w io.Writer) {
 				for _, s := range settings {
 					mark := " "
@@ -95,19 +92,16 @@ func (a *cli) settingsGetCmd() *cobra.Command {
 		Short: "Print one setting",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, _, err := a.open()
+			c, err := a.openApp()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			pol, err := policyOf(a, v)
+			defer c.Close()
+			s, err := c.Setting(a.ctx, args[0])
 			if err != nil {
 				return err
 			}
-			val, err := pol.Get(args[0])
-			if err != nil {
-				return err
-			}
+			val := s.Value
 			return a.emit(items([]admit.Setting{{Key: args[0], Value: val}}), func(w io.Writer) { fmt.Fprintln(w, val) })
 		},
 	}
@@ -119,59 +113,23 @@ func (a *cli) settingsSetCmd() *cobra.Command {
 		Short: "Change one setting, as your commit on main",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, _, p, err := a.openAs()
+			c, ctx, err := a.openAdmin()
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			defer v.MarkBusy("cairn settings set")()
-			head, err := v.Store.Head(a.ctx, admit.Branch)
+			defer c.Close()
+			res, err := c.SetSetting(ctx, args[0], args[1])
 			if err != nil {
 				return err
 			}
-			tree, err := treeOf(a, v, head)
-			if err != nil {
-				return err
-			}
-			var data []byte
-			if e, err := v.Store.Get(a.ctx, tree, admit.PolicyFile); err == nil {
-				if data, err = v.Store.ReadBlob(a.ctx, e.Blob); err != nil {
-					return err
-				}
-			} else if cairn.ErrorCode(err) != cairn.ENOTFOUND {
-				return err
-			}
-			next, err := admit.SetPolicy(data, args[0], args[1])
-			if err != nil {
-				return err
-			}
-			if string(next) == string(data) {
+			if res.Unchanged {
 				return a.emit(items([]admit.Setting{{Key: args[0], Value: args[1]}}), func(w io.Writer) {
 					fmt.Fprintf(w, "%s is %q already.\n", args[0], args[1])
 				})
 			}
-			b := v.Store.NewBatch()
-			change := store.FileChange{Path: admit.PolicyFile, Data: next}
-			if len(next) == 0 {
-				change = store.FileChange{Path: admit.PolicyFile, Delete: true}
-			}
-			newTree, err := b.Edit(a.ctx, tree, []store.FileChange{change})
-			if err != nil {
-				return err
-			}
-			out, err := v.Admit.Submit(a.ctx, admit.Request{
-				Route: "settings", Base: head, Tree: newTree, Batch: b, Principal: p,
-				Message: fmt.Sprintf("settings: %s = %s", args[0], cmpOr(args[1], "(default)")),
-			})
-			if err != nil {
-				return v.ExplainBusy(err)
-			}
+			out, rep := res.Outcome, res.Sync
 			if !out.Admitted() {
 				return a.emit(items([]map[string]any{outcomeItem(out)}), func(w io.Writer) { a.refused(w, out) })
-			}
-			rep, err := v.SyncMain(a.ctx)
-			if err != nil {
-				return err
 			}
 			return a.emit(items([]admit.Setting{{Key: args[0], Value: args[1]}}), func(w io.Writer) {
 				fmt.Fprintf(w, "Set %s to %q (commit %s).\n", args[0], args[1], out.Commit.Hash.Short())
