@@ -22,7 +22,6 @@ import (
 	"cairn/app"
 	"cairn/ingest"
 	"cairn/vault"
-	"cairn/worktree"
 )
 
 // Exit codes.
@@ -352,31 +351,6 @@ func (a *cli) principal() (cairn.Principal, error) {
 	return cairn.ParsePrincipal("user:" + b.String())
 }
 
-// openAs is open for a command that acts as a principal: the principal is
-// read first, so a bad --as opens nothing.
-func (a *cli) openAs() (*vault.Vault, *worktree.Tree, cairn.Principal, error) {
-	p, err := a.principal()
-	if err != nil {
-		return nil, nil, "", err
-	}
-	v, t, err := a.open()
-	if err != nil {
-		return nil, nil, "", err
-	}
-	return v, t, p, nil
-}
-
-// open opens the vault the command works on, and the working tree the
-// current folder is in (nil outside working trees). Opening brings every
-// folder a dead process left behind its branch up to it, and says so.
-func (a *cli) open() (*vault.Vault, *worktree.Tree, error) {
-	c, err := a.openApp()
-	if err != nil {
-		return nil, nil, err
-	}
-	return c.Vault(), c.Tree(), nil
-}
-
 // openApp opens the vault the command works on through the application
 // layer, and prints what opening repaired and what it could not.
 func (a *cli) openApp() (*app.App, error) {
@@ -436,13 +410,4 @@ func (a *cli) interactive() bool {
 	}
 	f, ok := a.stderr.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// tree returns the working tree for commands that need one.
-func needTree(t *worktree.Tree) error {
-	if t == nil {
-		return cairn.Errorf(cairn.EINVALID, "this command works in a working tree, and the current folder is not in one").
-			WithHint("Run it inside the vault's folder, or in one made with cairn worktree add")
-	}
-	return nil
 }

@@ -1,23 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
-	udiff "github.com/aymanbagabas/go-udiff"
 	"github.com/spf13/cobra"
 
 	"cairn"
 	"cairn/app"
 	"cairn/index"
-	"cairn/store"
-	"cairn/vault"
 	"cairn/worktree"
 )
 
@@ -27,15 +22,6 @@ func branchOf(t *worktree.Tree) string {
 		return t.Branch
 	}
 	return index.Branch
-}
-
-// commitAt resolves a revision to a commit.
-func commitAt(a *cli, v *vault.Vault, rev string) (*cairn.Commit, error) {
-	h, err := v.Store.Resolve(a.ctx, rev)
-	if err != nil {
-		return nil, err
-	}
-	return v.Store.ReadCommit(a.ctx, h)
 }
 
 func (a *cli) logCmd() *cobra.Command {
@@ -207,45 +193,4 @@ the first against the second. Text files get a unified diff.`,
 	}
 	cmd.Flags().BoolVar(&stat, "stat", false, "list the changed files only")
 	return cmd
-}
-
-func treeOf(a *cli, v *vault.Vault, c cairn.Hash) (cairn.Hash, error) {
-	if c.IsZero() {
-		return store.EmptyTree, nil
-	}
-	cm, err := v.Store.ReadCommit(a.ctx, c)
-	if err != nil {
-		return cairn.Hash{}, err
-	}
-	return cm.Tree, nil
-}
-
-// unifiedDiff renders one change as a unified diff; "" for binary files.
-func unifiedDiff(a *cli, b *store.Batch, ch cairn.Change) string {
-	read := func(e cairn.Entry) ([]byte, bool) {
-		if e.Blob.IsZero() {
-			return nil, true
-		}
-		data, err := b.ReadBlob(a.ctx, e.Blob)
-		if err != nil {
-			return nil, false
-		}
-		return data, utf8.Valid(data) && bytes.IndexByte(data, 0) < 0
-	}
-	old, ok1 := read(ch.Old)
-	new, ok2 := read(ch.New)
-	if !ok1 || !ok2 {
-		return fmt.Sprintf("Binary files a/%s and b/%s differ\n", cmpOr(ch.Old.Path, ch.Path), ch.Path)
-	}
-	oldName, newName := "a/"+ch.Path, "b/"+ch.Path
-	if ch.Old.Path != "" {
-		oldName = "a/" + ch.Old.Path
-	}
-	if ch.Old.Blob.IsZero() {
-		oldName = "/dev/null"
-	}
-	if ch.New.Blob.IsZero() {
-		newName = "/dev/null"
-	}
-	return udiff.Unified(oldName, newName, string(old), string(new))
 }

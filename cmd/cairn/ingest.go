@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"log/slog"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,17 +16,6 @@ import (
 	"cairn/app"
 	"cairn/ingest"
 )
-
-// warnings is the logger of what goes wrong beside a command's work (a
-// folder sync that must wait, an agent's workspace that cannot be
-// removed): warnings and errors, on standard error, as JSON with --json.
-func (a *cli) warnings() *slog.Logger {
-	opts := &slog.HandlerOptions{Level: slog.LevelWarn}
-	if a.json {
-		return slog.New(slog.NewJSONHandler(a.stderr, opts))
-	}
-	return slog.New(slog.NewTextHandler(a.stderr, opts))
-}
 
 func (a *cli) ingestCmd() *cobra.Command {
 	var detach bool
