@@ -174,7 +174,13 @@ type Tx interface {
 	// DeletePin removes the pin (h, reason) if it exists.
 	DeletePin(ctx context.Context, h Hash, reason string) error
 	// SQL returns the database transaction, for subsystems that keep their
-	// rows beside the vault's objects (the index, jobs, reviews) and must
-	// commit with the ref update.
+	// rows beside the vault's objects and must commit with the ref update.
+	// Only the subsystems not yet behind a storage interface of their own
+	// use it: admit, ingest (and its queue, durable), the index, and the
+	// storetest suite. It leaves this interface once they have moved, as the
+	// working trees and the vault's meta have: their storage interfaces
+	// (worktree.Storage, vault.Storage) take the transaction as a Tx, and
+	// their SQLite implementations find the database transaction themselves
+	// (docs/storage.md).
 	SQL() *sql.Tx
 }

@@ -12,19 +12,19 @@ import (
 	"time"
 
 	"cairn"
-	"cairn/sqlite"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden.txt")
 
+// OpenTestBackend opens a new backend for the tests of this package that
+// look inside the store. It is set by backend_test.go, in the external test
+// package: this one cannot import sqlite, which imports the subsystems
+// (worktree, index) that import the store.
+var OpenTestBackend func(tb testing.TB) cairn.Backend
+
 func newTestStore(tb testing.TB) *Store {
 	tb.Helper()
-	db, err := sqlite.Open(tb.Context(), filepath.Join(tb.TempDir(), "cairn.db"), nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	s, err := New(tb.Context(), db, nil)
+	s, err := New(tb.Context(), OpenTestBackend(tb), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -3,14 +3,13 @@ package vault
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	"cairn"
 	"cairn/index"
 	"cairn/sqlite"
 	"cairn/store"
@@ -26,23 +25,25 @@ const (
 	// a copy when the copy is first opened, so that a copy and its original
 	// can be told apart.
 	metaID = "id"
+	// metaBare is "1" in a vault without a working tree of its own.
+	metaBare = "bare"
 )
 
-func setMeta(ctx context.Context, tx *store.Tx, key, value string) error {
-	_, err := tx.SQL().ExecContext(ctx, `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
-	if err != nil {
+// setMeta records a meta value inside tx.
+func (v *Vault) setMeta(ctx context.Context, tx *store.Tx, key, value string) error {
+	if err := v.st.SetMeta(ctx, tx.Backend(), key, value); err != nil {
 		return fmt.Errorf("record %s: %w", key, err)
 	}
 	return nil
 }
 
+// meta returns a meta value; "" when none is recorded.
 func (v *Vault) meta(ctx context.Context, key string) (string, error) {
-	var value string
-	err := v.DB.Read().QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&value)
-	if errors.Is(err, sql.ErrNoRows) {
+	value, err := v.st.Meta(ctx, key)
+	switch {
+	case cairn.ErrorCode(err) == cairn.ENOTFOUND:
 		return "", nil
-	}
-	if err != nil {
+	case err != nil:
 		return "", fmt.Errorf("read %s: %w", key, err)
 	}
 	return value, nil
@@ -66,7 +67,7 @@ func (v *Vault) identify(ctx context.Context) (had bool, err error) {
 	id = newID()
 	quick, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	if err := v.Store.Update(quick, func(tx *store.Tx) error { return setMeta(quick, tx, metaID, id) }); err == nil {
+	if err := v.Store.Update(quick, func(tx *store.Tx) error { return v.setMeta(quick, tx, metaID, id) }); err == nil {
 		v.Trees.VaultID = id
 	}
 	return false, nil
@@ -80,11 +81,20 @@ func (v *Vault) recordedRoot(ctx context.Context) (string, error) {
 	if err != nil || root != "" || v.Bare {
 		return root, err
 	}
-	err = v.DB.Read().QueryRowContext(ctx, `SELECT path FROM worktrees WHERE branch = ? ORDER BY id LIMIT 1`, index.Branch).Scan(&root)
-	if errors.Is(err, sql.ErrNoRows) {
+	trees, err := v.Trees.List(ctx)
+	if err != nil {
+		return "", err
+	}
+	var first *worktree.Tree
+	for _, t := range trees {
+		if t.Branch == index.Branch && (first == nil || t.ID < first.ID) {
+			first = t
+		}
+	}
+	if first == nil {
 		return "", nil
 	}
-	return root, err
+	return first.Path, nil
 }
 
 // relocate notices that the vault's folder is not the one its records
@@ -161,7 +171,7 @@ func (v *Vault) relocate(ctx context.Context) error {
 		fresh = newID()
 	}
 	err = v.Store.Update(ctx, func(tx *store.Tx) error {
-		if _, err := tx.SQL().ExecContext(ctx, `UPDATE worktrees SET path = ? WHERE path = ?`, v.Root, old); err != nil {
+		if err := v.Trees.Moved(ctx, tx, old, v.Root); err != nil {
 			return fmt.Errorf("record the vault's new folder: %w", err)
 		}
 		for _, t := range forget {
@@ -170,11 +180,11 @@ func (v *Vault) relocate(ctx context.Context) error {
 			}
 		}
 		if fresh != "" {
-			if err := setMeta(ctx, tx, metaID, fresh); err != nil {
+			if err := v.setMeta(ctx, tx, metaID, fresh); err != nil {
 				return err
 			}
 		}
-		return setMeta(ctx, tx, metaRoot, v.Root)
+		return v.setMeta(ctx, tx, metaRoot, v.Root)
 	})
 	if err != nil {
 		return err

@@ -62,6 +62,7 @@ type Vault struct {
 	// right (a working tree that cannot be brought up to its branch),
 	// each with what to do.
 	Problems []string
+	st       Storage
 	log      *slog.Logger
 }
 
@@ -92,14 +93,14 @@ func Init(ctx context.Context, dir string, bare bool, opts *Options) (*Vault, er
 		id := newID()
 		err = v.Store.Update(ctx, func(tx *store.Tx) error {
 			if bare {
-				if err := setMeta(ctx, tx, "bare", "1"); err != nil {
+				if err := v.setMeta(ctx, tx, metaBare, "1"); err != nil {
 					return err
 				}
 			}
-			if err := setMeta(ctx, tx, metaID, id); err != nil {
+			if err := v.setMeta(ctx, tx, metaID, id); err != nil {
 				return err
 			}
-			return setMeta(ctx, tx, metaRoot, abs)
+			return v.setMeta(ctx, tx, metaRoot, abs)
 		})
 		v.Trees.VaultID = id
 	}
@@ -167,10 +168,12 @@ func Open(ctx context.Context, dir string, opts *Options) (*Vault, *worktree.Tre
 	if err != nil {
 		return nil, nil, err
 	}
-	var bare string
-	if err := v.DB.Read().QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'bare'`).Scan(&bare); err == nil {
-		v.Bare = bare == "1"
+	bare, err := v.meta(ctx, metaBare)
+	if err != nil {
+		v.Close()
+		return nil, nil, err
 	}
+	v.Bare = bare == "1"
 	opened := v.Root
 	if err := v.relocate(ctx); err != nil {
 		v.Close()
@@ -228,11 +231,11 @@ func open(ctx context.Context, root string, opts *Options) (*Vault, error) {
 		db.Close()
 		return nil, err
 	}
-	trees := worktree.NewManager(s, db.Read(), filepath.Join(root, DirName))
+	trees := worktree.NewManager(s, sqlite.NewWorktreeStorage(db), filepath.Join(root, DirName))
 	trees.Crash = opts.Crash
 	s.AddHook(trees.Hook())
 	adm := admit.New(s, ix, db.Read(), &admit.Options{Logger: log, Crash: opts.Crash})
-	return &Vault{Root: root, DB: db, Store: s, Index: ix, Trees: trees, Admit: adm, log: log}, nil
+	return &Vault{Root: root, DB: db, Store: s, Index: ix, Trees: trees, Admit: adm, st: db, log: log}, nil
 }
 
 // catchUp rebuilds main's index when main has a head but the index

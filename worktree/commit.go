@@ -2,6 +2,7 @@ package worktree
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"cairn"
@@ -193,21 +194,21 @@ func (m *Manager) commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 // the committed files' base (what is on disk, so the sync that follows
 // writes merged content over them) and the sync to come.
 func (m *Manager) recordCommit(ctx context.Context, tx *store.Tx, t *Tree, snap *snapshot, changes []Change, c *cairn.Commit) error {
+	over := make([]cairn.Entry, 0, len(changes))
 	for _, ch := range changes {
-		d := snap.disk[ch.Path]
-		var blob any
-		var size int64
-		var mode cairn.Mode
-		if d != nil {
-			blob, size, mode = d.blob[:], d.Size, d.Mode
+		e := cairn.Entry{Path: ch.Path} // a deleted file: absent from the base
+		if d := snap.disk[ch.Path]; d != nil {
+			e.Blob, e.Size, e.Mode = d.blob, d.Size, d.Mode
 		}
-		if _, err := tx.SQL().ExecContext(ctx, `INSERT OR REPLACE INTO worktree_bases (worktree, path, blob, size, mode) VALUES (?, ?, ?, ?, ?)`,
-			t.ID, ch.Path, blob, size, int(mode)); err != nil {
-			return err
-		}
+		over = append(over, e)
 	}
-	_, err := tx.SQL().ExecContext(ctx, `UPDATE worktrees SET pending = ? WHERE id = ?`, c.Hash[:], t.ID)
-	return err
+	if err := m.st.SetOverrides(ctx, tx.Backend(), t.ID, over); err != nil {
+		return fmt.Errorf("record the base of the committed files: %w", err)
+	}
+	if err := m.st.SetPending(ctx, tx.Backend(), t.ID, c.Hash); err != nil {
+		return fmt.Errorf("record the sync to come: %w", err)
+	}
+	return nil
 }
 
 // baseTree builds in b the effective base: the base commit's tree with the

@@ -91,10 +91,13 @@ func (m *Manager) Relink(ctx context.Context, dir string, p *Pointer) (*Tree, er
 		return nil, cairn.Errorf(cairn.ENOTFOUND, "%s is not a working tree of this vault (its pointer file names no tree)", dir).
 			WithHint("Make a new one with cairn worktree add DIR BRANCH; cairn worktree list shows the vault's trees.")
 	}
-	t, err := scanTree(m.db.QueryRowContext(ctx, `SELECT `+treeColumns+` FROM worktrees WHERE id = ?`, p.Tree))
-	if err != nil {
+	t, err := m.st.Tree(ctx, p.Tree)
+	switch {
+	case cairn.ErrorCode(err) == cairn.ENOTFOUND:
 		return nil, cairn.Errorf(cairn.ENOTFOUND, "%s names working tree %d, which this vault does not have", dir, p.Tree).
 			WithHint("Make a new one with cairn worktree add DIR BRANCH.")
+	case err != nil:
+		return nil, fmt.Errorf("read working tree %d: %w", p.Tree, err)
 	}
 	if a, err := os.Stat(dir); err == nil {
 		if b, err := os.Stat(t.Path); err == nil && os.SameFile(a, b) {
@@ -106,10 +109,7 @@ func (m *Manager) Relink(ctx context.Context, dir string, p *Pointer) (*Tree, er
 			WithHint("Work in " + t.Path + ", or make a new tree with cairn worktree add DIR " + t.Branch + ".")
 	}
 	old := t.Path
-	err = m.s.Update(ctx, func(tx *store.Tx) error {
-		_, err := tx.SQL().ExecContext(ctx, `UPDATE worktrees SET path = ? WHERE id = ? AND path = ?`, dir, t.ID, old)
-		return err
-	})
+	err = m.s.Update(ctx, func(tx *store.Tx) error { return m.st.MoveTree(ctx, tx.Backend(), t.ID, old, dir) })
 	if err != nil {
 		return nil, fmt.Errorf("record that working tree %s moved to %s: %w", old, dir, err)
 	}
@@ -120,14 +120,29 @@ func (m *Manager) Relink(ctx context.Context, dir string, p *Pointer) (*Tree, er
 // Forget removes a working tree's records inside tx; its folder is not
 // touched.
 func (m *Manager) Forget(ctx context.Context, tx *store.Tx, t *Tree) error {
-	return forget(ctx, tx, t.ID)
+	return m.forget(ctx, tx, t.ID)
 }
 
-func forget(ctx context.Context, tx *store.Tx, id int64) error {
-	for _, q := range []string{`DELETE FROM worktree_files WHERE worktree = ?`, `DELETE FROM worktree_bases WHERE worktree = ?`, `DELETE FROM worktrees WHERE id = ?`} {
-		if _, err := tx.SQL().ExecContext(ctx, q, id); err != nil {
-			return fmt.Errorf("forget working tree %d: %w", id, err)
-		}
+func (m *Manager) forget(ctx context.Context, tx *store.Tx, id int64) error {
+	if err := m.st.DeleteTree(ctx, tx.Backend(), id); err != nil {
+		return fmt.Errorf("forget working tree %d: %w", id, err)
+	}
+	return nil
+}
+
+// Moved records, inside tx, that the working tree recorded at the folder
+// from is now at the folder to (the vault's own folder moved); it does
+// nothing when no tree is recorded at from.
+func (m *Manager) Moved(ctx context.Context, tx *store.Tx, from, to string) error {
+	t, err := m.st.TreeAt(ctx, from)
+	switch {
+	case cairn.ErrorCode(err) == cairn.ENOTFOUND:
+		return nil
+	case err != nil:
+		return fmt.Errorf("read the working tree %s: %w", from, err)
+	}
+	if err := m.st.MoveTree(ctx, tx.Backend(), t.ID, from, to); err != nil {
+		return fmt.Errorf("record that the working tree %s moved to %s: %w", from, to, err)
 	}
 	return nil
 }

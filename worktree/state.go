@@ -2,15 +2,14 @@ package worktree
 
 import (
 	"context"
-	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -38,50 +37,27 @@ type snapshot struct {
 	baseTree  cairn.Hash
 }
 
-type statRow struct {
-	size, mtime, checked int64
-	blob                 cairn.Hash
+// vouches reports whether a file's stat row vouches for its content: its
+// size and modification time are as recorded, and it was not modified
+// within racyWindow of the row being written.
+func (r FileStat) vouches(f File) bool {
+	return r.Size == f.Size && r.Mtime == f.Mtime && f.Mtime < r.Checked-racyWindow
 }
 
-func (m *Manager) loadStats(ctx context.Context, t *Tree) (map[string]statRow, error) {
-	rows, err := m.db.QueryContext(ctx, `SELECT path, size, mtime, checked, blob FROM worktree_files WHERE worktree = ?`, t.ID)
+func (m *Manager) loadStats(ctx context.Context, t *Tree) (map[string]FileStat, error) {
+	stats, err := m.st.Stats(ctx, t.ID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read the stat rows of %s: %w", t.Path, err)
 	}
-	defer rows.Close()
-	out := map[string]statRow{}
-	for rows.Next() {
-		var p string
-		var r statRow
-		var b []byte
-		if err := rows.Scan(&p, &r.size, &r.mtime, &r.checked, &b); err != nil {
-			return nil, err
-		}
-		r.blob = cairn.Hash(b)
-		out[p] = r
-	}
-	return out, rows.Err()
+	return stats, nil
 }
 
 func (m *Manager) loadOverrides(ctx context.Context, t *Tree) (map[string]cairn.Entry, error) {
-	rows, err := m.db.QueryContext(ctx, `SELECT path, blob, size, mode FROM worktree_bases WHERE worktree = ?`, t.ID)
+	over, err := m.st.Overrides(ctx, t.ID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read the overrides of %s: %w", t.Path, err)
 	}
-	defer rows.Close()
-	out := map[string]cairn.Entry{}
-	for rows.Next() {
-		e := cairn.Entry{}
-		var b []byte
-		var mode int
-		if err := rows.Scan(&e.Path, &b, &e.Size, &mode); err != nil {
-			return nil, err
-		}
-		copy(e.Blob[:], b)
-		e.Mode = cairn.Mode(mode)
-		out[e.Path] = e
-	}
-	return out, rows.Err()
+	return over, nil
 }
 
 // treeOf returns a commit's tree; the empty tree for no commit.
@@ -113,7 +89,7 @@ func (m *Manager) scan(ctx context.Context, t *Tree) (*snapshot, error) {
 		return nil, err
 	}
 	// The folder, the stat rows and the base tree are read at once.
-	var stats map[string]statRow
+	var stats map[string]FileStat
 	var statErr, baseErr error
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -154,8 +130,8 @@ func (m *Manager) scan(ctx context.Context, t *Tree) (*snapshot, error) {
 	snap.disk = make(map[string]*onDisk, len(files))
 	for _, f := range files {
 		d := &onDisk{File: f}
-		if r, ok := stats[f.Path]; ok && r.size == f.Size && r.mtime == f.Mtime && f.Mtime < r.checked-racyWindow {
-			d.blob = r.blob
+		if r, ok := stats[f.Path]; ok && r.vouches(f) {
+			d.blob = r.Blob
 		} else {
 			toRead = append(toRead, d)
 		}
@@ -234,12 +210,9 @@ func (m *Manager) scanPaths(ctx context.Context, t *Tree, baseTree cairn.Hash, p
 			f.Mode = cairn.ModeExecutable
 		}
 		d := &onDisk{File: f}
-		var r statRow
-		var b []byte
-		err = m.db.QueryRowContext(ctx, `SELECT size, mtime, checked, blob FROM worktree_files WHERE worktree = ? AND path = ?`,
-			t.ID, p).Scan(&r.size, &r.mtime, &r.checked, &b)
-		if err == nil && r.size == f.Size && r.mtime == f.Mtime && f.Mtime < r.checked-racyWindow {
-			d.blob = cairn.Hash(b)
+		// A stat row that cannot be read only costs reading the file.
+		if r, err := m.st.Stat(ctx, t.ID, p); err == nil && r.vouches(f) {
+			d.blob = r.Blob
 		} else {
 			toRead = append(toRead, d)
 		}
@@ -358,35 +331,19 @@ func (m *Manager) remember(ctx context.Context, t *Tree, snap *snapshot) error {
 	if len(fresh) == 0 {
 		return nil
 	}
-	return m.s.Update(ctx, func(tx *store.Tx) error { return m.writeStats(ctx, tx.SQL(), t, fresh) })
+	return m.s.Update(ctx, func(tx *store.Tx) error {
+		return m.st.PutStats(ctx, tx.Backend(), t.ID, m.statsOf(fresh))
+	})
 }
 
-func (m *Manager) writeStats(ctx context.Context, q *sql.Tx, t *Tree, files []*onDisk) error {
-	// Many rows a statement: a sync of an import writes ten thousand.
-	const perStmt = 100
-	stmt := func(rows int) string {
-		return `INSERT INTO worktree_files (worktree, path, size, mtime, blob, checked) VALUES ` +
-			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?),", rows), ",") +
-			` ON CONFLICT (worktree, path) DO UPDATE SET size = excluded.size, mtime = excluded.mtime, blob = excluded.blob, checked = excluded.checked`
-	}
-	full := stmt(perStmt)
+// statsOf returns the stat rows of files read or written now.
+func (m *Manager) statsOf(files []*onDisk) []FileStat {
 	now := m.Now().UnixNano()
-	args := make([]any, 0, 6*perStmt)
-	for start := 0; start < len(files); start += perStmt {
-		chunk := files[start:min(start+perStmt, len(files))]
-		args = args[:0]
-		for _, d := range chunk {
-			args = append(args, t.ID, d.Path, d.Size, d.Mtime, d.blob[:], now)
-		}
-		query := full
-		if len(chunk) < perStmt {
-			query = stmt(len(chunk))
-		}
-		if _, err := q.ExecContext(ctx, query, args...); err != nil {
-			return err
-		}
+	out := make([]FileStat, len(files))
+	for i, d := range files {
+		out[i] = FileStat{Path: d.Path, Size: d.Size, Mtime: d.Mtime, Blob: d.blob, Checked: now}
 	}
-	return nil
+	return out
 }
 
 var errStale = errors.New("stale")

@@ -45,10 +45,7 @@ func (m *Manager) Sync(ctx context.Context, t *Tree, target cairn.Hash) (*SyncRe
 	}
 	recovering := t.Pending == target
 	if t.Pending != target {
-		err := m.s.Update(ctx, func(tx *store.Tx) error {
-			_, err := tx.SQL().ExecContext(ctx, `UPDATE worktrees SET pending = ? WHERE id = ?`, target[:], t.ID)
-			return err
-		})
+		err := m.s.Update(ctx, func(tx *store.Tx) error { return m.st.SetPending(ctx, tx.Backend(), t.ID, target) })
 		if err != nil {
 			return nil, fmt.Errorf("sync %s: %w", t.Path, err)
 		}
@@ -155,10 +152,7 @@ func (m *Manager) syncHead(ctx context.Context, t *Tree, pre *Prewritten, interr
 		return rep, nil
 	}
 	if t.Pending != head {
-		err = m.s.Update(ctx, func(tx *store.Tx) error {
-			_, err := tx.SQL().ExecContext(ctx, `UPDATE worktrees SET pending = ? WHERE id = ?`, head[:], t.ID)
-			return err
-		})
+		err = m.s.Update(ctx, func(tx *store.Tx) error { return m.st.SetPending(ctx, tx.Backend(), t.ID, head) })
 		if err != nil {
 			return nil, fmt.Errorf("sync %s: %w", t.Path, err)
 		}
@@ -354,32 +348,20 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 		}
 	}
 	m.point("sync:files-written")
-	err = m.s.Update(ctx, func(tx *store.Tx) error {
-		q := tx.SQL()
-		for p := range clear {
-			if _, err := q.ExecContext(ctx, `DELETE FROM worktree_bases WHERE worktree = ? AND path = ?`, t.ID, p); err != nil {
-				return err
-			}
+	done := Synced{Stats: m.statsOf(written), Base: target}
+	for p := range clear {
+		done.Resolved = append(done.Resolved, p)
+	}
+	for p, e := range keep {
+		e.Path = p
+		done.Overrides = append(done.Overrides, e)
+	}
+	for _, o := range ops {
+		if o.want.Blob.IsZero() {
+			done.Deleted = append(done.Deleted, o.path)
 		}
-		for p, e := range keep {
-			if _, err := q.ExecContext(ctx, `INSERT OR REPLACE INTO worktree_bases (worktree, path, blob, size, mode) VALUES (?, ?, ?, ?, ?)`,
-				t.ID, p, hashArg(e.Blob), e.Size, int(e.Mode)); err != nil {
-				return err
-			}
-		}
-		for _, o := range ops {
-			if o.want.Blob.IsZero() {
-				if _, err := q.ExecContext(ctx, `DELETE FROM worktree_files WHERE worktree = ? AND path = ?`, t.ID, o.path); err != nil {
-					return err
-				}
-			}
-		}
-		if err := m.writeStats(ctx, q, t, written); err != nil {
-			return err
-		}
-		_, err := q.ExecContext(ctx, `UPDATE worktrees SET base = ?, pending = NULL WHERE id = ?`, hashArg(target), t.ID)
-		return err
-	})
+	}
+	err = m.s.Update(ctx, func(tx *store.Tx) error { return m.st.FinishSync(ctx, tx.Backend(), t.ID, done) })
 	if err != nil {
 		return nil, fmt.Errorf("sync %s: %w", t.Path, err)
 	}

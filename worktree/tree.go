@@ -2,7 +2,6 @@ package worktree
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -22,8 +21,8 @@ const PointerFile = ".cairn"
 // Manager keeps a vault's working trees.
 type Manager struct {
 	s       *store.Store
-	db      *sql.DB // read-only pool
-	lockDir string  // where the per-tree lock files live (.cairn/)
+	st      Storage
+	lockDir string // where the per-tree lock files live (.cairn/)
 	// MaxFileSize is the largest file read from a folder; default
 	// DefaultMaxFileSize.
 	MaxFileSize int64
@@ -38,9 +37,10 @@ type Manager struct {
 }
 
 // NewManager returns the manager of the working trees of the vault whose
-// database directory is lockDir.
-func NewManager(s *store.Store, db *sql.DB, lockDir string) *Manager {
-	return &Manager{s: s, db: db, lockDir: lockDir, Now: time.Now}
+// store is s, whose working trees' records st keeps, and whose database
+// directory is lockDir.
+func NewManager(s *store.Store, st Storage, lockDir string) *Manager {
+	return &Manager{s: s, st: st, lockDir: lockDir, Now: time.Now}
 }
 
 func (m *Manager) maxSize() int64 {
@@ -67,59 +67,33 @@ type Tree struct {
 	Pending cairn.Hash `json:"pending,omitzero"`
 }
 
-const treeColumns = `id, path, branch, base, pending`
-
-func scanTree(sc interface{ Scan(...any) error }) (*Tree, error) {
-	t := &Tree{}
-	var base, pending []byte
-	if err := sc.Scan(&t.ID, &t.Path, &t.Branch, &base, &pending); err != nil {
-		return nil, err
-	}
-	copy(t.Base[:], base)
-	copy(t.Pending[:], pending)
-	return t, nil
-}
-
-func hashArg(h cairn.Hash) any {
-	if h.IsZero() {
-		return nil
-	}
-	return h[:]
-}
-
 // List returns every working tree, by path.
 func (m *Manager) List(ctx context.Context) ([]*Tree, error) {
-	rows, err := m.db.QueryContext(ctx, `SELECT `+treeColumns+` FROM worktrees ORDER BY path`)
+	trees, err := m.st.Trees(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("list the working trees: %w", err)
 	}
-	defer rows.Close()
-	var out []*Tree
-	for rows.Next() {
-		t, err := scanTree(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return trees, nil
 }
 
 // Get returns the working tree at an absolute folder path; ENOTFOUND when
 // there is none.
 func (m *Manager) Get(ctx context.Context, path string) (*Tree, error) {
-	t, err := scanTree(m.db.QueryRowContext(ctx, `SELECT `+treeColumns+` FROM worktrees WHERE path = ?`, path))
-	if errors.Is(err, sql.ErrNoRows) {
+	t, err := m.st.TreeAt(ctx, path)
+	switch {
+	case cairn.ErrorCode(err) == cairn.ENOTFOUND:
 		return nil, cairn.Errorf(cairn.ENOTFOUND, "%s is not a working tree of this vault", path).WithHint("Try: cairn worktree list")
+	case err != nil:
+		return nil, fmt.Errorf("read the working tree %s: %w", path, err)
 	}
-	return t, err
+	return t, nil
 }
 
-// reload reads a tree's row again.
+// reload reads a tree's record again.
 func (m *Manager) reload(ctx context.Context, t *Tree) error {
-	n, err := scanTree(m.db.QueryRowContext(ctx, `SELECT `+treeColumns+` FROM worktrees WHERE id = ?`, t.ID))
+	n, err := m.st.Tree(ctx, t.ID)
 	if err != nil {
-		return err
+		return fmt.Errorf("read the working tree %s: %w", t.Path, err)
 	}
 	*t = *n
 	return nil
@@ -130,11 +104,12 @@ func (m *Manager) reload(ctx context.Context, t *Tree) error {
 func (m *Manager) Register(ctx context.Context, path, branch string, base cairn.Hash) (*Tree, error) {
 	t := &Tree{Path: path, Branch: branch, Base: base}
 	err := m.s.Update(ctx, func(tx *store.Tx) error {
-		return tx.SQL().QueryRowContext(ctx, `INSERT INTO worktrees (path, branch, base, created) VALUES (?, ?, ?, ?) RETURNING id`,
-			path, branch, hashArg(base), m.Now().UnixNano()).Scan(&t.ID)
+		var err error
+		t.ID, err = m.st.AddTree(ctx, tx.Backend(), t, m.Now())
+		return err
 	})
 	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE") {
+		if cairn.ErrorCode(err) == cairn.ECONFLICT {
 			return nil, cairn.Errorf(cairn.EINVALID, "%s is already a working tree", path)
 		}
 		return nil, fmt.Errorf("register working tree %s: %w", path, err)
@@ -178,7 +153,7 @@ func (m *Manager) Add(ctx context.Context, dir, branch, vaultRoot string) (*Tree
 		return nil, nil, err
 	}
 	if err := WritePointer(abs, Pointer{Vault: vaultRoot, Tree: t.ID, ID: m.VaultID}); err != nil {
-		m.s.Update(ctx, func(tx *store.Tx) error { return forget(ctx, tx, t.ID) })
+		m.s.Update(ctx, func(tx *store.Tx) error { return m.forget(ctx, tx, t.ID) })
 		return nil, nil, err
 	}
 	rep, err := m.Sync(ctx, t, head)
@@ -207,7 +182,7 @@ func (m *Manager) Remove(ctx context.Context, t *Tree, force bool) error {
 				WithHint("Commit them, or remove with --force to throw them away.")
 		}
 	}
-	if err := m.s.Update(ctx, func(tx *store.Tx) error { return forget(ctx, tx, t.ID) }); err != nil {
+	if err := m.s.Update(ctx, func(tx *store.Tx) error { return m.forget(ctx, tx, t.ID) }); err != nil {
 		return err
 	}
 	if missing {
@@ -233,16 +208,15 @@ func (m *Manager) Hook() store.RefHook {
 		if !ok || !u.New.IsZero() || u.Old.IsZero() {
 			return nil
 		}
-		var path string
-		err := tx.SQL().QueryRowContext(ctx, `SELECT path FROM worktrees WHERE branch = ? ORDER BY path LIMIT 1`, branch).Scan(&path)
+		t, err := m.st.BranchTree(ctx, tx.Backend(), branch)
 		switch {
-		case errors.Is(err, sql.ErrNoRows):
+		case cairn.ErrorCode(err) == cairn.ENOTFOUND:
 			return nil
 		case err != nil:
 			return fmt.Errorf("check the working trees of %s: %w", branch, err)
 		}
-		return cairn.Errorf(cairn.ECONFLICT, "branch %s is checked out in the working tree %s", branch, path).
-			WithHint("Commit or drop its edits, then: cairn worktree remove " + path)
+		return cairn.Errorf(cairn.ECONFLICT, "branch %s is checked out in the working tree %s", branch, t.Path).
+			WithHint("Commit or drop its edits, then: cairn worktree remove " + t.Path)
 	}
 }
 

@@ -46,7 +46,7 @@ func setup(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := worktree.NewManager(s, db.Read(), vdir)
+	m := worktree.NewManager(s, sqlite.NewWorktreeStorage(db), vdir)
 	wt, err := m.Register(ctx, dir, "main", cairn.Hash{})
 	if err != nil {
 		t.Fatal(err)
