@@ -92,12 +92,12 @@ func (a *App) ImportFolder(ctx context.Context, dir string, opts *ImportOptions)
 	if err := checkImportDir(dir); err != nil {
 		return nil, err
 	}
-	p, err := Principal(ctx)
-	if err != nil {
-		return nil, err
+	if _, err := Principal(ctx); err != nil {
+		return nil, err // refused before anything is read
 	}
 	prefix := opts.Prefix
 	if prefix != "" {
+		var err error
 		if prefix, err = cairn.CleanPath(prefix); err != nil {
 			return nil, err
 		}
@@ -173,12 +173,12 @@ func (a *App) ImportFolder(ctx context.Context, dir string, opts *ImportOptions)
 	}
 	defer pre.Discard()
 	if len(kept) > 0 {
-		res.Outcome, err = a.v.Admit.Submit(ctx, admit.Request{
-			Route: "import", Base: head, Tree: tree, Batch: b, Principal: p, Message: message,
+		res.Outcome, err = a.submit(ctx, submission{
+			Route: "import", Base: head, Tree: tree, Batch: b, Message: message,
 			Meta: map[string]string{"import": dir},
 		})
 		if err != nil {
-			return nil, a.v.ExplainBusy(err)
+			return nil, err
 		}
 		if !res.Outcome.Admitted() {
 			res.Took = a.now().Sub(start)
@@ -276,9 +276,8 @@ func (a *App) ImportHistory(ctx context.Context, dir string, opts *HistoryOption
 	if err := checkImportDir(dir); err != nil {
 		return nil, err
 	}
-	p, err := Principal(ctx)
-	if err != nil {
-		return nil, err
+	if _, err := Principal(ctx); err != nil {
+		return nil, err // refused before anything is read
 	}
 	defer a.v.MarkBusy("cairn import " + dir)()
 	res := &HistoryImport{Dir: dir, Branch: "import/" + importName(dir)}
@@ -309,13 +308,13 @@ func (a *App) ImportHistory(ctx context.Context, dir string, opts *HistoryOption
 	if err != nil {
 		return nil, fmt.Errorf("import %s: read the imported head: %w", dir, err)
 	}
-	res.Outcome, err = a.v.Admit.Submit(ctx, admit.Request{
-		Route: "import", Base: head, Tree: c.Tree, Parents: []cairn.Hash{imp.Head}, Principal: p,
+	res.Outcome, err = a.submit(ctx, submission{
+		Route: "import", Base: head, Tree: c.Tree, Parents: []cairn.Hash{imp.Head},
 		Message: fmt.Sprintf("import %s: %s of history", importName(dir), importPlural(imp.Commits, "commit")),
 		Meta:    map[string]string{"import": dir}, AllowEmpty: true,
 	})
 	if err != nil {
-		return nil, a.v.ExplainBusy(err)
+		return nil, err
 	}
 	if !res.Outcome.Admitted() {
 		return res, nil

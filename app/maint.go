@@ -10,9 +10,7 @@ import (
 
 	"cairn"
 	"cairn/admit"
-	"cairn/durable"
 	"cairn/index"
-	"cairn/ingest"
 	"cairn/store"
 )
 
@@ -139,17 +137,13 @@ func (a *App) Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, er
 	return r, nil
 }
 
-// doctorSources checks the sources against their proposals and jobs. A
-// source's job can only be read through a queue, which the App's ingest
-// service is not wired to (yet): this one, which runs no job, is.
+// doctorSources checks the sources against their proposals and jobs, on
+// the App's job queue (which runs nothing unless a worker starts it).
 func (a *App) doctorSources(ctx context.Context) ([]string, error) {
-	svc := ingest.New(a.v, &ingest.Options{Logger: a.log, Now: a.now, Crash: a.crash})
-	q, err := durable.New(a.v.DB.Write(), durable.Config{Crash: a.crash})
-	if err != nil {
+	if _, err := a.jobQueue(ctx); err != nil {
 		return nil, fmt.Errorf("open the job queue: %w", err)
 	}
-	svc.SetQueue(q)
-	out, err := svc.Check(ctx)
+	out, err := a.ingest.Check(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("check the sources: %w", err)
 	}

@@ -66,9 +66,8 @@ func (a *App) Setting(ctx context.Context, key string) (*admit.Setting, error) {
 // ENOTFOUND. A change admission holds or rejects is returned in Outcome,
 // not as an error.
 func (a *App) SetSetting(ctx context.Context, key, value string) (*SettingChange, error) {
-	p, err := Principal(ctx)
-	if err != nil {
-		return nil, err
+	if _, err := Principal(ctx); err != nil {
+		return nil, err // refused before anything is read
 	}
 	defer a.v.MarkBusy("cairn settings set")()
 	head, err := a.v.Store.Head(ctx, admit.Branch)
@@ -105,12 +104,12 @@ func (a *App) SetSetting(ctx context.Context, key, value string) (*SettingChange
 	if err != nil {
 		return nil, fmt.Errorf("edit %s: %w", admit.PolicyFile, err)
 	}
-	res.Outcome, err = a.v.Admit.Submit(ctx, admit.Request{
-		Route: "settings", Base: head, Tree: newTree, Batch: b, Principal: p,
+	res.Outcome, err = a.submit(ctx, submission{
+		Route: "settings", Base: head, Tree: newTree, Batch: b,
 		Message: fmt.Sprintf("settings: %s = %s", key, cmp.Or(value, "(default)")),
 	})
 	if err != nil {
-		return nil, a.v.ExplainBusy(err)
+		return nil, err
 	}
 	if !res.Outcome.Admitted() {
 		return res, nil
