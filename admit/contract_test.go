@@ -144,7 +144,7 @@ func emptyVault(t *testing.T) *env {
 	ix := index.New(s, db.Read(), nil)
 	s.AddHook(ix.Hook())
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	p := admit.New(s, ix, db.Read(), &admit.Options{Now: func() time.Time { return now }})
+	p := admit.New(s, ix, sqlite.NewAdmitStorage(db), &admit.Options{Now: func() time.Time { return now }})
 	e := &env{t: t, ctx: ctx, db: db, s: s, p: p}
 	e.submit(cairn.User("ada"), nil, func(r *admit.Request) { r.Route, r.AllowEmpty = "init", true })
 	return e

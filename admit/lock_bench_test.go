@@ -67,7 +67,7 @@ func benchAdmitLock(b *testing.B, pages int, held bool) {
 	}
 	ix := index.New(s, db.Read(), nil)
 	s.AddHook(ix.Hook())
-	p := admit.New(s, ix, db.Read(), nil)
+	p := admit.New(s, ix, sqlite.NewAdmitStorage(db), nil)
 	g := vaultgen.New(vaultgen.Config{Pages: pages, Raw: true})
 	var files []store.FileChange
 	var titles, raws []string

@@ -44,7 +44,7 @@ func setupLock(t *testing.T) *lockEnv {
 	}
 	le.ix = index.New(s, db.Read(), nil)
 	s.AddHook(le.ix.Hook())
-	p := admit.New(s, le.ix, db.Read(), &admit.Options{Crash: func(point string) {
+	p := admit.New(s, le.ix, sqlite.NewAdmitStorage(db), &admit.Options{Crash: func(point string) {
 		if f := le.onPoint; f != nil {
 			f(point)
 		}

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -41,7 +40,7 @@ type Options struct {
 type Pipeline struct {
 	s       *store.Store
 	ix      *index.Index
-	db      *sql.DB
+	st      Storage
 	decided []DecidedFunc
 	log     *slog.Logger
 	now     func() time.Time
@@ -54,17 +53,17 @@ type Pipeline struct {
 // (an ingest's source status).
 type DecidedFunc func(ctx context.Context, tx *store.Tx, p *cairn.Proposal) error
 
-// New returns the pipeline of the vault whose store, index and read pool
-// are s, ix and db. It registers a hook that refuses any move of main it
+// New returns the pipeline of the vault whose store and index are s and
+// ix, keeping its records in st. It registers a hook that refuses any move of main it
 // did not make, so no route can skip it.
-func New(s *store.Store, ix *index.Index, db *sql.DB, opts *Options) *Pipeline {
+func New(s *store.Store, ix *index.Index, st Storage, opts *Options) *Pipeline {
 	if opts == nil {
 		opts = &Options{}
 	}
 	p := &Pipeline{
 		s:     s,
 		ix:    ix,
-		db:    db,
+		st:    st,
 		log:   cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
 		now:   opts.Now,
 		crash: opts.Crash,
@@ -319,7 +318,7 @@ func (p *Pipeline) unmerged(ctx context.Context, req *Request, j *judgement) (*O
 		if err := j.current(ctx, tx); err != nil {
 			return err
 		}
-		if _, err := tx.SQL().ExecContext(ctx, `UPDATE proposals SET error = ? WHERE id = ?`, msg, req.Proposal); err != nil {
+		if err := p.st.SetProposalError(ctx, tx.Backend(), req.Proposal, msg); err != nil {
 			return fmt.Errorf("proposal %d: record the error: %w", req.Proposal, err)
 		}
 		return nil
@@ -362,11 +361,17 @@ func (j *judgement) current(ctx context.Context, tx *store.Tx) error {
 }
 
 // submittable refuses a request that cannot be decided: a proposal that is
-// not held, or a key submitted before (ECONFLICT). q is the read pool when
-// judging, the write transaction before recording.
-func submittable(ctx context.Context, q dbtx, req *Request) error {
+// not held, or a key submitted before (ECONFLICT). It reads what is
+// committed when tx is nil (judging), else inside tx (before recording).
+func (p *Pipeline) submittable(ctx context.Context, tx *store.Tx, req *Request) error {
 	if req.Proposal != 0 {
-		prop, err := getProposal(ctx, q, req.Proposal)
+		var prop *cairn.Proposal
+		var err error
+		if tx == nil {
+			prop, err = p.getProposal(ctx, req.Proposal)
+		} else {
+			prop, err = p.getProposalIn(ctx, tx, req.Proposal)
+		}
 		if err != nil {
 			return err
 		}
@@ -377,11 +382,16 @@ func submittable(ctx context.Context, q dbtx, req *Request) error {
 		return nil
 	}
 	var id int64
-	err := q.QueryRowContext(ctx, `SELECT id FROM proposals WHERE key = ?`, req.Key).Scan(&id)
+	var err error
+	if tx == nil {
+		id, err = p.st.ProposalOfKey(ctx, req.Key)
+	} else {
+		id, err = p.st.ProposalOfKeyIn(ctx, tx.Backend(), req.Key)
+	}
 	switch {
 	case err == nil:
 		return cairn.Errorf(cairn.ECONFLICT, "%s was submitted already, as proposal %d", req.Key, id)
-	case !errors.Is(err, sql.ErrNoRows):
+	case cairn.ErrorCode(err) != cairn.ENOTFOUND:
 		return fmt.Errorf("admission: look up %s: %w", req.Key, err)
 	}
 	return nil
@@ -393,7 +403,7 @@ func submittable(ctx context.Context, q dbtx, req *Request) error {
 // lock; new objects stay in the request's batch.
 func (p *Pipeline) judge(ctx context.Context, req *Request) (*judgement, error) {
 	b := req.Batch
-	if err := submittable(ctx, p.db, req); err != nil {
+	if err := p.submittable(ctx, nil, req); err != nil {
 		return nil, err
 	}
 	head, err := p.s.Head(ctx, Branch)
@@ -470,7 +480,7 @@ func (p *Pipeline) decide(ctx context.Context, tx *store.Tx, req *Request, j *ju
 	if err := j.current(ctx, tx); err != nil {
 		return nil, err
 	}
-	if err := submittable(ctx, tx.SQL(), req); err != nil {
+	if err := p.submittable(ctx, tx, req); err != nil {
 		return nil, err
 	}
 	if j.out != nil {
@@ -478,31 +488,26 @@ func (p *Pipeline) decide(ctx context.Context, tx *store.Tx, req *Request, j *ju
 	}
 	out := &Outcome{Origin: req.Origin, Rebased: j.rebased}
 	findings := slices.Clone(j.findings)
-	// The index update is kept only if the change is admitted: until
-	// then it is undone to this savepoint.
-	if _, err := tx.SQL().ExecContext(ctx, `SAVEPOINT admit_lint`); err != nil {
-		return nil, fmt.Errorf("admission: lint: %w", err)
-	}
-	delta, err := p.ix.Apply(ctx, tx, j.final)
+	// The index update is kept only if the change is admitted: else it
+	// is undone.
+	err := p.st.Provisionally(ctx, tx.Backend(), func() (bool, error) {
+		delta, err := p.ix.Apply(ctx, tx, j.final)
+		if err != nil {
+			return false, err
+		}
+		newLint := delta.New()
+		out.Lint = lint.AtLeast(newLint, lint.Warning)
+		findings = append(findings, gateLint(newLint)...)
+		out.Verdict = j.pol.judge(findings, req.Origin, req.Route, j.headTree == store.EmptyTree)
+		out.Findings = findings
+		proposed(req, out)
+		return out.Verdict == cairn.Admit || req.Force, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	newLint := delta.New()
-	out.Lint = lint.AtLeast(newLint, lint.Warning)
-	findings = append(findings, gateLint(newLint)...)
-	out.Verdict = j.pol.judge(findings, req.Origin, req.Route, j.headTree == store.EmptyTree)
-	out.Findings = findings
-	proposed(req, out)
 	if out.Verdict != cairn.Admit && !req.Force {
-		for _, q := range []string{`ROLLBACK TO admit_lint`, `RELEASE admit_lint`} {
-			if _, err := tx.SQL().ExecContext(ctx, q); err != nil {
-				return nil, fmt.Errorf("admission: undo the index update: %w", err)
-			}
-		}
 		return out, p.record(ctx, tx, req, out)
-	}
-	if _, err := tx.SQL().ExecContext(ctx, `RELEASE admit_lint`); err != nil {
-		return nil, fmt.Errorf("admission: lint: %w", err)
 	}
 	p.point("admit:judged", req.Route)
 	return out, p.admit(ctx, tx, req, out, j.head, j.final)
@@ -529,13 +534,13 @@ func (p *Pipeline) admit(ctx context.Context, tx *store.Tx, req *Request, out *O
 		status = cairn.ProposalAccepted
 	}
 	if req.Proposal != 0 {
-		if prop, err = getProposal(ctx, tx.SQL(), req.Proposal); err != nil {
+		if prop, err = p.getProposalIn(ctx, tx, req.Proposal); err != nil {
 			return err
 		}
 	} else {
 		prop = p.newProposal(req, out)
 		prop.Status = status
-		if err := insertProposal(ctx, tx.SQL(), prop); err != nil {
+		if err := p.insertProposal(ctx, tx, prop); err != nil {
 			return err
 		}
 	}
@@ -586,10 +591,7 @@ func (p *Pipeline) admit(ctx context.Context, tx *store.Tx, req *Request, out *O
 	prop.Status, prop.Verdict, prop.Findings = status, out.Verdict, out.Findings
 	prop.Result, prop.Commit = c.Hash, proposalCommit
 	prop.Decided, prop.DecidedBy, prop.Error = now, decider, ""
-	if _, err := tx.SQL().ExecContext(ctx, `UPDATE proposals SET status = ?, verdict = ?, findings = ?, result = ?, proposal = ?,
-		decided = ?, decided_by = ?, error = '' WHERE id = ?`,
-		prop.Status, string(prop.Verdict), findingsJSON(prop.Findings), c.Hash[:], nullHash(proposalCommit),
-		now.UnixNano(), string(decider), prop.ID); err != nil {
+	if err := p.decideProposal(ctx, tx, prop); err != nil {
 		return err
 	}
 	if req.Proposal != 0 {
@@ -612,10 +614,10 @@ func (p *Pipeline) admit(ctx context.Context, tx *store.Tx, req *Request, out *O
 	if req.Force {
 		action = "accept"
 	}
-	if err := Audit(ctx, tx.SQL(), now, decider, action, prop.ID, c.Hash, map[string]any{"route": req.Route, "findings": len(out.Findings)}); err != nil {
+	if err := p.Audit(ctx, tx, now, decider, action, prop.ID, c.Hash, map[string]any{"route": req.Route, "findings": len(out.Findings)}); err != nil {
 		return err
 	}
-	if err := Event(ctx, tx.SQL(), now, "proposal."+prop.Status, strconv.FormatInt(prop.ID, 10), map[string]any{
+	if err := p.Event(ctx, tx, now, "proposal."+prop.Status, strconv.FormatInt(prop.ID, 10), map[string]any{
 		"route": req.Route, "commit": c.Hash, "source": req.Source, "rebased": out.Rebased}); err != nil {
 		return err
 	}
@@ -636,7 +638,7 @@ func (p *Pipeline) record(ctx context.Context, tx *store.Tx, req *Request, out *
 	var prop *cairn.Proposal
 	var err error
 	if req.Proposal != 0 {
-		if prop, err = getProposal(ctx, tx.SQL(), req.Proposal); err != nil {
+		if prop, err = p.getProposalIn(ctx, tx, req.Proposal); err != nil {
 			return err
 		}
 		if prop.Status != cairn.ProposalHeld {
@@ -646,9 +648,8 @@ func (p *Pipeline) record(ctx context.Context, tx *store.Tx, req *Request, out *
 		if status == cairn.ProposalRejected {
 			prop.Decided, prop.DecidedBy = now, cairn.PrincipalSystem
 		}
-		if _, err := tx.SQL().ExecContext(ctx, `UPDATE proposals SET status = ?, verdict = ?, findings = ?, error = '',
-			decided = ?, decided_by = ? WHERE id = ?`,
-			prop.Status, string(prop.Verdict), findingsJSON(prop.Findings), nullTime(prop.Decided), nullPrincipal(prop.DecidedBy), prop.ID); err != nil {
+		prop.Error = ""
+		if err := p.decideProposal(ctx, tx, prop); err != nil {
 			return err
 		}
 	} else {
@@ -657,7 +658,7 @@ func (p *Pipeline) record(ctx context.Context, tx *store.Tx, req *Request, out *
 		if status == cairn.ProposalRejected {
 			prop.Decided, prop.DecidedBy = now, cairn.PrincipalSystem
 		}
-		if err := insertProposal(ctx, tx.SQL(), prop); err != nil {
+		if err := p.insertProposal(ctx, tx, prop); err != nil {
 			return err
 		}
 		c := req.Commit
@@ -676,7 +677,7 @@ func (p *Pipeline) record(ctx context.Context, tx *store.Tx, req *Request, out *
 			New: c, Principal: req.Principal, Message: string(out.Verdict) + ": " + firstLine(req.Message)}); err != nil {
 			return err
 		}
-		if _, err := tx.SQL().ExecContext(ctx, `UPDATE proposals SET proposal = ? WHERE id = ?`, c[:], prop.ID); err != nil {
+		if err := p.decideProposal(ctx, tx, prop); err != nil {
 			return err
 		}
 	}
@@ -685,10 +686,10 @@ func (p *Pipeline) record(ctx context.Context, tx *store.Tx, req *Request, out *
 	if req.Proposal != 0 {
 		action = "recheck"
 	}
-	if err := Audit(ctx, tx.SQL(), now, cairn.PrincipalSystem, action, prop.ID, cairn.Hash{}, map[string]any{"route": req.Route, "findings": len(out.Findings)}); err != nil {
+	if err := p.Audit(ctx, tx, now, cairn.PrincipalSystem, action, prop.ID, cairn.Hash{}, map[string]any{"route": req.Route, "findings": len(out.Findings)}); err != nil {
 		return err
 	}
-	if err := Event(ctx, tx.SQL(), now, "proposal."+prop.Status, strconv.FormatInt(prop.ID, 10), map[string]any{
+	if err := p.Event(ctx, tx, now, "proposal."+prop.Status, strconv.FormatInt(prop.ID, 10), map[string]any{
 		"route": req.Route, "source": req.Source, "findings": len(out.Findings)}); err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 // held reads a proposal that must be held, and the head of its branch
 // (which a person may have moved by fixing the proposal in a working tree).
 func (p *Pipeline) held(ctx context.Context, id int64) (*cairn.Proposal, cairn.Hash, cairn.Hash, error) {
-	prop, err := getProposal(ctx, p.db, id)
+	prop, err := p.getProposal(ctx, id)
 	if err != nil {
 		return nil, cairn.Hash{}, cairn.Hash{}, err
 	}
@@ -80,7 +80,7 @@ func (p *Pipeline) Reject(ctx context.Context, id int64, who cairn.Principal, re
 	}
 	var out *cairn.Proposal
 	err := p.s.Update(ctx, func(tx *store.Tx) error {
-		prop, err := getProposal(ctx, tx.SQL(), id)
+		prop, err := p.getProposalIn(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -120,15 +120,14 @@ func (p *Pipeline) Reject(ctx context.Context, id int64, who cairn.Principal, re
 			}
 			commit = c.Hash
 		}
-		if _, err := tx.SQL().ExecContext(ctx, `UPDATE proposals SET status = ?, decided = ?, decided_by = ?, reason = ?, error = '' WHERE id = ?`,
-			cairn.ProposalRejected, now.UnixNano(), string(who), reason, id); err != nil {
-			return err
-		}
 		prop.Status, prop.Decided, prop.DecidedBy, prop.Reason, prop.Error = cairn.ProposalRejected, now, who, reason, ""
-		if err := Audit(ctx, tx.SQL(), now, who, "reject", id, commit, map[string]any{"reason": reason}); err != nil {
+		if err := p.decideProposal(ctx, tx, prop); err != nil {
 			return err
 		}
-		if err := Event(ctx, tx.SQL(), now, "proposal.rejected", strconv.FormatInt(id, 10), map[string]any{
+		if err := p.Audit(ctx, tx, now, who, "reject", id, commit, map[string]any{"reason": reason}); err != nil {
+			return err
+		}
+		if err := p.Event(ctx, tx, now, "proposal.rejected", strconv.FormatInt(id, 10), map[string]any{
 			"route": prop.Route, "source": prop.Source, "by": who}); err != nil {
 			return err
 		}
@@ -168,12 +167,12 @@ func (p *Pipeline) Changes(ctx context.Context, prop *cairn.Proposal) (base, tre
 
 // Get reads one proposal.
 func (p *Pipeline) Get(ctx context.Context, id int64) (*cairn.Proposal, error) {
-	return getProposal(ctx, p.db, id)
+	return p.getProposal(ctx, id)
 }
 
 // List lists proposals, newest first.
 func (p *Pipeline) List(ctx context.Context, f ProposalFilter) ([]*cairn.Proposal, error) {
-	return listProposals(ctx, p.db, f)
+	return p.listProposals(ctx, f)
 }
 
 // Check reports proposals whose records disagree with the store: a held

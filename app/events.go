@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"cairn"
-	"cairn/admit"
 	"cairn/ingest"
 )
 
@@ -66,7 +65,7 @@ func (a *App) Events(ctx context.Context, after int64, limit int) ([]*Event, err
 	if limit == 0 {
 		limit = 100
 	}
-	rows, err := admit.Events(ctx, a.v.DB.Read(), after, limit)
+	rows, err := a.v.Admit.Events(ctx, after, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +91,7 @@ func (a *App) Events(ctx context.Context, after int64, limit int) ([]*Event, err
 // LastEvent returns the id of the newest event recorded (0 when there is
 // none): the cursor from which Events reports only what happens next.
 func (a *App) LastEvent(ctx context.Context) (int64, error) {
-	return admit.LastEvent(ctx, a.v.DB.Read())
+	return a.v.Admit.LastEvent(ctx)
 }
 
 // follow reports every event after *after to onEvent (which may be nil),

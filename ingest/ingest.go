@@ -419,7 +419,7 @@ func (s *Service) add(ctx context.Context, jobs *durable.Queue, in []*input, pol
 				if err := addHistory(ctx, q, now, src.ID, Failed, who, src.Error); err != nil {
 					return err
 				}
-				if err := admit.Event(ctx, q, now, "source.failed", src.ID, map[string]any{"name": src.Name, "error": src.Error, "hint": src.Hint}); err != nil {
+				if err := s.v.Admit.Event(ctx, tx, now, "source.failed", src.ID, map[string]any{"name": src.Name, "error": src.Error, "hint": src.Hint}); err != nil {
 					return err
 				}
 				continue
@@ -439,7 +439,7 @@ func (s *Service) add(ctx context.Context, jobs *durable.Queue, in []*input, pol
 			if err := addHistory(ctx, q, now, src.ID, Queued, who, fmt.Sprintf("stored as %s; job %d", src.Path, job)); err != nil {
 				return err
 			}
-			if err := admit.Event(ctx, q, now, "source.queued", src.ID, map[string]any{"name": src.Name, "path": src.Path, "job": job}); err != nil {
+			if err := s.v.Admit.Event(ctx, tx, now, "source.queued", src.ID, map[string]any{"name": src.Name, "path": src.Path, "job": job}); err != nil {
 				return err
 			}
 			p.added.Queued = true
@@ -626,7 +626,7 @@ func (s *Service) Decided(ctx context.Context, tx *store.Tx, p *cairn.Proposal) 
 	if err := setStatus(ctx, tx.SQL(), now, p.Source, status, who, detail, map[string]any{"proposal": p.ID, "error": "", "hint": ""}); err != nil {
 		return err
 	}
-	return admit.Event(ctx, tx.SQL(), now, "ingest."+status, p.Source, map[string]any{"proposal": p.ID})
+	return s.v.Admit.Event(ctx, tx, now, "ingest."+status, p.Source, map[string]any{"proposal": p.ID})
 }
 
 // Get returns a source, with its history, by id prefix or name.
@@ -749,7 +749,7 @@ func (s *Service) retry(ctx context.Context, src *Source, who cairn.Principal) (
 			map[string]any{"job": job, "error": "", "hint": ""}); err != nil {
 			return err
 		}
-		return admit.Event(ctx, tx.SQL(), s.now(), "source.queued", src.ID, map[string]any{"name": src.Name, "job": job, "retry": true})
+		return s.v.Admit.Event(ctx, tx, s.now(), "source.queued", src.ID, map[string]any{"name": src.Name, "job": job, "retry": true})
 	})
 	if err != nil {
 		return nil, err
@@ -785,7 +785,7 @@ func (s *Service) CancelJob(ctx context.Context, job int64, who cairn.Principal)
 			map[string]any{"error": msg, "hint": hint}); err != nil {
 			return err
 		}
-		return admit.Event(ctx, tx.SQL(), s.now(), "ingest.failed", src.ID, map[string]any{"job": job, "error": msg, "hint": hint})
+		return s.v.Admit.Event(ctx, tx, s.now(), "ingest.failed", src.ID, map[string]any{"job": job, "error": msg, "hint": hint})
 	})
 	if err != nil {
 		return nil, err

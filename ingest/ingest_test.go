@@ -548,7 +548,7 @@ func TestIngest_Cancel(t *testing.T) {
 		t.Errorf("after cancel: %s %q (hint %q) under job %d", got.Status, got.Error, got.Hint, got.Job)
 	}
 	// The event that tells a watching cairn ingest carries the hint too.
-	evs, err := admit.Events(e.ctx, e.v.DB.Read(), 0, 1000)
+	evs, err := e.v.Admit.Events(e.ctx, 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		if rterr != nil {
 			// The vault's agent may not run here: the attempt that would
 			// take the source fails it instead.
-			return s.failTx(ctx, tx.SQL(), src.ID, job, rterr.Error(), cairn.ErrorHint(rterr))
+			return s.failTx(ctx, tx, src.ID, job, rterr.Error(), cairn.ErrorHint(rterr))
 		}
 		mode := modeOf(rt)
 		if err := setStatus(ctx, tx.SQL(), s.now(), src.ID, Running, cairn.Job(fmt.Sprint(job.ID)),
@@ -71,7 +71,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 			map[string]any{"job": job.ID, "attempt": job.Attempt}); err != nil {
 			return err
 		}
-		return admit.Event(ctx, tx.SQL(), s.now(), "ingest.running", src.ID, map[string]any{"job": job.ID, "attempt": job.Attempt, "agent": rt.Name(), "mode": mode})
+		return s.v.Admit.Event(ctx, tx, s.now(), "ingest.running", src.ID, map[string]any{"job": job.ID, "attempt": job.Attempt, "agent": rt.Name(), "mode": mode})
 	})
 	if errors.Is(err, errNotMine) {
 		return notMine(src, job)
@@ -218,7 +218,7 @@ func (s *Service) fail(ctx context.Context, src *Source, job *river.Job[Args], m
 		if err != nil || !runs(cur, job) {
 			return err
 		}
-		return s.failTx(ctx, tx.SQL(), src.ID, job, msg, hint)
+		return s.failTx(ctx, tx, src.ID, job, msg, hint)
 	})
 	if err != nil {
 		return err
@@ -230,12 +230,12 @@ func (s *Service) fail(ctx context.Context, src *Source, job *river.Job[Args], m
 // failTx marks a source failed by a job in tx, with the error and hint,
 // and records the event, which carries both (cairn ingest prints them as
 // it happens).
-func (s *Service) failTx(ctx context.Context, q dbtx, id string, job *river.Job[Args], msg, hint string) error {
-	if err := setStatus(ctx, q, s.now(), id, Failed, cairn.Job(fmt.Sprint(job.ID)), msg,
+func (s *Service) failTx(ctx context.Context, tx *store.Tx, id string, job *river.Job[Args], msg, hint string) error {
+	if err := setStatus(ctx, tx.SQL(), s.now(), id, Failed, cairn.Job(fmt.Sprint(job.ID)), msg,
 		map[string]any{"error": msg, "hint": hint}); err != nil {
 		return err
 	}
-	return admit.Event(ctx, q, s.now(), "ingest.failed", id, map[string]any{"job": job.ID, "error": msg, "hint": hint})
+	return s.v.Admit.Event(ctx, tx, s.now(), "ingest.failed", id, map[string]any{"job": job.ID, "error": msg, "hint": hint})
 }
 
 // infra handles an infrastructure error: River retries the job with

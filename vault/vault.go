@@ -234,7 +234,7 @@ func open(ctx context.Context, root string, opts *Options) (*Vault, error) {
 	trees := worktree.NewManager(s, sqlite.NewWorktreeStorage(db), filepath.Join(root, DirName))
 	trees.Crash = opts.Crash
 	s.AddHook(trees.Hook())
-	adm := admit.New(s, ix, db.Read(), &admit.Options{Logger: log, Crash: opts.Crash})
+	adm := admit.New(s, ix, sqlite.NewAdmitStorage(db), &admit.Options{Logger: log, Crash: opts.Crash})
 	return &Vault{Root: root, DB: db, Store: s, Index: ix, Trees: trees, Admit: adm, st: db, log: log}, nil
 }
 
