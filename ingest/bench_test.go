@@ -17,6 +17,7 @@ import (
 	"cairn/durable"
 	"cairn/ingest"
 	"cairn/internal/vaultgen"
+	"cairn/sqlite/sqlingest"
 	"cairn/store"
 	"cairn/vault"
 )
@@ -54,7 +55,7 @@ func BenchmarkIngest(b *testing.B) {
 	if _, err := v.SyncMain(ctx); err != nil {
 		b.Fatal(err)
 	}
-	svc := ingest.New(v, nil)
+	svc := ingest.New(v, sqlingest.New(v.DB), nil)
 	v.Admit.OnDecided(svc.Decided)
 	workers := river.NewWorkers()
 	svc.Register(workers)

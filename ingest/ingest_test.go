@@ -20,6 +20,7 @@ import (
 	"cairn/durable"
 	"cairn/ingest"
 	"cairn/internal/confine"
+	"cairn/sqlite/sqlingest"
 	"cairn/store"
 	"cairn/vault"
 )
@@ -87,7 +88,7 @@ func setup(t *testing.T, policy string, mods ...func(*ingest.Options)) *env {
 	for _, m := range mods {
 		m(opts)
 	}
-	svc := ingest.New(v, opts)
+	svc := ingest.New(v, sqlingest.New(v.DB), opts)
 	v.Admit.OnDecided(svc.Decided)
 	workers := river.NewWorkers()
 	svc.Register(workers)
