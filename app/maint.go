@@ -13,6 +13,7 @@ import (
 	"cairn/durable"
 	"cairn/index"
 	"cairn/ingest"
+	"cairn/sqlite/sqldurable"
 	"cairn/sqlite/sqlingest"
 	"cairn/store"
 )
@@ -144,8 +145,8 @@ func (a *App) Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, er
 // source's job can only be read through a queue, which the App's ingest
 // service is not wired to (yet): this one, which runs no job, is.
 func (a *App) doctorSources(ctx context.Context) ([]string, error) {
-	svc := ingest.New(a.v, sqlingest.New(a.v.DB), &ingest.Options{Logger: a.log, Now: a.now, Crash: a.crash})
-	q, err := durable.New(a.v.DB.Write(), durable.Config{Crash: a.crash})
+	svc := ingest.New(a.v, sqlingest.New(a.v.DB), sqldurable.New(a.v.DB), &ingest.Options{Logger: a.log, Now: a.now, Crash: a.crash})
+	q, err := durable.New(a.v.DB.Write(), sqldurable.New(a.v.DB), durable.Config{Crash: a.crash})
 	if err != nil {
 		return nil, fmt.Errorf("open the job queue: %w", err)
 	}

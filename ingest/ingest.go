@@ -43,8 +43,9 @@ type Options struct {
 
 // Service ingests sources into one vault.
 type Service struct {
-	v  *vault.Vault
-	st Storage
+	v    *vault.Vault
+	st   Storage
+	jobs durable.Storage // the queue's records, for the queue Queue makes
 	// qmu guards q, the queue made on first use (Queue) or set (SetQueue).
 	qmu sync.Mutex
 	q   *durable.Queue
@@ -67,16 +68,19 @@ type Service struct {
 }
 
 // New returns the ingest service of a vault, which keeps its sources'
-// records in st (sqlingest.New(v.DB) for the vault's SQLite database).
-// Register Decided with the vault's admission pipeline too (once), so that
-// sources' statuses follow their proposals whatever decides them.
-func New(v *vault.Vault, st Storage, opts *Options) *Service {
+// records in st and the records of the job queue it makes (Queue) in jobs:
+// for the vault's SQLite database, sqlingest.New(v.DB) and
+// sqldurable.New(v.DB). Register Decided with the vault's admission
+// pipeline too (once), so that sources' statuses follow their proposals
+// whatever decides them.
+func New(v *vault.Vault, st Storage, jobs durable.Storage, opts *Options) *Service {
 	if opts == nil {
 		opts = &Options{}
 	}
 	s := &Service{
 		v:        v,
 		st:       st,
+		jobs:     jobs,
 		log:      cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
 		now:      opts.Now,
 		crash:    opts.Crash,
@@ -116,7 +120,7 @@ func (s *Service) Queue(ctx context.Context, newConfig func() (durable.Config, e
 	if err != nil {
 		return nil, err
 	}
-	q, err := durable.New(s.v.DB.Write(), cfg)
+	q, err := durable.New(s.v.DB.Write(), s.jobs, cfg)
 	if err != nil {
 		return nil, err
 	}
