@@ -402,6 +402,7 @@ func (s *Service) add(ctx context.Context, jobs *durable.Queue, in []*input, pol
 	}
 	now := s.now()
 	rows := func(ctx context.Context, tx *store.Tx) error {
+		q := tx.SQL()
 		for _, p := range all {
 			src := p.added.Source
 			if p.added.Note != "" {
@@ -421,13 +422,13 @@ func (s *Service) add(ctx context.Context, jobs *durable.Queue, in []*input, pol
 				if err := s.putSource(ctx, tx, src, Step{Time: now, Status: Failed, Principal: who, Detail: src.Error}); err != nil {
 					return err
 				}
-				if err := admit.Event(ctx, tx.SQL(), now, "source.failed", src.ID, map[string]any{"name": src.Name, "error": src.Error, "hint": src.Hint}); err != nil {
+				if err := admit.Event(ctx, q, now, "source.failed", src.ID, map[string]any{"name": src.Name, "error": src.Error, "hint": src.Hint}); err != nil {
 					return err
 				}
 				continue
 			}
 			// The job goes in first, so that the source is recorded with it.
-			job, err := jobs.InsertTx(ctx, tx.SQL(), Args{Source: src.ID}, &river.InsertOpts{MaxAttempts: pol.Attempts()})
+			job, err := jobs.InsertTx(ctx, q, Args{Source: src.ID}, &river.InsertOpts{MaxAttempts: pol.Attempts()})
 			if err != nil {
 				return err
 			}
@@ -435,7 +436,7 @@ func (s *Service) add(ctx context.Context, jobs *durable.Queue, in []*input, pol
 			if err := s.putSource(ctx, tx, src, Step{Time: now, Status: Queued, Principal: who, Detail: fmt.Sprintf("stored as %s; job %d", src.Path, job)}); err != nil {
 				return err
 			}
-			if err := admit.Event(ctx, tx.SQL(), now, "source.queued", src.ID, map[string]any{"name": src.Name, "path": src.Path, "job": job}); err != nil {
+			if err := admit.Event(ctx, q, now, "source.queued", src.ID, map[string]any{"name": src.Name, "path": src.Path, "job": job}); err != nil {
 				return err
 			}
 			p.added.Queued = true
