@@ -25,6 +25,8 @@ import (
 	"cairn"
 	"cairn/admit"
 	"cairn/ingest"
+	"cairn/sqlite/sqldurable"
+	"cairn/sqlite/sqlingest"
 	"cairn/store"
 	"cairn/vault"
 	"cairn/worktree"
@@ -100,7 +102,7 @@ func newApp(v *vault.Vault, t *worktree.Tree, opts *Options) *App {
 	if a.now == nil {
 		a.now = time.Now
 	}
-	a.ingest = ingest.New(v, &ingest.Options{Logger: a.log, Now: a.now, Crash: a.crash, Activity: a.activity})
+	a.ingest = ingest.New(v, sqlingest.New(v.DB), sqldurable.New(v.DB), &ingest.Options{Logger: a.log, Now: a.now, Crash: a.crash, Activity: a.activity})
 	// Sources follow their proposals, whatever decides them.
 	v.Admit.OnDecided(a.ingest.Decided)
 	return a

@@ -67,7 +67,7 @@ type Config struct {
 
 // Queue is a vault's job queue.
 type Queue struct {
-	db     *sql.DB // the vault's write connection
+	st     Storage
 	driver *riversqlite.Driver
 	client *river.Client[*sql.Tx]
 	cfg    Config
@@ -132,8 +132,10 @@ func (h atLeast) WithGroup(name string) slog.Handler {
 	return atLeast{h.Handler.WithGroup(name), h.min}
 }
 
-// New returns the queue of the vault whose write connection is db.
-func New(db *sql.DB, cfg Config) (*Queue, error) {
+// New returns the queue of the vault whose write connection is db, which
+// River's driver uses, and whose records of workers are kept in st
+// (sqldurable.New for the vault's SQLite database).
+func New(db *sql.DB, st Storage, cfg Config) (*Queue, error) {
 	cfg.MaxWorkers = cmp.Or(cfg.MaxWorkers, 2)
 	cfg.PollInterval = cmp.Or(cfg.PollInterval, 200*time.Millisecond)
 	cfg.Heartbeat = cmp.Or(cfg.Heartbeat, 2*time.Second)
@@ -143,7 +145,7 @@ func New(db *sql.DB, cfg Config) (*Queue, error) {
 		cfg.Now = time.Now
 	}
 	q := &Queue{
-		db:     db,
+		st:     st,
 		driver: riversqlite.New(db),
 		cfg:    cfg,
 		log:    cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
@@ -210,9 +212,8 @@ func (q *Queue) Start(ctx context.Context) error {
 		return fmt.Errorf("job queue: no workers configured")
 	}
 	now := q.cfg.Now()
-	if _, err := q.db.ExecContext(ctx, `INSERT OR REPLACE INTO workers (id, host, pid, proc, started, heartbeat) VALUES (?, ?, ?, ?, ?, ?)`,
-		q.id, q.host, q.pid, q.proc, now.UnixNano(), now.UnixNano()); err != nil {
-		return translate(fmt.Errorf("record worker: %w", err))
+	if err := q.st.PutWorker(ctx, Worker{ID: q.id, Host: q.host, PID: q.pid, Proc: q.proc, Started: now, Heartbeat: now}); err != nil {
+		return fmt.Errorf("record worker: %w", err)
 	}
 	q.rescue(ctx)
 	if err := q.client.Start(context.WithoutCancel(ctx)); err != nil {
@@ -236,7 +237,7 @@ func (q *Queue) maintain(ctx context.Context) {
 		case <-q.stop:
 			return
 		case <-beat.C:
-			if _, err := q.db.ExecContext(ctx, `UPDATE workers SET heartbeat = ? WHERE id = ?`, q.cfg.Now().UnixNano(), q.id); err != nil {
+			if err := q.st.Beat(ctx, q.id, q.cfg.Now()); err != nil {
 				q.log.Warn("heartbeat", "err", err)
 			}
 		case <-rescue.C:
@@ -270,8 +271,8 @@ func (q *Queue) Stop(ctx context.Context) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		err = q.client.StopAndCancel(context.WithoutCancel(ctx))
 	}
-	if _, derr := q.db.ExecContext(context.WithoutCancel(ctx), `DELETE FROM workers WHERE id = ?`, q.id); derr != nil && err == nil {
-		err = derr
+	if derr := q.st.RemoveWorker(context.WithoutCancel(ctx), q.id); derr != nil && err == nil {
+		err = fmt.Errorf("forget worker %s: %w", q.id, derr)
 	}
 	return err
 }
@@ -440,181 +441,79 @@ func translate(err error) error {
 	return err
 }
 
-// worker is a row of the workers table.
-type worker struct {
-	id, host, proc string
-	pid            int
-	heartbeat      time.Time
-}
-
-// querier reads rows: the write connection or a transaction on it.
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
-// rescue is what a rescue does: the running jobs of dead workers, each
-// with the worker it is attributed to, and the dead workers to forget.
-type rescue struct {
-	jobs []orphan
-	dead []string
-}
-
-// orphan is a running job whose worker is dead.
-type orphan struct {
-	id                int64
-	by                string // the last worker in the job's attempted_by
-	attempt, attempts int
-}
-
 // Rescue hands the running jobs of dead workers back to the queue (or
 // discards them when they used up their attempts) and forgets those
 // workers. It returns the rescued job ids.
 //
 // Which workers are dead and which jobs are theirs is decided and acted
-// on in one write transaction, and a job is reset only while it is still
-// running under the attempt and the worker (River's attempted_by) it was
-// decided for: a job a live worker took meanwhile, from another process's
-// rescue, is never taken from it. A read outside the transaction first
-// spares the write lock when there is nothing to rescue.
+// on in one write transaction (Storage.Rescue), and a job is reset only
+// while it is still running under the attempt and the worker (River's
+// attempted_by) it was decided for: a job a live worker took meanwhile,
+// from another process's rescue, is never taken from it. A read outside
+// the transaction first spares the write lock when there is nothing to
+// rescue.
 func (q *Queue) Rescue(ctx context.Context) ([]int64, error) {
-	r, err := q.findRescue(ctx, q.db)
-	if err != nil || len(r.jobs) == 0 && len(r.dead) == 0 {
-		return nil, err
-	}
-	tx, err := q.db.BeginTx(ctx, nil)
+	workers, err := q.st.Workers(ctx)
 	if err != nil {
-		return nil, translate(fmt.Errorf("rescue: %w", err))
+		return nil, fmt.Errorf("read workers: %w", err)
 	}
-	defer tx.Rollback()
-	if r, err = q.findRescue(ctx, tx); err != nil {
-		return nil, err
+	running, err := q.st.RunningJobs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read running jobs: %w", err)
 	}
-	q.point("rescue:decided")
-	now := q.cfg.Now()
-	var rescued []int64
-	for _, j := range r.jobs {
-		state, finalized := rivertype.JobStateAvailable, (*string)(nil)
-		if j.attempt >= j.attempts {
-			state, finalized = rivertype.JobStateDiscarded, ptr(riverTime(now))
-		}
-		msg, err := json.Marshal(rivertype.AttemptError{At: now, Attempt: j.attempt,
-			Error: fmt.Sprintf("the worker %s died while running the job", j.by)})
-		if err != nil {
-			return nil, err
-		}
-		// The error is appended as River appends a rescue's (JobRescue).
-		res, err := tx.ExecContext(ctx, `UPDATE river_job SET
-			errors = CASE WHEN typeof(errors) = 'text' AND NOT json_valid(errors) THEN jsonb(json_array(errors, json(?)))
-				WHEN coalesce(json_type(errors), 'array') <> 'array' THEN jsonb(json_array(json(errors), json(?)))
-				ELSE jsonb(json_insert(json(coalesce(errors, jsonb('[]'))), '$[#]', json(?))) END,
-			finalized_at = ?, scheduled_at = ?, state = ?
-			WHERE id = ? AND state = 'running' AND attempt = ? AND json_extract(attempted_by, '$[#-1]') = ?`,
-			msg, msg, msg, finalized, riverTime(now), string(state), j.id, j.attempt, j.by)
-		if err != nil {
-			return nil, translate(fmt.Errorf("rescue job %d: %w", j.id, err))
-		}
-		if n, _ := res.RowsAffected(); n == 1 {
-			rescued = append(rescued, j.id)
-		}
+	if p := q.plan(workers, running); len(p.Jobs) == 0 && len(p.Dead) == 0 {
+		return nil, nil
 	}
-	for _, id := range r.dead {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM workers WHERE id = ?`, id); err != nil {
-			return nil, translate(fmt.Errorf("forget worker %s: %w", id, err))
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, translate(fmt.Errorf("rescue: %w", err))
+	rescued, err := q.st.Rescue(ctx, func(workers []Worker, running []RunningJob) (*Plan, error) {
+		p := q.plan(workers, running)
+		q.point("rescue:decided")
+		return p, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rescue: %w", err)
 	}
 	return rescued, nil
 }
 
-// findRescue reads the workers and the running jobs through qr and decides
-// which jobs a rescue hands back: those whose last worker is dead.
-func (q *Queue) findRescue(ctx context.Context, qr querier) (*rescue, error) {
-	workers := map[string]worker{}
-	rows, err := qr.QueryContext(ctx, `SELECT id, host, pid, proc, heartbeat FROM workers`)
-	if err != nil {
-		return nil, translate(fmt.Errorf("read workers: %w", err))
-	}
-	for rows.Next() {
-		var w worker
-		var hb int64
-		if err := rows.Scan(&w.id, &w.host, &w.pid, &w.proc, &hb); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read workers: %w", err)
-		}
-		w.heartbeat = time.Unix(0, hb)
-		workers[w.id] = w
-	}
-	if err := rows.Close(); err != nil {
-		return nil, translate(fmt.Errorf("read workers: %w", err))
-	}
-	var jobs []orphan
-	rows, err = qr.QueryContext(ctx, `SELECT id, json(attempted_by), attempt, max_attempts FROM river_job WHERE state = 'running'`)
-	if err != nil {
-		return nil, translate(fmt.Errorf("read running jobs: %w", err))
-	}
-	for rows.Next() {
-		var j orphan
-		var by sql.NullString
-		if err := rows.Scan(&j.id, &by, &j.attempt, &j.attempts); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read running jobs: %w", err)
-		}
-		var ids []string
-		if by.String != "" {
-			if err := json.Unmarshal([]byte(by.String), &ids); err != nil {
-				rows.Close()
-				return nil, cairn.Errorf(cairn.EINTERNAL, "job %d: its attempted_by is not a list of worker ids: %w", j.id, err).
-					WithHint("The job queue's table is damaged: cairn doctor checks the vault.")
-			}
-		}
-		if len(ids) > 0 {
-			j.by = ids[len(ids)-1]
-		}
-		jobs = append(jobs, j)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, translate(fmt.Errorf("read running jobs: %w", err))
-	}
+// plan decides what a rescue hands back: the running jobs whose last
+// worker is dead, and the dead workers to forget.
+func (q *Queue) plan(workers []Worker, running []RunningJob) *Plan {
 	now := q.cfg.Now()
-	r := &rescue{}
+	byID := map[string]Worker{}
+	for _, w := range workers {
+		byID[w.ID] = w
+	}
+	p := &Plan{At: now}
 	dead := map[string]bool{}
-	for id, w := range workers {
-		if id != q.id && !q.alive(w, now) {
-			dead[id] = true
-			r.dead = append(r.dead, id)
+	for _, w := range workers {
+		if w.ID != q.id && !q.alive(w, now) {
+			dead[w.ID] = true
+			p.Dead = append(p.Dead, w.ID)
 		}
 	}
-	for _, j := range jobs {
-		if j.by == "" || j.by == q.id {
+	for _, j := range running {
+		if j.Worker == "" || j.Worker == q.id {
 			continue
 		}
-		if _, known := workers[j.by]; known && !dead[j.by] {
+		if _, known := byID[j.Worker]; known && !dead[j.Worker] {
 			continue
-		} else if !known && !deadUnknown(j.by, q.host) {
+		} else if !known && !deadUnknown(j.Worker, q.host) {
 			continue
 		}
-		r.jobs = append(r.jobs, j)
+		p.Jobs = append(p.Jobs, Handback{ID: j.ID, Attempt: j.Attempt, Worker: j.Worker, Discard: j.Attempt >= j.MaxAttempts,
+			Error: fmt.Sprintf("the worker %s died while running the job", j.Worker)})
 	}
-	return r, nil
+	return p
 }
-
-// riverTime formats a time as River's SQLite driver stores it.
-func riverTime(t time.Time) string {
-	return t.UTC().Round(time.Millisecond).Format("2006-01-02 15:04:05.000")
-}
-
-func ptr[T any](v T) *T { return &v }
 
 // alive reports whether a recorded worker still runs: on this host, its
 // process (the same one: same start time) exists; elsewhere, its
 // heartbeat is recent.
-func (q *Queue) alive(w worker, now time.Time) bool {
-	if w.host == q.host {
-		return processAlive(w.pid, w.proc)
+func (q *Queue) alive(w Worker, now time.Time) bool {
+	if w.Host == q.host {
+		return processAlive(w.PID, w.Proc)
 	}
-	return now.Sub(w.heartbeat) < q.cfg.DeadAfter
+	return now.Sub(w.Heartbeat) < q.cfg.DeadAfter
 }
 
 // deadUnknown reports whether a job's worker, which has no record (it

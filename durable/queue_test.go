@@ -16,6 +16,7 @@ import (
 	"cairn"
 	"cairn/durable"
 	"cairn/sqlite"
+	"cairn/sqlite/sqldurable"
 )
 
 type noopArgs struct{}
@@ -32,7 +33,7 @@ func setup(t *testing.T, now func() time.Time) (*sql.DB, *durable.Queue) {
 	if err := durable.Migrate(t.Context(), db.Write()); err != nil {
 		t.Fatal(err)
 	}
-	q, err := durable.New(db.Write(), durable.Config{Now: now})
+	q, err := durable.New(db.Write(), sqldurable.New(db), durable.Config{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,23 +190,28 @@ func TestRescue_LiveWorker(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "cairn.db")
 	// Each queue has a database connection of its own, as a process would.
-	open := func(busy time.Duration) *sql.DB {
+	open := func(busy time.Duration) *sqlite.DB {
 		t.Helper()
 		db, err := sqlite.Open(ctx, path, &sqlite.Options{BusyTimeout: busy})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { db.Close() })
-		return db.Write()
+		return db
 	}
-	db := open(0)
+	// newQueue is a queue on a database connection of its own.
+	newQueue := func(busy time.Duration, cfg durable.Config) (*durable.Queue, error) {
+		db := open(busy)
+		return durable.New(db.Write(), sqldurable.New(db), cfg)
+	}
+	db := open(0).Write()
 	if err := durable.Migrate(ctx, db); err != nil {
 		t.Fatal(err)
 	}
 	started, release := make(chan int64, 8), make(chan struct{})
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &blockWorker{started: started, release: release})
-	live, err := durable.New(open(0), durable.Config{Workers: workers, PollInterval: 20 * time.Millisecond, RescueEvery: time.Hour})
+	live, err := newQueue(0, durable.Config{Workers: workers, PollInterval: 20 * time.Millisecond, RescueEvery: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,13 +235,13 @@ func TestRescue_LiveWorker(t *testing.T) {
 	job := runningArgs(t, db, live, blockArgs{}, dead)
 
 	// The other process's rescue: it waits little for the write lock.
-	other, err := durable.New(open(50*time.Millisecond), durable.Config{})
+	other, err := newQueue(50*time.Millisecond, durable.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	picked := false
 	var first *durable.Queue
-	first, err = durable.New(open(0), durable.Config{Crash: func(point string) {
+	first, err = newQueue(0, durable.Config{Crash: func(point string) {
 		if point != "rescue:decided" || picked {
 			return
 		}

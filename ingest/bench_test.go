@@ -17,6 +17,8 @@ import (
 	"cairn/durable"
 	"cairn/ingest"
 	"cairn/internal/vaultgen"
+	"cairn/sqlite/sqldurable"
+	"cairn/sqlite/sqlingest"
 	"cairn/store"
 	"cairn/vault"
 )
@@ -54,11 +56,11 @@ func BenchmarkIngest(b *testing.B) {
 	if _, err := v.SyncMain(ctx); err != nil {
 		b.Fatal(err)
 	}
-	svc := ingest.New(v, nil)
+	svc := ingest.New(v, sqlingest.New(v.DB), sqldurable.New(v.DB), nil)
 	v.Admit.OnDecided(svc.Decided)
 	workers := river.NewWorkers()
 	svc.Register(workers)
-	q, err := durable.New(v.DB.Write(), durable.Config{Workers: workers, PollInterval: 20 * time.Millisecond})
+	q, err := durable.New(v.DB.Write(), sqldurable.New(v.DB), durable.Config{Workers: workers, PollInterval: 20 * time.Millisecond})
 	if err != nil {
 		b.Fatal(err)
 	}

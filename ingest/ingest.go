@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -44,7 +43,9 @@ type Options struct {
 
 // Service ingests sources into one vault.
 type Service struct {
-	v *vault.Vault
+	v    *vault.Vault
+	st   Storage
+	jobs durable.Storage // the queue's records, for the queue Queue makes
 	// qmu guards q, the queue made on first use (Queue) or set (SetQueue).
 	qmu sync.Mutex
 	q   *durable.Queue
@@ -66,15 +67,20 @@ type Service struct {
 	syncQueue bool
 }
 
-// New returns the ingest service of a vault. Register Decided with the
-// vault's admission pipeline too (once), so that sources' statuses follow
-// their proposals whatever decides them.
-func New(v *vault.Vault, opts *Options) *Service {
+// New returns the ingest service of a vault, which keeps its sources'
+// records in st and the records of the job queue it makes (Queue) in jobs:
+// for the vault's SQLite database, sqlingest.New(v.DB) and
+// sqldurable.New(v.DB). Register Decided with the vault's admission
+// pipeline too (once), so that sources' statuses follow their proposals
+// whatever decides them.
+func New(v *vault.Vault, st Storage, jobs durable.Storage, opts *Options) *Service {
 	if opts == nil {
 		opts = &Options{}
 	}
 	s := &Service{
 		v:        v,
+		st:       st,
+		jobs:     jobs,
 		log:      cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
 		now:      opts.Now,
 		crash:    opts.Crash,
@@ -114,7 +120,7 @@ func (s *Service) Queue(ctx context.Context, newConfig func() (durable.Config, e
 	if err != nil {
 		return nil, err
 	}
-	q, err := durable.New(s.v.DB.Write(), cfg)
+	q, err := durable.New(s.v.DB.Write(), s.jobs, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -354,7 +360,7 @@ func (s *Service) add(ctx context.Context, jobs *durable.Queue, in []*input, pol
 			continue
 		}
 		byID[f.id] = p
-		old, err := getSource(ctx, s.v.DB.Read(), f.id)
+		old, err := s.getSource(ctx, nil, f.id)
 		if err != nil {
 			return nil, false, err
 		}
@@ -404,7 +410,7 @@ func (s *Service) add(ctx context.Context, jobs *durable.Queue, in []*input, pol
 			}
 			// The plan read the source outside this transaction: it is
 			// new only if it still is.
-			cur, err := getSource(ctx, q, src.ID)
+			cur, err := s.getSource(ctx, tx, src.ID)
 			if err != nil {
 				return err
 			}
@@ -413,10 +419,7 @@ func (s *Service) add(ctx context.Context, jobs *durable.Queue, in []*input, pol
 			}
 			if p.refused != nil {
 				src.Status, src.Error, src.Hint = Failed, p.refused.msg, p.refused.hint
-				if err := putSource(ctx, q, cur != nil, src, now); err != nil {
-					return err
-				}
-				if err := addHistory(ctx, q, now, src.ID, Failed, who, src.Error); err != nil {
+				if err := s.putSource(ctx, tx, src, Step{Time: now, Status: Failed, Principal: who, Detail: src.Error}); err != nil {
 					return err
 				}
 				if err := s.v.Admit.Event(ctx, tx, now, "source.failed", src.ID, map[string]any{"name": src.Name, "error": src.Error, "hint": src.Hint}); err != nil {
@@ -424,19 +427,13 @@ func (s *Service) add(ctx context.Context, jobs *durable.Queue, in []*input, pol
 				}
 				continue
 			}
-			src.Status = Queued
-			if err := putSource(ctx, q, cur != nil, src, now); err != nil {
-				return err
-			}
+			// The job goes in first, so that the source is recorded with it.
 			job, err := jobs.InsertTx(ctx, q, Args{Source: src.ID}, &river.InsertOpts{MaxAttempts: pol.Attempts()})
 			if err != nil {
 				return err
 			}
-			src.Job = job
-			if _, err := q.ExecContext(ctx, `UPDATE sources SET job = ? WHERE id = ?`, job, src.ID); err != nil {
-				return fmt.Errorf("record source %s: %w", src.Name, err)
-			}
-			if err := addHistory(ctx, q, now, src.ID, Queued, who, fmt.Sprintf("stored as %s; job %d", src.Path, job)); err != nil {
+			src.Status, src.Job = Queued, job
+			if err := s.putSource(ctx, tx, src, Step{Time: now, Status: Queued, Principal: who, Detail: fmt.Sprintf("stored as %s; job %d", src.Path, job)}); err != nil {
 				return err
 			}
 			if err := s.v.Admit.Event(ctx, tx, now, "source.queued", src.ID, map[string]any{"name": src.Name, "path": src.Path, "job": job}); err != nil {
@@ -504,20 +501,10 @@ func knownNote(old *Source) string {
 	return fmt.Sprintf("ingested before as %s (%s)", old.Path, old.Status)
 }
 
-// putSource records a new source, or overwrites the record of one refused
-// at the door (exists).
-func putSource(ctx context.Context, q dbtx, exists bool, src *Source, now time.Time) error {
-	var err error
-	if exists {
-		_, err = q.ExecContext(ctx, `UPDATE sources SET name = ?, path = ?, size = ?, status = ?, job = NULL, attempt = 0,
-			proposal = NULL, error = ?, hint = ?, updated = ? WHERE id = ?`,
-			src.Name, src.Path, src.Size, src.Status, src.Error, src.Hint, now.UnixNano(), src.ID)
-	} else {
-		_, err = q.ExecContext(ctx, `INSERT INTO sources (id, name, path, size, status, error, hint, created, updated)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			src.ID, src.Name, src.Path, src.Size, src.Status, src.Error, src.Hint, now.UnixNano(), now.UnixNano())
-	}
-	if err != nil {
+// putSource records a new source inside tx, or overwrites the record of
+// one refused at the door, with step as its next history entry.
+func (s *Service) putSource(ctx context.Context, tx *store.Tx, src *Source, step Step) error {
+	if err := s.st.PutSource(ctx, tx.Backend(), src, step); err != nil {
 		return fmt.Errorf("record source %s: %w", src.Name, err)
 	}
 	return nil
@@ -623,7 +610,11 @@ func (s *Service) Decided(ctx context.Context, tx *store.Tx, p *cairn.Proposal) 
 		detail += ": " + p.Reason
 	}
 	now := s.now()
-	if err := setStatus(ctx, tx.SQL(), now, p.Source, status, who, detail, map[string]any{"proposal": p.ID, "error": "", "hint": ""}); err != nil {
+	err := s.setStatus(ctx, tx, p.Source, StatusChange{Step: Step{Time: now, Status: status, Principal: who, Detail: detail}, Proposal: p.ID})
+	if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+		return nil // no source on record to follow the proposal
+	}
+	if err != nil {
 		return err
 	}
 	return s.v.Admit.Event(ctx, tx, now, "ingest."+status, p.Source, map[string]any{"proposal": p.ID})
@@ -631,40 +622,27 @@ func (s *Service) Decided(ctx context.Context, tx *store.Tx, p *cairn.Proposal) 
 
 // Get returns a source, with its history, by id prefix or name.
 func (s *Service) Get(ctx context.Context, ref string) (*Source, error) {
-	src, err := resolveSource(ctx, s.v.DB.Read(), ref)
+	src, err := s.resolveSource(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	src.History, err = history(ctx, s.v.DB.Read(), src.ID)
-	return src, err
+	if src.History, err = s.st.History(ctx, src.ID); err != nil {
+		return nil, fmt.Errorf("read source history: %w", err)
+	}
+	return src, nil
 }
 
 // List returns the sources, newest first; status filters ("" for all).
 func (s *Service) List(ctx context.Context, status string) ([]*Source, error) {
-	query := `SELECT ` + sourceColumns + ` FROM sources`
-	var args []any
-	if status != "" {
-		if !slices.Contains([]string{Queued, Running, Merged, Held, Rejected, Failed}, status) {
-			return nil, cairn.Errorf(cairn.EINVALID, "unknown status %q", status).
-				WithHint("Use queued, running, merged, held, rejected or failed.")
-		}
-		query += ` WHERE status = ?`
-		args = append(args, status)
+	if status != "" && !slices.Contains([]string{Queued, Running, Merged, Held, Rejected, Failed}, status) {
+		return nil, cairn.Errorf(cairn.EINVALID, "unknown status %q", status).
+			WithHint("Use queued, running, merged, held, rejected or failed.")
 	}
-	rows, err := s.v.DB.Read().QueryContext(ctx, query+` ORDER BY created DESC, name`, args...)
+	out, err := s.st.Sources(ctx, status)
 	if err != nil {
 		return nil, fmt.Errorf("list sources: %w", err)
 	}
-	defer rows.Close()
-	var out []*Source
-	for rows.Next() {
-		src, err := scanSource(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, src)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Retry queues a failed or rejected source again: its job runs again (a
@@ -673,7 +651,7 @@ func (s *Service) List(ctx context.Context, status string) ([]*Source, error) {
 // is ECONFLICT and changes nothing: the source waits neither for a job
 // that ends without running it nor beside a second job.
 func (s *Service) Retry(ctx context.Context, ref string, who cairn.Principal) (*Source, error) {
-	src, err := resolveSource(ctx, s.v.DB.Read(), ref)
+	src, err := s.resolveSource(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -713,7 +691,7 @@ func (s *Service) retry(ctx context.Context, src *Source, who cairn.Principal) (
 		// Decided on what was read before the transaction: another retry,
 		// a cancel or a decision that landed meanwhile wins, and this one
 		// changes nothing (two retries never make two jobs).
-		now, err := getSource(ctx, tx.SQL(), src.ID)
+		now, err := s.getSource(ctx, tx, src.ID)
 		if err != nil {
 			return err
 		}
@@ -745,8 +723,10 @@ func (s *Service) retry(ctx context.Context, src *Source, who cairn.Principal) (
 			}
 		}
 		src.Job = job
-		if err := setStatus(ctx, tx.SQL(), s.now(), src.ID, Queued, who, fmt.Sprintf("retried (was %s); job %d", src.Status, job),
-			map[string]any{"job": job, "error": "", "hint": ""}); err != nil {
+		if err := s.setStatus(ctx, tx, src.ID, StatusChange{
+			Step: Step{Time: s.now(), Status: Queued, Principal: who, Detail: fmt.Sprintf("retried (was %s); job %d", src.Status, job)},
+			Job:  job,
+		}); err != nil {
 			return err
 		}
 		return s.v.Admit.Event(ctx, tx, s.now(), "source.queued", src.ID, map[string]any{"name": src.Name, "job": job, "retry": true})
@@ -773,16 +753,18 @@ func (s *Service) CancelJob(ctx context.Context, job int64, who cairn.Principal)
 		}
 		// The source is read in the transaction that cancels its job: a
 		// decision that landed first keeps its status.
-		src, err := scanSource(tx.SQL().QueryRowContext(ctx, `SELECT `+sourceColumns+` FROM sources WHERE job = ?`, job))
-		if errors.Is(err, sql.ErrNoRows) || err == nil && src.Status != Queued && src.Status != Running {
+		src, err := s.st.SourceOfJobTx(ctx, tx.Backend(), job)
+		if cairn.ErrorCode(err) == cairn.ENOTFOUND || err == nil && src.Status != Queued && src.Status != Running {
 			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("read the source of job %d: %w", job, err)
 		}
 		msg, hint := "cancelled by "+string(who), "cairn sources retry "+src.ID[:12]+" tries again"
-		if err := setStatus(ctx, tx.SQL(), s.now(), src.ID, Failed, who, msg,
-			map[string]any{"error": msg, "hint": hint}); err != nil {
+		if err := s.setStatus(ctx, tx, src.ID, StatusChange{
+			Step:  Step{Time: s.now(), Status: Failed, Principal: who, Detail: msg},
+			Error: msg, Hint: hint,
+		}); err != nil {
 			return err
 		}
 		return s.v.Admit.Event(ctx, tx, s.now(), "ingest.failed", src.ID, map[string]any{"job": job, "error": msg, "hint": hint})
@@ -801,7 +783,7 @@ func (s *Service) JobSource(ctx context.Context, j *durable.Job) (*Source, error
 	if j.Kind != (Args{}).Kind() || json.Unmarshal(j.Args, &args) != nil || args.Source == "" {
 		return nil, cairn.Errorf(cairn.ENOTFOUND, "job %d ingests no source", j.ID)
 	}
-	src, err := getSource(ctx, s.v.DB.Read(), args.Source)
+	src, err := s.getSource(ctx, nil, args.Source)
 	if err != nil {
 		return nil, err
 	}
@@ -812,7 +794,7 @@ func (s *Service) JobSource(ctx context.Context, j *durable.Job) (*Source, error
 }
 
 func (s *Service) sourceOfJob(ctx context.Context, job int64) (*Source, error) {
-	src, err := scanSource(s.v.DB.Read().QueryRowContext(ctx, `SELECT `+sourceColumns+` FROM sources WHERE job = ?`, job))
+	src, err := s.st.SourceOfJob(ctx, job)
 	if err != nil {
 		return nil, cairn.Errorf(cairn.ENOTFOUND, "job %d ingests no source", job).WithHint("Try: cairn jobs")
 	}

@@ -20,6 +20,8 @@ import (
 	"cairn/durable"
 	"cairn/ingest"
 	"cairn/internal/confine"
+	"cairn/sqlite/sqldurable"
+	"cairn/sqlite/sqlingest"
 	"cairn/store"
 	"cairn/vault"
 )
@@ -87,11 +89,11 @@ func setup(t *testing.T, policy string, mods ...func(*ingest.Options)) *env {
 	for _, m := range mods {
 		m(opts)
 	}
-	svc := ingest.New(v, opts)
+	svc := ingest.New(v, sqlingest.New(v.DB), sqldurable.New(v.DB), opts)
 	v.Admit.OnDecided(svc.Decided)
 	workers := river.NewWorkers()
 	svc.Register(workers)
-	q, err := durable.New(v.DB.Write(), durable.Config{Workers: workers, PollInterval: 20 * time.Millisecond})
+	q, err := durable.New(v.DB.Write(), sqldurable.New(v.DB), durable.Config{Workers: workers, PollInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -758,7 +760,7 @@ func (e *env) queue(max int) *durable.Queue {
 	e.t.Helper()
 	workers := river.NewWorkers()
 	e.svc.Register(workers)
-	q, err := durable.New(e.v.DB.Write(), durable.Config{Workers: workers, MaxWorkers: max, PollInterval: 20 * time.Millisecond})
+	q, err := durable.New(e.v.DB.Write(), sqldurable.New(e.v.DB), durable.Config{Workers: workers, MaxWorkers: max, PollInterval: 20 * time.Millisecond})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -14,8 +14,6 @@ package ingest
 import (
 	"bytes"
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -25,6 +23,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"cairn"
+	"cairn/store"
 )
 
 // Source statuses, named as Eva names them.
@@ -128,66 +127,41 @@ func containsString(xs []string, s string) bool {
 	return false
 }
 
-// dbtx reads and writes rows: a transaction or a pool.
-type dbtx interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-const sourceColumns = `id, name, path, size, status, coalesce(job, 0), attempt, coalesce(proposal, 0), error, hint, created, updated`
-
-func scanSource(sc interface{ Scan(...any) error }) (*Source, error) {
-	var s Source
-	var created, updated int64
-	if err := sc.Scan(&s.ID, &s.Name, &s.Path, &s.Size, &s.Status, &s.Job, &s.Attempt, &s.Proposal, &s.Error, &s.Hint, &created, &updated); err != nil {
-		return nil, err
+// getSource reads a source by its full id, inside tx when it is not nil;
+// nil when there is none.
+func (s *Service) getSource(ctx context.Context, tx *store.Tx, id string) (*Source, error) {
+	var src *Source
+	var err error
+	if tx != nil {
+		src, err = s.st.SourceTx(ctx, tx.Backend(), id)
+	} else {
+		src, err = s.st.Source(ctx, id)
 	}
-	s.Created, s.Updated = time.Unix(0, created), time.Unix(0, updated)
-	return &s, nil
-}
-
-// getSource reads a source by its full id; nil when there is none.
-func getSource(ctx context.Context, q dbtx, id string) (*Source, error) {
-	s, err := scanSource(q.QueryRowContext(ctx, `SELECT `+sourceColumns+` FROM sources WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
+	if cairn.ErrorCode(err) == cairn.ENOTFOUND {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read source %.12s: %w", id, err)
 	}
-	return s, nil
+	return src, nil
 }
 
 // resolveSource finds a source by id prefix (at least 4 hex digits) or by
 // name.
-func resolveSource(ctx context.Context, q dbtx, ref string) (*Source, error) {
+func (s *Service) resolveSource(ctx context.Context, ref string) (*Source, error) {
 	ref = norm.NFC.String(strings.TrimSpace(ref)) // names are stored in NFC
 	if ref == "" {
 		return nil, cairn.Errorf(cairn.EINVALID, "no source named").WithHint("Try: cairn sources")
 	}
-	var rows *sql.Rows
+	var found []*Source
 	var err error
 	if isHex(ref) && len(ref) >= 4 {
-		rows, err = q.QueryContext(ctx, `SELECT `+sourceColumns+` FROM sources WHERE id >= ? AND id < ? ORDER BY id LIMIT 3`,
-			strings.ToLower(ref), strings.ToLower(ref)+"g")
+		found, err = s.st.SourcesWithPrefix(ctx, strings.ToLower(ref), 3)
 	} else {
-		rows, err = q.QueryContext(ctx, `SELECT `+sourceColumns+` FROM sources WHERE name = ? OR path = ? ORDER BY created DESC LIMIT 3`, ref, ref)
+		found, err = s.st.SourcesNamed(ctx, ref, 3)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("find source %s: %w", ref, err)
-	}
-	defer rows.Close()
-	var found []*Source
-	for rows.Next() {
-		s, err := scanSource(rows)
-		if err != nil {
-			return nil, err
-		}
-		found = append(found, s)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
 	}
 	switch len(found) {
 	case 0:
@@ -211,51 +185,11 @@ func isHex(s string) bool {
 	return true
 }
 
-// history reads a source's history, oldest first.
-func history(ctx context.Context, q dbtx, id string) ([]Step, error) {
-	rows, err := q.QueryContext(ctx, `SELECT time, status, principal, detail FROM source_history WHERE source = ? ORDER BY seq`, id)
-	if err != nil {
-		return nil, fmt.Errorf("read source history: %w", err)
-	}
-	defer rows.Close()
-	var out []Step
-	for rows.Next() {
-		var st Step
-		var t int64
-		var p string
-		if err := rows.Scan(&t, &st.Status, &p, &st.Detail); err != nil {
-			return nil, err
-		}
-		st.Time, st.Principal = time.Unix(0, t), cairn.Principal(p)
-		out = append(out, st)
-	}
-	return out, rows.Err()
-}
-
-// setStatus changes a source's status and records it in its history.
-func setStatus(ctx context.Context, q dbtx, now time.Time, id, status string, who cairn.Principal, detail string, set map[string]any) error {
-	query := `UPDATE sources SET status = ?, updated = ?`
-	args := []any{status, now.UnixNano()}
-	for _, col := range []string{"job", "attempt", "proposal", "error", "hint", "path"} {
-		if v, ok := set[col]; ok {
-			query += ", " + col + " = ?"
-			args = append(args, v)
-		}
-	}
-	query += ` WHERE id = ?`
-	args = append(args, id)
-	if _, err := q.ExecContext(ctx, query, args...); err != nil {
-		return fmt.Errorf("source %.12s: set %s: %w", id, status, err)
-	}
-	return addHistory(ctx, q, now, id, status, who, detail)
-}
-
-func addHistory(ctx context.Context, q dbtx, now time.Time, id, status string, who cairn.Principal, detail string) error {
-	_, err := q.ExecContext(ctx, `INSERT INTO source_history (source, seq, time, status, principal, detail)
-		VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM source_history WHERE source = ?), ?, ?, ?, ?)`,
-		id, id, now.UnixNano(), status, string(who), detail)
-	if err != nil {
-		return fmt.Errorf("source %.12s: history: %w", id, err)
+// setStatus changes a source's status inside tx and records it in its
+// history.
+func (s *Service) setStatus(ctx context.Context, tx *store.Tx, id string, c StatusChange) error {
+	if err := s.st.SetStatus(ctx, tx.Backend(), id, c); err != nil {
+		return fmt.Errorf("source %.12s: set %s: %w", id, c.Status, err)
 	}
 	return nil
 }

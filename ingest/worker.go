@@ -35,7 +35,7 @@ func (w *worker) Timeout(*river.Job[Args]) time.Duration { return -1 }
 // infrastructure error is retried up to the policy's attempts.
 func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	s := w.s
-	src, err := getSource(ctx, s.v.DB.Read(), job.Args.Source)
+	src, err := s.getSource(ctx, nil, job.Args.Source)
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		// Take the source only when it is this job's to run: queued under
 		// it, or running under an earlier attempt of it (a dead worker's,
 		// or one that failed and is retried).
-		cur, err := getSource(ctx, tx.SQL(), src.ID)
+		cur, err := s.getSource(ctx, tx, src.ID)
 		if err != nil {
 			return err
 		}
@@ -66,9 +66,11 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 			return s.failTx(ctx, tx, src.ID, job, rterr.Error(), cairn.ErrorHint(rterr))
 		}
 		mode := modeOf(rt)
-		if err := setStatus(ctx, tx.SQL(), s.now(), src.ID, Running, cairn.Job(fmt.Sprint(job.ID)),
-			fmt.Sprintf("attempt %d by %s, agent %s", job.Attempt, workerOf(job), rt.Name()),
-			map[string]any{"job": job.ID, "attempt": job.Attempt}); err != nil {
+		if err := s.setStatus(ctx, tx, src.ID, StatusChange{
+			Step: Step{Time: s.now(), Status: Running, Principal: cairn.Job(fmt.Sprint(job.ID)),
+				Detail: fmt.Sprintf("attempt %d by %s, agent %s", job.Attempt, workerOf(job), rt.Name())},
+			Job: job.ID, Attempt: int64(job.Attempt),
+		}); err != nil {
 			return err
 		}
 		return s.v.Admit.Event(ctx, tx, s.now(), "ingest.running", src.ID, map[string]any{"job": job.ID, "attempt": job.Attempt, "agent": rt.Name(), "mode": mode})
@@ -144,7 +146,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		Within: func(ctx context.Context, tx *store.Tx, out *admit.Outcome) error {
 			// Only the attempt that is running decides: a worker taken for
 			// dead whose job ran again must not decide twice.
-			cur, err := getSource(ctx, tx.SQL(), src.ID)
+			cur, err := s.getSource(ctx, tx, src.ID)
 			if err != nil {
 				return err
 			}
@@ -214,7 +216,7 @@ func notMine(src *Source, job *river.Job[Args]) error {
 // it: a stale attempt's failure changes nothing.
 func (s *Service) fail(ctx context.Context, src *Source, job *river.Job[Args], msg, hint string) error {
 	err := s.v.Store.Update(ctx, func(tx *store.Tx) error {
-		cur, err := getSource(ctx, tx.SQL(), src.ID)
+		cur, err := s.getSource(ctx, tx, src.ID)
 		if err != nil || !runs(cur, job) {
 			return err
 		}
@@ -231,8 +233,10 @@ func (s *Service) fail(ctx context.Context, src *Source, job *river.Job[Args], m
 // and records the event, which carries both (cairn ingest prints them as
 // it happens).
 func (s *Service) failTx(ctx context.Context, tx *store.Tx, id string, job *river.Job[Args], msg, hint string) error {
-	if err := setStatus(ctx, tx.SQL(), s.now(), id, Failed, cairn.Job(fmt.Sprint(job.ID)), msg,
-		map[string]any{"error": msg, "hint": hint}); err != nil {
+	if err := s.setStatus(ctx, tx, id, StatusChange{
+		Step:  Step{Time: s.now(), Status: Failed, Principal: cairn.Job(fmt.Sprint(job.ID)), Detail: msg},
+		Error: msg, Hint: hint,
+	}); err != nil {
 		return err
 	}
 	return s.v.Admit.Event(ctx, tx, s.now(), "ingest.failed", id, map[string]any{"job": job.ID, "error": msg, "hint": hint})
