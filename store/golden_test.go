@@ -12,19 +12,18 @@ import (
 	"time"
 
 	"cairn"
-	"cairn/sqlite"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden.txt")
 
+// OpenTestBackend opens the backend this package's own tests run on. The
+// external test package sets it (backend_test.go): these tests cannot
+// import sqlite, which imports packages that import store (the index).
+var OpenTestBackend func(tb testing.TB) cairn.Backend
+
 func newTestStore(tb testing.TB) *Store {
 	tb.Helper()
-	db, err := sqlite.Open(tb.Context(), filepath.Join(tb.TempDir(), "cairn.db"), nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	s, err := New(tb.Context(), db, nil)
+	s, err := New(tb.Context(), OpenTestBackend(tb), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

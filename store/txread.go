@@ -81,3 +81,8 @@ func (tx *Tx) Files(ctx context.Context, tree cairn.Hash, prefix string) iter.Se
 func (tx *Tx) Get(ctx context.Context, tree cairn.Hash, path string) (cairn.Entry, error) {
 	return get(ctx, tx, tree, path)
 }
+
+// Backend returns the backend's transaction that tx runs in, for the
+// storage of subsystems whose rows commit with the ref update (the working
+// trees'): their implementation beside the backend takes it.
+func (tx *Tx) Backend() cairn.Tx { return tx.tx }
