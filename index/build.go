@@ -82,8 +82,9 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 
 	// Full text needs only the parsed pages: it is written while the other
 	// cores resolve links and prepare rows, the database's one writer being
-	// otherwise idle then. One page a statement and nothing in between, so
-	// that FTS5 keeps every page in memory and writes large segments.
+	// otherwise idle then. One page a call and nothing in between, so that
+	// a full-text engine that buffers (FTS5) keeps every page in memory and
+	// writes large segments.
 	text := make(chan error, 1)
 	go func() {
 		for _, f := range files {

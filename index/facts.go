@@ -16,7 +16,7 @@ type holdersFunc func(context.Context, markdown.Key) ([]string, error)
 
 // pageFacts completes the facts of a page from the holders of keys: the
 // title and id clashes and the missing sources. The full build and the
-// incremental update both use it, over memory and over SQL.
+// incremental update both use it, over memory and over the stored index.
 func pageFacts(ctx context.Context, f *lint.Facts, holders holdersFunc) error {
 	p := f.Page
 	written := map[string]string{} // folded title or alias → as written
@@ -97,8 +97,8 @@ func others(paths []string, self string) []string {
 	return slices.Compact(out)
 }
 
-// sqlFacts reads the facts of one file from the index.
-func sqlFacts(ctx context.Context, q StorageReader, id int64, v vault, holders holdersFunc) (*lint.Facts, error) {
+// storedFacts reads the facts of one file from the index.
+func storedFacts(ctx context.Context, q StorageReader, id int64, v vault, holders holdersFunc) (*lint.Facts, error) {
 	row, p, err := pageRow(ctx, q, id)
 	if err != nil {
 		return nil, err

@@ -95,10 +95,11 @@ type StorageReader interface {
 	// LinksLookingUp returns the links whose lookups include hash
 	// ([LinkKeyRow]).
 	LinksLookingUp(ctx context.Context, hash int64) ([]LinkKey, error)
-	// Children returns the distinct files file id's resolved links lead
-	// to, itself left out; Parents the distinct files with resolved links
-	// to it, itself left out. Neither is in any order.
+	// Children returns the distinct files that file id's resolved links
+	// lead to, itself left out, in no order.
 	Children(ctx context.Context, id int64) ([]int64, error)
+	// Parents returns the distinct files with resolved links to file id,
+	// itself left out, in no order.
 	Parents(ctx context.Context, id int64) ([]int64, error)
 	// Edges returns the whole link graph: for each file, the distinct
 	// other files its resolved links lead to, in no order.

@@ -587,7 +587,7 @@ func (u *update) relint(ctx context.Context, v vault) error {
 		if rows, ok := u.linkRows[id]; ok {
 			f, err = u.cachedFacts(ctx, id, rows, v)
 		} else {
-			f, err = sqlFacts(ctx, u.q, id, v, u.holdersOf)
+			f, err = storedFacts(ctx, u.q, id, v, u.holdersOf)
 		}
 		if cairn.ErrorCode(err) == cairn.ENOTFOUND {
 			continue
@@ -685,7 +685,7 @@ func (u *update) cacheLinks(f *file, old []linkRow) {
 	u.linkRows[f.id] = rows
 }
 
-// cachedFacts is sqlFacts for a page whose links are in linkRows.
+// cachedFacts is storedFacts for a page whose links are in linkRows.
 func (u *update) cachedFacts(ctx context.Context, id int64, rows []linkRow, v vault) (*lint.Facts, error) {
 	row, p, err := pageRow(ctx, u.q, id)
 	if err != nil {

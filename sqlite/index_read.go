@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"cairn"
 	"cairn/index"
@@ -287,15 +288,13 @@ func (r *indexReader) linkKeys(ctx context.Context, query string, arg any) ([]in
 
 // AnchoredLinksTo returns the links naming a heading or block of dst.
 func (r *indexReader) AnchoredLinksTo(ctx context.Context, dst int64) ([]index.LinkKey, error) {
-	return r.linkKeys(ctx, `SELECT src, ord FROM links WHERE dst = ? AND flags & `+itoa(index.LinkAnchored)+` != 0`, dst)
+	return r.linkKeys(ctx, `SELECT src, ord FROM links WHERE dst = ? AND flags & `+strconv.Itoa(index.LinkAnchored)+` != 0`, dst)
 }
 
 // LinksLookingUp returns the links whose lookups include hash.
 func (r *indexReader) LinksLookingUp(ctx context.Context, hash int64) ([]index.LinkKey, error) {
 	return r.linkKeys(ctx, `SELECT src, ord FROM link_keys WHERE hash = ?`, hash)
 }
-
-func itoa(n int) string { return fmt.Sprint(n) }
 
 // Findings returns the findings of file (0: all) and rule ("": all).
 func (r *indexReader) Findings(ctx context.Context, file int64, rule string) ([]lint.Finding, error) {
