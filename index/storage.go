@@ -62,6 +62,10 @@ type StorageReader interface {
 	// when the index has never been written.
 	State(ctx context.Context) (State, error)
 
+	// FileAt returns the file whose path is path, found by the key
+	// (cairn.FoldPath(path), markdown.StepFile) it holds; ENOTFOUND when
+	// there is none.
+	FileAt(ctx context.Context, path string) (FileRef, error)
 	// KeyHolders returns the files holding the key value at any of steps
 	// (one or more), sorted by path; none is an empty result, not an
 	// error. A file holding it at two steps is listed twice.

@@ -296,16 +296,15 @@ func readVault(ctx context.Context, q StorageReader, strictIn func(cairn.Hash) (
 		return v, err
 	}
 	v.eva = len(fs) > 0
-	if fs, err = q.KeyHolders(ctx, policyFile, markdown.StepFile); err != nil {
+	policy, err := q.FileAt(ctx, policyFile)
+	switch {
+	case cairn.ErrorCode(err) == cairn.ENOTFOUND:
+		return v, nil
+	case err != nil:
 		return v, err
 	}
-	for _, f := range fs {
-		if f.Path == policyFile {
-			v.strict, err = strictIn(f.Blob)
-			return v, err
-		}
-	}
-	return v, nil
+	v.strict, err = strictIn(policy.Blob)
+	return v, err
 }
 
 // strictLint reports whether the vault asks for strict lint.
@@ -341,16 +340,11 @@ func (u *update) fileID(ctx context.Context, path string) (int64, lint.Kind, err
 
 // fileID finds a file by path: 0 when there is none.
 func fileID(ctx context.Context, q StorageReader, path string) (int64, lint.Kind, error) {
-	fs, err := q.KeyHolders(ctx, cairn.FoldPath(path), markdown.StepFile)
-	if err != nil {
-		return 0, 0, err
+	f, err := q.FileAt(ctx, path)
+	if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+		return 0, 0, nil
 	}
-	for _, f := range fs {
-		if f.Path == path {
-			return f.ID, f.Kind, nil
-		}
-	}
-	return 0, 0, nil
+	return f.ID, f.Kind, err
 }
 
 // holdersOf returns the paths of the files answering key k, sorted.

@@ -1,11 +1,14 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"cairn"
 	"cairn/index"
@@ -36,7 +39,39 @@ func (r *indexReader) State(ctx context.Context) (index.State, error) {
 	return st, nil
 }
 
-// KeyHolders returns the files holding a key value at any of steps, by path.
+// stepFile is markdown.StepFile in SQL: a literal, which SQLite plans
+// better than a parameter (a parameter for the step of keys' key doubled
+// the time of the lookup).
+var stepFile = strconv.Itoa(int(markdown.StepFile))
+
+// FileAt returns the file at path; ENOTFOUND when there is none. Files are
+// found through keys: files has no index on path.
+func (r *indexReader) FileAt(ctx context.Context, path string) (index.FileRef, error) {
+	f := index.FileRef{Path: path}
+	var kind int
+	var blob sql.RawBytes
+	rows, err := r.q.QueryContext(ctx, `SELECT f.id, f.kind, f.blob FROM keys k JOIN files f ON f.id = k.file
+		WHERE k.value = ? AND k.step = `+stepFile+` AND f.path = ?`, cairn.FoldPath(path), path)
+	if err != nil {
+		return f, fmt.Errorf("index: look up %s: %w", path, translate(err))
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return f, fmt.Errorf("index: look up %s: %w", path, translate(err))
+		}
+		return f, cairn.Errorf(cairn.ENOTFOUND, "index: no file %s", path)
+	}
+	if err := rows.Scan(&f.ID, &kind, &blob); err != nil {
+		return f, translate(err)
+	}
+	f.Kind = lint.Kind(kind)
+	copy(f.Blob[:], blob)
+	return f, nil
+}
+
+// KeyHolders returns the files holding a key value at any of steps, by
+// path (sorted here: a sorter costs SQLite more than the few rows do).
 func (r *indexReader) KeyHolders(ctx context.Context, value string, steps ...markdown.Step) ([]index.FileRef, error) {
 	const q = `SELECT f.id, f.path, f.kind, f.blob FROM keys k JOIN files f ON f.id = k.file WHERE k.value = ? AND `
 	var rows *sql.Rows
@@ -45,14 +80,14 @@ func (r *indexReader) KeyHolders(ctx context.Context, value string, steps ...mar
 	case 0:
 		return nil, nil
 	case 1:
-		rows, err = r.q.QueryContext(ctx, q+`k.step = ? ORDER BY f.path`, value, int(steps[0]))
+		rows, err = r.q.QueryContext(ctx, q+`k.step = ?`, value, int(steps[0]))
 	default:
 		args := make([]any, 0, 1+len(steps))
 		args = append(args, value)
 		for _, s := range steps {
 			args = append(args, int(s))
 		}
-		rows, err = r.q.QueryContext(ctx, q+`k.step IN (`+placeholders(len(steps))+`) ORDER BY f.path`, args...)
+		rows, err = r.q.QueryContext(ctx, q+`k.step IN (`+placeholders(len(steps))+`)`, args...)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("index: look up %q: %w", value, translate(err))
@@ -62,14 +97,19 @@ func (r *indexReader) KeyHolders(ctx context.Context, value string, steps ...mar
 	for rows.Next() {
 		var f index.FileRef
 		var kind int
-		var blob []byte
+		var blob sql.RawBytes
 		if err := rows.Scan(&f.ID, &f.Path, &kind, &blob); err != nil {
 			return nil, translate(err)
 		}
-		f.Kind, f.Blob = lint.Kind(kind), cairn.Hash(blob)
+		f.Kind = lint.Kind(kind)
+		copy(f.Blob[:], blob)
 		out = append(out, f)
 	}
-	return out, translate(rows.Err())
+	if err := rows.Err(); err != nil {
+		return nil, translate(err)
+	}
+	slices.SortFunc(out, func(a, b index.FileRef) int { return cmp.Or(strings.Compare(a.Path, b.Path), cmp.Compare(a.ID, b.ID)) })
+	return out, nil
 }
 
 // File returns the row of file id; ENOTFOUND when there is none.
@@ -231,7 +271,8 @@ func (r *indexReader) Link(ctx context.Context, src int64, ord int) (index.LinkR
 	return l, nil
 }
 
-// links runs a query of indexLinkColumns and the paths it names.
+// links runs a query of indexLinkColumns, the source's path when withSrc,
+// and the destination's path.
 func (r *indexReader) links(ctx context.Context, withSrc bool, query string, args ...any) ([]index.LinkRow, error) {
 	rows, err := r.q.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -239,17 +280,18 @@ func (r *indexReader) links(ctx context.Context, withSrc bool, query string, arg
 	}
 	defer rows.Close()
 	var out []index.LinkRow
+	var l index.LinkRow
+	var dst sql.NullInt64
+	var detail sql.NullString
+	dest := []any{&l.Src, &l.Ord, &l.Flags, &l.Status, &dst, &l.Step, &detail, &l.Data, &l.DstPath}
+	if withSrc {
+		dest = append(dest[:8], &l.SrcPath, &l.DstPath)
+	}
 	for rows.Next() {
-		var src, dst string
-		extra := []any{&dst}
-		if withSrc {
-			extra = []any{&src, &dst}
-		}
-		l, err := scanLink(rows, extra...)
-		if err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, translate(err)
 		}
-		l.SrcPath, l.DstPath = src, dst
+		l.Dst, l.Detail = dst.Int64, detail.String
 		out = append(out, l)
 	}
 	return out, translate(rows.Err())
