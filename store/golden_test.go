@@ -16,9 +16,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/golden.txt")
 
-// OpenTestBackend opens the backend this package's own tests run on. The
-// external test package sets it (backend_test.go): these tests cannot
-// import sqlite, which imports packages that import store (the index).
+// OpenTestBackend opens a new backend for the tests of this package that
+// look inside the store. It is set by backend_test.go, in the external test
+// package: this one cannot import sqlite, which imports the subsystems
+// (worktree, index) that import the store.
 var OpenTestBackend func(tb testing.TB) cairn.Backend
 
 func newTestStore(tb testing.TB) *Store {
