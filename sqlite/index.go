@@ -206,7 +206,7 @@ type indexTx struct {
 	p *indexPrepared
 	// inserts caches the text of multi-row INSERT statements by head and
 	// number of rows.
-	inserts map[insertKey]string
+	inserts map[indexInsertKey]string
 	args    []any // reused to pass one statement's values
 }
 
@@ -224,16 +224,16 @@ func (t *indexTx) exec(ctx context.Context, what, query string, args ...any) err
 	return nil
 }
 
-// nullString is s, or NULL when empty.
-func nullString(s string) any {
+// indexNull is s, or NULL when empty.
+func indexNull(s string) any {
 	if s == "" {
 		return nil
 	}
 	return s
 }
 
-// nullID is id, or NULL when zero.
-func nullID(id int64) any {
+// indexNullID is id, or NULL when zero.
+func indexNullID(id int64) any {
 	if id == 0 {
 		return nil
 	}

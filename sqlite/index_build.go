@@ -77,7 +77,7 @@ func (t *indexTx) FinishBuild(ctx context.Context) error {
 // indexBatch is the most rows one INSERT statement writes.
 const indexBatch = 100
 
-type insertKey struct {
+type indexInsertKey struct {
 	head string
 	rows int
 }
@@ -88,13 +88,13 @@ type insertKey struct {
 func (t *indexTx) insert(ctx context.Context, what, head string, cols, n int, put func(args []any, i int) []any) error {
 	for start := 0; start < n; start += indexBatch {
 		rows := min(indexBatch, n-start)
-		k := insertKey{head, rows}
+		k := indexInsertKey{head, rows}
 		q, ok := t.inserts[k]
 		if !ok {
 			row := "(" + placeholders(cols) + ")"
 			q = head + strings.TrimSuffix(strings.Repeat(row+",", rows), ",")
 			if t.inserts == nil {
-				t.inserts = map[insertKey]string{}
+				t.inserts = map[indexInsertKey]string{}
 			}
 			t.inserts[k] = q
 		}
@@ -112,19 +112,20 @@ func (t *indexTx) insert(ctx context.Context, what, head string, cols, n int, pu
 	return nil
 }
 
-// fileValues appends a file's values from path to problems: the page
+// indexFileValues appends a file's values from path to problems: the page
 // columns are NULL for other files.
-func fileValues(args []any, r *index.FileRow) []any {
+func indexFileValues(args []any, r *index.FileRow) []any {
 	args = append(args, r.Path, int(r.Kind), r.Blob[:], r.Size)
 	if r.Kind != lint.KindPage {
 		return append(args, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)
 	}
-	return append(args, nullString(r.PageID), r.Title, r.TitleSource, nullString(r.Type),
-		nullString(r.Frontmatter), nullString(r.Aliases), nullString(r.Sources),
-		nullString(r.Headings), nullString(r.BlockIDs), nullString(r.Problems))
+	return append(args, indexNull(r.PageID), r.Title, r.TitleSource, indexNull(r.Type),
+		indexNull(r.Frontmatter), indexNull(r.Aliases), indexNull(r.Sources),
+		indexNull(r.Headings), indexNull(r.BlockIDs), indexNull(r.Problems))
 }
 
-func nullDepth(d int) any {
+// indexNullDepth is d, or NULL when unreachable (negative).
+func indexNullDepth(d int) any {
 	if d < 0 {
 		return nil
 	}
@@ -137,14 +138,14 @@ func (t *indexTx) InsertFiles(ctx context.Context, rows []index.FileRow) error {
 		frontmatter, aliases, sources, headings, block_ids, problems, inbound, depth) VALUES `, 17, len(rows),
 		func(args []any, i int) []any {
 			r := &rows[i]
-			args = fileValues(append(args, r.ID), r)
-			return append(args, r.Inbound, nullDepth(r.Depth))
+			args = indexFileValues(append(args, r.ID), r)
+			return append(args, r.Inbound, indexNullDepth(r.Depth))
 		})
 }
 
 // UpdateFile replaces a file's row but for its inbound count and depth.
 func (t *indexTx) UpdateFile(ctx context.Context, r index.FileRow) error {
-	args := append(fileValues(make([]any, 0, 15), &r), r.ID)
+	args := append(indexFileValues(make([]any, 0, 15), &r), r.ID)
 	return t.exec(ctx, "write "+r.Path, `UPDATE files SET path = ?, kind = ?, blob = ?, size = ?, page_id = ?, title = ?,
 		title_source = ?, type = ?, frontmatter = ?, aliases = ?, sources = ?, headings = ?, block_ids = ?, problems = ?
 		WHERE id = ?`, args...)
@@ -162,7 +163,7 @@ func (t *indexTx) AddInbound(ctx context.Context, id int64, delta int) error {
 
 // SetDepth sets a file's depth.
 func (t *indexTx) SetDepth(ctx context.Context, id int64, depth int) error {
-	return t.exec(ctx, "set depth", `UPDATE files SET depth = ? WHERE id = ?`, nullDepth(depth), id)
+	return t.exec(ctx, "set depth", `UPDATE files SET depth = ? WHERE id = ?`, indexNullDepth(depth), id)
 }
 
 // ClearDepths makes every file unreachable.
@@ -207,7 +208,7 @@ func (t *indexTx) InsertLinks(ctx context.Context, rows []index.LinkRow) error {
 	return t.insert(ctx, "write links", `INSERT INTO links (src, ord, flags, status, dst, step, detail, link) VALUES `, 8, len(rows),
 		func(args []any, i int) []any {
 			r := &rows[i]
-			return append(args, r.Src, r.Ord, r.Flags, r.Status, nullID(r.Dst), r.Step, nullString(r.Detail), r.Data)
+			return append(args, r.Src, r.Ord, r.Flags, r.Status, indexNullID(r.Dst), r.Step, indexNull(r.Detail), r.Data)
 		})
 }
 
@@ -230,7 +231,7 @@ func (t *indexTx) DeleteLink(ctx context.Context, src int64, ord int, hashes []i
 // SetResolution records how a link resolves.
 func (t *indexTx) SetResolution(ctx context.Context, src int64, ord int, r index.LinkRow) error {
 	return t.exec(ctx, "resolve link", `UPDATE links SET status = ?, dst = ?, step = ?, detail = ? WHERE src = ? AND ord = ?`,
-		r.Status, nullID(r.Dst), r.Step, nullString(r.Detail), src, ord)
+		r.Status, indexNullID(r.Dst), r.Step, indexNull(r.Detail), src, ord)
 }
 
 // SetLinkData replaces a link's packed form.

@@ -39,10 +39,10 @@ func (r *indexReader) State(ctx context.Context) (index.State, error) {
 	return st, nil
 }
 
-// stepFile is markdown.StepFile in SQL: a literal, which SQLite plans
+// indexStepFile is markdown.StepFile in SQL: a literal, which SQLite plans
 // better than a parameter (a parameter for the step of keys' key doubled
 // the time of the lookup).
-var stepFile = strconv.Itoa(int(markdown.StepFile))
+var indexStepFile = strconv.Itoa(int(markdown.StepFile))
 
 // FileAt returns the file at path; ENOTFOUND when there is none. Files are
 // found through keys: files has no index on path.
@@ -51,7 +51,7 @@ func (r *indexReader) FileAt(ctx context.Context, path string) (index.FileRef, e
 	var kind int
 	var blob sql.RawBytes
 	rows, err := r.q.QueryContext(ctx, `SELECT f.id, f.kind, f.blob FROM keys k JOIN files f ON f.id = k.file
-		WHERE k.value = ? AND k.step = `+stepFile+` AND f.path = ?`, cairn.FoldPath(path), path)
+		WHERE k.value = ? AND k.step = `+indexStepFile+` AND f.path = ?`, cairn.FoldPath(path), path)
 	if err != nil {
 		return f, fmt.Errorf("index: look up %s: %w", path, translate(err))
 	}
@@ -249,8 +249,8 @@ func (r *indexReader) Blobs(ctx context.Context) (map[string]cairn.Hash, error) 
 
 const indexLinkColumns = `l.src, l.ord, l.flags, l.status, l.dst, l.step, l.detail, l.link`
 
-// scanLink scans indexLinkColumns and then extra.
-func scanLink(sc interface{ Scan(...any) error }, extra ...any) (index.LinkRow, error) {
+// scanIndexLink scans indexLinkColumns and then extra.
+func scanIndexLink(sc interface{ Scan(...any) error }, extra ...any) (index.LinkRow, error) {
 	var l index.LinkRow
 	var dst sql.NullInt64
 	var detail sql.NullString
@@ -261,7 +261,7 @@ func scanLink(sc interface{ Scan(...any) error }, extra ...any) (index.LinkRow, 
 
 // Link returns one link; ENOTFOUND when there is none.
 func (r *indexReader) Link(ctx context.Context, src int64, ord int) (index.LinkRow, error) {
-	l, err := scanLink(r.q.QueryRowContext(ctx, `SELECT `+indexLinkColumns+` FROM links l WHERE l.src = ? AND l.ord = ?`, src, ord))
+	l, err := scanIndexLink(r.q.QueryRowContext(ctx, `SELECT `+indexLinkColumns+` FROM links l WHERE l.src = ? AND l.ord = ?`, src, ord))
 	if errors.Is(err, sql.ErrNoRows) {
 		return l, cairn.Errorf(cairn.ENOTFOUND, "index: no link %d of file %d", ord, src)
 	}

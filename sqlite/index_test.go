@@ -44,15 +44,15 @@ func inIndexTx(t *testing.T, db *sqlite.DB, s *sqlite.IndexStorage, fn func(cont
 }
 
 var (
-	pageRow = index.FileRow{ID: 1, Path: "notes/a.md", Kind: lint.KindPage, Blob: cairn.Hash{1}, Size: 10,
+	indexPageRow = index.FileRow{ID: 1, Path: "notes/a.md", Kind: lint.KindPage, Blob: cairn.Hash{1}, Size: 10,
 		Title: "A", TitleSource: 2, Aliases: `["Alpha"]`, Inbound: 1, Depth: 0}
-	imageRow = index.FileRow{ID: 2, Path: "img/b.png", Kind: lint.KindAttachment, Blob: cairn.Hash{2}, Size: 3,
+	indexImageRow = index.FileRow{ID: 2, Path: "img/b.png", Kind: lint.KindAttachment, Blob: cairn.Hash{2}, Size: 3,
 		Title: "ignored", Type: "ignored", Depth: -1}
 )
 
-// fill writes two files, a link between them and a finding.
-func fill(ctx context.Context, q index.StorageTx) error {
-	if err := q.InsertFiles(ctx, []index.FileRow{pageRow, imageRow}); err != nil {
+// fillIndex writes two files, a link between them and a finding.
+func fillIndex(ctx context.Context, q index.StorageTx) error {
+	if err := q.InsertFiles(ctx, []index.FileRow{indexPageRow, indexImageRow}); err != nil {
 		return err
 	}
 	if err := q.InsertKeys(ctx, []index.KeyRow{
@@ -87,7 +87,7 @@ func TestIndexStorage_Begin(t *testing.T) {
 		db, s := setupIndex(t)
 		stop := errors.New("stop")
 		err := inIndexTx(t, db, s, func(ctx context.Context, q index.StorageTx) error {
-			if err := fill(ctx, q); err != nil {
+			if err := fillIndex(ctx, q); err != nil {
 				return err
 			}
 			return stop
@@ -108,7 +108,7 @@ func TestIndexStorage_Reads(t *testing.T) {
 	if st, err := r.State(ctx); err != nil || st != (index.State{}) {
 		t.Errorf("State of an empty index = %v, %v; want zero", st, err)
 	}
-	if err := inIndexTx(t, db, s, fill); err != nil {
+	if err := inIndexTx(t, db, s, fillIndex); err != nil {
 		t.Fatal(err)
 	}
 
@@ -117,7 +117,7 @@ func TestIndexStorage_Reads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(pageRow, got); diff != "" {
+		if diff := cmp.Diff(indexPageRow, got); diff != "" {
 			t.Errorf("File(1) (-want +got):\n%s", diff)
 		}
 		// A file that is not a page keeps no page fields.
@@ -125,7 +125,7 @@ func TestIndexStorage_Reads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := imageRow
+		want := indexImageRow
 		want.Title, want.Type = "", ""
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("File(2) (-want +got):\n%s", diff)
@@ -207,7 +207,7 @@ func TestIndexStorage_Reads(t *testing.T) {
 func TestIndexStorage_Writes(t *testing.T) {
 	db, s := setupIndex(t)
 	ctx := t.Context()
-	if err := inIndexTx(t, db, s, fill); err != nil {
+	if err := inIndexTx(t, db, s, fillIndex); err != nil {
 		t.Fatal(err)
 	}
 	err := inIndexTx(t, db, s, func(ctx context.Context, q index.StorageTx) error {
