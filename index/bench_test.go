@@ -98,7 +98,7 @@ func benchSetup(b *testing.B, pages int) *fixture {
 	f.importTime = time.Since(start)
 	f.head = c.Hash
 	f.storeBytes = size(b, f.db)
-	f.ix = index.New(f.s, f.db.Read(), nil)
+	f.ix = index.New(f.s, sqlite.NewIndexStorage(f.db), nil)
 	f.s.AddHook(f.ix.Hook())
 	start = time.Now()
 	if err := f.ix.Rebuild(ctx); err != nil {

@@ -30,39 +30,22 @@ func (ix *Index) Rebuild(ctx context.Context) error {
 			}
 			tree = c.Tree
 		}
-		q := newPrepared(tx.SQL())
-		defer q.close()
-		if err := build(ctx, q, tx, tree); err != nil {
-			return err
-		}
-		return writeState(ctx, tx.SQL(), State{Commit: head, Tree: tree})
+		return ix.inTx(ctx, tx, func(q StorageTx) error {
+			if err := build(ctx, q, tx, tree); err != nil {
+				return err
+			}
+			return q.SetState(ctx, State{Commit: head, Tree: tree})
+		})
 	})
 }
 
-// The index's secondary indexes, as in the migration.
-var (
-	dropIndexes   = []string{`DROP INDEX IF EXISTS files_type`, `DROP INDEX IF EXISTS links_dst`, `DROP INDEX IF EXISTS findings_file`}
-	createIndexes = []string{
-		`CREATE INDEX files_type ON files (type) WHERE type IS NOT NULL`,
-		`CREATE INDEX links_dst ON links (dst) WHERE dst IS NOT NULL`,
-		`CREATE INDEX findings_file ON findings (file)`,
-	}
-)
-
 // build replaces the whole index with the index of tree. Pages are read and
 // parsed on every core; links are resolved (markdown.Resolver) and rows
-// prepared on every core; rows are written in key order, secondary indexes
-// made afterwards, and the full text last.
-func build(ctx context.Context, q *prepared, t trees, tree cairn.Hash) error {
-	q.useDriver(t)
-	for _, stmt := range append([]string{
-		`DELETE FROM files`, `DELETE FROM keys`, `DELETE FROM links`, `DELETE FROM link_keys`,
-		`DELETE FROM cites`, `DELETE FROM findings`, `INSERT INTO fts (fts) VALUES ('delete-all')`,
-		`INSERT INTO fts_title (fts_title) VALUES ('delete-all')`,
-	}, dropIndexes...) {
-		if _, err := q.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("index: clear: %w", err)
-		}
+// prepared on every core; rows are written in key order, and the storage
+// finishes the build (secondary indexes, merging the full text) last.
+func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
+	if err := q.Clear(ctx); err != nil {
+		return err
 	}
 	var entries []cairn.Entry
 	for e, err := range t.Files(ctx, tree, "") {
@@ -71,7 +54,7 @@ func build(ctx context.Context, q *prepared, t trees, tree cairn.Hash) error {
 		}
 		entries = append(entries, e)
 	}
-	first, err := nextID(ctx, q, "files")
+	first, err := q.NextFileID(ctx)
 	if err != nil {
 		return err
 	}
@@ -99,8 +82,9 @@ func build(ctx context.Context, q *prepared, t trees, tree cairn.Hash) error {
 
 	// Full text needs only the parsed pages: it is written while the other
 	// cores resolve links and prepare rows, the database's one writer being
-	// otherwise idle then. One page a statement and nothing in between, so
-	// that FTS5 keeps every page in memory and writes large segments.
+	// otherwise idle then. One page a call and nothing in between, so that
+	// a full-text engine that buffers (FTS5) keeps every page in memory and
+	// writes large segments.
 	text := make(chan error, 1)
 	go func() {
 		for _, f := range files {
@@ -175,7 +159,7 @@ func build(ctx context.Context, q *prepared, t trees, tree cairn.Hash) error {
 	// and sorting them costs one pass.
 	chunk := (len(files) + len(workers) - 1) / len(workers)
 	for n := range workers {
-		pw := &writer{batches: map[string]*batch{}, bulk: true}
+		pw := &writer{bulk: true}
 		workers[n] = pw
 		wg.Add(1)
 		go func() {
@@ -199,18 +183,7 @@ func build(ctx context.Context, q *prepared, t trees, tree cairn.Hash) error {
 	if err := w.flush(ctx); err != nil {
 		return err
 	}
-	for _, stmt := range createIndexes {
-		if _, err := q.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("index: %w", err)
-		}
-	}
-	// One segment: the smallest full-text index, and the fastest to query.
-	for _, table := range []string{"fts", "fts_title"} {
-		if _, err := q.ExecContext(ctx, `INSERT INTO `+table+` (`+table+`) VALUES ('optimize')`); err != nil {
-			return fmt.Errorf("index: full text: %w", err)
-		}
-	}
-	return nil
+	return q.FinishBuild(ctx)
 }
 
 // prepareRows collects one file's rows in a bulk writer: the file, its

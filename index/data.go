@@ -1,8 +1,8 @@
 package index
 
 import (
+	"cmp"
 	"context"
-	"database/sql"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -56,162 +56,69 @@ var (
 
 const statusResolved = 1
 
-// writer writes index rows with statements prepared once per transaction.
-// Inserts are batched, many rows to a statement: call flush before reading
-// what was written.
+// writer collects index rows and hands them to the storage in batches,
+// many rows at a time: call flush before reading what was written.
+// Statements that are not inserts go to the storage at once.
 type writer struct {
-	q       *prepared
-	batches map[string]*batch
-	order   []string // batch heads, in the order rows must reach the tables
-	// bulk holds every row until flush, which inserts each table's rows in
-	// primary key order: a full build loads B-trees sequentially.
+	q StorageTx // nil for a bulk build's workers, which only collect rows
+	// bulk holds every row until flush, which hands each table's rows over
+	// in primary key order: a full build loads B-trees sequentially.
 	bulk bool
 	// delta, when set, collects the findings removed and added.
 	delta *Delta
+
+	files    table[FileRow]
+	keys     table[KeyRow]
+	cites    table[CiteRow]
+	links    table[LinkRow]
+	linkKeys table[LinkKeyRow]
+	findings table[FindingRow]
 }
 
-func newWriter(q *prepared) *writer {
-	return &writer{q: q, batches: map[string]*batch{}}
-}
+func newWriter(q StorageTx) *writer { return &writer{q: q} }
 
-// batch collects the rows of one INSERT statement. Each row is the
-// slice its insert call was given: holding rows rather than one flat slice
-// of values keeps a bulk build of 100k pages from copying millions of
-// values each time the slice grows.
-type batch struct {
-	head string // "INSERT INTO t (a, b) VALUES "
-	row  string // "(?, ?)"
-	rows [][]any
-	args []any // reused to pass one statement's values
-	// sorted is set while rows are in the order sortRows puts them.
+// table holds the rows of one table that are not written yet.
+type table[T any] struct {
+	rows []T
+	// sorted is set while rows are in key order.
 	sorted bool
 }
 
-// batchRows is the most rows one statement inserts.
+// batchRows is the most rows held per table before they are written,
+// outside a bulk build.
 const batchRows = 100
 
-// insert adds a row to the batch for head, writing a full batch at once.
-// The batch keeps vals: a caller passes a fresh slice each time.
-func (w *writer) insert(ctx context.Context, head string, vals ...any) error {
-	b, ok := w.batches[head]
-	if !ok {
-		b = &batch{head: head, row: "(" + strings.TrimSuffix(strings.Repeat("?,", len(vals)), ",") + ")"}
-		w.batches[head] = b
-		w.order = append(w.order, head)
-	}
-	b.rows, b.sorted = append(b.rows, vals), false
-	if len(b.rows) == batchRows && !w.bulk {
-		return w.flushBatch(ctx, b)
-	}
-	return nil
+// add holds a row and reports whether the table should be written now.
+func (t *table[T]) add(r T, bulk bool) bool {
+	t.rows, t.sorted = append(t.rows, r), false
+	return len(t.rows) >= batchRows && !bulk
 }
 
-func (w *writer) flushBatch(ctx context.Context, b *batch) error {
-	if len(b.rows) == 0 {
-		return nil
-	}
-	if w.bulk && !b.sorted {
-		sortRows(b)
-	}
-	full := ""
-	for start := 0; start < len(b.rows); start += batchRows {
-		rows := b.rows[start:min(start+batchRows, len(b.rows))]
-		q := full
-		if q == "" || len(rows) < batchRows {
-			q = b.head + strings.TrimSuffix(strings.Repeat(b.row+",", len(rows)), ",")
-			if len(rows) == batchRows {
-				full = q
-			}
-		}
-		b.args = b.args[:0]
-		for _, r := range rows {
-			b.args = append(b.args, r...)
-		}
-		if err := w.exec(ctx, q, b.args...); err != nil {
-			return err
-		}
-	}
-	clear(b.args)
-	b.rows, b.args, b.sorted = b.rows[:0], b.args[:0], false
-	return nil
-}
-
-// sortRows orders a batch's rows by their values, first column first: the
-// primary key order of the tables written in bulk (files and links already
-// come in order).
-func sortRows(b *batch) {
-	slices.SortFunc(b.rows, compareRows)
-	b.sorted = true
-}
-
-func compareRows(x, y []any) int {
-	for i := range x {
-		if c := compareValues(x[i], y[i]); c != 0 {
-			return c
-		}
-	}
-	return 0
-}
-
-// sortAll sorts every batch: bulk build workers sort their own rows, on
-// every core, and take merges them.
-func (w *writer) sortAll() {
-	for _, b := range w.batches {
-		sortRows(b)
+// sort puts the rows in key order.
+func (t *table[T]) sort(cmp func(a, b T) int) {
+	if !t.sorted {
+		slices.SortFunc(t.rows, cmp)
+		t.sorted = true
 	}
 }
 
-func compareValues(a, b any) int {
-	switch x := a.(type) {
-	case string:
-		if y, ok := b.(string); ok {
-			return strings.Compare(x, y)
-		}
-	case int:
-		if y, ok := b.(int); ok {
-			return x - y
-		}
-	case int64:
-		if y, ok := b.(int64); ok {
-			switch {
-			case x < y:
-				return -1
-			case x > y:
-				return 1
-			}
-			return 0
-		}
-	}
-	return 0
-}
-
-// take moves the rows other collected (in bulk mode, without writing) into
-// w.
-func (w *writer) take(other *writer) {
-	for _, head := range other.order {
-		ob := other.batches[head]
-		b, ok := w.batches[head]
-		if !ok {
-			b = &batch{head: head, row: ob.row}
-			w.batches[head] = b
-			w.order = append(w.order, head)
-		}
-		switch {
-		case len(b.rows) == 0:
-			b.rows, b.sorted = ob.rows, ob.sorted
-		case b.sorted && ob.sorted:
-			b.rows = mergeRows(b.rows, ob.rows)
-		default:
-			b.rows, b.sorted = append(b.rows, ob.rows...), false
-		}
+// take moves the rows of other into t, merging sorted runs.
+func (t *table[T]) take(other *table[T], cmp func(a, b T) int) {
+	switch {
+	case len(t.rows) == 0:
+		t.rows, t.sorted = other.rows, other.sorted
+	case t.sorted && other.sorted:
+		t.rows = mergeRows(t.rows, other.rows, cmp)
+	default:
+		t.rows, t.sorted = append(t.rows, other.rows...), false
 	}
 }
 
 // mergeRows merges two sorted runs of rows.
-func mergeRows(a, b [][]any) [][]any {
-	out := make([][]any, 0, len(a)+len(b))
+func mergeRows[T any](a, b []T, cmp func(a, b T) int) []T {
+	out := make([]T, 0, len(a)+len(b))
 	for len(a) > 0 && len(b) > 0 {
-		if compareRows(b[0], a[0]) < 0 {
+		if cmp(b[0], a[0]) < 0 {
 			out, b = append(out, b[0]), b[1:]
 		} else {
 			out, a = append(out, a[0]), a[1:]
@@ -220,45 +127,111 @@ func mergeRows(a, b [][]any) [][]any {
 	return append(append(out, a...), b...)
 }
 
-// flush writes every pending row.
+// write hands t's rows to insert, in key order in a bulk build, and
+// forgets them.
+func write[T any](ctx context.Context, t *table[T], bulk bool, cmp func(a, b T) int, insert func(context.Context, []T) error) error {
+	if len(t.rows) == 0 {
+		return nil
+	}
+	if bulk {
+		t.sort(cmp)
+	}
+	if err := insert(ctx, t.rows); err != nil {
+		return err
+	}
+	clear(t.rows)
+	t.rows, t.sorted = t.rows[:0], false
+	return nil
+}
+
+// The tables' key orders.
+func compareFiles(a, b FileRow) int { return cmp.Compare(a.ID, b.ID) }
+func compareKeys(a, b KeyRow) int {
+	return cmp.Or(strings.Compare(a.Value, b.Value), cmp.Compare(a.Step, b.Step), cmp.Compare(a.File, b.File))
+}
+func compareCites(a, b CiteRow) int {
+	return cmp.Or(strings.Compare(a.Value, b.Value), cmp.Compare(a.File, b.File))
+}
+func compareLinks(a, b LinkRow) int {
+	return cmp.Or(cmp.Compare(a.Src, b.Src), cmp.Compare(a.Ord, b.Ord))
+}
+func compareLinkKeys(a, b LinkKeyRow) int {
+	return cmp.Or(cmp.Compare(a.Hash, b.Hash), cmp.Compare(a.Src, b.Src), cmp.Compare(a.Ord, b.Ord))
+}
+func compareFindings(a, b FindingRow) int {
+	x, y := &a.Finding, &b.Finding
+	return cmp.Or(cmp.Compare(a.File, b.File), strings.Compare(x.Rule, y.Rule), strings.Compare(string(x.Severity), string(y.Severity)),
+		strings.Compare(x.Subject, y.Subject), strings.Compare(x.Message, y.Message))
+}
+
+func (w *writer) writeFiles(ctx context.Context) error {
+	return write(ctx, &w.files, w.bulk, compareFiles, w.q.InsertFiles)
+}
+func (w *writer) writeKeys(ctx context.Context) error {
+	return write(ctx, &w.keys, w.bulk, compareKeys, w.q.InsertKeys)
+}
+func (w *writer) writeCites(ctx context.Context) error {
+	return write(ctx, &w.cites, w.bulk, compareCites, w.q.InsertCites)
+}
+func (w *writer) writeLinkRows(ctx context.Context) error {
+	return write(ctx, &w.links, w.bulk, compareLinks, w.q.InsertLinks)
+}
+func (w *writer) writeLinkKeys(ctx context.Context) error {
+	return write(ctx, &w.linkKeys, w.bulk, compareLinkKeys, w.q.InsertLinkKeys)
+}
+func (w *writer) writeFindingRows(ctx context.Context) error {
+	return write(ctx, &w.findings, w.bulk, compareFindings, w.q.InsertFindings)
+}
+
+// sortAll sorts every table: bulk build workers sort their own rows, on
+// every core, and take merges them.
+func (w *writer) sortAll() {
+	w.files.sort(compareFiles)
+	w.keys.sort(compareKeys)
+	w.cites.sort(compareCites)
+	w.links.sort(compareLinks)
+	w.linkKeys.sort(compareLinkKeys)
+	w.findings.sort(compareFindings)
+}
+
+// take moves the rows other collected (in bulk mode, without writing) into
+// w.
+func (w *writer) take(other *writer) {
+	w.files.take(&other.files, compareFiles)
+	w.keys.take(&other.keys, compareKeys)
+	w.cites.take(&other.cites, compareCites)
+	w.links.take(&other.links, compareLinks)
+	w.linkKeys.take(&other.linkKeys, compareLinkKeys)
+	w.findings.take(&other.findings, compareFindings)
+}
+
+// flush writes every held row.
 func (w *writer) flush(ctx context.Context) error {
-	for _, head := range w.order {
-		if err := w.flushBatch(ctx, w.batches[head]); err != nil {
+	for _, write := range []func(context.Context) error{
+		w.writeFiles, w.writeKeys, w.writeCites, w.writeLinkRows, w.writeLinkKeys, w.writeFindingRows,
+	} {
+		if err := write(ctx); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// exec runs a statement, preparing it the first time.
-func (w *writer) exec(ctx context.Context, query string, args ...any) error {
-	return w.q.execDriver(ctx, query, args...)
-}
-
-// nextID returns the next unused id of an AUTOINCREMENT table; ids are
-// assigned by the writer so that inserts need no RETURNING.
-func nextID(ctx context.Context, q dbtx, table string) (int64, error) {
-	var seq sql.NullInt64
-	err := q.QueryRowContext(ctx, `SELECT seq FROM sqlite_sequence WHERE name = ?`, table).Scan(&seq)
-	if err != nil && err != sql.ErrNoRows {
-		return 0, err
-	}
-	return seq.Int64 + 1, nil
-}
-
-func jsonText(v any, empty bool) any {
+// jsonText is v as JSON; "" (none) when empty or when it cannot be
+// written.
+func jsonText(v any, empty bool) string {
 	if empty {
-		return nil
+		return ""
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil
+		return ""
 	}
 	return string(b)
 }
 
 // Headings are stored as [level, text] pairs; slugs follow from the texts.
-func headingsJSON(hs []markdown.Heading) any {
+func headingsJSON(hs []markdown.Heading) string {
 	rows := make([][2]any, len(hs))
 	for i, h := range hs {
 		rows[i] = [2]any{h.Level, h.Text}
@@ -324,37 +297,31 @@ func loadedFrontmatter(p *markdown.Page) {
 	}
 }
 
-// fileArgs returns the values of a file's columns, path to problems.
-func fileArgs(f *file) []any {
-	var pageID, title, titleSource, typ any
-	var fm, aliases, sources, headings, blocks, problems any
+// fileRow returns the row of a file, unreachable and with no inbound
+// links.
+func fileRow(f *file) FileRow {
+	r := FileRow{ID: f.id, Path: f.path, Kind: f.kind, Blob: f.blob, Size: f.size, Depth: unreachable}
 	if p := f.page; p != nil {
 		if p.ID != strings.TrimSuffix(p.Path, ".md") {
-			pageID = p.ID
+			r.PageID = p.ID
 		}
-		title, titleSource = p.Title, titleSources[p.TitleSource]
-		if p.Type != "" {
-			typ = p.Type
-		}
+		r.Title, r.TitleSource, r.Type = p.Title, titleSources[p.TitleSource], p.Type
 		sfm := storedFrontmatter(p)
-		fm, aliases, sources = jsonText(sfm, len(sfm) == 0), jsonText(p.Aliases, len(p.Aliases) == 0), jsonText(p.Sources, len(p.Sources) == 0)
-		headings, blocks, problems = headingsJSON(p.Headings), jsonText(p.BlockIDs, len(p.BlockIDs) == 0), jsonText(p.Problems, len(p.Problems) == 0)
+		r.Frontmatter, r.Aliases, r.Sources = jsonText(sfm, len(sfm) == 0), jsonText(p.Aliases, len(p.Aliases) == 0), jsonText(p.Sources, len(p.Sources) == 0)
+		r.Headings, r.BlockIDs, r.Problems = headingsJSON(p.Headings), jsonText(p.BlockIDs, len(p.BlockIDs) == 0), jsonText(p.Problems, len(p.Problems) == 0)
 	}
-	return []any{f.path, int(f.kind), f.blob[:], f.size, pageID, title, titleSource, typ, fm, aliases, sources, headings, blocks, problems}
+	return r
 }
 
 // insertFile inserts a file's row with its id, inbound count and depth,
 // and its keys and citations. Links and full text are written separately.
 func (w *writer) insertFile(ctx context.Context, f *file, inbound int, depth int) error {
-	var d any
-	if depth != unreachable {
-		d = depth
-	}
-	args := append([]any{f.id}, fileArgs(f)...)
-	err := w.insert(ctx, `INSERT INTO files (id, path, kind, blob, size, page_id, title, title_source, type, frontmatter,
-		aliases, sources, headings, block_ids, problems, inbound, depth) VALUES `, append(args, inbound, d)...)
-	if err != nil {
-		return fmt.Errorf("index %s: %w", f.path, err)
+	r := fileRow(f)
+	r.Inbound, r.Depth = inbound, depth
+	if w.files.add(r, w.bulk) {
+		if err := w.writeFiles(ctx); err != nil {
+			return fmt.Errorf("index %s: %w", f.path, err)
+		}
 	}
 	return w.fileData(ctx, f)
 }
@@ -362,10 +329,7 @@ func (w *writer) insertFile(ctx context.Context, f *file, inbound int, depth int
 // updateFile replaces a file's row in place, keeping its id, inbound count
 // and depth, and writes its keys and citations.
 func (w *writer) updateFile(ctx context.Context, f *file) error {
-	err := w.exec(ctx, `UPDATE files SET path = ?, kind = ?, blob = ?, size = ?, page_id = ?, title = ?, title_source = ?,
-		type = ?, frontmatter = ?, aliases = ?, sources = ?, headings = ?, block_ids = ?, problems = ? WHERE id = ?`,
-		append(fileArgs(f), f.id)...)
-	if err != nil {
+	if err := w.q.UpdateFile(ctx, fileRow(f)); err != nil {
 		return fmt.Errorf("index %s: %w", f.path, err)
 	}
 	return w.fileData(ctx, f)
@@ -373,29 +337,28 @@ func (w *writer) updateFile(ctx context.Context, f *file) error {
 
 func (w *writer) fileData(ctx context.Context, f *file) error {
 	for _, k := range f.keys() {
-		if err := w.insert(ctx, `INSERT OR IGNORE INTO keys (value, step, file) VALUES `, k.Value, int(k.Step), f.id); err != nil {
-			return err
+		if w.keys.add(KeyRow{Value: k.Value, Step: k.Step, File: f.id}, w.bulk) {
+			if err := w.writeKeys(ctx); err != nil {
+				return err
+			}
 		}
 	}
 	if f.page == nil {
 		return nil
 	}
 	for _, v := range citeValues(f.page) {
-		if err := w.insert(ctx, `INSERT OR IGNORE INTO cites (value, file) VALUES `, v, f.id); err != nil {
-			return err
+		if w.cites.add(CiteRow{Value: v, File: f.id}, w.bulk) {
+			if err := w.writeCites(ctx); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// writeText adds a page to the full-text index. One row a statement: a
-// statement of several rows opens a savepoint, which makes FTS5 flush its
-// pending terms to a new segment every time.
+// writeText adds a page to the full-text index.
 func (w *writer) writeText(ctx context.Context, f *file) error {
-	if err := w.exec(ctx, `INSERT INTO fts (rowid, text) VALUES (?, ?)`, f.id, f.title+" "+f.text); err != nil {
-		return err
-	}
-	return w.exec(ctx, `INSERT INTO fts_title (rowid, title) VALUES (?, ?)`, f.id, f.title)
+	return w.q.WriteText(ctx, f.id, f.title, f.title+" "+f.text)
 }
 
 // writeLinks inserts a page's links. res holds their resolutions and dsts
@@ -418,22 +381,20 @@ func (w *writer) writeLinks(ctx context.Context, f *file, res []markdown.Resolut
 // insertLink inserts one link and its lookup rows; with a nil resolution it
 // is stored broken, for the caller to resolve.
 func (w *writer) insertLink(ctx context.Context, src int64, ord int, l markdown.Link, res *markdown.Resolution, dst int64) error {
-	status, step, detail := statusCodes[markdown.StatusBroken], 0, any(nil)
-	var dstArg any
+	r := LinkRow{Src: src, Ord: ord, Flags: linkFlags(l), Status: statusCodes[markdown.StatusBroken], Data: encodeLink(l)}
 	if res != nil {
-		status, step, detail = statusCodes[res.Status], int(res.Step), detailJSON(*res)
-		if dst != 0 {
-			dstArg = dst
+		r.Status, r.Step, r.Detail, r.Dst = statusCodes[res.Status], int(res.Step), detailJSON(*res), dst
+	}
+	if w.links.add(r, w.bulk) {
+		if err := w.writeLinkRows(ctx); err != nil {
+			return err
 		}
 	}
-	err := w.insert(ctx, `INSERT INTO links (src, ord, flags, status, dst, step, detail, link) VALUES `,
-		src, ord, linkFlags(l), status, dstArg, step, detail, encodeLink(l))
-	if err != nil {
-		return err
-	}
 	for _, v := range lookupValues(l) {
-		if err := w.insert(ctx, `INSERT OR IGNORE INTO link_keys (hash, src, ord) VALUES `, lookupHash(v), src, ord); err != nil {
-			return err
+		if w.linkKeys.add(LinkKeyRow{Hash: lookupHash(v), Src: src, Ord: ord}, w.bulk) {
+			if err := w.writeLinkKeys(ctx); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -580,8 +541,8 @@ func sourceKeys(s string) []markdown.Key {
 // text (everything but its row), recomputing the keys it wrote from what it
 // stored. It returns the file's keys and its resolved outgoing edges, which
 // the caller needs to find what the removal affects.
-func (w *writer) deleteFileData(ctx context.Context, q dbtx, id int64) (keys []markdown.Key, edges []edge, err error) {
-	keys, links, err := w.deleteFileDataKeepLinks(ctx, q, id)
+func (w *writer) deleteFileData(ctx context.Context, id int64) (keys []markdown.Key, edges []edge, err error) {
+	keys, links, err := w.deleteFileDataKeepLinks(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -603,56 +564,46 @@ func lookupHash(v string) int64 { return int64(fnv1a(v)) }
 
 // deleteLink removes one stored link and its lookup rows.
 func (w *writer) deleteLink(ctx context.Context, r linkRow) error {
-	for _, v := range lookupValues(r.link) {
-		if err := w.exec(ctx, `DELETE FROM link_keys WHERE hash = ? AND src = ? AND ord = ?`, lookupHash(v), r.src, r.ord); err != nil {
-			return err
-		}
+	vs := lookupValues(r.link)
+	hashes := make([]int64, len(vs))
+	for i, v := range vs {
+		hashes[i] = lookupHash(v)
 	}
-	return w.exec(ctx, `DELETE FROM links WHERE src = ? AND ord = ?`, r.src, r.ord)
+	return w.q.DeleteLink(ctx, r.src, r.ord, hashes)
 }
 
 // deleteFileDataKeepLinks is deleteFileData but for the file's links, which
 // it leaves in place and returns: a modified page keeps the rows (and
 // resolutions) of the links it still has (updateLinks).
-func (w *writer) deleteFileDataKeepLinks(ctx context.Context, q dbtx, id int64) (keys []markdown.Key, links []linkRow, err error) {
-	p, kind, path, err := pageRow(ctx, q, id)
+func (w *writer) deleteFileDataKeepLinks(ctx context.Context, id int64) (keys []markdown.Key, links []linkRow, err error) {
+	row, p, err := pageRow(ctx, w.q, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	f := &file{id: id, path: path, kind: kind, page: p}
+	f := &file{id: id, path: row.Path, kind: row.Kind, page: p}
 	keys = f.keys()
-	for _, k := range keys {
-		if err := w.exec(ctx, `DELETE FROM keys WHERE value = ? AND step = ? AND file = ?`, k.Value, int(k.Step), id); err != nil {
-			return nil, nil, err
-		}
+	if err := w.q.DeleteKeys(ctx, id, keys); err != nil {
+		return nil, nil, err
 	}
 	if p == nil {
 		return keys, nil, w.dropFindings(ctx, id)
 	}
-	rows, err := q.QueryContext(ctx, `SELECT `+linkColumns+` FROM links WHERE src = ?`, id)
+	rows, err := w.q.LinksFrom(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	for rows.Next() {
-		r, err := scanLink(rows)
+	for _, r := range rows {
+		l, err := linkOf(r)
 		if err != nil {
-			rows.Close()
 			return nil, nil, err
 		}
-		links = append(links, r)
+		links = append(links, l)
 	}
-	if err := rows.Close(); err != nil {
+	if err := w.q.DeleteCites(ctx, id, citeValues(p)); err != nil {
 		return nil, nil, err
 	}
-	for _, v := range citeValues(p) {
-		if err := w.exec(ctx, `DELETE FROM cites WHERE value = ? AND file = ?`, v, id); err != nil {
-			return nil, nil, err
-		}
-	}
-	for _, del := range []string{`DELETE FROM fts WHERE rowid = ?`, `DELETE FROM fts_title WHERE rowid = ?`} {
-		if err := w.exec(ctx, del, id); err != nil {
-			return nil, nil, err
-		}
+	if err := w.q.DeleteText(ctx, id); err != nil {
+		return nil, nil, err
 	}
 	return keys, links, w.dropFindings(ctx, id)
 }
@@ -680,7 +631,7 @@ func (w *writer) updateLinks(ctx context.Context, f *file, old []linkRow) (dirty
 			delete(byOrd, i)
 			if sameLookup(r.link, l) {
 				if r.link.Label != l.Label || r.link.Line != l.Line || r.link.Col != l.Col {
-					if err := w.exec(ctx, `UPDATE links SET link = ? WHERE src = ? AND ord = ?`, encodeLink(l), f.id, i); err != nil {
+					if err := w.q.SetLinkData(ctx, f.id, i, encodeLink(l)); err != nil {
 						return nil, nil, err
 					}
 				}
@@ -712,46 +663,40 @@ func (w *writer) updateLinks(ctx context.Context, f *file, old []linkRow) (dirty
 // edge is a resolved link between two different files.
 type edge struct{ src, dst int64 }
 
-// pageRow reads back a file's kind and path, and for a page the parts lint
-// and resolution need.
-func pageRow(ctx context.Context, q dbtx, id int64) (*markdown.Page, lint.Kind, string, error) {
-	var path string
-	var kind int
-	var pageID, title, typ, fm, aliases, sources, headings, blocks, problems sql.NullString
-	var titleSource sql.NullInt64
-	err := q.QueryRowContext(ctx, `SELECT path, kind, page_id, title, title_source, type, frontmatter, aliases, sources,
-		headings, block_ids, problems FROM files WHERE id = ?`, id).
-		Scan(&path, &kind, &pageID, &title, &titleSource, &typ, &fm, &aliases, &sources, &headings, &blocks, &problems)
+// pageRow reads back a file's row, and for a page the parts lint and
+// resolution need (nil for other files).
+func pageRow(ctx context.Context, q StorageReader, id int64) (FileRow, *markdown.Page, error) {
+	r, err := q.File(ctx, id)
 	if err != nil {
-		return nil, 0, "", err
+		return r, nil, err
 	}
-	if lint.Kind(kind) != lint.KindPage {
-		return nil, lint.Kind(kind), path, nil
+	if r.Kind != lint.KindPage {
+		return r, nil, nil
 	}
-	p := &markdown.Page{Path: path, ID: pageID.String, Title: title.String, Type: typ.String}
+	p := &markdown.Page{Path: r.Path, ID: r.PageID, Title: r.Title, Type: r.Type}
 	for ts, code := range titleSources {
-		if int64(code) == titleSource.Int64 {
+		if code == r.TitleSource {
 			p.TitleSource = ts
 		}
 	}
-	if !pageID.Valid {
-		p.ID = strings.TrimSuffix(path, ".md")
+	if r.PageID == "" {
+		p.ID = strings.TrimSuffix(r.Path, ".md")
 	}
 	for _, x := range []struct {
-		s   sql.NullString
+		s   string
 		dst any
-	}{{fm, &p.Frontmatter}, {aliases, &p.Aliases}, {sources, &p.Sources}, {blocks, &p.BlockIDs}, {problems, &p.Problems}} {
-		if x.s.Valid {
-			if err := json.Unmarshal([]byte(x.s.String), x.dst); err != nil {
-				return nil, 0, "", fmt.Errorf("index row of %s: %w", path, err)
+	}{{r.Frontmatter, &p.Frontmatter}, {r.Aliases, &p.Aliases}, {r.Sources, &p.Sources}, {r.BlockIDs, &p.BlockIDs}, {r.Problems, &p.Problems}} {
+		if x.s != "" {
+			if err := json.Unmarshal([]byte(x.s), x.dst); err != nil {
+				return r, nil, fmt.Errorf("index row of %s: %w", r.Path, err)
 			}
 		}
 	}
-	if headings.Valid {
-		if p.Headings, err = parseHeadings(headings.String); err != nil {
-			return nil, 0, "", fmt.Errorf("index row of %s: %w", path, err)
+	if r.Headings != "" {
+		if p.Headings, err = parseHeadings(r.Headings); err != nil {
+			return r, nil, fmt.Errorf("index row of %s: %w", r.Path, err)
 		}
 	}
 	loadedFrontmatter(p)
-	return p, lint.KindPage, path, nil
+	return r, p, nil
 }

@@ -1,13 +1,8 @@
 package index
 
 import (
-	"database/sql"
-	"database/sql/driver"
 	"errors"
-	"path/filepath"
 	"testing"
-
-	_ "modernc.org/sqlite"
 
 	"cairn/markdown"
 )
@@ -34,52 +29,5 @@ func TestLinkCodec(t *testing.T) {
 				t.Errorf("decode of %d of %d bytes: err = %v, want errBadLink", n, len(b), err)
 			}
 		}
-	}
-}
-
-// execDriver runs statements through database/sql when the transaction
-// gives no driver connection, and binds them to the driver's when it does.
-func TestExecDriver(t *testing.T) {
-	ctx := t.Context()
-	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE t (a INTEGER, b TEXT, c BLOB)`); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		name string
-		raw  func(func(any) error) (bool, error)
-	}{
-		{"without a driver connection", func(func(any) error) (bool, error) { return false, nil }},
-		{"with the driver connection", func(fn func(any) error) (bool, error) { return true, conn.Raw(fn) }},
-	} {
-		q := newPrepared(tx)
-		q.raw, q.driver = tc.raw, map[string]driver.Stmt{}
-		for i := range 3 {
-			if err := q.execDriver(ctx, `INSERT INTO t (a, b, c) VALUES (?, ?, ?)`, i, "x", []byte{1}); err != nil {
-				t.Fatalf("%s: %v", tc.name, err)
-			}
-		}
-		q.close()
-	}
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM t WHERE b = 'x' AND c = x'01'`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n != 6 {
-		t.Errorf("rows written = %d, want 6", n)
 	}
 }

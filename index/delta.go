@@ -28,26 +28,13 @@ func (d *Delta) New() []lint.Finding {
 // dropFindings removes a file's findings, first noting them in the delta.
 func (w *writer) dropFindings(ctx context.Context, id int64) error {
 	if w.delta != nil {
-		rows, err := w.q.QueryContext(ctx, `SELECT f.path, n.rule, n.severity, n.subject, n.message
-			FROM findings n JOIN files f ON f.id = n.file WHERE n.file = ?`, id)
+		fs, err := w.q.Findings(ctx, id, "")
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
-			var fd lint.Finding
-			var sev string
-			if err := rows.Scan(&fd.Page, &fd.Rule, &sev, &fd.Subject, &fd.Message); err != nil {
-				rows.Close()
-				return err
-			}
-			fd.Severity = lint.Severity(sev)
-			w.delta.Removed = append(w.delta.Removed, fd)
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
+		w.delta.Removed = append(w.delta.Removed, fs...)
 	}
-	return w.exec(ctx, `DELETE FROM findings WHERE file = ?`, id)
+	return w.q.DeleteFindings(ctx, id)
 }
 
 // Apply brings the index, inside tx, from the tree it reflects to tree, as
@@ -57,17 +44,18 @@ func (w *writer) dropFindings(ctx context.Context, id int64) error {
 // then moves to a commit of tree has nothing left to do. If main does not
 // move, the caller must roll tx back.
 func (ix *Index) Apply(ctx context.Context, tx *store.Tx, tree cairn.Hash) (*Delta, error) {
-	q := newPrepared(tx.SQL())
-	defer q.close()
-	st, err := readState(ctx, q)
-	if err != nil {
-		return nil, err
-	}
 	d := &Delta{}
-	if err := ix.apply(ctx, q, tx, st.Tree, tree, d); err != nil {
-		return nil, fmt.Errorf("index %s: %w", tree.Short(), err)
-	}
-	if err := writeState(ctx, q, State{Commit: st.Commit, Tree: tree}); err != nil {
+	err := ix.inTx(ctx, tx, func(q StorageTx) error {
+		st, err := readState(ctx, q)
+		if err != nil {
+			return err
+		}
+		if err := ix.apply(ctx, q, tx, st.Tree, tree, d); err != nil {
+			return fmt.Errorf("index %s: %w", tree.Short(), err)
+		}
+		return q.SetState(ctx, State{Commit: st.Commit, Tree: tree})
+	})
+	if err != nil {
 		return nil, err
 	}
 	return d, nil

@@ -2,9 +2,7 @@ package index
 
 import (
 	"context"
-	"database/sql"
 	"slices"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -18,7 +16,7 @@ type holdersFunc func(context.Context, markdown.Key) ([]string, error)
 
 // pageFacts completes the facts of a page from the holders of keys: the
 // title and id clashes and the missing sources. The full build and the
-// incremental update both use it, over memory and over SQL.
+// incremental update both use it, over memory and over the stored index.
 func pageFacts(ctx context.Context, f *lint.Facts, holders holdersFunc) error {
 	p := f.Page
 	written := map[string]string{} // folded title or alias → as written
@@ -99,60 +97,31 @@ func others(paths []string, self string) []string {
 	return slices.Compact(out)
 }
 
-// sqlFacts reads the facts of one file from the index.
-func sqlFacts(ctx context.Context, q dbtx, id int64, v vault, holders holdersFunc) (*lint.Facts, error) {
-	p, kind, path, err := pageRow(ctx, q, id)
+// storedFacts reads the facts of one file from the index.
+func storedFacts(ctx context.Context, q StorageReader, id int64, v vault, holders holdersFunc) (*lint.Facts, error) {
+	row, p, err := pageRow(ctx, q, id)
 	if err != nil {
 		return nil, err
 	}
-	f := &lint.Facts{Path: path, Kind: kind, Page: p, HasIndex: v.index != 0}
-	if kind != lint.KindPage {
+	f := &lint.Facts{Path: row.Path, Kind: row.Kind, Page: p, HasIndex: v.index != 0}
+	if row.Kind != lint.KindPage {
 		return f, nil
 	}
-	var depth sql.NullInt64
-	if err := q.QueryRowContext(ctx, `SELECT inbound, depth FROM files WHERE id = ?`, id).Scan(&f.Inbound, &depth); err != nil {
-		return nil, err
-	}
-	f.Reachable = depth.Valid
-	// The links with the paths they lead to, in one query: a hub page
-	// (an index.md of 10k links) is relinted on every change to it.
-	rows, err := q.QueryContext(ctx, `SELECT `+linkColumnsOf("l")+`, coalesce(d.path, '') FROM links l
-		LEFT JOIN files d ON d.id = l.dst WHERE l.src = ? ORDER BY l.ord`, id)
+	f.Inbound, f.Reachable = row.Inbound, row.Depth != unreachable
+	// The links with the paths they lead to, in one read: a hub page (an
+	// index.md of 10k links) is relinted on every change to it.
+	links, err := q.LinksFrom(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		var dstPath string
-		r, err := scanLink(extraScan{rows, []any{&dstPath}})
+	for _, l := range links {
+		r, err := linkOf(l)
 		if err != nil {
-			rows.Close()
 			return nil, err
 		}
-		r.res.Path = dstPath
 		f.Links = append(f.Links, lint.Link{Link: r.link, Res: r.res})
 	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
 	return f, pageFacts(ctx, f, holders)
-}
-
-// extraScan scans a row holding more columns than a scanner expects: the
-// extra ones go to extra.
-type extraScan struct {
-	sc    interface{ Scan(...any) error }
-	extra []any
-}
-
-func (e extraScan) Scan(dest ...any) error { return e.sc.Scan(append(dest, e.extra...)...) }
-
-// linkColumnsOf returns linkColumns qualified by a table alias.
-func linkColumnsOf(alias string) string {
-	cols := strings.Split(linkColumns, ", ")
-	for i, c := range cols {
-		cols[i] = alias + "." + c
-	}
-	return strings.Join(cols, ", ")
 }
 
 // lintSettings reads the lint key of cairn.yaml. The admission pipeline

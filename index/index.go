@@ -1,8 +1,8 @@
 // Package index keeps the derived index of a vault's main branch: every
 // file with what its parse found, the keys links resolve by, every link and
 // where it leads, backlinks, reachability from index.md, lint findings and
-// full-text search (SQLite FTS5, contentless: page bodies live only in the
-// store).
+// full-text search (page bodies live only in the store). Its rows are kept
+// by a [Storage] (sqlite.IndexStorage).
 //
 // The index is updated in the transaction that moves main, by a store hook,
 // and the work is proportional to what the change affects: the files that
@@ -15,10 +15,7 @@ package index
 import (
 	"cmp"
 	"context"
-	"database/sql"
-	"database/sql/driver"
 	"errors"
-	"fmt"
 	"io"
 	"iter"
 	"log/slog"
@@ -39,155 +36,29 @@ type Options struct {
 // Index is the derived index of branch main. It is safe for concurrent use.
 type Index struct {
 	s   *store.Store
-	db  *sql.DB // read-only pool
+	st  Storage
 	log *slog.Logger
 }
 
-// New returns the index over the store s, reading through the read-only
-// pool db. Register [Index.Hook] with the store so that main never moves
-// without the index.
-func New(s *store.Store, db *sql.DB, opts *Options) *Index {
+// New returns the index over the store s, keeping its rows in st, which
+// must write in the transactions of s's backend. Register [Index.Hook]
+// with the store so that main never moves without the index.
+func New(s *store.Store, st Storage, opts *Options) *Index {
 	if opts == nil {
 		opts = &Options{}
 	}
-	return &Index{s: s, db: db, log: cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	return &Index{s: s, st: st, log: cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))}
 }
 
-// dbtx is what the index needs from a database handle: the read pool for
-// queries of the committed index, a transaction for updates and views.
-type dbtx interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-// prepared is a transaction whose statements are prepared once and reused:
-// SQLite spends longer parsing SQL than running the small statements an
-// update is made of.
-type prepared struct {
-	tx    *sql.Tx
-	stmts map[string]*sql.Stmt
-	// raw, when set, calls a function with the driver connection the
-	// transaction runs on (store.Tx.Raw); execDriver then binds values to
-	// driver statements, prepared once, without database/sql converting
-	// each value.
-	raw    func(func(driverConn any) error) (bool, error)
-	driver map[string]driver.Stmt
-	values []driver.NamedValue // reused by execDriver
-}
-
-func newPrepared(tx *sql.Tx) *prepared { return &prepared{tx: tx, stmts: map[string]*sql.Stmt{}} }
-
-func (p *prepared) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	if st, ok := p.stmts[query]; ok {
-		return st, nil
-	}
-	st, err := p.tx.PrepareContext(ctx, query)
+// inTx calls fn with the index's rows inside tx, and releases them.
+func (ix *Index) inTx(ctx context.Context, tx *store.Tx, fn func(StorageTx) error) error {
+	q, err := ix.st.Begin(ctx, tx.Backend())
 	if err != nil {
-		return nil, err
-	}
-	p.stmts[query] = st
-	return st, nil
-}
-
-// ExecContext runs a prepared statement.
-func (p *prepared) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	st, err := p.stmt(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return st.ExecContext(ctx, args...)
-}
-
-// QueryContext runs a prepared query.
-func (p *prepared) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	st, err := p.stmt(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return st.QueryContext(ctx, args...)
-}
-
-// QueryRowContext runs a prepared query for one row.
-func (p *prepared) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	st, err := p.stmt(ctx, query)
-	if err != nil {
-		return p.tx.QueryRowContext(ctx, query, args...) // reports the same error
-	}
-	return st.QueryRowContext(ctx, args...)
-}
-
-func (p *prepared) close() {
-	for _, st := range p.stmts {
-		st.Close()
-	}
-	if len(p.driver) > 0 && p.raw != nil {
-		p.raw(func(any) error {
-			for _, st := range p.driver {
-				st.Close()
-			}
-			return nil
-		})
-	}
-}
-
-// useDriver makes execDriver bind values straight to the driver when t
-// gives its connection.
-func (p *prepared) useDriver(t any) {
-	if r, ok := t.(interface {
-		Raw(func(driverConn any) error) (bool, error)
-	}); ok {
-		p.raw, p.driver = r.Raw, map[string]driver.Stmt{}
-	}
-}
-
-// execDriver runs query with args on the driver connection when there is
-// one (see useDriver), and as ExecContext otherwise. Values must be of the
-// types database/sql passes drivers, or int.
-func (p *prepared) execDriver(ctx context.Context, query string, args ...any) error {
-	if p.raw == nil {
-		_, err := p.ExecContext(ctx, query, args...)
 		return err
 	}
-	vals := p.values[:0]
-	for i, a := range args {
-		switch v := a.(type) {
-		case int:
-			a = int64(v)
-		case nil, int64, float64, bool, []byte, string:
-		default:
-			_, err := p.ExecContext(ctx, query, args...)
-			return err
-		}
-		vals = append(vals, driver.NamedValue{Ordinal: i + 1, Value: a})
-	}
-	defer func() {
-		clear(vals)
-		p.values = vals[:0]
-	}()
-	ok, err := p.raw(func(c any) error {
-		st, ok := p.driver[query]
-		if !ok {
-			pc, ok := c.(driver.ConnPrepareContext)
-			if !ok {
-				return fmt.Errorf("index: driver connection %T cannot prepare statements", c)
-			}
-			var err error
-			if st, err = pc.PrepareContext(ctx, query); err != nil {
-				return err
-			}
-			p.driver[query] = st
-		}
-		ec, ok := st.(driver.StmtExecContext)
-		if !ok {
-			return fmt.Errorf("index: driver statement %T cannot run with a context", st)
-		}
-		_, err := ec.ExecContext(ctx, vals)
-		return err
-	})
-	if !ok { // the backend gives no driver connection
-		p.raw = nil
-		_, err = p.ExecContext(ctx, query, args...)
+	err = fn(q)
+	if cerr := q.Close(); err == nil {
+		err = cerr
 	}
 	return err
 }
@@ -211,29 +82,16 @@ type State struct {
 // State returns the commit the index reflects; a zero State when main has
 // never been indexed.
 func (ix *Index) State(ctx context.Context) (State, error) {
-	return readState(ctx, ix.db)
+	return readState(ctx, ix.st.Committed())
 }
 
-func readState(ctx context.Context, q dbtx) (State, error) {
-	var st State
-	var c, t []byte
-	err := q.QueryRowContext(ctx, `SELECT commit_hash, tree FROM index_state WHERE ref = ?`, Branch).Scan(&c, &t)
-	if errors.Is(err, sql.ErrNoRows) {
-		return State{Tree: store.EmptyTree}, nil
+// readState is q's state, the empty tree when nothing was indexed.
+func readState(ctx context.Context, q StorageReader) (State, error) {
+	st, err := q.State(ctx)
+	if err == nil && st.Tree.IsZero() {
+		st.Tree = store.EmptyTree
 	}
-	if err != nil {
-		return st, err
-	}
-	copy(st.Commit[:], c)
-	copy(st.Tree[:], t)
-	return st, nil
-}
-
-func writeState(ctx context.Context, q dbtx, st State) error {
-	_, err := q.ExecContext(ctx, `INSERT INTO index_state (ref, commit_hash, tree) VALUES (?, ?, ?)
-		ON CONFLICT (ref) DO UPDATE SET commit_hash = excluded.commit_hash, tree = excluded.tree`,
-		Branch, st.Commit[:], st.Tree[:])
-	return err
+	return st, err
 }
 
 // Hook returns the store hook that updates the index whenever main moves,
@@ -243,15 +101,13 @@ func (ix *Index) Hook() store.RefHook {
 		if u.Name != "heads/"+Branch {
 			return nil
 		}
-		return ix.follow(ctx, tx.SQL(), tx, u.New)
+		return ix.inTx(ctx, tx, func(q StorageTx) error { return ix.follow(ctx, q, tx, u.New) })
 	}
 }
 
 // follow brings the index to commit c (zero: main was deleted), updating
 // incrementally from the indexed commit.
-func (ix *Index) follow(ctx context.Context, tx *sql.Tx, t trees, c cairn.Hash) error {
-	q := newPrepared(tx)
-	defer q.close()
+func (ix *Index) follow(ctx context.Context, q StorageTx, t trees, c cairn.Hash) error {
 	st, err := readState(ctx, q)
 	if err != nil {
 		return err
@@ -267,7 +123,7 @@ func (ix *Index) follow(ctx context.Context, tx *sql.Tx, t trees, c cairn.Hash) 
 	if err := ix.apply(ctx, q, t, st.Tree, to, nil); err != nil {
 		return err
 	}
-	return writeState(ctx, q, State{Commit: c, Tree: to})
+	return q.SetState(ctx, State{Commit: c, Tree: to})
 }
 
 // Update brings the index up to the current head of main in its own
@@ -280,14 +136,16 @@ func (ix *Index) Update(ctx context.Context) error {
 		if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
 			return err
 		}
-		st, err := readState(ctx, tx.SQL())
-		if err != nil {
-			return err
-		}
-		if st.Commit == head {
-			return nil
-		}
-		return ix.follow(ctx, tx.SQL(), tx, head)
+		return ix.inTx(ctx, tx, func(q StorageTx) error {
+			st, err := readState(ctx, q)
+			if err != nil {
+				return err
+			}
+			if st.Commit == head {
+				return nil
+			}
+			return ix.follow(ctx, q, tx, head)
+		})
 	})
 }
 
@@ -302,16 +160,20 @@ var errRollback = errors.New("index view: roll back")
 func (ix *Index) View(ctx context.Context, tree cairn.Hash, fn func(*Reader) error) error {
 	var fnErr error
 	err := ix.s.Update(ctx, func(tx *store.Tx) error {
-		st, err := readState(ctx, tx.SQL())
+		err := ix.inTx(ctx, tx, func(q StorageTx) error {
+			st, err := readState(ctx, q)
+			if err != nil {
+				return err
+			}
+			if err := ix.apply(ctx, q, tx, st.Tree, tree, nil); err != nil {
+				return err
+			}
+			fnErr = fn(&Reader{q: q, t: tx})
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		q := newPrepared(tx.SQL())
-		defer q.close()
-		if err := ix.apply(ctx, q, tx, st.Tree, tree, nil); err != nil {
-			return err
-		}
-		fnErr = fn(&Reader{q: q, t: tx})
 		return errRollback
 	})
 	if errors.Is(err, errRollback) {
@@ -321,4 +183,4 @@ func (ix *Index) View(ctx context.Context, tree cairn.Hash, fn func(*Reader) err
 }
 
 // Main returns a Reader of the committed index of main.
-func (ix *Index) Main() *Reader { return &Reader{q: ix.db, t: ix.s} }
+func (ix *Index) Main() *Reader { return &Reader{q: ix.st.Committed(), t: ix.s} }

@@ -41,7 +41,7 @@ func setup(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix := index.New(s, db.Read(), nil)
+	ix := index.New(s, sqlite.NewIndexStorage(db), nil)
 	s.AddHook(ix.Hook())
 	return &env{t: t, ctx: ctx, db: db, s: s, ix: ix}
 }

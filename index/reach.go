@@ -3,8 +3,6 @@ package index
 import (
 	"container/heap"
 	"context"
-	"database/sql"
-	"errors"
 )
 
 // Reachability: every file has a depth, the length of the shortest chain of
@@ -15,38 +13,6 @@ import (
 // newly linked nodes get their depths back in order of depth.
 
 const unreachable = -1
-
-// depthOf returns a file's depth, or unreachable.
-func depthOf(ctx context.Context, q dbtx, id int64) (int, error) {
-	var d sql.NullInt64
-	err := q.QueryRowContext(ctx, `SELECT depth FROM files WHERE id = ?`, id).Scan(&d)
-	if errors.Is(err, sql.ErrNoRows) || !d.Valid {
-		return unreachable, nil
-	}
-	return int(d.Int64), err
-}
-
-func neighbours(ctx context.Context, q dbtx, query string, id int64) ([]int64, error) {
-	rows, err := q.QueryContext(ctx, query, id)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var n int64
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
-		out = append(out, n)
-	}
-	return out, rows.Err()
-}
-
-const (
-	childrenQuery = `SELECT DISTINCT dst FROM links WHERE src = ? AND dst IS NOT NULL AND dst != src`
-	parentsQuery  = `SELECT DISTINCT src FROM links WHERE dst = ? AND src != dst`
-)
 
 // reach updates depths after the link changes of u. before and after are
 // the vault facts on either side of the change.
@@ -63,7 +29,7 @@ func (u *update) reach(ctx context.Context, before, after vault) error {
 		if d, ok := cur[id]; ok {
 			return d, nil
 		}
-		d, err := depthOf(ctx, u.q, id)
+		d, err := u.q.Depth(ctx, id)
 		cur[id] = d
 		return d, err
 	}
@@ -108,7 +74,7 @@ func (u *update) reach(ctx context.Context, before, after vault) error {
 		if dv == unreachable {
 			continue
 		}
-		parents, err := neighbours(ctx, u.q, parentsQuery, v)
+		parents, err := u.q.Parents(ctx, v)
 		if err != nil {
 			return err
 		}
@@ -130,7 +96,7 @@ func (u *update) reach(ctx context.Context, before, after vault) error {
 		if err := remember(v); err != nil {
 			return err
 		}
-		children, err := neighbours(ctx, u.q, childrenQuery, v)
+		children, err := u.q.Children(ctx, v)
 		if err != nil {
 			return err
 		}
@@ -150,7 +116,7 @@ func (u *update) reach(ctx context.Context, before, after vault) error {
 		cur[v] = unreachable
 	}
 	for v := range invalid {
-		parents, err := neighbours(ctx, u.q, parentsQuery, v)
+		parents, err := u.q.Parents(ctx, v)
 		if err != nil {
 			return err
 		}
@@ -182,7 +148,7 @@ func (u *update) reach(ctx context.Context, before, after vault) error {
 			return err
 		}
 		cur[it.id] = it.depth
-		children, err := neighbours(ctx, u.q, childrenQuery, it.id)
+		children, err := u.q.Children(ctx, it.id)
 		if err != nil {
 			return err
 		}
@@ -210,23 +176,19 @@ func (u *update) reach(ctx context.Context, before, after vault) error {
 }
 
 func (u *update) setDepth(ctx context.Context, id int64, d int) error {
-	var arg any
-	if d != unreachable {
-		arg = d
-	}
-	return u.w.exec(ctx, `UPDATE files SET depth = ? WHERE id = ?`, arg, id)
+	return u.q.SetDepth(ctx, id, d)
 }
 
 // reachAll computes every depth again from index (0: no index.md).
 func (u *update) reachAll(ctx context.Context, index int64) error {
 	u.relintAll = true
-	if _, err := u.q.ExecContext(ctx, `UPDATE files SET depth = NULL WHERE depth IS NOT NULL`); err != nil {
+	if err := u.q.ClearDepths(ctx); err != nil {
 		return err
 	}
 	if index == 0 {
 		return nil
 	}
-	edges, err := allEdges(ctx, u.q)
+	edges, err := u.q.Edges(ctx)
 	if err != nil {
 		return err
 	}
@@ -236,24 +198,6 @@ func (u *update) reachAll(ctx context.Context, index int64) error {
 		}
 	}
 	return nil
-}
-
-// allEdges reads the graph: for each file, the files it links to.
-func allEdges(ctx context.Context, q dbtx) (map[int64][]int64, error) {
-	rows, err := q.QueryContext(ctx, `SELECT DISTINCT src, dst FROM links WHERE dst IS NOT NULL AND dst != src`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[int64][]int64{}
-	for rows.Next() {
-		var e edge
-		if err := rows.Scan(&e.src, &e.dst); err != nil {
-			return nil, err
-		}
-		out[e.src] = append(out[e.src], e.dst)
-	}
-	return out, rows.Err()
 }
 
 // bfs returns the depth of every node reachable from root.

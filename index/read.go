@@ -2,7 +2,6 @@ package index
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"strings"
 
@@ -14,7 +13,7 @@ import (
 // Reader answers questions about one state of the index: the committed
 // index of main ([Index.Main]) or a view of another tree ([Index.View]).
 type Reader struct {
-	q dbtx
+	q StorageReader
 	t trees
 }
 
@@ -86,30 +85,16 @@ func (r *Reader) Page(ctx context.Context, ref string) (*PageInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	var id int64
-	var kind int
-	var blob []byte
-	var depth sql.NullInt64
-	p := &PageInfo{Path: path, Depth: -1}
-	if id, _, err = fileID(ctx, r.q, path); err != nil {
-		return nil, err
-	}
-	err = r.q.QueryRowContext(ctx, `SELECT kind, blob, size, inbound, depth FROM files WHERE id = ?`, id).
-		Scan(&kind, &blob, &p.Size, &p.Inbound, &depth)
+	id, _, err := fileID(ctx, r.q, path)
 	if err != nil {
 		return nil, err
 	}
-	copy(p.Blob[:], blob)
-	if depth.Valid {
-		p.Depth = int(depth.Int64)
+	row, pg, err := pageRow(ctx, r.q, id)
+	if err != nil {
+		return nil, err
 	}
-	p.Kind = fileKinds[lint.Kind(kind)]
-	p.ID = path
-	if lint.Kind(kind) == lint.KindPage {
-		pg, _, _, err := pageRow(ctx, r.q, id)
-		if err != nil {
-			return nil, err
-		}
+	p := &PageInfo{ID: path, Path: path, Kind: fileKinds[row.Kind], Blob: row.Blob, Size: row.Size, Inbound: row.Inbound, Depth: row.Depth}
+	if pg != nil {
 		p.ID, p.Title, p.TitleSource, p.Type = pg.ID, pg.Title, string(pg.TitleSource), pg.Type
 		p.Frontmatter, p.Aliases, p.Sources, p.Headings = pg.Frontmatter, pg.Aliases, pg.Sources, pg.Headings
 	}
@@ -137,42 +122,28 @@ type LinkInfo struct {
 	MissingHeading bool `json:"missing_heading,omitempty"`
 }
 
-const linkInfoQuery = `SELECT l.ord, s.path, d.path, l.flags, l.status, l.detail, l.link
-	FROM links l JOIN files s ON s.id = l.src LEFT JOIN files d ON d.id = l.dst `
-
-func (r *Reader) linkInfos(ctx context.Context, where string, args ...any) ([]LinkInfo, error) {
-	rows, err := r.q.QueryContext(ctx, linkInfoQuery+where, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
+// linkInfos describes stored links, each with SrcPath and DstPath.
+func linkInfos(rows []LinkRow) ([]LinkInfo, error) {
 	var out []LinkInfo
-	for rows.Next() {
-		var li LinkInfo
+	for _, row := range rows {
 		var l markdown.Link
-		var ord, flags, status int
-		var to, detail sql.NullString
-		var packed []byte
-		if err := rows.Scan(&ord, &li.From, &to, &flags, &status, &detail, &packed); err != nil {
+		if err := decodeLink(row.Data, row.Flags, &l); err != nil {
 			return nil, err
 		}
-		if err := decodeLink(packed, flags, &l); err != nil {
-			return nil, err
-		}
-		li.Line = l.Line
+		li := LinkInfo{From: row.SrcPath, To: row.DstPath, Line: l.Line}
 		li.Kind, li.Raw, li.Target, li.Heading, li.Block, li.Label = string(l.Kind), rawLink(l), l.Target, l.Heading, l.Block, l.Label
-		li.To, li.Status = to.String, string(statusNames[status])
-		li.ID = li.From + "#" + itoa(ord)
-		if detail.Valid {
+		li.Status = string(statusNames[row.Status])
+		li.ID = li.From + "#" + itoa(row.Ord)
+		if row.Detail != "" {
 			var d markdown.Resolution
-			if err := json.Unmarshal([]byte(detail.String), &d); err != nil {
+			if err := json.Unmarshal([]byte(row.Detail), &d); err != nil {
 				return nil, err
 			}
 			li.Candidates, li.MissingHeading = d.Candidates, d.MissingHeading || d.MissingBlock
 		}
 		out = append(out, li)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func itoa(n int) string {
@@ -198,7 +169,14 @@ func (r *Reader) Links(ctx context.Context, ref string) ([]LinkInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.linkInfos(ctx, `WHERE l.src = ? ORDER BY l.ord`, id)
+	rows, err := r.q.LinksFrom(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		rows[i].SrcPath = path
+	}
+	return linkInfos(rows)
 }
 
 // Backlinks returns the links from other files that lead to the file a
@@ -212,7 +190,11 @@ func (r *Reader) Backlinks(ctx context.Context, ref string) ([]LinkInfo, error) 
 	if err != nil {
 		return nil, err
 	}
-	return r.linkInfos(ctx, `WHERE l.dst = ? AND l.src != l.dst ORDER BY s.path, l.ord`, id)
+	rows, err := r.q.LinksTo(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return linkInfos(rows)
 }
 
 // FindingFilter selects findings. The zero value selects all.
@@ -225,39 +207,23 @@ type FindingFilter struct {
 // Findings returns the lint findings that match f, sorted by page, rule and
 // subject.
 func (r *Reader) Findings(ctx context.Context, f FindingFilter) ([]lint.Finding, error) {
-	q := `SELECT f.path, n.rule, n.severity, n.subject, n.message FROM findings n JOIN files f ON f.id = n.file WHERE 1`
-	var args []any
+	var file int64
 	if f.Page != "" {
 		id, _, err := fileID(ctx, r.q, f.Page)
-		if err != nil {
-			return nil, err
+		if err != nil || id == 0 {
+			return nil, err // no such file: no findings
 		}
-		q += ` AND n.file = ?`
-		args = append(args, id)
+		file = id
 	}
-	if f.Rule != "" {
-		q += ` AND n.rule = ?`
-		args = append(args, f.Rule)
-	}
-	rows, err := r.q.QueryContext(ctx, q, args...)
+	fs, err := r.q.Findings(ctx, file, f.Rule)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	var out []lint.Finding
-	for rows.Next() {
-		var fd lint.Finding
-		var sev string
-		if err := rows.Scan(&fd.Page, &fd.Rule, &sev, &fd.Subject, &fd.Message); err != nil {
-			return nil, err
-		}
-		fd.Severity = lint.Severity(sev)
+	for _, fd := range fs {
 		if fd.Severity.Rank() >= f.Min.Rank() {
 			out = append(out, fd)
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
 	}
 	lint.Sort(out)
 	return out, nil
@@ -274,12 +240,7 @@ type Stats struct {
 
 // Stats returns counts of files, pages, links and findings.
 func (r *Reader) Stats(ctx context.Context) (Stats, error) {
-	var s Stats
-	err := r.q.QueryRowContext(ctx, `SELECT
-		(SELECT count(*) FROM files), (SELECT count(*) FROM files WHERE kind = 1),
-		(SELECT count(*) FROM links), (SELECT count(*) FROM links WHERE status != 1),
-		(SELECT count(*) FROM findings)`).Scan(&s.Files, &s.Pages, &s.Links, &s.Broken, &s.Findings)
-	return s, err
+	return r.q.Stats(ctx)
 }
 
 // Title is a page's path with the names it is known by.
@@ -293,24 +254,19 @@ type Title struct {
 // Titles returns every page's path, title, type and aliases, by path: what
 // an agent needs to link new text to existing pages.
 func (r *Reader) Titles(ctx context.Context) ([]Title, error) {
-	rows, err := r.q.QueryContext(ctx, `SELECT path, coalesce(title, ''), coalesce(type, ''), coalesce(aliases, '') FROM files WHERE kind = 1 ORDER BY path`)
+	rows, err := r.q.Titles(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	var out []Title
-	for rows.Next() {
-		var t Title
-		var aliases string
-		if err := rows.Scan(&t.Path, &t.Title, &t.Type, &aliases); err != nil {
-			return nil, err
-		}
-		if aliases != "" {
-			if err := json.Unmarshal([]byte(aliases), &t.Aliases); err != nil {
+	for _, row := range rows {
+		t := Title{Path: row.Path, Title: row.Title, Type: row.Type}
+		if row.Aliases != "" {
+			if err := json.Unmarshal([]byte(row.Aliases), &t.Aliases); err != nil {
 				return nil, err
 			}
 		}
 		out = append(out, t)
 	}
-	return out, rows.Err()
+	return out, nil
 }

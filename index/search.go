@@ -87,25 +87,21 @@ func parseQuery(q *SearchQuery) []term {
 	return terms
 }
 
-// match builds the FTS5 MATCH expression: every indexed word of every term,
-// quoted. A phrase matches as the AND of its words; Search checks the words'
-// order against the page afterwards.
-func match(terms []term) string {
-	var parts []string
+// fullText returns the words of terms the full text is searched for:
+// every indexed word of every term. A phrase matches as the AND of its
+// words; Search checks the words' order against the page afterwards.
+func fullText(terms []term) []FullTextTerm {
+	var out []FullTextTerm
 	for _, t := range terms {
 		for i, w := range t.words {
 			prefix := t.prefix && i == len(t.words)-1
 			if stopwords[w] && !prefix {
 				continue
 			}
-			p := `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
-			if prefix {
-				p += "*"
-			}
-			parts = append(parts, p)
+			out = append(out, FullTextTerm{Word: w, Prefix: prefix})
 		}
 	}
-	return strings.Join(parts, " ")
+	return out
 }
 
 // phrases returns the terms of several words.
@@ -123,8 +119,8 @@ func phrases(terms []term) []term {
 // those whose title holds every term, then by BM25 over title and body.
 func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, error) {
 	terms := parseQuery(&q)
-	expr := match(terms)
-	if expr == "" {
+	ft := FullTextQuery{Terms: fullText(terms), Type: q.Type}
+	if len(ft.Terms) == 0 {
 		return nil, cairn.Errorf(cairn.EINVALID, "the search %q has no words to look for (common words like \"the\" are not indexed)", q.Text).
 			WithHint(`Try: cairn search "some words"`)
 	}
@@ -136,68 +132,27 @@ func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, err
 		return nil, cairn.Errorf(cairn.EINVALID, "a search returns at most 100 results, not %d", q.Limit)
 	}
 	want := phrases(terms)
-	candidates := limit
+	ft.Limit = limit
 	if len(want) > 0 {
-		candidates = 500 // phrases are checked against the text, below
-	}
-	// Pages whose title holds every word come first (BM25 alone ranks a
-	// word found in most pages at nearly zero, title or not), then by BM25
-	// over title and body. The inner query ranks on the full-text tables
-	// alone and joins files only for the filters; the few rows it keeps
-	// then fetch their files. A word found in a third of 100k pages ranks
-	// in half the time that way. Ties are cut by id there, which a full
-	// build assigns in path order.
-	inner := `SELECT fts.rowid AS id, -bm25(fts) AS score,
-		fts.rowid IN (SELECT rowid FROM fts_title WHERE fts_title MATCH ?) AS in_title FROM fts`
-	args := []any{expr, expr} // titles, then title and body
-	var where []string
-	if q.Type != "" {
-		where = append(where, `g.type = ?`)
-		args = append(args, q.Type)
+		ft.Limit = 500 // phrases are checked against the text, below
 	}
 	if q.Folder != "" {
-		folder := strings.Trim(q.Folder, "/") + "/"
-		where = append(where, `substr(g.path, 1, ?) = ? COLLATE NOCASE`)
-		args = append(args, len(folder), folder)
+		ft.Folder = strings.Trim(q.Folder, "/") + "/"
 	}
-	if len(where) > 0 {
-		inner += ` JOIN files g ON g.id = fts.rowid`
-	}
-	inner += ` WHERE fts MATCH ?`
-	for _, w := range where {
-		inner += ` AND ` + w
-	}
-	inner += ` ORDER BY in_title DESC, score DESC, id LIMIT ?`
-	args = append(args, candidates)
-	sqlq := `SELECT f.path, coalesce(f.page_id, substr(f.path, 1, length(f.path) - 3)), f.title, coalesce(f.type, ''), f.blob,
-		c.score, c.in_title FROM (` + inner + `) c JOIN files f ON f.id = c.id
-		ORDER BY c.in_title DESC, c.score DESC, f.path`
-	rows, err := r.q.QueryContext(ctx, sqlq, args...)
+	hits, err := r.q.Search(ctx, ft)
 	if err != nil {
 		return nil, cairn.Errorf(cairn.EINVALID, "search %q: %w", q.Text, err).WithHint("Use words, \"phrases\" and prefix*.")
 	}
-	var found []SearchResult
-	var blobs []cairn.Hash
-	for rows.Next() {
-		var res SearchResult
-		var blob []byte
-		var inTitle bool
-		if err := rows.Scan(&res.Path, &res.ID, &res.Title, &res.Type, &blob, &res.Score, &inTitle); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		found = append(found, res)
-		blobs = append(blobs, cairn.Hash(blob))
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
+	found := make([]SearchResult, len(hits))
+	for i, h := range hits {
+		found[i] = SearchResult{ID: h.ID, Path: h.Path, Title: h.Title, Type: h.Type, Score: h.Score}
 	}
 	out := make([]SearchResult, 0, limit)
 	for i := range found {
 		if len(out) == limit {
 			break
 		}
-		data, err := r.t.ReadBlob(ctx, blobs[i])
+		data, err := r.t.ReadBlob(ctx, hits[i].Blob)
 		if err != nil {
 			if len(want) > 0 {
 				continue // purged: the phrase cannot be checked

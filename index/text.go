@@ -13,8 +13,8 @@ import (
 // Full-text search sees a page as words: letters and digits, folded to lower
 // case without diacritics, minus a short list of common English words that
 // match nearly every page. The index does the folding in Go, on every core,
-// and hands FTS5 the words separated by spaces (its ascii tokenizer then
-// only splits); queries are folded the same way.
+// and hands the storage the words separated by spaces (SQLite's FTS5 ascii
+// tokenizer then only splits); queries are folded the same way.
 
 var (
 	stopwords = map[string]bool{}

@@ -2,7 +2,6 @@ package index
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,7 +20,7 @@ const bulkChanges = 5000
 // update is the state of one incremental update: what changed and what it
 // affects.
 type update struct {
-	q       *prepared
+	q       StorageTx
 	w       *writer
 	t       trees
 	holders map[markdown.Key][]string // cache of key → holder paths
@@ -44,7 +43,7 @@ type update struct {
 
 // apply changes the index from tree from to tree to. When delta is set, it
 // collects how the findings changed.
-func (ix *Index) apply(ctx context.Context, q *prepared, t trees, from, to cairn.Hash, delta *Delta) error {
+func (ix *Index) apply(ctx context.Context, q StorageTx, t trees, from, to cairn.Hash, delta *Delta) error {
 	if from == to {
 		return nil
 	}
@@ -97,11 +96,11 @@ func (ix *Index) apply(ctx context.Context, q *prepared, t trees, from, to cairn
 		if c.Kind == cairn.Modified && kind == lint.KindPage {
 			// A modified page keeps the rows of the links it still has.
 			var links []linkRow
-			keys, links, err = w.deleteFileDataKeepLinks(ctx, q, id)
+			keys, links, err = w.deleteFileDataKeepLinks(ctx, id)
 			oldLinks[id] = links
 		} else {
 			var edges []edge
-			keys, edges, err = w.deleteFileData(ctx, q, id)
+			keys, edges, err = w.deleteFileData(ctx, id)
 			u.removed = append(u.removed, edges...)
 		}
 		if err != nil {
@@ -111,10 +110,10 @@ func (ix *Index) apply(ctx context.Context, q *prepared, t trees, from, to cairn
 			for _, k := range keys {
 				u.values[k.Value] = true
 			}
-			if u.gone[id], err = depthOf(ctx, q, id); err != nil {
+			if u.gone[id], err = q.Depth(ctx, id); err != nil {
 				return err
 			}
-			if _, err := q.ExecContext(ctx, `DELETE FROM files WHERE id = ?`, id); err != nil {
+			if err := q.DeleteFile(ctx, id); err != nil {
 				return err
 			}
 			delete(u.ids, c.Old.Path)
@@ -124,7 +123,7 @@ func (ix *Index) apply(ctx context.Context, q *prepared, t trees, from, to cairn
 		keep[c.Path] = id
 		oldKeys[id] = keys
 		// Links into a changed page must check their heading again.
-		if err := u.collectLinks(ctx, `SELECT src, ord FROM links WHERE dst = ? AND flags & 4 != 0`, id); err != nil {
+		if err := u.collectLinks(q.AnchoredLinksTo(ctx, id)); err != nil {
 			return err
 		}
 	}
@@ -139,7 +138,7 @@ func (ix *Index) apply(ctx context.Context, q *prepared, t trees, from, to cairn
 	if err != nil {
 		return err
 	}
-	nextFile, err := nextID(ctx, q, "files")
+	nextFile, err := q.NextFileID(ctx)
 	if err != nil {
 		return err
 	}
@@ -218,13 +217,17 @@ func (ix *Index) apply(ctx context.Context, q *prepared, t trees, from, to cairn
 	// alias or id clash may have changed; pages citing a file that came or
 	// went.
 	for v := range u.values {
-		if err := u.collectLinks(ctx, `SELECT src, ord FROM link_keys WHERE hash = ?`, lookupHash(v)); err != nil {
+		if err := u.collectLinks(q.LinksLookingUp(ctx, lookupHash(v))); err != nil {
 			return err
 		}
-		if err := u.collect(ctx, `SELECT file FROM keys WHERE value = ? AND step IN (2, 5, 6)`, v, u.dirtyFiles); err != nil {
+		clashing, err := q.KeyHolders(ctx, v, markdown.StepPath, markdown.StepTitle, markdown.StepAlias)
+		if err != nil {
 			return err
 		}
-		if err := u.collect(ctx, `SELECT file FROM cites WHERE value = ?`, v, u.dirtyFiles); err != nil {
+		for _, f := range clashing {
+			u.dirtyFiles[f.ID] = true
+		}
+		if err := u.collect(q.FilesCiting(ctx, v)); err != nil {
 			return err
 		}
 	}
@@ -278,28 +281,29 @@ func (u *update) vaultFacts(ctx context.Context) (vault, error) {
 
 // readVault reads the vault facts from the index; strictIn says whether
 // the content of cairn.yaml sets lint.strict.
-func readVault(ctx context.Context, q dbtx, strictIn func(cairn.Hash) (bool, error)) (vault, error) {
+func readVault(ctx context.Context, q StorageReader, strictIn func(cairn.Hash) (bool, error)) (vault, error) {
 	var v vault
-	err := q.QueryRowContext(ctx, `SELECT f.id FROM keys k JOIN files f ON f.id = k.file
-		WHERE k.value = 'index.md' AND k.step = 1 AND f.kind = ?`, int(lint.KindPage)).Scan(&v.index)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	fs, err := q.KeyHolders(ctx, "index.md", markdown.StepFile)
+	if err != nil {
 		return v, err
 	}
-	var n int
-	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM keys WHERE value = 'eva.json' AND step = 1`).Scan(&n); err != nil {
+	for _, f := range fs { // the first page of the name, by id
+		if f.Kind == lint.KindPage && (v.index == 0 || f.ID < v.index) {
+			v.index = f.ID
+		}
+	}
+	if fs, err = q.KeyHolders(ctx, "eva.json", markdown.StepFile); err != nil {
 		return v, err
 	}
-	v.eva = n > 0
-	var blob []byte
-	err = q.QueryRowContext(ctx, `SELECT f.blob FROM keys k JOIN files f ON f.id = k.file
-		WHERE k.value = ? AND k.step = 1 AND f.path = ?`, policyFile, policyFile).Scan(&blob)
+	v.eva = len(fs) > 0
+	policy, err := q.FileAt(ctx, policyFile)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
+	case cairn.ErrorCode(err) == cairn.ENOTFOUND:
 		return v, nil
 	case err != nil:
 		return v, err
 	}
-	v.strict, err = strictIn(cairn.Hash(blob))
+	v.strict, err = strictIn(policy.Blob)
 	return v, err
 }
 
@@ -314,39 +318,20 @@ type linkKey struct {
 	ord int
 }
 
-// collectLinks adds the links a one-argument query returns (src, ord) to
-// the dirty links.
-func (u *update) collectLinks(ctx context.Context, query string, arg any) error {
-	rows, err := u.q.QueryContext(ctx, query, arg)
-	if err != nil {
-		return err
+// collectLinks adds links (a read's result) to the dirty links.
+func (u *update) collectLinks(links []LinkKey, err error) error {
+	for _, k := range links {
+		u.dirtyLinks[linkKey{k.Src, k.Ord}] = true
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var k linkKey
-		if err := rows.Scan(&k.src, &k.ord); err != nil {
-			return err
-		}
-		u.dirtyLinks[k] = true
-	}
-	return rows.Err()
+	return err
 }
 
-// collect adds the ids a one-argument query returns to set.
-func (u *update) collect(ctx context.Context, query string, arg any, set map[int64]bool) error {
-	rows, err := u.q.QueryContext(ctx, query, arg)
-	if err != nil {
-		return err
+// collect adds ids (a read's result) to the dirty files.
+func (u *update) collect(ids []int64, err error) error {
+	for _, id := range ids {
+		u.dirtyFiles[id] = true
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return err
-		}
-		set[id] = true
-	}
-	return rows.Err()
+	return err
 }
 
 func (u *update) fileID(ctx context.Context, path string) (int64, lint.Kind, error) {
@@ -354,15 +339,12 @@ func (u *update) fileID(ctx context.Context, path string) (int64, lint.Kind, err
 }
 
 // fileID finds a file by path: 0 when there is none.
-func fileID(ctx context.Context, q dbtx, path string) (int64, lint.Kind, error) {
-	var id int64
-	var kind int
-	err := q.QueryRowContext(ctx, `SELECT f.id, f.kind FROM keys k JOIN files f ON f.id = k.file
-		WHERE k.value = ? AND k.step = 1 AND f.path = ?`, cairn.FoldPath(path), path).Scan(&id, &kind)
-	if errors.Is(err, sql.ErrNoRows) {
+func fileID(ctx context.Context, q StorageReader, path string) (int64, lint.Kind, error) {
+	f, err := q.FileAt(ctx, path)
+	if cairn.ErrorCode(err) == cairn.ENOTFOUND {
 		return 0, 0, nil
 	}
-	return id, lint.Kind(kind), err
+	return f.ID, f.Kind, err
 }
 
 // holdersOf returns the paths of the files answering key k, sorted.
@@ -378,22 +360,17 @@ func (u *update) holdersOf(ctx context.Context, k markdown.Key) ([]string, error
 	return h, nil
 }
 
-func holders(ctx context.Context, q dbtx, k markdown.Key) ([]string, error) {
-	rows, err := q.QueryContext(ctx, `SELECT f.path FROM keys k JOIN files f ON f.id = k.file WHERE k.value = ? AND k.step = ? ORDER BY f.path`,
-		k.Value, int(k.Step))
-	if err != nil {
+// holders returns the paths of the files answering key k, sorted.
+func holders(ctx context.Context, q StorageReader, k markdown.Key) ([]string, error) {
+	fs, err := q.KeyHolders(ctx, k.Value, k.Step)
+	if err != nil || len(fs) == 0 {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			return nil, err
-		}
-		out = append(out, p)
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.Path
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (u *update) idOf(ctx context.Context, path string) (int64, error) {
@@ -413,8 +390,8 @@ func (u *update) pathOf(ctx context.Context, id int64) (string, error) {
 	if p, ok := u.paths[id]; ok {
 		return p, nil
 	}
-	var p string
-	if err := u.q.QueryRowContext(ctx, `SELECT path FROM files WHERE id = ?`, id).Scan(&p); err != nil {
+	p, err := u.q.Path(ctx, id)
+	if err != nil {
 		return "", err
 	}
 	u.paths[id] = p
@@ -425,7 +402,7 @@ func (u *update) page(ctx context.Context, id int64) (*markdown.Page, error) {
 	if p, ok := u.pages[id]; ok {
 		return p, nil
 	}
-	p, _, _, err := pageRow(ctx, u.q, id)
+	_, p, err := pageRow(ctx, u.q, id)
 	if err != nil {
 		return nil, err
 	}
@@ -442,38 +419,30 @@ type linkRow struct {
 	dst  int64
 }
 
-const linkColumns = `src, ord, flags, status, dst, step, detail, link`
-
-func scanLink(sc interface{ Scan(...any) error }) (linkRow, error) {
-	var r linkRow
-	var status, flags, step int
-	var dst sql.NullInt64
-	var detail sql.NullString
-	var packed []byte
-	err := sc.Scan(&r.src, &r.ord, &flags, &status, &dst, &step, &detail, &packed)
-	if err != nil {
-		return r, err
-	}
+// linkOf decodes a stored link; DstPath, when the read filled it, becomes
+// the resolution's path.
+func linkOf(row LinkRow) (linkRow, error) {
+	r := linkRow{src: row.Src, ord: row.Ord, dst: row.Dst}
 	l := &r.link
-	if err := decodeLink(packed, flags, l); err != nil {
+	if err := decodeLink(row.Data, row.Flags, l); err != nil {
 		return r, err
 	}
 	l.Raw = rawLink(*l)
-	if detail.Valid {
-		if err := json.Unmarshal([]byte(detail.String), &r.res); err != nil {
+	if row.Detail != "" {
+		if err := json.Unmarshal([]byte(row.Detail), &r.res); err != nil {
 			return r, err
 		}
 	}
-	r.res.Status, r.res.Step, r.dst = statusNames[status], markdown.Step(step), dst.Int64
+	r.res.Status, r.res.Step, r.res.Path = statusNames[row.Status], markdown.Step(row.Step), row.DstPath
 	return r, nil
 }
 
 // detailJSON stores the parts of a resolution beyond status, step and
 // destination.
-func detailJSON(res markdown.Resolution) any {
+func detailJSON(res markdown.Resolution) string {
 	d := markdown.Resolution{Candidates: res.Candidates, SamePage: res.SamePage, MissingHeading: res.MissingHeading, MissingBlock: res.MissingBlock}
 	if d.Candidates == nil && !d.SamePage && !d.MissingHeading && !d.MissingBlock {
-		return nil
+		return ""
 	}
 	b, _ := json.Marshal(d)
 	return string(b)
@@ -492,10 +461,14 @@ func (u *update) resolveLinks(ctx context.Context) error {
 		return a.ord - b.ord
 	})
 	for _, k := range keys {
-		r, err := scanLink(u.q.QueryRowContext(ctx, `SELECT `+linkColumns+` FROM links WHERE src = ? AND ord = ?`, k.src, k.ord))
-		if errors.Is(err, sql.ErrNoRows) {
+		row, err := u.q.Link(ctx, k.src, k.ord)
+		if cairn.ErrorCode(err) == cairn.ENOTFOUND {
 			continue // its page went away
 		}
+		if err != nil {
+			return err
+		}
+		r, err := linkOf(row)
 		if err != nil {
 			return err
 		}
@@ -506,12 +479,7 @@ func (u *update) resolveLinks(ctx context.Context) error {
 		if res.Status == r.res.Status && dst == r.dst && detailJSON(res) == detailJSON(r.res) && res.Step == r.res.Step {
 			continue
 		}
-		var dstArg any
-		if dst != 0 {
-			dstArg = dst
-		}
-		if err := u.w.exec(ctx, `UPDATE links SET status = ?, dst = ?, step = ?, detail = ? WHERE src = ? AND ord = ?`,
-			statusCodes[res.Status], dstArg, int(res.Step), detailJSON(res), k.src, k.ord); err != nil {
+		if err := u.q.SetResolution(ctx, k.src, k.ord, LinkRow{Status: statusCodes[res.Status], Dst: dst, Step: int(res.Step), Detail: detailJSON(res)}); err != nil {
 			return err
 		}
 		u.dirtyFiles[r.src] = true
@@ -585,7 +553,7 @@ func (u *update) applyInbound(ctx context.Context) error {
 		if d == 0 {
 			continue
 		}
-		if err := u.w.exec(ctx, `UPDATE files SET inbound = inbound + ? WHERE id = ?`, d, id); err != nil {
+		if err := u.q.AddInbound(ctx, id, d); err != nil {
 			return err
 		}
 		u.dirtyFiles[id] = true
@@ -597,7 +565,7 @@ func (u *update) applyInbound(ctx context.Context) error {
 // when something vault-wide changed).
 func (u *update) relint(ctx context.Context, v vault) error {
 	if u.relintAll {
-		if err := u.collect(ctx, `SELECT id FROM files WHERE kind IN (1, 2) AND id > ?`, 0, u.dirtyFiles); err != nil {
+		if err := u.collect(u.q.FilesOfKind(ctx, lint.KindPage, lint.KindAttachment)); err != nil {
 			return err
 		}
 	}
@@ -613,9 +581,9 @@ func (u *update) relint(ctx context.Context, v vault) error {
 		if rows, ok := u.linkRows[id]; ok {
 			f, err = u.cachedFacts(ctx, id, rows, v)
 		} else {
-			f, err = sqlFacts(ctx, u.q, id, v, u.holdersOf)
+			f, err = storedFacts(ctx, u.q, id, v, u.holdersOf)
 		}
-		if errors.Is(err, sql.ErrNoRows) {
+		if cairn.ErrorCode(err) == cairn.ENOTFOUND {
 			continue
 		}
 		if err != nil {
@@ -637,9 +605,10 @@ func (w *writer) writeFindings(ctx context.Context, id int64, fs []lint.Finding)
 		w.delta.Added = append(w.delta.Added, fs...)
 	}
 	for _, f := range fs {
-		if err := w.insert(ctx, `INSERT INTO findings (file, rule, severity, subject, message) VALUES `,
-			id, f.Rule, string(f.Severity), f.Subject, f.Message); err != nil {
-			return err
+		if w.findings.add(FindingRow{File: id, Finding: f}, w.bulk) {
+			if err := w.writeFindingRows(ctx); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -710,22 +679,18 @@ func (u *update) cacheLinks(f *file, old []linkRow) {
 	u.linkRows[f.id] = rows
 }
 
-// cachedFacts is sqlFacts for a page whose links are in linkRows.
+// cachedFacts is storedFacts for a page whose links are in linkRows.
 func (u *update) cachedFacts(ctx context.Context, id int64, rows []linkRow, v vault) (*lint.Facts, error) {
-	p, kind, path, err := pageRow(ctx, u.q, id)
+	row, p, err := pageRow(ctx, u.q, id)
 	if err != nil {
 		return nil, err
 	}
-	f := &lint.Facts{Path: path, Kind: kind, Page: p, HasIndex: v.index != 0}
-	var depth sql.NullInt64
-	if err := u.q.QueryRowContext(ctx, `SELECT inbound, depth FROM files WHERE id = ?`, id).Scan(&f.Inbound, &depth); err != nil {
-		return nil, err
-	}
-	f.Reachable = depth.Valid
+	f := &lint.Facts{Path: row.Path, Kind: row.Kind, Page: p, HasIndex: v.index != 0}
+	f.Inbound, f.Reachable = row.Inbound, row.Depth != unreachable
 	for _, r := range rows {
 		res := r.res
 		if r.dst != 0 && (res.MissingHeading || res.MissingBlock || res.Chosen()) {
-			if err := u.q.QueryRowContext(ctx, `SELECT path FROM files WHERE id = ?`, r.dst).Scan(&res.Path); err != nil {
+			if res.Path, err = u.q.Path(ctx, r.dst); err != nil {
 				return nil, err
 			}
 		}

@@ -225,7 +225,7 @@ func open(ctx context.Context, root string, opts *Options) (*Vault, error) {
 		db.Close()
 		return nil, err
 	}
-	ix := index.New(s, db.Read(), &index.Options{Logger: log})
+	ix := index.New(s, sqlite.NewIndexStorage(db), &index.Options{Logger: log})
 	s.AddHook(ix.Hook())
 	if err := catchUp(ctx, s, ix); err != nil {
 		db.Close()

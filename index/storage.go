@@ -1,0 +1,335 @@
+package index
+
+import (
+	"context"
+
+	"cairn"
+	"cairn/lint"
+	"cairn/markdown"
+)
+
+// Storage keeps the index's rows: one row per file of the indexed tree,
+// the keys links resolve by, the links with their resolutions, the lookups
+// each link makes, the sources pages cite, the lint findings, the full
+// text, and the commit the rows reflect. The SQLite implementation is
+// sqlite.IndexStorage; docs/storage.md lists the others.
+//
+// The index decides every row: it parses, resolves, lints and encodes (the
+// JSON of a page's parse, a link's packed form, a lookup's hash), and a
+// storage keeps the values as given and answers the lookups below. What
+// an implementation chooses for itself is how: tables, secondary indexes,
+// statements, batching, and the full-text engine. Full-text search is
+// given words the index has already folded (lower case, no diacritics,
+// stopwords left out; see [StorageReader.Search]), so an implementation
+// may use its own engine (SQLite FTS5, PostgreSQL tsvector with the
+// "simple" configuration) as long as what it returns agrees on these,
+// which are semantic and must match between implementations:
+//
+//   - Which pages match: those whose text (title and body words as
+//     written by [StorageTx.WriteText]) holds every term, a term with
+//     Prefix matching any word that starts with it.
+//   - The order: pages whose title holds every term first, then by
+//     relevance (higher Score first), ties by path. Score's scale is the
+//     implementation's own (BM25 for SQLite); it is shown to people and
+//     compared only within one result list.
+//   - Snippets and their match offsets are not the storage's business:
+//     the index cuts them from the page's content in the store, so they
+//     agree whatever the engine.
+//
+// Reads and writes inside the store's write transaction go through a
+// [StorageTx], opened on that transaction with [Storage.Begin]: the rows
+// commit (or roll back) with the ref update, and an implementation may
+// keep per-transaction state (prepared statements) until Close.
+//
+// Errors: a missing row has code ENOTFOUND where a method says so; a
+// write lock that cannot be had has code EUNAVAILABLE; other database
+// errors are returned wrapped, with cairn's codes where the backend has
+// them.
+type Storage interface {
+	// Committed returns a reader of the committed index (the read pool; it
+	// never waits for the writer).
+	Committed() StorageReader
+	// Begin returns the index's rows as the store's write transaction tx
+	// sees them, to read and write inside it. The caller must Close it
+	// before tx ends. A tx the storage does not belong to is EINTERNAL.
+	Begin(ctx context.Context, tx cairn.Tx) (StorageTx, error)
+}
+
+// StorageReader reads one state of the index: the committed one, or what a
+// write transaction holds so far (a [StorageTx] is one too).
+type StorageReader interface {
+	// State returns the commit and tree the rows reflect; a zero State
+	// when the index has never been written.
+	State(ctx context.Context) (State, error)
+
+	// FileAt returns the file whose path is path, found by the key
+	// (cairn.FoldPath(path), markdown.StepFile) it holds; ENOTFOUND when
+	// there is none.
+	FileAt(ctx context.Context, path string) (FileRef, error)
+	// KeyHolders returns the files holding the key value at any of steps
+	// (one or more), sorted by path; none is an empty result, not an
+	// error. A file holding it at two steps is listed twice.
+	KeyHolders(ctx context.Context, value string, steps ...markdown.Step) ([]FileRef, error)
+	// File returns the row of file id; ENOTFOUND when there is none.
+	File(ctx context.Context, id int64) (FileRow, error)
+	// Path returns the path of file id; ENOTFOUND when there is none.
+	Path(ctx context.Context, id int64) (string, error)
+	// Depth returns the depth of file id, or -1 when it is unreachable or
+	// there is no such file.
+	Depth(ctx context.Context, id int64) (int, error)
+	// FilesOfKind returns the ids of the files of any of kinds, in id order.
+	FilesOfKind(ctx context.Context, kinds ...lint.Kind) ([]int64, error)
+	// FilesCiting returns the ids of the pages citing the source key value.
+	FilesCiting(ctx context.Context, value string) ([]int64, error)
+	// Blobs returns the content of every indexed file by path.
+	Blobs(ctx context.Context) (map[string]cairn.Hash, error)
+
+	// Link returns the link ord of file src (DstPath not filled);
+	// ENOTFOUND when there is none.
+	Link(ctx context.Context, src int64, ord int) (LinkRow, error)
+	// LinksFrom returns the links of file src in order, each with DstPath.
+	LinksFrom(ctx context.Context, src int64) ([]LinkRow, error)
+	// LinksTo returns the links from other files that lead to file dst,
+	// each with SrcPath and DstPath, by SrcPath and Ord.
+	LinksTo(ctx context.Context, dst int64) ([]LinkRow, error)
+	// AnchoredLinksTo returns the links into file dst whose Flags have
+	// LinkAnchored (they name a heading or block of it), self-links
+	// included.
+	AnchoredLinksTo(ctx context.Context, dst int64) ([]LinkKey, error)
+	// LinksLookingUp returns the links whose lookups include hash
+	// ([LinkKeyRow]).
+	LinksLookingUp(ctx context.Context, hash int64) ([]LinkKey, error)
+	// Children returns the distinct files that file id's resolved links
+	// lead to, itself left out, in no order.
+	Children(ctx context.Context, id int64) ([]int64, error)
+	// Parents returns the distinct files with resolved links to file id,
+	// itself left out, in no order.
+	Parents(ctx context.Context, id int64) ([]int64, error)
+	// Edges returns the whole link graph: for each file, the distinct
+	// other files its resolved links lead to, in no order.
+	Edges(ctx context.Context) (map[int64][]int64, error)
+
+	// Findings returns the findings of file (0: every file) and rule ("":
+	// every rule), each with Page set, in no order.
+	Findings(ctx context.Context, file int64, rule string) ([]lint.Finding, error)
+	// Stats counts the rows.
+	Stats(ctx context.Context) (Stats, error)
+	// Titles returns the title row of every page, by path.
+	Titles(ctx context.Context) ([]TitleRow, error)
+	// Search returns up to q.Limit pages matching every term of q, in the
+	// order the Storage doc describes. An expression the engine cannot
+	// run is an error; q has at least one term.
+	Search(ctx context.Context, q FullTextQuery) ([]SearchHit, error)
+	// Snapshot returns every row of the index, with file ids replaced by
+	// paths, as sorted lines per table: two indexes of one tree in one
+	// implementation have equal snapshots ([Index.Check]).
+	Snapshot(ctx context.Context) (map[string][]string, error)
+}
+
+// StorageTx reads and writes the index inside a store write transaction
+// ([Storage.Begin]). Inserts may be held and written in batches by the
+// implementation, but every read sees every write made before it.
+type StorageTx interface {
+	StorageReader
+
+	// SetState records the commit and tree the rows reflect.
+	SetState(ctx context.Context, st State) error
+	// NextFileID returns an id that no file has had in this index: the
+	// index assigns ids itself, so that inserts need not return them.
+	NextFileID(ctx context.Context) (int64, error)
+
+	// Clear removes every row, full text included, for a full build; the
+	// rows that follow come in key order (see the row types), and
+	// FinishBuild must follow them before the transaction commits.
+	Clear(ctx context.Context) error
+	// FinishBuild completes a full build that Clear started: whatever the
+	// implementation defers while loading in bulk (secondary indexes,
+	// merging the full text).
+	FinishBuild(ctx context.Context) error
+
+	// InsertFiles adds file rows, every field given (ID, Inbound and Depth
+	// included).
+	InsertFiles(ctx context.Context, rows []FileRow) error
+	// UpdateFile replaces the row of file r.ID from Path to Problems,
+	// keeping its inbound count and depth.
+	UpdateFile(ctx context.Context, r FileRow) error
+	// DeleteFile removes the row of file id (not its keys, links or
+	// findings, which the caller removes first).
+	DeleteFile(ctx context.Context, id int64) error
+	// AddInbound adds delta to the inbound count of file id.
+	AddInbound(ctx context.Context, id int64, delta int) error
+	// SetDepth sets the depth of file id (-1: unreachable).
+	SetDepth(ctx context.Context, id int64, depth int) error
+	// ClearDepths makes every file unreachable.
+	ClearDepths(ctx context.Context) error
+
+	// InsertKeys adds key rows; a row already there is kept.
+	InsertKeys(ctx context.Context, rows []KeyRow) error
+	// DeleteKeys removes file's rows of keys.
+	DeleteKeys(ctx context.Context, file int64, keys []markdown.Key) error
+	// InsertCites adds citation rows; a row already there is kept.
+	InsertCites(ctx context.Context, rows []CiteRow) error
+	// DeleteCites removes file's citations of values.
+	DeleteCites(ctx context.Context, file int64, values []string) error
+
+	// InsertLinks adds link rows (SrcPath and DstPath are ignored).
+	InsertLinks(ctx context.Context, rows []LinkRow) error
+	// InsertLinkKeys adds lookup rows; a row already there is kept.
+	InsertLinkKeys(ctx context.Context, rows []LinkKeyRow) error
+	// DeleteLink removes link ord of file src and its lookup rows of
+	// hashes.
+	DeleteLink(ctx context.Context, src int64, ord int, hashes []int64) error
+	// SetResolution records how link ord of file src resolves: Status,
+	// Dst, Step and Detail of r.
+	SetResolution(ctx context.Context, src int64, ord int, r LinkRow) error
+	// SetLinkData replaces the packed form of link ord of file src (its
+	// label or position changed, not what it looks up).
+	SetLinkData(ctx context.Context, src int64, ord int, data []byte) error
+
+	// InsertFindings adds findings.
+	InsertFindings(ctx context.Context, rows []FindingRow) error
+	// DeleteFindings removes the findings of file.
+	DeleteFindings(ctx context.Context, file int64) error
+
+	// WriteText adds page id to the full text: title and text are its
+	// folded words separated by spaces (text holds the title's words too).
+	WriteText(ctx context.Context, id int64, title, text string) error
+	// DeleteText removes page id from the full text.
+	DeleteText(ctx context.Context, id int64) error
+
+	// Close releases what the StorageTx holds; it must be called before
+	// the transaction ends, and nothing may be used after it.
+	Close() error
+}
+
+// FileRef names a file of the index.
+type FileRef struct {
+	ID   int64
+	Path string
+	Kind lint.Kind
+	Blob cairn.Hash
+}
+
+// FileRow is what the index stores about one file. The page fields are
+// empty for files that are not pages; for pages, Title and TitleSource are
+// always stored, and an empty PageID, Type or JSON field means none. Rows
+// of a full build come in ID order.
+type FileRow struct {
+	ID   int64
+	Path string
+	Kind lint.Kind
+	Blob cairn.Hash
+	Size int64
+	// PageID is the page's id when it is not its path without ".md".
+	PageID      string
+	Title       string
+	TitleSource int // 1 frontmatter, 2 heading, 3 file name
+	Type        string
+	// Frontmatter (without title and type when their fields hold them),
+	// Aliases, Sources, Headings ([level, text] pairs), BlockIDs and
+	// Problems are JSON.
+	Frontmatter, Aliases, Sources, Headings, BlockIDs, Problems string
+	// Inbound counts the resolved links from other files.
+	Inbound int
+	// Depth is the number of links from index.md; -1 when unreachable.
+	Depth int
+}
+
+// KeyRow says file answers to a key (markdown.ResolutionKeys). Rows of a
+// full build come sorted by Value, Step and File.
+type KeyRow struct {
+	Value string
+	Step  markdown.Step
+	File  int64
+}
+
+// CiteRow says page File cites a source found by key Value. Rows of a full
+// build come sorted by Value and File.
+type CiteRow struct {
+	Value string
+	File  int64
+}
+
+// LinkAnchored is the bit of [LinkRow.Flags] of a link that names a heading
+// or a block.
+const LinkAnchored = flagAnchored
+
+// LinkRow is one link of a page: link Ord of file Src. Rows of a full build
+// come sorted by Src and Ord.
+type LinkRow struct {
+	Src int64
+	Ord int
+	// Flags are the index's bits: 1 embed, 2 escapes, LinkAnchored.
+	Flags int
+	// Status is 1 resolved, 2 broken, 3 ambiguous; Dst the file it leads
+	// to when resolved (0: none); Step the resolution step; Detail the
+	// rest of the resolution as JSON ("": none).
+	Status int
+	Dst    int64
+	Step   int
+	Detail string
+	// Data is the link as the parse found it, packed by the index.
+	Data []byte
+	// SrcPath and DstPath are the paths of Src and Dst ("" for none),
+	// filled by the reads that say so.
+	SrcPath, DstPath string
+}
+
+// LinkKey names link Ord of file Src.
+type LinkKey struct {
+	Src int64
+	Ord int
+}
+
+// LinkKeyRow says link Ord of file Src looks up a key value whose hash
+// (the index's, 64 bits) is Hash. Rows of a full build come sorted by
+// Hash, Src and Ord.
+type LinkKeyRow struct {
+	Hash int64
+	Src  int64
+	Ord  int
+}
+
+// FindingRow is a finding about file File (Finding.Page is not stored:
+// reads fill it from the file). Rows of a full build come sorted by File,
+// then by the finding's rule, severity, subject and message.
+type FindingRow struct {
+	File    int64
+	Finding lint.Finding
+}
+
+// TitleRow is a page's names, Aliases as JSON ("": none).
+type TitleRow struct {
+	Path, Title, Type, Aliases string
+}
+
+// FullTextQuery is a search as the storage runs it: every term must match.
+type FullTextQuery struct {
+	Terms []FullTextTerm
+	// Type, when set, keeps only pages of that type.
+	Type string
+	// Folder, when set, keeps only files under it: a path ending in "/",
+	// compared ignoring ASCII case.
+	Folder string
+	// Limit is the most pages to return (at least 1).
+	Limit int
+}
+
+// FullTextTerm is one folded word; with Prefix, any word starting with it.
+type FullTextTerm struct {
+	Word   string
+	Prefix bool
+}
+
+// SearchHit is one page a full-text search found.
+type SearchHit struct {
+	Path  string
+	ID    string // the page's id
+	Title string
+	Type  string
+	Blob  cairn.Hash
+	// Score is the page's relevance, higher is better (see Storage).
+	Score float64
+	// InTitle says the page's title holds every term.
+	InTitle bool
+}
