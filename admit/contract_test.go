@@ -141,7 +141,7 @@ func emptyVault(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix := index.New(s, db.Read(), nil)
+	ix := index.New(s, sqlite.NewIndexStorage(db), nil)
 	s.AddHook(ix.Hook())
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	p := admit.New(s, ix, sqlite.NewAdmitStorage(db), &admit.Options{Now: func() time.Time { return now }})

@@ -65,7 +65,7 @@ func benchAdmitLock(b *testing.B, pages int, held bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ix := index.New(s, db.Read(), nil)
+	ix := index.New(s, sqlite.NewIndexStorage(db), nil)
 	s.AddHook(ix.Hook())
 	p := admit.New(s, ix, sqlite.NewAdmitStorage(db), nil)
 	g := vaultgen.New(vaultgen.Config{Pages: pages, Raw: true})

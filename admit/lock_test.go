@@ -42,7 +42,7 @@ func setupLock(t *testing.T) *lockEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	le.ix = index.New(s, db.Read(), nil)
+	le.ix = index.New(s, sqlite.NewIndexStorage(db), nil)
 	s.AddHook(le.ix.Hook())
 	p := admit.New(s, le.ix, sqlite.NewAdmitStorage(db), &admit.Options{Crash: func(point string) {
 		if f := le.onPoint; f != nil {
