@@ -2,7 +2,6 @@ package cairn
 
 import (
 	"context"
-	"database/sql"
 	"time"
 )
 
@@ -173,14 +172,4 @@ type Tx interface {
 	SetPin(ctx context.Context, p Pin) error
 	// DeletePin removes the pin (h, reason) if it exists.
 	DeletePin(ctx context.Context, h Hash, reason string) error
-	// SQL returns the database transaction, for subsystems that keep their
-	// rows beside the vault's objects and must commit with the ref update.
-	// Only the subsystems not yet behind a storage interface of their own
-	// use it: admit, ingest (and its queue, durable), the index, and the
-	// storetest suite. It leaves this interface once they have moved, as the
-	// working trees and the vault's meta have: their storage interfaces
-	// (worktree.Storage, vault.Storage) take the transaction as a Tx, and
-	// their SQLite implementations find the database transaction themselves
-	// (docs/storage.md).
-	SQL() *sql.Tx
 }

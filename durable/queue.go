@@ -36,6 +36,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"cairn"
+	"cairn/sqlite"
 )
 
 // Config configures a Queue. The zero value gives the defaults.
@@ -278,8 +279,12 @@ func (q *Queue) Stop(ctx context.Context) error {
 }
 
 // InsertTx enqueues a job inside tx: it exists only if tx commits.
-func (q *Queue) InsertTx(ctx context.Context, tx *sql.Tx, args river.JobArgs, opts *river.InsertOpts) (int64, error) {
-	res, err := q.client.InsertTx(ctx, tx, args, opts)
+func (q *Queue) InsertTx(ctx context.Context, tx cairn.Tx, args river.JobArgs, opts *river.InsertOpts) (int64, error) {
+	stx, err := sqlite.SQLTx(tx)
+	if err != nil {
+		return 0, err
+	}
+	res, err := q.client.InsertTx(ctx, stx, args, opts)
 	if err != nil {
 		return 0, fmt.Errorf("enqueue %s: %w", args.Kind(), err)
 	}
@@ -409,8 +414,12 @@ func (q *Queue) Retry(ctx context.Context, id int64) (*Job, error) {
 }
 
 // RetryTx is Retry inside tx.
-func (q *Queue) RetryTx(ctx context.Context, tx *sql.Tx, id int64) (*Job, error) {
-	r, err := q.client.JobRetryTx(ctx, tx, id)
+func (q *Queue) RetryTx(ctx context.Context, tx cairn.Tx, id int64) (*Job, error) {
+	stx, err := sqlite.SQLTx(tx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := q.client.JobRetryTx(ctx, stx, id)
 	if err != nil {
 		return nil, notFound(id, err)
 	}
@@ -418,12 +427,30 @@ func (q *Queue) RetryTx(ctx context.Context, tx *sql.Tx, id int64) (*Job, error)
 }
 
 // CancelTx is Cancel inside tx.
-func (q *Queue) CancelTx(ctx context.Context, tx *sql.Tx, id int64) (*Job, error) {
-	r, err := q.client.JobCancelTx(ctx, tx, id)
+func (q *Queue) CancelTx(ctx context.Context, tx cairn.Tx, id int64) (*Job, error) {
+	stx, err := sqlite.SQLTx(tx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := q.client.JobCancelTx(ctx, stx, id)
 	if err != nil {
 		return nil, notFound(id, err)
 	}
 	return jobOf(r), nil
+}
+
+// CompleteTx marks the job a worker runs completed inside tx, the store's
+// write transaction that records what the job did: the job ends exactly
+// when its effect commits.
+func CompleteTx[T river.JobArgs](ctx context.Context, tx cairn.Tx, job *river.Job[T]) error {
+	stx, err := sqlite.SQLTx(tx)
+	if err != nil {
+		return err
+	}
+	if _, err := river.JobCompleteTx[*riversqlite.Driver](ctx, stx, job); err != nil {
+		return fmt.Errorf("complete job %d: %w", job.ID, err)
+	}
+	return nil
 }
 
 func notFound(id int64, err error) error {

@@ -23,7 +23,14 @@ type noopArgs struct{}
 
 func (noopArgs) Kind() string { return "noop" }
 
-func setup(t *testing.T, now func() time.Time) (*sql.DB, *durable.Queue) {
+// testDB is a vault's database as the tests reach it: its write
+// connection for plain statements, and the database for transactions.
+type testDB struct {
+	*sql.DB
+	lite *sqlite.DB
+}
+
+func setup(t *testing.T, now func() time.Time) (testDB, *durable.Queue) {
 	t.Helper()
 	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "cairn.db"), nil)
 	if err != nil {
@@ -37,40 +44,41 @@ func setup(t *testing.T, now func() time.Time) (*sql.DB, *durable.Queue) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return db.Write(), q
+	return testDB{db.Write(), db}, q
 }
 
 // running enqueues a job already running, as a worker with id would have
 // it, in one transaction: no worker can take it before.
-func running(t *testing.T, db *sql.DB, q *durable.Queue, by string) int64 {
+func running(t *testing.T, db testDB, q *durable.Queue, by string) int64 {
 	t.Helper()
 	return runningArgs(t, db, q, noopArgs{}, by)
 }
 
-func runningArgs(t *testing.T, db *sql.DB, q *durable.Queue, args river.JobArgs, by string) int64 {
+func runningArgs(t *testing.T, db testDB, q *durable.Queue, args river.JobArgs, by string) int64 {
 	t.Helper()
 	ctx := t.Context()
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	id, err := q.InsertTx(ctx, tx, args, &river.InsertOpts{MaxAttempts: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE river_job SET state = 'running', attempt = 1,
+	var id int64
+	err := db.lite.Update(ctx, func(tx cairn.Tx) error {
+		var err error
+		if id, err = q.InsertTx(ctx, tx, args, &river.InsertOpts{MaxAttempts: 3}); err != nil {
+			return err
+		}
+		stx, err := sqlite.SQLTx(tx)
+		if err != nil {
+			return err
+		}
+		_, err = stx.ExecContext(ctx, `UPDATE river_job SET state = 'running', attempt = 1,
 		attempted_at = strftime('%Y-%m-%d %H:%M:%f', 'now', '-1 minute'), attempted_by = jsonb(?) WHERE id = ?`,
-		fmt.Sprintf("[%q]", by), id); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(); err != nil {
+			fmt.Sprintf("[%q]", by), id)
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	return id
 }
 
-func worker(t *testing.T, db *sql.DB, id, host string, pid int, proc string, heartbeat time.Time) {
+func worker(t *testing.T, db testDB, id, host string, pid int, proc string, heartbeat time.Time) {
 	t.Helper()
 	if _, err := db.ExecContext(t.Context(), `INSERT INTO workers (id, host, pid, proc, started, heartbeat) VALUES (?, ?, ?, ?, ?, ?)`,
 		id, host, pid, proc, heartbeat.UnixNano(), heartbeat.UnixNano()); err != nil {
@@ -204,8 +212,9 @@ func TestRescue_LiveWorker(t *testing.T) {
 		db := open(busy)
 		return durable.New(db.Write(), sqldurable.New(db), cfg)
 	}
-	db := open(0).Write()
-	if err := durable.Migrate(ctx, db); err != nil {
+	lite := open(0)
+	db := testDB{lite.Write(), lite}
+	if err := durable.Migrate(ctx, db.DB); err != nil {
 		t.Fatal(err)
 	}
 	started, release := make(chan int64, 8), make(chan struct{})
@@ -296,15 +305,12 @@ func TestRescue_LiveWorker(t *testing.T) {
 func TestQueue_Jobs(t *testing.T) {
 	db, q := setup(t, time.Now)
 	ctx := t.Context()
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	queued, err := q.InsertTx(ctx, tx, noopArgs{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(); err != nil {
+	var queued int64
+	if err := db.lite.Update(ctx, func(tx cairn.Tx) error {
+		var err error
+		queued, err = q.InsertTx(ctx, tx, noopArgs{}, nil)
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	run := running(t, db, q, "elsewhere:1:aa")

@@ -402,7 +402,6 @@ func (s *Service) add(ctx context.Context, jobs *durable.Queue, in []*input, pol
 	}
 	now := s.now()
 	rows := func(ctx context.Context, tx *store.Tx) error {
-		q := tx.SQL()
 		for _, p := range all {
 			src := p.added.Source
 			if p.added.Note != "" {
@@ -428,7 +427,7 @@ func (s *Service) add(ctx context.Context, jobs *durable.Queue, in []*input, pol
 				continue
 			}
 			// The job goes in first, so that the source is recorded with it.
-			job, err := jobs.InsertTx(ctx, q, Args{Source: src.ID}, &river.InsertOpts{MaxAttempts: pol.Attempts()})
+			job, err := jobs.InsertTx(ctx, tx.Backend(), Args{Source: src.ID}, &river.InsertOpts{MaxAttempts: pol.Attempts()})
 			if err != nil {
 				return err
 			}
@@ -701,7 +700,7 @@ func (s *Service) retry(ctx context.Context, src *Source, who cairn.Principal) (
 		}
 		job := src.Job
 		if job != 0 {
-			j, err := q.RetryTx(ctx, tx.SQL(), job)
+			j, err := q.RetryTx(ctx, tx.Backend(), job)
 			switch {
 			case cairn.ErrorCode(err) == cairn.ENOTFOUND:
 				job = 0
@@ -718,7 +717,7 @@ func (s *Service) retry(ctx context.Context, src *Source, who cairn.Principal) (
 		}
 		if job == 0 {
 			var err error
-			if job, err = q.InsertTx(ctx, tx.SQL(), Args{Source: src.ID}, &river.InsertOpts{MaxAttempts: pol.Attempts()}); err != nil {
+			if job, err = q.InsertTx(ctx, tx.Backend(), Args{Source: src.ID}, &river.InsertOpts{MaxAttempts: pol.Attempts()}); err != nil {
 				return err
 			}
 		}
@@ -748,7 +747,7 @@ func (s *Service) CancelJob(ctx context.Context, job int64, who cairn.Principal)
 	var j *durable.Job
 	err = s.v.Store.Update(ctx, func(tx *store.Tx) error {
 		var err error
-		if j, err = q.CancelTx(ctx, tx.SQL(), job); err != nil {
+		if j, err = q.CancelTx(ctx, tx.Backend(), job); err != nil {
 			return err
 		}
 		// The source is read in the transaction that cancels its job: a

@@ -725,15 +725,12 @@ func TestIngest_OneJobPerSource(t *testing.T) {
 	}
 	src := added[0].Source
 	<-taken // its job runs, held at ingest:running
-	tx, err := e.v.DB.Write().BeginTx(e.ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := e.q.InsertTx(e.ctx, tx, ingest.Args{Source: src.ID}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(); err != nil {
+	var other int64
+	if err := e.v.DB.Update(e.ctx, func(tx cairn.Tx) error {
+		var err error
+		other, err = e.q.InsertTx(e.ctx, tx, ingest.Args{Source: src.ID}, nil)
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	j := e.finished(other)

@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riversqlite"
 
 	"cairn"
 	"cairn/admit"
 	"cairn/agent"
+	"cairn/durable"
 	"cairn/store"
 	"cairn/vault"
 )
@@ -153,8 +153,8 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 			if !runs(cur, job) {
 				return errStale
 			}
-			if _, err := river.JobCompleteTx[*riversqlite.Driver](ctx, tx.SQL(), job); err != nil {
-				return fmt.Errorf("complete job %d: %w", job.ID, err)
+			if err := durable.CompleteTx(ctx, tx.Backend(), job); err != nil {
+				return err
 			}
 			s.point("ingest:deciding")
 			return nil

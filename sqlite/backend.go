@@ -578,9 +578,6 @@ type Tx struct {
 
 var _ cairn.Tx = (*Tx)(nil)
 
-// SQL returns the database transaction.
-func (t *Tx) SQL() *sql.Tx { return t.tx }
-
 // Raw calls fn with the driver connection the transaction runs on (see
 // [sql.Conn.Raw]): bulk writers bind values straight to the driver's
 // statements, skipping database/sql's conversion of every value. fn must

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"slices"
 	"strings"
 	"time"
@@ -115,9 +114,6 @@ func (s *Store) Update(ctx context.Context, fn func(*Tx) error) error {
 	}
 	return nil
 }
-
-// SQL returns the database transaction.
-func (tx *Tx) SQL() *sql.Tx { return tx.tx.SQL() }
 
 // Raw calls fn with the database driver's connection, for bulk writers
 // that bind values to driver statements directly. It reports false, without

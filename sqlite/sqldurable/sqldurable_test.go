@@ -54,10 +54,14 @@ func running(t *testing.T, db *sqlite.DB, q *durable.Queue, by string) int64 {
 	var id int64
 	err := db.Update(ctx, func(tx cairn.Tx) error {
 		var err error
-		if id, err = q.InsertTx(ctx, tx.SQL(), noopArgs{}, &river.InsertOpts{MaxAttempts: 2}); err != nil {
+		if id, err = q.InsertTx(ctx, tx, noopArgs{}, &river.InsertOpts{MaxAttempts: 2}); err != nil {
 			return err
 		}
-		_, err = tx.SQL().ExecContext(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_by = jsonb(?) WHERE id = ?`,
+		stx, err := sqlite.SQLTx(tx)
+		if err != nil {
+			return err
+		}
+		_, err = stx.ExecContext(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_by = jsonb(?) WHERE id = ?`,
 			fmt.Sprintf("[%q]", by), id)
 		return err
 	})
