@@ -1,0 +1,16 @@
+package app_test
+
+import (
+	"os"
+	"testing"
+)
+
+// TestMain lets the test binary run as a child process of a test (see
+// casChild): several processes on one vault, as the CLI, a worker and a
+// server would be.
+func TestMain(m *testing.M) {
+	if os.Getenv(casChildEnv) != "" {
+		os.Exit(casChild())
+	}
+	os.Exit(m.Run())
+}
