@@ -18,7 +18,10 @@
 // on what the store's readers see; the write transaction then checks that
 // main's head is still the one judged (judging again on the new head if
 // not), runs the lint gate, whose findings come from bringing the index to
-// the change's tree, and writes the outcome. A change not admitted has that
-// index update undone to a savepoint and is recorded in the same
-// transaction.
+// the change's tree, and writes the outcome. For a change not admitted
+// that transaction is rolled back, index update and all (cheaper than
+// undoing the update to a savepoint), and the proposal is recorded by a
+// short transaction of its own. The lint gate is the part of a held
+// change's judgement that still holds the lock: its findings need the index
+// brought to the change's tree.
 package admit

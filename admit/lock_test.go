@@ -145,7 +145,11 @@ func TestSubmit_MainMoved(t *testing.T) {
 	})
 }
 
-func TestSubmit_HeldInOneTransaction(t *testing.T) {
+// TestSubmit_Held checks what a held change leaves: the index as main
+// has it (the lint gate's update went with a rolled-back transaction), the
+// proposal and its branch recorded by a short second one, and a replay of
+// its key refused before any write.
+func TestSubmit_Held(t *testing.T) {
 	le := setupLock(t)
 	before, err := le.ix.State(le.ctx)
 	if err != nil {
@@ -170,8 +174,8 @@ func TestSubmit_HeldInOneTransaction(t *testing.T) {
 	if len(out.Lint) == 0 {
 		t.Errorf("the held change has no lint findings: %v", out.Findings)
 	}
-	if n := le.written(); n != 1 {
-		t.Errorf("a held change took %d write transactions, want 1", n)
+	if n := le.written(); n != 2 {
+		t.Errorf("a held change took %d write transactions, want 2 (judged, rolled back; recorded)", n)
 	}
 	// The index update lint needed is undone: the index is main's.
 	after, err := le.ix.State(le.ctx)

@@ -220,6 +220,10 @@ var ErrEmpty = &cairn.Error{Code: cairn.EINVALID, Message: "the change is empty"
 // main that is no longer main's head: the change is judged again.
 var errMoved = errors.New("main moved since the change was judged")
 
+// errNotAdmitted rolls back the write transaction of a change the gates did
+// not admit, taking the lint gate's index update with it.
+var errNotAdmitted = errors.New("the change was not admitted")
+
 // maxJudgements is how many times Submit judges a change whose target main
 // keeps moving before it gives up (EUNAVAILABLE).
 const maxJudgements = 8
@@ -288,6 +292,17 @@ func (p *Pipeline) Submit(ctx context.Context, req Request) (*Outcome, error) {
 			out, err = p.decide(ctx, tx, &req, j)
 			return err
 		})
+		if errors.Is(err, errNotAdmitted) {
+			// The lint gate's index update went with the transaction,
+			// which costs less than undoing it to a savepoint; the
+			// outcome is recorded in a short transaction of its own.
+			err = p.s.Update(ctx, func(tx *store.Tx) error {
+				if err := p.submittable(ctx, tx, &req); err != nil {
+					return err
+				}
+				return p.record(ctx, tx, &req, out)
+			})
+		}
 		if errors.Is(err, errMoved) {
 			continue
 		}
@@ -488,26 +503,21 @@ func (p *Pipeline) decide(ctx context.Context, tx *store.Tx, req *Request, j *ju
 	}
 	out := &Outcome{Origin: req.Origin, Rebased: j.rebased}
 	findings := slices.Clone(j.findings)
-	// The index update is kept only if the change is admitted: else it
-	// is undone.
-	err := p.st.Provisionally(ctx, tx.Backend(), func() (bool, error) {
-		delta, err := p.ix.Apply(ctx, tx, j.final)
-		if err != nil {
-			return false, err
-		}
-		newLint := delta.New()
-		out.Lint = lint.AtLeast(newLint, lint.Warning)
-		findings = append(findings, gateLint(newLint)...)
-		out.Verdict = j.pol.judge(findings, req.Origin, req.Route, j.headTree == store.EmptyTree)
-		out.Findings = findings
-		proposed(req, out)
-		return out.Verdict == cairn.Admit || req.Force, nil
-	})
+	// The index update is kept only if the change is admitted: else the
+	// transaction is rolled back (errNotAdmitted) and Submit records the
+	// outcome in one of its own.
+	delta, err := p.ix.Apply(ctx, tx, j.final)
 	if err != nil {
 		return nil, err
 	}
+	newLint := delta.New()
+	out.Lint = lint.AtLeast(newLint, lint.Warning)
+	findings = append(findings, gateLint(newLint)...)
+	out.Verdict = j.pol.judge(findings, req.Origin, req.Route, j.headTree == store.EmptyTree)
+	out.Findings = findings
+	proposed(req, out)
 	if out.Verdict != cairn.Admit && !req.Force {
-		return out, p.record(ctx, tx, req, out)
+		return out, errNotAdmitted
 	}
 	p.point("admit:judged", req.Route)
 	return out, p.admit(ctx, tx, req, out, j.head, j.final)

@@ -60,14 +60,6 @@ type Storage interface {
 	// LastEvent returns the number of the newest event, 0 when there is
 	// none.
 	LastEvent(ctx context.Context) (int64, error)
-
-	// Provisionally runs fn inside tx so that what it writes there can be
-	// undone: when fn returns keep false, every row written in tx since
-	// fn began is put back as it was (tx goes on); when true, they stay,
-	// to commit with tx. An error of fn is returned as it is, the rows
-	// left to tx's rollback. Admission uses it for the index update the
-	// lint gate needs, kept only when the change is admitted.
-	Provisionally(ctx context.Context, tx cairn.Tx, fn func() (keep bool, err error)) error
 }
 
 // AuditRow is one audit row: who decided what, when.

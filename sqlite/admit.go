@@ -254,32 +254,6 @@ func (s *AdmitStorage) LastEvent(ctx context.Context) (int64, error) {
 	return id, translate(err)
 }
 
-// Provisionally runs fn inside the savepoint admit_provisional of tx,
-// rolled back to when fn does not keep what it wrote.
-func (s *AdmitStorage) Provisionally(ctx context.Context, tx cairn.Tx, fn func() (bool, error)) error {
-	q, err := asSQLTx(tx)
-	if err != nil {
-		return err
-	}
-	if _, err := q.ExecContext(ctx, `SAVEPOINT admit_provisional`); err != nil {
-		return fmt.Errorf("savepoint: %w", translate(err))
-	}
-	keep, err := fn()
-	if err != nil {
-		return err
-	}
-	stmts := []string{`RELEASE admit_provisional`}
-	if !keep {
-		stmts = []string{`ROLLBACK TO admit_provisional`, `RELEASE admit_provisional`}
-	}
-	for _, stmt := range stmts {
-		if _, err := q.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("savepoint: %s: %w", stmt, translate(err))
-		}
-	}
-	return nil
-}
-
 // findingsJSON encodes findings for their column. Findings and log entries
 // are structs of strings, which json.Marshal always encodes.
 func findingsJSON(fs []cairn.Finding) string {

@@ -164,9 +164,6 @@ func TestAdmitStorage_Proposals(t *testing.T) {
 		if err := st.AddEvent(ctx, other, admit.EventRow{Kind: "x"}); cairn.ErrorCode(err) != cairn.EINTERNAL {
 			t.Errorf("AddEvent(foreign tx) = %v, want EINTERNAL", err)
 		}
-		if err := st.Provisionally(ctx, other, func() (bool, error) { return true, nil }); cairn.ErrorCode(err) != cairn.EINTERNAL {
-			t.Errorf("Provisionally(foreign tx) = %v, want EINTERNAL", err)
-		}
 	})
 }
 
@@ -206,28 +203,5 @@ func TestAdmitStorage_Events(t *testing.T) {
 	}
 	if got, err := st.Events(ctx, 0, 1); err != nil || len(got) != 1 || got[0].ID != 1 {
 		t.Errorf("Events(0, 1) = %v, %v, want event 1", got, err)
-	}
-}
-
-func TestAdmitStorage_Provisionally(t *testing.T) {
-	db, st := setupAdmitStorage(t)
-	ctx := t.Context()
-	for _, keep := range []bool{false, true} {
-		err := inWriteTx(t, db, func(ctx context.Context, tx cairn.Tx) error {
-			return st.Provisionally(ctx, tx, func() (bool, error) {
-				return keep, st.AddEvent(ctx, tx, admit.EventRow{Kind: "provisional"})
-			})
-		})
-		if err != nil {
-			t.Fatalf("Provisionally(keep %v) = %v", keep, err)
-		}
-	}
-	// The event written and not kept is gone; the one kept stays.
-	evs, err := st.Events(ctx, 0, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(evs) != 1 {
-		t.Errorf("Events() = %v, want the one event kept", evs)
 	}
 }
