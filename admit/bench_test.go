@@ -35,38 +35,7 @@ func BenchmarkAdmit(b *testing.B) {
 
 func benchAdmit(b *testing.B, pages int, rebased bool) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "cairn.db"), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	s, err := store.New(ctx, db, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ix := index.New(s, sqlite.NewIndexStorage(db), nil)
-	s.AddHook(ix.Hook())
-	p := admit.New(s, ix, sqlite.NewAdmitStorage(db), nil)
-	g := vaultgen.New(vaultgen.Config{Pages: pages, Raw: true})
-	var files []store.FileChange
-	var titles, raws []string
-	for _, f := range g.All() {
-		if strings.HasPrefix(f.Path, "raw/") {
-			raws = append(raws, f.Path)
-		}
-		files = append(files, store.FileChange{Path: f.Path, Data: f.Data})
-		if strings.HasSuffix(f.Path, ".md") && !strings.HasPrefix(f.Path, "raw/") && f.Path != "index.md" && f.Path != "log.md" {
-			titles = append(titles, strings.TrimSuffix(f.Path, ".md"))
-		}
-	}
-	bb := s.NewBatch()
-	tree, err := bb.BuildTree(ctx, files)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := p.Submit(ctx, admit.Request{Route: "import", Tree: tree, Batch: bb, Principal: cairn.PrincipalSystem, Message: "import"}); err != nil {
-		b.Fatal(err)
-	}
+	s, p, titles, raws := benchVault(b, pages, nil)
 	head := func() (cairn.Hash, cairn.Hash) {
 		h, err := s.Head(ctx, "main")
 		if err != nil {
@@ -137,4 +106,45 @@ func benchAdmit(b *testing.B, pages int, rebased bool) {
 	slices.Sort(times)
 	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(times[len(times)*95/100].Microseconds())/1000, "p95-ms")
+}
+
+// benchVault makes a vault of pages generated pages in a database opened
+// with opts, imported into main through admission, and returns its store,
+// its pipeline, the generated pages' names (without .md) and raw files.
+func benchVault(b *testing.B, pages int, opts *sqlite.Options) (*store.Store, *admit.Pipeline, []string, []string) {
+	b.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "cairn.db"), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	s, err := store.New(ctx, db, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix := index.New(s, sqlite.NewIndexStorage(db), nil)
+	s.AddHook(ix.Hook())
+	p := admit.New(s, ix, sqlite.NewAdmitStorage(db), nil)
+	g := vaultgen.New(vaultgen.Config{Pages: pages, Raw: true})
+	var files []store.FileChange
+	var titles, raws []string
+	for _, f := range g.All() {
+		if strings.HasPrefix(f.Path, "raw/") {
+			raws = append(raws, f.Path)
+		}
+		files = append(files, store.FileChange{Path: f.Path, Data: f.Data})
+		if strings.HasSuffix(f.Path, ".md") && !strings.HasPrefix(f.Path, "raw/") && f.Path != "index.md" && f.Path != "log.md" {
+			titles = append(titles, strings.TrimSuffix(f.Path, ".md"))
+		}
+	}
+	bb := s.NewBatch()
+	tree, err := bb.BuildTree(ctx, files)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := p.Submit(ctx, admit.Request{Route: "import", Tree: tree, Batch: bb, Principal: cairn.PrincipalSystem, Message: "import"}); err != nil {
+		b.Fatal(err)
+	}
+	return s, p, titles, raws
 }

@@ -3,7 +3,6 @@ package admit_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -12,8 +11,6 @@ import (
 
 	"cairn"
 	"cairn/admit"
-	"cairn/index"
-	"cairn/internal/vaultgen"
 	"cairn/sqlite"
 	"cairn/store"
 )
@@ -47,7 +44,7 @@ func benchAdmitLock(b *testing.B, pages int, held bool) {
 		measuring bool
 		lock, tx  time.Duration
 	)
-	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "cairn.db"), &sqlite.Options{
+	s, p, titles, raws := benchVault(b, pages, &sqlite.Options{
 		WriteHeld: func(d time.Duration) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -57,37 +54,6 @@ func benchAdmitLock(b *testing.B, pages int, held bool) {
 			}
 		},
 	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	s, err := store.New(ctx, db, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ix := index.New(s, sqlite.NewIndexStorage(db), nil)
-	s.AddHook(ix.Hook())
-	p := admit.New(s, ix, sqlite.NewAdmitStorage(db), nil)
-	g := vaultgen.New(vaultgen.Config{Pages: pages, Raw: true})
-	var files []store.FileChange
-	var titles, raws []string
-	for _, f := range g.All() {
-		if strings.HasPrefix(f.Path, "raw/") {
-			raws = append(raws, f.Path)
-		}
-		files = append(files, store.FileChange{Path: f.Path, Data: f.Data})
-		if strings.HasSuffix(f.Path, ".md") && !strings.HasPrefix(f.Path, "raw/") && f.Path != "index.md" && f.Path != "log.md" {
-			titles = append(titles, strings.TrimSuffix(f.Path, ".md"))
-		}
-	}
-	bb := s.NewBatch()
-	tree, err := bb.BuildTree(ctx, files)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := p.Submit(ctx, admit.Request{Route: "import", Tree: tree, Batch: bb, Principal: cairn.PrincipalSystem, Message: "import"}); err != nil {
-		b.Fatal(err)
-	}
 	base, err := s.Head(ctx, "main")
 	if err != nil {
 		b.Fatal(err)
