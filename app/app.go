@@ -108,8 +108,23 @@ func newApp(v *vault.Vault, t *worktree.Tree, opts *Options) *App {
 	return a
 }
 
-// Close closes the vault.
-func (a *App) Close() error { return a.v.Close() }
+// closeWait bounds how long Close waits for the jobs this process runs
+// to stop.
+const closeWait = 30 * time.Second
+
+// Close closes the vault. Jobs this process still runs (a Worker not
+// stopped) are stopped first: they finish, or after 30 seconds have their
+// contexts cancelled; a job cut short goes back to the queue, as a
+// worker's that died would.
+func (a *App) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), closeWait)
+	defer cancel()
+	err := a.ingest.Close(ctx)
+	if cerr := a.v.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 // Root returns the folder that holds the vault's .cairn.
 func (a *App) Root() string { return a.v.Root }

@@ -1,12 +1,14 @@
 package app_test
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
 
 	"cairn"
 	"cairn/app"
 	"cairn/ingest"
+	"cairn/sqlite/sqldurable"
 )
 
 func TestApp_Jobs(t *testing.T) {
@@ -125,6 +127,39 @@ func TestApp_StartWorker(t *testing.T) {
 	}
 	if err := w.Stop(ctx); err != nil {
 		t.Errorf("Stop again: %v, want nil", err)
+	}
+}
+
+// TestApp_CloseStopsWorker checks that closing an App whose worker was not
+// stopped stops it: its record leaves the workers table, so no rescue has
+// to wait for its heartbeat to go stale.
+func TestApp_CloseStopsWorker(t *testing.T) {
+	ctx := cairn.NewContextWithPrincipal(t.Context(), cairn.User("ada"))
+	dir := filepath.Join(t.TempDir(), "vault")
+	a, err := app.Init(ctx, dir, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := a.StartWorker(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatalf("Close with a worker running: %v", err)
+	}
+	b, err := app.Open(ctx, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	workers, err := sqldurable.New(b.Vault().DB).Workers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range workers {
+		if rec.ID == w.ID() {
+			t.Errorf("worker %s is still recorded after Close", w.ID())
+		}
 	}
 }
 

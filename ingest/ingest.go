@@ -168,6 +168,26 @@ func (s *Service) StopJobs(ctx context.Context) error {
 	return q.Stop(ctx)
 }
 
+// Close stops the queue for every caller of StartJobs that has not
+// stopped (running jobs finish, or have their contexts cancelled when ctx
+// ends) and waits for the folder syncs scheduled so far: what is left to
+// do before the vault closes.
+func (s *Service) Close(ctx context.Context) error {
+	s.runMu.Lock()
+	running := s.runs > 0
+	s.runs = 0
+	s.runMu.Unlock()
+	var err error
+	if running {
+		var q *durable.Queue
+		if q, err = s.queue(ctx); err == nil {
+			err = q.Stop(ctx)
+		}
+	}
+	s.Flush()
+	return err
+}
+
 // queue returns the service's queue, made from defaultQueueConfig when no
 // one made it before.
 func (s *Service) queue(ctx context.Context) (*durable.Queue, error) {
