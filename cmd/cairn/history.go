@@ -12,17 +12,7 @@ import (
 
 	"cairn"
 	"cairn/app"
-	"cairn/index"
-	"cairn/worktree"
 )
-
-// branchOf is the branch commands default to: the working tree's, or main.
-func branchOf(t *worktree.Tree) string {
-	if t != nil {
-		return t.Branch
-	}
-	return index.Branch
-}
 
 func (a *cli) logCmd() *cobra.Command {
 	var opts app.LogOptions
