@@ -146,9 +146,9 @@ func TestSubmit_MainMoved(t *testing.T) {
 }
 
 // TestSubmit_Held checks what a held change leaves: the index as main
-// has it (the lint gate's update went with a rolled-back transaction), the
-// proposal and its branch recorded by a short second one, and a replay of
-// its key refused before any write.
+// has it (the lint gate judged it on a snapshot, writing nothing), the
+// proposal and its branch recorded by the one write transaction it takes,
+// and a replay of its key refused before any write.
 func TestSubmit_Held(t *testing.T) {
 	le := setupLock(t)
 	before, err := le.ix.State(le.ctx)
@@ -174,8 +174,8 @@ func TestSubmit_Held(t *testing.T) {
 	if len(out.Lint) == 0 {
 		t.Errorf("the held change has no lint findings: %v", out.Findings)
 	}
-	if n := le.written(); n != 2 {
-		t.Errorf("a held change took %d write transactions, want 2 (judged, rolled back; recorded)", n)
+	if n := le.written(); n != 1 {
+		t.Errorf("a held change took %d write transactions, want 1 (recorded; judged without the lock)", n)
 	}
 	// The index update lint needed is undone: the index is main's.
 	after, err := le.ix.State(le.ctx)
@@ -202,5 +202,66 @@ func TestSubmit_Held(t *testing.T) {
 	}
 	if n := le.written(); n != 0 {
 		t.Errorf("a refused replay took %d write transactions, want 0", n)
+	}
+}
+
+// TestSubmit_AdmittedFromPreview: an admitted change is judged on a
+// snapshot and committed in one write transaction that makes the
+// preview's index writes; when the index is rebuilt between the two (every
+// file gets a new id), the write transaction judges it again by updating
+// the index itself. Either way the index is the one a rebuild gives.
+func TestSubmit_AdmittedFromPreview(t *testing.T) {
+	for _, rebuilt := range []bool{false, true} {
+		name := "current"
+		if rebuilt {
+			name = "rebuilt"
+		}
+		t.Run(name, func(t *testing.T) {
+			le := setupLock(t)
+			req := le.agentRequest(map[string]string{
+				"concepts/b.md": "---\ntitle: B\ntype: concept\n---\n# B\n\nSee [[concepts/a|A]].\n",
+				"index.md":      "---\ntitle: Home\ntype: index\n---\n# Home\n\n- [[concepts/a|A]]\n- [[concepts/b|B]]\n",
+			})
+			if rebuilt {
+				le.onPoint = func(point string) {
+					if point == "admit:gated:ingest" {
+						le.onPoint = nil
+						if err := le.ix.Rebuild(le.ctx); err != nil {
+							t.Error(err)
+						}
+					}
+				}
+			}
+			req.Route = "ingest"
+			le.written()
+			out, err := le.p.Submit(le.ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rebuilt {
+				le.written() // the rebuild's
+			}
+			if !out.Admitted() {
+				t.Fatalf("Submit = %s %v, want admitted", out.Verdict, out.Findings)
+			}
+			if n := le.written(); !rebuilt && n != 1 {
+				t.Errorf("an admitted change took %d write transactions, want 1", n)
+			}
+			if len(out.Lint) != 0 {
+				t.Errorf("lint of the admitted change = %v, want none", out.Lint)
+			}
+			head, _ := le.head()
+			st, err := le.ix.State(le.ctx)
+			if err != nil || st.Commit != head {
+				t.Fatalf("index state %v (%v), want main's head %s", st, err, head.Short())
+			}
+			d, err := le.ix.Check(le.ctx, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !d.OK() {
+				t.Fatalf("the index after admission differs from a rebuild: %v", d.Problems)
+			}
+		})
 	}
 }

@@ -256,10 +256,15 @@ func (p *Pipeline) checkRequest(req *Request) error {
 // caller's rows, in one transaction; a held or rejected change is kept as
 // the branch proposals/<id> with its findings, in one transaction.
 //
-// The gates and the merge run on a read snapshot of main, without the
-// write lock; the write transaction then checks that main's head is still
-// the one judged (if not, the change is judged again on the new head), runs
-// the lint gate, which needs the index, and writes the outcome.
+// The gates, the merge and the lint gate run on read snapshots of main and
+// of its index, without the write lock (the lint gate's index update runs
+// on an in-memory overlay: index.Preview). The write transaction then
+// checks that main's head is still the one judged (if not, the change is
+// judged again on the new head) and writes the outcome: a held or rejected
+// change only its records; an admitted one its commit and the index rows
+// the preview wrote in memory (index.ApplyPreview), or, for a change too
+// large to preview or an index rebuilt meanwhile, the index updated inside
+// the transaction and the change judged there again.
 //
 // Errors: a change that changes nothing wraps ErrEmpty; a key submitted
 // before, or a proposal that is not held, is ECONFLICT; a cairn.yaml the
@@ -272,6 +277,9 @@ func (p *Pipeline) Submit(ctx context.Context, req Request) (*Outcome, error) {
 	}
 	for range maxJudgements {
 		j, err := p.judge(ctx, &req)
+		if errors.Is(err, errMoved) {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -287,21 +295,22 @@ func (p *Pipeline) Submit(ctx context.Context, req Request) (*Outcome, error) {
 			return out, err
 		}
 		var out *Outcome
-		err = p.s.Update(ctx, func(tx *store.Tx) error {
-			var err error
-			out, err = p.decide(ctx, tx, &req, j)
-			return err
-		})
-		if errors.Is(err, errNotAdmitted) {
-			// The lint gate's index update went with the transaction,
-			// which costs less than undoing it to a savepoint; the
-			// outcome is recorded in a short transaction of its own.
+		if j.lint != nil && !admissible(&req, j.lint) {
+			// Judged whole on the snapshot and not admitted: the write
+			// transaction only records it.
+			out, err = j.lint, p.recordIn(ctx, &req, j, j.lint)
+		} else {
 			err = p.s.Update(ctx, func(tx *store.Tx) error {
-				if err := p.submittable(ctx, tx, &req); err != nil {
-					return err
-				}
-				return p.record(ctx, tx, &req, out)
+				var err error
+				out, err = p.decide(ctx, tx, &req, j)
+				return err
 			})
+			if errors.Is(err, errNotAdmitted) {
+				// The lint gate's index update went with the transaction,
+				// which costs less than undoing it to a savepoint; the
+				// outcome is recorded in a short transaction of its own.
+				err = p.recordIn(ctx, &req, j, out)
+			}
 		}
 		if errors.Is(err, errMoved) {
 			continue
@@ -318,6 +327,21 @@ func (p *Pipeline) Submit(ctx context.Context, req Request) (*Outcome, error) {
 	}
 	return nil, cairn.Errorf(cairn.EUNAVAILABLE, "main moved %d times while the change was judged; nothing was recorded", maxJudgements).
 		WithHint("Another process is committing to main; try again when it is done.")
+}
+
+// recordIn records the outcome of a change that was not admitted, in a
+// write transaction of its own: main must still be at the judged head
+// (errMoved otherwise).
+func (p *Pipeline) recordIn(ctx context.Context, req *Request, j *judgement, out *Outcome) error {
+	return p.s.Update(ctx, func(tx *store.Tx) error {
+		if err := j.current(ctx, tx); err != nil {
+			return err
+		}
+		if err := p.submittable(ctx, tx, req); err != nil {
+			return err
+		}
+		return p.record(ctx, tx, req, out)
+	})
 }
 
 // unmerged returns the outcome of a change that does not merge onto main
@@ -360,6 +384,11 @@ type judgement struct {
 	// out, when set, is the judged outcome of a change that does not
 	// merge onto head (it has conflicts); lint does not run on it.
 	out *Outcome
+	// preview is the lint gate's index update judged on a snapshot of the
+	// index at head, and lint the outcome it gives; nil for a change the
+	// index judges only in a write transaction (index.ErrBulk).
+	preview *index.Preview
+	lint    *Outcome
 }
 
 // current returns errMoved unless main's head, read inside tx, is still
@@ -482,8 +511,39 @@ func (p *Pipeline) judge(ctx context.Context, req *Request) (*judgement, error) 
 			return nil, err
 		}
 	}
+	// The lint gate, on a snapshot of the index: nothing is written.
+	pv, err := p.ix.Preview(ctx, b, head, j.final)
+	switch {
+	case errors.Is(err, index.ErrStale):
+		return nil, errMoved
+	case errors.Is(err, index.ErrBulk):
+		// Judged by Apply in the write transaction.
+	case err != nil:
+		return nil, fmt.Errorf("admission: lint: %w", err)
+	default:
+		j.preview, j.lint = pv, p.outcome(req, j, pv.Delta)
+	}
 	return j, nil
 }
+
+// outcome judges a change by its gates' findings and the findings delta
+// of its lint gate.
+func (p *Pipeline) outcome(req *Request, j *judgement, delta *index.Delta) *Outcome {
+	out := &Outcome{Origin: req.Origin, Rebased: j.rebased}
+	findings := slices.Clone(j.findings)
+	newLint := delta.New()
+	out.Lint = lint.AtLeast(newLint, lint.Warning)
+	findings = append(findings, gateLint(newLint)...)
+	out.Verdict = j.pol.judge(findings, req.Origin, req.Route, j.headTree == store.EmptyTree)
+	out.Findings = findings
+	proposed(req, out)
+	return out
+}
+
+// admissible reports whether a judged change is to be committed: admitted
+// by its gates, or forced by a person's decision (the verdict and findings
+// stay as judged).
+func admissible(req *Request, out *Outcome) bool { return out.Verdict == cairn.Admit || req.Force }
 
 // decide finishes the judgement inside the write transaction and records
 // the outcome: main must still be at the judged head (errMoved otherwise);
@@ -501,22 +561,28 @@ func (p *Pipeline) decide(ctx context.Context, tx *store.Tx, req *Request, j *ju
 	if j.out != nil {
 		return j.out, p.record(ctx, tx, req, j.out)
 	}
-	out := &Outcome{Origin: req.Origin, Rebased: j.rebased}
-	findings := slices.Clone(j.findings)
 	// The index update is kept only if the change is admitted: else the
 	// transaction is rolled back (errNotAdmitted) and Submit records the
-	// outcome in one of its own.
-	delta, err := p.ix.Apply(ctx, tx, j.final)
-	if err != nil {
-		return nil, err
+	// outcome in one of its own. A preview judged on the index as it is
+	// here is made again by its writes alone.
+	out, applied := j.lint, false
+	if j.preview != nil {
+		switch err := p.ix.ApplyPreview(ctx, tx, j.preview); {
+		case err == nil:
+			applied = true
+		case !errors.Is(err, index.ErrStale):
+			return nil, err
+		}
 	}
-	newLint := delta.New()
-	out.Lint = lint.AtLeast(newLint, lint.Warning)
-	findings = append(findings, gateLint(newLint)...)
-	out.Verdict = j.pol.judge(findings, req.Origin, req.Route, j.headTree == store.EmptyTree)
-	out.Findings = findings
-	proposed(req, out)
-	if out.Verdict != cairn.Admit && !req.Force {
+	if !applied {
+		// No preview (a full build), or the index was rebuilt since.
+		delta, err := p.ix.Apply(ctx, tx, j.final)
+		if err != nil {
+			return nil, err
+		}
+		out = p.outcome(req, j, delta)
+	}
+	if !admissible(req, out) {
 		return out, errNotAdmitted
 	}
 	p.point("admit:judged", req.Route)

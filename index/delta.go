@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"cairn"
@@ -59,4 +60,120 @@ func (ix *Index) Apply(ctx context.Context, tx *store.Tx, tree cairn.Hash) (*Del
 		return nil, err
 	}
 	return d, nil
+}
+
+// ErrStale is what [Index.Preview] returns when the committed index no
+// longer reflects the commit the caller judged against: main moved.
+var ErrStale = errors.New("the index reflects another commit of main")
+
+// ErrBulk is what [Index.Preview] returns for a change too large to judge
+// incrementally (the first commit of a vault, or an import): [Index.Apply]
+// inside the write transaction judges it instead.
+var ErrBulk = errors.New("the change is judged by a full build")
+
+// batchTrees reads trees through a batch, commits through its store.
+type batchTrees struct{ *store.Batch }
+
+func (b batchTrees) ReadCommit(ctx context.Context, h cairn.Hash) (*cairn.Commit, error) {
+	return b.Store().ReadCommit(ctx, h)
+}
+
+// A Preview is a change of tree judged on a snapshot of the committed
+// index ([Index.Preview]): how its findings change, and the writes that
+// bring the index there, kept to be made in a write transaction
+// ([Index.ApplyPreview]) without reading, parsing or resolving again.
+type Preview struct {
+	// Delta is how the change changes the findings, as Apply reports it.
+	Delta *Delta
+
+	base    State // the committed state the preview started from
+	next    int64 // the base's next file id: a rebuild changes every id
+	journal []func(context.Context, StorageTx) error
+}
+
+// Preview returns how the findings would change if main moved from commit
+// at to a commit of tree, as [Index.Apply] would report it, without the
+// write lock and without writing: the incremental update runs on a
+// snapshot of the committed index with its writes kept in memory. b reads
+// the trees (its new objects need not be written). The admission pipeline
+// judges a change's lint with it while other processes commit.
+//
+// Errors: ErrStale when the committed index reflects another commit than
+// at; ErrBulk when the change is too large to update incrementally.
+func (ix *Index) Preview(ctx context.Context, b *store.Batch, at, tree cairn.Hash) (*Preview, error) {
+	var pv *Preview
+	err := ix.preview(ctx, b, at, tree, func(o *overlay, p *Preview) error {
+		pv = p
+		return nil
+	})
+	return pv, err
+}
+
+// preview brings an overlay of a snapshot from commit at to tree and calls
+// fn with it and the preview.
+func (ix *Index) preview(ctx context.Context, b *store.Batch, at, tree cairn.Hash, fn func(*overlay, *Preview) error) (err error) {
+	snap, err := ix.st.Snapshot(ctx)
+	if err != nil {
+		return fmt.Errorf("index: read a snapshot: %w", err)
+	}
+	defer func() {
+		if cerr := snap.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("index: close the snapshot: %w", cerr)
+		}
+	}()
+	st, err := readState(ctx, snap)
+	if err != nil {
+		return err
+	}
+	if st.Commit != at {
+		return ErrStale
+	}
+	if st.Tree == store.EmptyTree {
+		return ErrBulk
+	}
+	next, err := snap.NextFileID(ctx)
+	if err != nil {
+		return err
+	}
+	o := newOverlay(snap, next)
+	pv := &Preview{Delta: &Delta{}, base: st, next: next}
+	if err := ix.apply(ctx, o, batchTrees{b}, st.Tree, tree, pv.Delta); err != nil {
+		if errors.Is(err, errBuild) {
+			return ErrBulk
+		}
+		return fmt.Errorf("index %s: %w", tree.Short(), err)
+	}
+	if err := o.SetState(ctx, State{Commit: st.Commit, Tree: tree}); err != nil {
+		return err
+	}
+	pv.journal = o.journal
+	return fn(o, pv)
+}
+
+// ApplyPreview brings the index, inside tx, where pv says, as [Index.Apply]
+// to pv's tree would, by making the preview's writes. The index in tx must
+// be the one the preview read: at the same commit, with the same next file
+// id (a rebuild at one commit gives every file a new id); ErrStale when it
+// is not, and then nothing is written. As with Apply, the caller must roll
+// tx back if main does not move.
+func (ix *Index) ApplyPreview(ctx context.Context, tx *store.Tx, pv *Preview) error {
+	return ix.inTx(ctx, tx, func(q StorageTx) error {
+		st, err := readState(ctx, q)
+		if err != nil {
+			return err
+		}
+		next, err := q.NextFileID(ctx)
+		if err != nil {
+			return err
+		}
+		if st != pv.base || next != pv.next {
+			return ErrStale
+		}
+		for _, w := range pv.journal {
+			if err := w(ctx, q); err != nil {
+				return fmt.Errorf("index: apply a preview: %w", err)
+			}
+		}
+		return nil
+	})
 }

@@ -9,7 +9,11 @@
 // changed, the links whose lookups a changed key answers, the pages whose
 // reachability or inbound links changed. It can be rebuilt from any commit,
 // checked against the store, and applied to any other tree without being
-// kept ([Index.View]), which is how branches and old commits are read.
+// kept ([Index.View]), which is how branches and old commits are read. A
+// change is judged without the write lock by [Index.Preview], which runs
+// the same incremental update on an in-memory overlay of a snapshot and
+// keeps its writes for [Index.ApplyPreview] to make in the transaction
+// that admits the change.
 package index
 
 import (

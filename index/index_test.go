@@ -259,7 +259,7 @@ func newGen(seed uint64) *gen {
 
 var (
 	folders = []string{"", "notes/", "concepts/", "a/b/", "x/b/", "notes/deep/", "zz/"}
-	names   = []string{"alpha", "beta", "gamma", "delta", "index", "Alpha", "omega"}
+	names0  = []string{"alpha", "beta", "gamma", "delta", "index", "Alpha", "omega"}
 	titles  = []string{"Alpha", "Beta", "Home", "Gamma", "Shared"}
 )
 
@@ -272,16 +272,16 @@ func (g *gen) page() string {
 			fmt.Fprintf(&b, "type: %s\n", []string{"concept", "summary", "index"}[g.rng.IntN(3)])
 		}
 		if g.rng.IntN(3) == 0 {
-			fmt.Fprintf(&b, "aliases: [%s]\n", names[g.rng.IntN(len(names))])
+			fmt.Fprintf(&b, "aliases: [%s]\n", names0[g.rng.IntN(len(names0))])
 		}
 		if g.rng.IntN(4) == 0 {
-			fmt.Fprintf(&b, "sources: raw/%s.md, %s\n", names[g.rng.IntN(len(names))], names[g.rng.IntN(len(names))])
+			fmt.Fprintf(&b, "sources: raw/%s.md, %s\n", names0[g.rng.IntN(len(names0))], names0[g.rng.IntN(len(names0))])
 		}
 		b.WriteString("---\n")
 	}
 	fmt.Fprintf(&b, "# %s\n\n## Part %d\n", titles[g.rng.IntN(len(titles))], g.rng.IntN(3))
 	for range g.rng.IntN(5) {
-		target := names[g.rng.IntN(len(names))]
+		target := names0[g.rng.IntN(len(names0))]
 		switch g.rng.IntN(7) {
 		case 0:
 			target = folders[g.rng.IntN(len(folders))] + target
@@ -309,13 +309,13 @@ func (g *gen) edits() map[string]string {
 		var p string
 		switch g.rng.IntN(12) {
 		case 0:
-			p = "raw/" + names[g.rng.IntN(len(names))] + ".md"
+			p = "raw/" + names0[g.rng.IntN(len(names0))] + ".md"
 		case 1:
 			p = folders[g.rng.IntN(len(folders))] + "pic.png"
 		case 2:
 			p = []string{"cairn.yaml", "eva.json"}[g.rng.IntN(2)] // the lint setting comes and goes
 		default:
-			p = folders[g.rng.IntN(len(folders))] + names[g.rng.IntN(len(names))] + ".md"
+			p = folders[g.rng.IntN(len(folders))] + names0[g.rng.IntN(len(names0))] + ".md"
 		}
 		if _, exists := g.files[p]; exists && g.rng.IntN(3) == 0 {
 			out[p] = ""

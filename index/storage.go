@@ -49,6 +49,10 @@ type Storage interface {
 	// Committed returns a reader of the committed index (the read pool; it
 	// never waits for the writer).
 	Committed() StorageReader
+	// Snapshot returns a reader of the committed index that sees one state
+	// of it, whatever commits meanwhile, until it is closed (a read
+	// transaction; it never waits for the writer, nor holds it up).
+	Snapshot(ctx context.Context) (StorageSnapshot, error)
 	// Begin returns the index's rows as the store's write transaction tx
 	// sees them, to read and write inside it. The caller must Close it
 	// before tx ends. A tx the storage does not belong to is EINTERNAL.
@@ -83,6 +87,10 @@ type StorageReader interface {
 	FilesCiting(ctx context.Context, value string) ([]int64, error)
 	// Blobs returns the content of every indexed file by path.
 	Blobs(ctx context.Context) (map[string]cairn.Hash, error)
+	// NextFileID returns an id that no file has had in this index: the
+	// index assigns ids itself, so that inserts need not return them.
+	// Inside a transaction it follows the inserts made so far.
+	NextFileID(ctx context.Context) (int64, error)
 
 	// Link returns the link ord of file src (DstPath not filled);
 	// ENOTFOUND when there is none.
@@ -126,6 +134,13 @@ type StorageReader interface {
 	Snapshot(ctx context.Context) (map[string][]string, error)
 }
 
+// StorageSnapshot is one committed state of the index ([Storage.Snapshot]).
+type StorageSnapshot interface {
+	StorageReader
+	// Close ends the snapshot; nothing may be used after it.
+	Close() error
+}
+
 // StorageTx reads and writes the index inside a store write transaction
 // ([Storage.Begin]). Inserts may be held and written in batches by the
 // implementation, but every read sees every write made before it.
@@ -134,9 +149,6 @@ type StorageTx interface {
 
 	// SetState records the commit and tree the rows reflect.
 	SetState(ctx context.Context, st State) error
-	// NextFileID returns an id that no file has had in this index: the
-	// index assigns ids itself, so that inserts need not return them.
-	NextFileID(ctx context.Context) (int64, error)
 
 	// Clear removes every row, full text included, for a full build; the
 	// rows that follow come in key order (see the row types), and

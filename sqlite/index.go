@@ -31,6 +31,53 @@ func NewIndexStorage(db *DB) *IndexStorage {
 // Committed returns a reader of the committed index.
 func (s *IndexStorage) Committed() index.StorageReader { return s.committed }
 
+// Snapshot returns a reader of the committed index in one read
+// transaction of the read pool (SQLite's WAL keeps the state it first
+// reads until it ends), running the pool's prepared statements.
+func (s *IndexStorage) Snapshot(ctx context.Context) (index.StorageSnapshot, error) {
+	pool := s.committed.q.(*indexPool)
+	tx, err := pool.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("index: begin a snapshot: %w", translate(err))
+	}
+	return &indexSnapshot{indexReader: indexReader{q: &indexPoolTx{pool: pool, tx: tx}}, tx: tx}, nil
+}
+
+// indexSnapshot is a read transaction of the committed index.
+type indexSnapshot struct {
+	indexReader
+	tx *sql.Tx
+}
+
+// Close ends the read transaction.
+func (s *indexSnapshot) Close() error { return translate(s.tx.Rollback()) }
+
+// indexPoolTx runs the pool's prepared statements inside a read transaction
+// (database/sql reuses a statement already prepared on the transaction's
+// connection).
+type indexPoolTx struct {
+	pool *indexPool
+	tx   *sql.Tx
+}
+
+// QueryContext runs a prepared query inside the transaction.
+func (p *indexPoolTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := p.pool.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return p.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+}
+
+// QueryRowContext runs a prepared query for one row inside the transaction.
+func (p *indexPoolTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := p.pool.stmt(ctx, query)
+	if err != nil {
+		return p.tx.QueryRowContext(ctx, query, args...) // reports the same error
+	}
+	return p.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+}
+
 // Begin returns the index rows inside tx, a transaction of s's database
 // (EINTERNAL for any other). Statements are prepared once for the life of
 // the StorageTx: SQLite spends longer parsing SQL than running the small

@@ -24,9 +24,9 @@ func (t *indexTx) SetState(ctx context.Context, st index.State) error {
 }
 
 // NextFileID returns the next unused id of files, an AUTOINCREMENT table.
-func (t *indexTx) NextFileID(ctx context.Context) (int64, error) {
+func (r *indexReader) NextFileID(ctx context.Context) (int64, error) {
 	var seq sql.NullInt64
-	err := t.q.QueryRowContext(ctx, `SELECT seq FROM sqlite_sequence WHERE name = 'files'`).Scan(&seq)
+	err := r.q.QueryRowContext(ctx, `SELECT seq FROM sqlite_sequence WHERE name = 'files'`).Scan(&seq)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, fmt.Errorf("index: next file id: %w", translate(err))
 	}

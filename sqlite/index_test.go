@@ -280,3 +280,47 @@ func TestIndexStorage_Writes(t *testing.T) {
 		t.Errorf("Stats after Clear = %+v, %v; want zero", st, err)
 	}
 }
+
+// TestIndexStorage_Snapshot: a snapshot keeps the state it first read while
+// another transaction commits, and reads the committed state once opened
+// again; the read pool's next file id follows the inserts.
+func TestIndexStorage_Snapshot(t *testing.T) {
+	ctx := t.Context()
+	db, s := setupIndex(t)
+	if err := inIndexTx(t, db, s, fillIndex); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := snap.File(ctx, 1); err != nil {
+		t.Fatalf("File(1) in the snapshot: %v", err)
+	}
+	err = inIndexTx(t, db, s, func(ctx context.Context, q index.StorageTx) error {
+		return q.InsertFiles(ctx, []index.FileRow{{ID: 3, Path: "c.md", Kind: lint.KindPage, Blob: cairn.Hash{3}, Title: "C", TitleSource: 3, Depth: -1}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := snap.File(ctx, 3); cairn.ErrorCode(err) != cairn.ENOTFOUND {
+		t.Errorf("File(3) in a snapshot taken before it was committed = %v, want ENOTFOUND", err)
+	}
+	if next, err := snap.NextFileID(ctx); err != nil || next != 3 {
+		t.Errorf("NextFileID in the snapshot = %d, %v; want 3", next, err)
+	}
+	if err := snap.Close(); err != nil {
+		t.Fatal(err)
+	}
+	snap, err = s.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	if _, err := snap.File(ctx, 3); err != nil {
+		t.Errorf("File(3) in a new snapshot: %v", err)
+	}
+	if next, err := s.Committed().NextFileID(ctx); err != nil || next != 4 {
+		t.Errorf("NextFileID of the committed index = %d, %v; want 4", next, err)
+	}
+}

@@ -1,0 +1,28 @@
+package index
+
+import (
+	"context"
+
+	"cairn"
+	"cairn/store"
+)
+
+// PreviewRows calls fn with the rows a preview of tree ends with: the
+// overlay [Index.Preview] judges on.
+func (ix *Index) PreviewRows(ctx context.Context, b *store.Batch, at, tree cairn.Hash, fn func(StorageReader) error) error {
+	return ix.preview(ctx, b, at, tree, func(o *overlay, _ *Preview) error { return fn(o) })
+}
+
+// LookupHash is the hash of a key value in the lookup rows.
+func LookupHash(v string) int64 { return lookupHash(v) }
+
+// SnapshotIn returns the rows of the index inside tx.
+func (ix *Index) SnapshotIn(ctx context.Context, tx *store.Tx) (*Snapshot, error) {
+	var s *Snapshot
+	err := ix.inTx(ctx, tx, func(q StorageTx) error {
+		var err error
+		s, err = snapshot(ctx, q)
+		return err
+	})
+	return s, err
+}

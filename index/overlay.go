@@ -1,0 +1,840 @@
+package index
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"cairn"
+	"cairn/lint"
+	"cairn/markdown"
+)
+
+// errBuild is what an overlay answers a full build with: a change that
+// large is judged inside the write transaction instead ([ErrBulk]).
+var errBuild = errors.New("index overlay: a full build does not run on an overlay")
+
+// overlay is a StorageTx that keeps its writes in memory, over a reader of
+// one state of the index (a snapshot of the committed rows): it answers
+// every read as the storage would after the same writes, and writes
+// nothing. The index's incremental update runs on it unchanged, which is
+// how a change's findings are judged without the write lock ([Index.Preview]).
+//
+// It holds the rows the update touched, whole: every file row it read or
+// wrote, every link it wrote, and the changes to the key, citation and
+// lookup tables as sets of rows added and removed. Reads merge those with
+// the base's rows. It keeps no full text: Search, Titles, Stats and
+// Snapshot are not answered (EINTERNAL). Every write is also journaled, so
+// that a transaction whose rows are still the base's can be brought to the
+// same state by making the same writes, without reading or parsing again.
+type overlay struct {
+	base StorageReader
+
+	state   *State
+	nextID  int64
+	files   map[int64]*FileRow // rows read or written; absent: the base's
+	deleted map[int64]bool     // files deleted
+	depths0 bool               // ClearDepths ran: base depths read as -1
+
+	keys     rowSet[KeyRow]
+	cites    rowSet[CiteRow]
+	linkKeys rowSet[LinkKeyRow]
+
+	links map[LinkKey]*LinkRow // links written; nil: deleted
+	srcs  map[int64]bool       // files with a link in links
+
+	findings map[int64][]lint.Finding // files whose findings were written
+
+	// journal is every write, in order, to be made again on a transaction
+	// whose rows are the base's ([Index.ApplyPreview]).
+	journal []func(context.Context, StorageTx) error
+}
+
+// record adds a write to the journal.
+func (o *overlay) record(w func(context.Context, StorageTx) error) { o.journal = append(o.journal, w) }
+
+// rowSet is how an overlay changed a table of rows that are their own key:
+// rows added (not in the base, or put back) and rows removed from it.
+type rowSet[T comparable] struct {
+	added, removed map[T]bool
+}
+
+func (s *rowSet[T]) add(r T) {
+	if s.added == nil {
+		s.added, s.removed = map[T]bool{}, map[T]bool{}
+	}
+	delete(s.removed, r)
+	s.added[r] = true
+}
+
+func (s *rowSet[T]) remove(r T) {
+	if s.added == nil {
+		s.added, s.removed = map[T]bool{}, map[T]bool{}
+	}
+	delete(s.added, r)
+	s.removed[r] = true
+}
+
+// merge returns the base's rows without those removed, then the rows added
+// that match and are not among the base's.
+func (s *rowSet[T]) merge(base []T, match func(T) bool) []T {
+	out := make([]T, 0, len(base))
+	seen := make(map[T]bool, len(base))
+	for _, r := range base {
+		if !s.removed[r] {
+			out = append(out, r)
+			seen[r] = true
+		}
+	}
+	for r := range s.added {
+		if match(r) && !seen[r] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func newOverlay(base StorageReader, next int64) *overlay {
+	return &overlay{
+		base: base, nextID: next,
+		files: map[int64]*FileRow{}, deleted: map[int64]bool{},
+		links: map[LinkKey]*LinkRow{}, srcs: map[int64]bool{},
+		findings: map[int64][]lint.Finding{},
+	}
+}
+
+var _ StorageTx = (*overlay)(nil)
+
+func notInOverlay(what string) error {
+	return cairn.Errorf(cairn.EINTERNAL, "index overlay: %s is not answered on an overlay", what)
+}
+
+// row returns the current row of file id, read from the base once and kept;
+// ENOTFOUND when there is none.
+func (o *overlay) row(ctx context.Context, id int64) (*FileRow, error) {
+	if o.deleted[id] {
+		return nil, cairn.Errorf(cairn.ENOTFOUND, "index: no file %d", id)
+	}
+	if r, ok := o.files[id]; ok {
+		return r, nil
+	}
+	r, err := o.base.File(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if o.depths0 {
+		r.Depth = -1
+	}
+	o.files[id] = &r
+	return &r, nil
+}
+
+// ref returns the FileRef of file id; ok is false when there is none.
+func (o *overlay) ref(ctx context.Context, id int64) (FileRef, bool, error) {
+	r, err := o.row(ctx, id)
+	if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+		return FileRef{}, false, nil
+	}
+	if err != nil {
+		return FileRef{}, false, err
+	}
+	return FileRef{ID: r.ID, Path: r.Path, Kind: r.Kind, Blob: r.Blob}, true, nil
+}
+
+// State returns the state written, else the base's.
+func (o *overlay) State(ctx context.Context) (State, error) {
+	if o.state != nil {
+		return *o.state, nil
+	}
+	return o.base.State(ctx)
+}
+
+// FileAt finds the file through its path key, as a storage does.
+func (o *overlay) FileAt(ctx context.Context, path string) (FileRef, error) {
+	refs, err := o.KeyHolders(ctx, cairn.FoldPath(path), markdown.StepFile)
+	if err != nil {
+		return FileRef{Path: path}, err
+	}
+	for _, f := range refs {
+		if f.Path == path {
+			return f, nil
+		}
+	}
+	return FileRef{Path: path}, cairn.Errorf(cairn.ENOTFOUND, "index: no file %s", path)
+}
+
+// KeyHolders merges the key rows step by step: the base's answer does not
+// say at which step a file holds the key.
+func (o *overlay) KeyHolders(ctx context.Context, value string, steps ...markdown.Step) ([]FileRef, error) {
+	var out []FileRef
+	for _, step := range steps {
+		base, err := o.base.KeyHolders(ctx, value, step)
+		if err != nil {
+			return nil, err
+		}
+		refs := make(map[int64]FileRef, len(base))
+		rows := make([]KeyRow, len(base))
+		for i, f := range base {
+			rows[i] = KeyRow{Value: value, Step: step, File: f.ID}
+			refs[f.ID] = f
+		}
+		for _, k := range o.keys.merge(rows, func(k KeyRow) bool { return k.Value == value && k.Step == step }) {
+			f, known := refs[k.File]
+			if _, held := o.files[k.File]; held || o.deleted[k.File] || !known {
+				var ok bool
+				if f, ok, err = o.ref(ctx, k.File); err != nil {
+					return nil, err
+				}
+				if !ok {
+					continue // the storage joins the file's row
+				}
+			}
+			out = append(out, f)
+		}
+	}
+	slices.SortFunc(out, func(a, b FileRef) int { return cmp.Or(strings.Compare(a.Path, b.Path), cmp.Compare(a.ID, b.ID)) })
+	return out, nil
+}
+
+// File returns the current row of file id.
+func (o *overlay) File(ctx context.Context, id int64) (FileRow, error) {
+	r, err := o.row(ctx, id)
+	if err != nil {
+		return FileRow{ID: id, Depth: -1}, err
+	}
+	return *r, nil
+}
+
+// Path returns the path of file id.
+func (o *overlay) Path(ctx context.Context, id int64) (string, error) {
+	r, err := o.row(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	return r.Path, nil
+}
+
+// Depth returns the depth of file id, -1 when unreachable or missing.
+func (o *overlay) Depth(ctx context.Context, id int64) (int, error) {
+	r, err := o.row(ctx, id)
+	if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+		return -1, nil
+	}
+	if err != nil {
+		return -1, err
+	}
+	return r.Depth, nil
+}
+
+// FilesOfKind lists the base's files of kinds that are still there, and
+// the new ones, by id (a file's kind follows from its path, which a file
+// keeps).
+func (o *overlay) FilesOfKind(ctx context.Context, kinds ...lint.Kind) ([]int64, error) {
+	base, err := o.base.FilesOfKind(ctx, kinds...)
+	if err != nil {
+		return nil, err
+	}
+	var out []int64
+	for _, id := range base {
+		if !o.deleted[id] {
+			out = append(out, id)
+		}
+	}
+	for id, r := range o.files {
+		if _, found := slices.BinarySearch(base, id); !found && slices.Contains(kinds, r.Kind) {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// FilesCiting merges the citation rows of value.
+func (o *overlay) FilesCiting(ctx context.Context, value string) ([]int64, error) {
+	base, err := o.base.FilesCiting(ctx, value)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]CiteRow, len(base))
+	for i, id := range base {
+		rows[i] = CiteRow{Value: value, File: id}
+	}
+	var out []int64
+	for _, r := range o.cites.merge(rows, func(r CiteRow) bool { return r.Value == value }) {
+		out = append(out, r.File)
+	}
+	return out, nil
+}
+
+// Blobs returns the content of every file by path.
+func (o *overlay) Blobs(ctx context.Context) (map[string]cairn.Hash, error) {
+	out, err := o.base.Blobs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for id := range o.deleted {
+		r, err := o.base.File(ctx, id)
+		if err == nil {
+			delete(out, r.Path)
+		} else if cairn.ErrorCode(err) != cairn.ENOTFOUND {
+			return nil, err
+		}
+	}
+	for _, r := range o.files {
+		out[r.Path] = r.Blob
+	}
+	return out, nil
+}
+
+// link returns the current row of link ord of src, without paths.
+func (o *overlay) link(ctx context.Context, src int64, ord int) (LinkRow, error) {
+	if l, ok := o.links[LinkKey{src, ord}]; ok {
+		if l == nil {
+			return LinkRow{}, cairn.Errorf(cairn.ENOTFOUND, "index: no link %d of file %d", ord, src)
+		}
+		return *l, nil
+	}
+	return o.base.Link(ctx, src, ord)
+}
+
+// Link returns link ord of file src.
+func (o *overlay) Link(ctx context.Context, src int64, ord int) (LinkRow, error) {
+	return o.link(ctx, src, ord)
+}
+
+// dstPath is the path of a link's destination as a storage joins it: ""
+// when there is none.
+func (o *overlay) dstPath(ctx context.Context, dst int64) (string, error) {
+	if dst == 0 {
+		return "", nil
+	}
+	f, ok, err := o.ref(ctx, dst)
+	if !ok {
+		return "", err
+	}
+	return f.Path, nil
+}
+
+// LinksFrom merges the links of src, in order.
+func (o *overlay) LinksFrom(ctx context.Context, src int64) ([]LinkRow, error) {
+	base, err := o.base.LinksFrom(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	if !o.srcs[src] {
+		for i, l := range base {
+			if o.deleted[l.Dst] {
+				base[i].DstPath = "" // the base's path of a file gone
+			}
+		}
+		return base, nil
+	}
+	out := base[:0]
+	for _, l := range base {
+		if _, written := o.links[LinkKey{src, l.Ord}]; !written {
+			if o.deleted[l.Dst] {
+				l.DstPath = ""
+			}
+			out = append(out, l)
+		}
+	}
+	for k, l := range o.links {
+		if k.Src != src || l == nil {
+			continue
+		}
+		r := *l
+		if r.DstPath, err = o.dstPath(ctx, r.Dst); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b LinkRow) int { return cmp.Compare(a.Ord, b.Ord) })
+	return out, nil
+}
+
+// linksTo returns the links resolved to dst, self-links included, without
+// paths: the base's not rewritten, then the ones written.
+func (o *overlay) linksTo(ctx context.Context, dst int64, base []LinkRow) []LinkRow {
+	var out []LinkRow
+	for _, l := range base {
+		if _, written := o.links[LinkKey{l.Src, l.Ord}]; !written {
+			out = append(out, l)
+		}
+	}
+	for _, l := range o.links {
+		if l != nil && l.Dst == dst {
+			out = append(out, *l)
+		}
+	}
+	return out
+}
+
+// LinksTo merges the links from other files to dst, by source path and ord.
+func (o *overlay) LinksTo(ctx context.Context, dst int64) ([]LinkRow, error) {
+	base, err := o.base.LinksTo(ctx, dst)
+	if err != nil {
+		return nil, err
+	}
+	var out []LinkRow
+	for _, l := range o.linksTo(ctx, dst, base) {
+		if l.Src == dst {
+			continue
+		}
+		src, ok, err := o.ref(ctx, l.Src) // the storage joins the source's row
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		l.SrcPath = src.Path
+		if l.DstPath, err = o.dstPath(ctx, l.Dst); err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	slices.SortFunc(out, func(a, b LinkRow) int {
+		return cmp.Or(strings.Compare(a.SrcPath, b.SrcPath), cmp.Compare(a.Ord, b.Ord))
+	})
+	return out, nil
+}
+
+// AnchoredLinksTo merges the anchored links into dst.
+func (o *overlay) AnchoredLinksTo(ctx context.Context, dst int64) ([]LinkKey, error) {
+	base, err := o.base.AnchoredLinksTo(ctx, dst)
+	if err != nil {
+		return nil, err
+	}
+	var out []LinkKey
+	for _, k := range base {
+		if _, written := o.links[k]; !written {
+			out = append(out, k)
+		}
+	}
+	for k, l := range o.links {
+		if l != nil && l.Dst == dst && l.Flags&LinkAnchored != 0 {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+// LinksLookingUp merges the lookup rows of hash.
+func (o *overlay) LinksLookingUp(ctx context.Context, hash int64) ([]LinkKey, error) {
+	base, err := o.base.LinksLookingUp(ctx, hash)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]LinkKeyRow, len(base))
+	for i, k := range base {
+		rows[i] = LinkKeyRow{Hash: hash, Src: k.Src, Ord: k.Ord}
+	}
+	var out []LinkKey
+	for _, r := range o.linkKeys.merge(rows, func(r LinkKeyRow) bool { return r.Hash == hash }) {
+		out = append(out, LinkKey{r.Src, r.Ord})
+	}
+	return out, nil
+}
+
+// Children returns the files id's resolved links lead to.
+func (o *overlay) Children(ctx context.Context, id int64) ([]int64, error) {
+	if !o.srcs[id] {
+		return o.base.Children(ctx, id)
+	}
+	links, err := o.LinksFrom(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var out []int64
+	for _, l := range links {
+		if l.Dst != 0 && l.Dst != id && !slices.Contains(out, l.Dst) {
+			out = append(out, l.Dst)
+		}
+	}
+	return out, nil
+}
+
+// Parents returns the files with resolved links to id.
+func (o *overlay) Parents(ctx context.Context, id int64) ([]int64, error) {
+	base, err := o.base.Parents(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var out []int64
+	rewritten := false
+	for _, src := range base {
+		if o.srcs[src] {
+			rewritten = true
+		} else {
+			out = append(out, src)
+		}
+	}
+	if rewritten {
+		// Some of the base's parents have links written: whether they
+		// still lead here is in their links, the base's and the written.
+		links, err := o.base.LinksTo(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range o.linksTo(ctx, id, links) {
+			if o.srcs[l.Src] && l.Src != id && !slices.Contains(out, l.Src) {
+				out = append(out, l.Src)
+			}
+		}
+	}
+	for _, l := range o.links {
+		if l != nil && l.Dst == id && l.Src != id && !slices.Contains(out, l.Src) {
+			out = append(out, l.Src)
+		}
+	}
+	return out, nil
+}
+
+// Edges returns the whole link graph, the written links' sources read again.
+func (o *overlay) Edges(ctx context.Context) (map[int64][]int64, error) {
+	out, err := o.base.Edges(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for src := range o.srcs {
+		children, err := o.Children(ctx, src)
+		if err != nil {
+			return nil, err
+		}
+		if len(children) == 0 {
+			delete(out, src)
+		} else {
+			out[src] = children
+		}
+	}
+	return out, nil
+}
+
+// Findings merges the findings of file (0: every file) and rule ("": every
+// rule).
+func (o *overlay) Findings(ctx context.Context, file int64, rule string) ([]lint.Finding, error) {
+	if file != 0 {
+		fs, written := o.findings[file]
+		switch {
+		case o.deleted[file]:
+			return nil, nil // the storage joins the file's row
+		case !written:
+			return o.base.Findings(ctx, file, rule)
+		}
+		return o.written(ctx, file, fs, rule)
+	}
+	base, err := o.base.Findings(ctx, 0, rule)
+	if err != nil {
+		return nil, err
+	}
+	// The base's findings carry paths: leave out those of files whose
+	// findings were written or that are gone.
+	gone := map[string]bool{}
+	for id := range o.findings {
+		r, err := o.base.File(ctx, id)
+		if err == nil {
+			gone[r.Path] = true
+		} else if cairn.ErrorCode(err) != cairn.ENOTFOUND {
+			return nil, err
+		}
+	}
+	for id := range o.deleted {
+		r, err := o.base.File(ctx, id)
+		if err == nil {
+			gone[r.Path] = true
+		} else if cairn.ErrorCode(err) != cairn.ENOTFOUND {
+			return nil, err
+		}
+	}
+	var out []lint.Finding
+	for _, f := range base {
+		if !gone[f.Page] {
+			out = append(out, f)
+		}
+	}
+	for id, fs := range o.findings {
+		if o.deleted[id] {
+			continue
+		}
+		w, err := o.written(ctx, id, fs, rule)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, w...)
+	}
+	return out, nil
+}
+
+// written returns the written findings fs of file id that have rule, each
+// with the file's path.
+func (o *overlay) written(ctx context.Context, id int64, fs []lint.Finding, rule string) ([]lint.Finding, error) {
+	path, err := o.Path(ctx, id)
+	if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []lint.Finding
+	for _, f := range fs {
+		if rule == "" || f.Rule == rule {
+			f.Page = path
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// Stats is not answered on an overlay.
+func (o *overlay) Stats(context.Context) (Stats, error) { return Stats{}, notInOverlay("Stats") }
+
+// Titles is not answered on an overlay.
+func (o *overlay) Titles(context.Context) ([]TitleRow, error) { return nil, notInOverlay("Titles") }
+
+// Search is not answered on an overlay: it keeps no full text.
+func (o *overlay) Search(context.Context, FullTextQuery) ([]SearchHit, error) {
+	return nil, notInOverlay("Search")
+}
+
+// Snapshot is not answered on an overlay.
+func (o *overlay) Snapshot(context.Context) (map[string][]string, error) {
+	return nil, notInOverlay("Snapshot")
+}
+
+// SetState keeps the state in memory.
+func (o *overlay) SetState(_ context.Context, st State) error {
+	o.state = &st
+	o.record(func(ctx context.Context, q StorageTx) error { return q.SetState(ctx, st) })
+	return nil
+}
+
+// NextFileID hands out the ids the base's storage would: the base's next,
+// then above the ids inserted.
+func (o *overlay) NextFileID(context.Context) (int64, error) { return o.nextID, nil }
+
+// Clear refuses: a full build is judged in the write transaction.
+func (o *overlay) Clear(context.Context) error { return errBuild }
+
+// FinishBuild refuses, as Clear does.
+func (o *overlay) FinishBuild(context.Context) error { return errBuild }
+
+// InsertFiles keeps the rows.
+func (o *overlay) InsertFiles(_ context.Context, rows []FileRow) error {
+	rows = slices.Clone(rows)
+	o.record(func(ctx context.Context, q StorageTx) error { return q.InsertFiles(ctx, rows) })
+	for _, r := range rows {
+		o.files[r.ID] = &r
+		delete(o.deleted, r.ID)
+		o.nextID = max(o.nextID, r.ID+1)
+	}
+	return nil
+}
+
+// UpdateFile replaces the row, keeping its inbound count and depth.
+func (o *overlay) UpdateFile(ctx context.Context, r FileRow) error {
+	o.record(func(ctx context.Context, q StorageTx) error { return q.UpdateFile(ctx, r) })
+	cur, err := o.row(ctx, r.ID)
+	if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+		return nil // an UPDATE of no row
+	}
+	if err != nil {
+		return err
+	}
+	r.Inbound, r.Depth = cur.Inbound, cur.Depth
+	*cur = r
+	return nil
+}
+
+// DeleteFile removes the row.
+func (o *overlay) DeleteFile(_ context.Context, id int64) error {
+	o.record(func(ctx context.Context, q StorageTx) error { return q.DeleteFile(ctx, id) })
+	o.deleted[id] = true
+	delete(o.files, id)
+	return nil
+}
+
+// AddInbound adds delta to the inbound count of file id.
+func (o *overlay) AddInbound(ctx context.Context, id int64, delta int) error {
+	o.record(func(ctx context.Context, q StorageTx) error { return q.AddInbound(ctx, id, delta) })
+	r, err := o.row(ctx, id)
+	if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	r.Inbound += delta
+	return nil
+}
+
+// SetDepth sets the depth of file id.
+func (o *overlay) SetDepth(ctx context.Context, id int64, depth int) error {
+	o.record(func(ctx context.Context, q StorageTx) error { return q.SetDepth(ctx, id, depth) })
+	r, err := o.row(ctx, id)
+	if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	r.Depth = depth
+	return nil
+}
+
+// ClearDepths makes every file unreachable: the rows held now, and the
+// base's as they are read.
+func (o *overlay) ClearDepths(context.Context) error {
+	o.record(func(ctx context.Context, q StorageTx) error { return q.ClearDepths(ctx) })
+	o.depths0 = true
+	for _, r := range o.files {
+		r.Depth = -1
+	}
+	return nil
+}
+
+// InsertKeys adds key rows.
+func (o *overlay) InsertKeys(_ context.Context, rows []KeyRow) error {
+	rows = slices.Clone(rows)
+	o.record(func(ctx context.Context, q StorageTx) error { return q.InsertKeys(ctx, rows) })
+	for _, r := range rows {
+		o.keys.add(r)
+	}
+	return nil
+}
+
+// DeleteKeys removes file's rows of keys.
+func (o *overlay) DeleteKeys(_ context.Context, file int64, keys []markdown.Key) error {
+	keys = slices.Clone(keys)
+	o.record(func(ctx context.Context, q StorageTx) error { return q.DeleteKeys(ctx, file, keys) })
+	for _, k := range keys {
+		o.keys.remove(KeyRow{Value: k.Value, Step: k.Step, File: file})
+	}
+	return nil
+}
+
+// InsertCites adds citation rows.
+func (o *overlay) InsertCites(_ context.Context, rows []CiteRow) error {
+	rows = slices.Clone(rows)
+	o.record(func(ctx context.Context, q StorageTx) error { return q.InsertCites(ctx, rows) })
+	for _, r := range rows {
+		o.cites.add(r)
+	}
+	return nil
+}
+
+// DeleteCites removes file's citations of values.
+func (o *overlay) DeleteCites(_ context.Context, file int64, values []string) error {
+	values = slices.Clone(values)
+	o.record(func(ctx context.Context, q StorageTx) error { return q.DeleteCites(ctx, file, values) })
+	for _, v := range values {
+		o.cites.remove(CiteRow{Value: v, File: file})
+	}
+	return nil
+}
+
+// InsertLinks keeps the link rows.
+func (o *overlay) InsertLinks(_ context.Context, rows []LinkRow) error {
+	rows = slices.Clone(rows)
+	for i := range rows {
+		rows[i].Data = slices.Clone(rows[i].Data)
+	}
+	o.record(func(ctx context.Context, q StorageTx) error { return q.InsertLinks(ctx, rows) })
+	for _, r := range rows {
+		r.SrcPath, r.DstPath = "", ""
+		o.links[LinkKey{r.Src, r.Ord}] = &r
+		o.srcs[r.Src] = true
+	}
+	return nil
+}
+
+// InsertLinkKeys adds lookup rows.
+func (o *overlay) InsertLinkKeys(_ context.Context, rows []LinkKeyRow) error {
+	rows = slices.Clone(rows)
+	o.record(func(ctx context.Context, q StorageTx) error { return q.InsertLinkKeys(ctx, rows) })
+	for _, r := range rows {
+		o.linkKeys.add(r)
+	}
+	return nil
+}
+
+// DeleteLink removes link ord of src and its lookup rows of hashes.
+func (o *overlay) DeleteLink(_ context.Context, src int64, ord int, hashes []int64) error {
+	hashes = slices.Clone(hashes)
+	o.record(func(ctx context.Context, q StorageTx) error { return q.DeleteLink(ctx, src, ord, hashes) })
+	o.links[LinkKey{src, ord}] = nil
+	o.srcs[src] = true
+	for _, h := range hashes {
+		o.linkKeys.remove(LinkKeyRow{Hash: h, Src: src, Ord: ord})
+	}
+	return nil
+}
+
+// edit changes link ord of src as fn says.
+func (o *overlay) edit(ctx context.Context, src int64, ord int, fn func(*LinkRow)) error {
+	l, err := o.link(ctx, src, ord)
+	if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+		return nil // an UPDATE of no row
+	}
+	if err != nil {
+		return err
+	}
+	l.SrcPath, l.DstPath = "", ""
+	fn(&l)
+	o.links[LinkKey{src, ord}] = &l
+	o.srcs[src] = true
+	return nil
+}
+
+// SetResolution records how link ord of src resolves.
+func (o *overlay) SetResolution(ctx context.Context, src int64, ord int, r LinkRow) error {
+	o.record(func(ctx context.Context, q StorageTx) error { return q.SetResolution(ctx, src, ord, r) })
+	return o.edit(ctx, src, ord, func(l *LinkRow) { l.Status, l.Dst, l.Step, l.Detail = r.Status, r.Dst, r.Step, r.Detail })
+}
+
+// SetLinkData replaces the packed form of link ord of src.
+func (o *overlay) SetLinkData(ctx context.Context, src int64, ord int, data []byte) error {
+	data = slices.Clone(data)
+	o.record(func(ctx context.Context, q StorageTx) error { return q.SetLinkData(ctx, src, ord, data) })
+	return o.edit(ctx, src, ord, func(l *LinkRow) { l.Data = data })
+}
+
+// InsertFindings adds findings, after the base's of their files.
+func (o *overlay) InsertFindings(ctx context.Context, rows []FindingRow) error {
+	rows = slices.Clone(rows)
+	o.record(func(ctx context.Context, q StorageTx) error { return q.InsertFindings(ctx, rows) })
+	for _, r := range rows {
+		if _, written := o.findings[r.File]; !written {
+			base, err := o.base.Findings(ctx, r.File, "")
+			if err != nil {
+				return err
+			}
+			o.findings[r.File] = base
+		}
+		o.findings[r.File] = append(o.findings[r.File], r.Finding)
+	}
+	return nil
+}
+
+// DeleteFindings removes the findings of file.
+func (o *overlay) DeleteFindings(_ context.Context, file int64) error {
+	o.record(func(ctx context.Context, q StorageTx) error { return q.DeleteFindings(ctx, file) })
+	o.findings[file] = []lint.Finding{}
+	return nil
+}
+
+// WriteText is only journaled: an overlay answers no full-text search.
+func (o *overlay) WriteText(_ context.Context, id int64, title, text string) error {
+	o.record(func(ctx context.Context, q StorageTx) error { return q.WriteText(ctx, id, title, text) })
+	return nil
+}
+
+// DeleteText is only journaled.
+func (o *overlay) DeleteText(_ context.Context, id int64) error {
+	o.record(func(ctx context.Context, q StorageTx) error { return q.DeleteText(ctx, id) })
+	return nil
+}
+
+// Close releases nothing; the caller closes the base.
+func (o *overlay) Close() error { return nil }

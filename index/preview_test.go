@@ -1,0 +1,417 @@
+package index_test
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"cairn"
+	"cairn/index"
+	"cairn/lint"
+	"cairn/markdown"
+	"cairn/sqlite"
+	"cairn/store"
+)
+
+// TestIndex_Preview runs random edit sequences and checks, before every
+// commit, that a preview of the change (the incremental update on an
+// overlay of a snapshot, nothing written) reports the findings delta that
+// committing it then shows, and ends with the rows the committed index has
+// afterwards, read through every method of the storage's reader.
+func TestIndex_Preview(t *testing.T) {
+	seeds, steps := 4, 30
+	if testing.Short() {
+		seeds, steps = 2, 12
+	}
+	keys := func(fs []lint.Finding) []string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.Key())
+		}
+		slices.Sort(out)
+		return out
+	}
+	previewed := 0
+	for seed := range seeds {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			e := setup(t)
+			committed := sqlite.NewIndexStorage(e.db).Committed()
+			g := newGen(uint64(200 + seed))
+			for step := range steps {
+				head, tree, b := e.stage(g.edits())
+				before, err := e.ix.Main().Findings(e.ctx, index.FindingFilter{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				pv, err := e.ix.Preview(e.ctx, b, head, tree)
+				if errors.Is(err, index.ErrBulk) {
+					e.commitTree(b, head, tree)
+					continue // the vault's first commit
+				}
+				if err != nil {
+					t.Fatalf("step %d: %v", step, err)
+				}
+				d := pv.Delta
+				var inPreview string
+				err = e.ix.PreviewRows(e.ctx, b, head, tree, func(r index.StorageReader) error {
+					var err error
+					inPreview, err = picture(e.ctx, r)
+					return err
+				})
+				if err != nil {
+					t.Fatalf("step %d: %v", step, err)
+				}
+				// Nothing was written: the committed index is as it was.
+				if st, err := e.ix.State(e.ctx); err != nil || st.Commit != head {
+					t.Fatalf("step %d: the preview moved the index to %v (%v)", step, st, err)
+				}
+				// The preview's writes, made in a transaction, give the
+				// rows committing the change gives.
+				var replayed *index.Snapshot
+				err = e.s.Update(e.ctx, func(tx *store.Tx) error {
+					if err := e.ix.ApplyPreview(e.ctx, tx, pv); err != nil {
+						return err
+					}
+					var err error
+					if replayed, err = e.ix.SnapshotIn(e.ctx, tx); err != nil {
+						return err
+					}
+					return errRollback
+				})
+				if !errors.Is(err, errRollback) {
+					t.Fatalf("step %d: ApplyPreview: %v", step, err)
+				}
+				e.commitTree(b, head, tree)
+				after, err := e.ix.Main().Findings(e.ctx, index.FindingFilter{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(keys(lint.New(before, after)), keys(d.New())); diff != "" {
+					t.Fatalf("step %d: new findings (-committed +preview):\n%s", step, diff)
+				}
+				if diff := cmp.Diff(keys(lint.New(after, before)), keys(lint.New(d.Added, d.Removed))); diff != "" {
+					t.Fatalf("step %d: findings gone (-committed +preview):\n%s", step, diff)
+				}
+				want, err := picture(e.ctx, committed)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want, inPreview); diff != "" {
+					t.Fatalf("step %d: rows (-committed +preview):\n%s", step, diff)
+				}
+				rows, err := e.ix.TakeSnapshot(e.ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := rows.Diff(replayed); len(diff) > 0 {
+					t.Fatalf("step %d: rows after ApplyPreview differ from the committed ones:\n%s", step, strings.Join(diff, "\n"))
+				}
+				previewed++
+			}
+			e.check()
+		})
+	}
+	if previewed < seeds*steps/2 {
+		t.Errorf("only %d of %d changes were previewed", previewed, seeds*steps)
+	}
+}
+
+var errRollback = errors.New("roll back")
+
+// TestIndex_PreviewStale: a preview judged against a commit the index no
+// longer reflects is refused, and so is applying a preview to an index
+// that moved, or that was rebuilt at the same commit (every file has a new
+// id): nothing is written, and the caller judges again.
+func TestIndex_PreviewStale(t *testing.T) {
+	e := setup(t)
+	first := e.commit(map[string]string{"index.md": "[[a]]", "a.md": "hello"})
+	e.commit(map[string]string{"b.md": "[[a]]"})
+	_, tree, b := e.stage(map[string]string{"c.md": "[[nowhere]]"})
+	if _, err := e.ix.Preview(e.ctx, b, first.Hash, tree); !errors.Is(err, index.ErrStale) {
+		t.Fatalf("Preview against an old head = %v, want ErrStale", err)
+	}
+	apply := func(pv *index.Preview) error {
+		err := e.s.Update(e.ctx, func(tx *store.Tx) error {
+			if err := e.ix.ApplyPreview(e.ctx, tx, pv); err != nil {
+				return err
+			}
+			return errRollback
+		})
+		if errors.Is(err, errRollback) {
+			return nil
+		}
+		return err
+	}
+	head, tree, b := e.stage(map[string]string{"c.md": "[[nowhere]]"})
+	pv, err := e.ix.Preview(e.ctx, b, head, tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := apply(pv); err != nil {
+		t.Fatalf("ApplyPreview on the index it read: %v", err)
+	}
+	if err := e.ix.Rebuild(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := apply(pv); !errors.Is(err, index.ErrStale) {
+		t.Fatalf("ApplyPreview after a rebuild = %v, want ErrStale", err)
+	}
+	pv, err = e.ix.Preview(e.ctx, b, head, tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.commit(map[string]string{"d.md": "x"})
+	if err := apply(pv); !errors.Is(err, index.ErrStale) {
+		t.Fatalf("ApplyPreview after main moved = %v, want ErrStale", err)
+	}
+	e.check()
+}
+
+// stage builds the tree of changes on main's head in a batch it does not
+// write: path → content, "" deletes.
+func (e *env) stage(files map[string]string) (head, tree cairn.Hash, b *store.Batch) {
+	e.t.Helper()
+	head, err := e.s.Head(e.ctx, "main")
+	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+		e.t.Fatal(err)
+	}
+	base := store.EmptyTree
+	if !head.IsZero() {
+		c, err := e.s.ReadCommit(e.ctx, head)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		base = c.Tree
+	}
+	var changes []store.FileChange
+	for p, d := range files {
+		changes = append(changes, store.FileChange{Path: p, Data: []byte(d), Delete: d == ""})
+	}
+	b = e.s.NewBatch()
+	if tree, err = b.Edit(e.ctx, base, changes); err != nil {
+		e.t.Fatal(err)
+	}
+	return head, tree, b
+}
+
+// commitTree moves main from head to a commit of tree.
+func (e *env) commitTree(b *store.Batch, head, tree cairn.Hash) {
+	e.t.Helper()
+	_, err := e.s.Commit(e.ctx, b, store.CommitRequest{Branch: "main", Expected: head, Tree: tree,
+		Principal: cairn.User("test"), Message: "edit", AllowEmpty: true})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// picture describes what a reader answers, file ids replaced by paths, so
+// that two readers of one tree give equal pictures.
+func picture(ctx context.Context, r index.StorageReader) (string, error) {
+	var out []string
+	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	blobs, err := r.Blobs(ctx)
+	if err != nil {
+		return "", err
+	}
+	paths := make([]string, 0, len(blobs))
+	for p := range blobs {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	pathOf := map[int64]string{}
+	ids := map[string]int64{}
+	for _, p := range paths {
+		f, err := r.FileAt(ctx, p)
+		if err != nil {
+			return "", fmt.Errorf("FileAt(%s): %w", p, err)
+		}
+		pathOf[f.ID], ids[p] = p, f.ID
+		add("file %s kind %d blob %s", p, f.Kind, f.Blob.Short())
+	}
+	name := func(id int64) string {
+		if p, ok := pathOf[id]; ok {
+			return p
+		}
+		if id == 0 {
+			return "-"
+		}
+		return "(gone)"
+	}
+	names := func(ids []int64) string {
+		var ns []string
+		for _, id := range ids {
+			ns = append(ns, name(id))
+		}
+		slices.Sort(ns)
+		return strings.Join(ns, ",")
+	}
+	values := map[string]bool{}
+	for _, p := range paths {
+		id := ids[p]
+		row, err := r.File(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		got, err := r.Path(ctx, id)
+		if err != nil || got != p {
+			return "", fmt.Errorf("Path(%s) = %q, %v", p, got, err)
+		}
+		depth, err := r.Depth(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		row.ID = 0
+		add("row %s %+v depth %d", p, row, depth)
+		links, err := r.LinksFrom(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		for _, l := range links {
+			one, err := r.Link(ctx, l.Src, l.Ord)
+			if err != nil {
+				return "", err
+			}
+			if one.Dst != l.Dst || one.Status != l.Status || !slices.Equal(one.Data, l.Data) {
+				return "", fmt.Errorf("Link(%s, %d) = %+v, LinksFrom has %+v", p, l.Ord, one, l)
+			}
+			add("link %s#%d flags %d status %d to %s (%s) step %d %s %s", p, l.Ord, l.Flags, l.Status, name(l.Dst), l.DstPath, l.Step, l.Detail, hex.EncodeToString(l.Data))
+		}
+		to, err := r.LinksTo(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		for _, l := range to {
+			add("into %s from %s#%d (%s) status %d", p, l.SrcPath, l.Ord, name(l.Src), l.Status)
+		}
+		anchored, err := r.AnchoredLinksTo(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		var as []string
+		for _, k := range anchored {
+			as = append(as, fmt.Sprintf("%s#%d", name(k.Src), k.Ord))
+		}
+		slices.Sort(as)
+		children, err := r.Children(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		parents, err := r.Parents(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		add("graph %s anchored [%s] children [%s] parents [%s]", p, strings.Join(as, ","), names(children), names(parents))
+		fs, err := r.Findings(ctx, id, "")
+		if err != nil {
+			return "", err
+		}
+		for _, f := range fs {
+			add("finding of %s: %s", p, f.Key())
+		}
+		stem := strings.TrimSuffix(path.Base(p), ".md")
+		for _, v := range []string{p, strings.TrimSuffix(p, ".md"), stem, path.Base(p)} {
+			values[cairn.FoldPath(v)] = true
+		}
+	}
+	for _, v := range append(slices.Clone(names0), titles...) {
+		values[cairn.FoldPath(v)] = true
+		values[cairn.FoldPath("b/"+v)] = true
+	}
+	vs := make([]string, 0, len(values))
+	for v := range values {
+		vs = append(vs, v)
+	}
+	slices.Sort(vs)
+	steps := []markdown.Step{markdown.StepFile, markdown.StepPath, markdown.StepSuffix, markdown.StepStem, markdown.StepTitle, markdown.StepAlias}
+	for _, v := range vs {
+		for _, step := range steps {
+			hs, err := r.KeyHolders(ctx, v, step)
+			if err != nil {
+				return "", err
+			}
+			if len(hs) > 0 {
+				var ns []string
+				for _, h := range hs {
+					ns = append(ns, h.Path)
+				}
+				add("key %q step %d: %s", v, step, strings.Join(ns, ","))
+			}
+		}
+		both, err := r.KeyHolders(ctx, v, markdown.StepStem, markdown.StepTitle, markdown.StepAlias)
+		if err != nil {
+			return "", err
+		}
+		if len(both) > 0 {
+			var ns []string
+			for _, h := range both {
+				ns = append(ns, h.Path)
+			}
+			add("key %q steps 4-6: %s", v, strings.Join(ns, ","))
+		}
+		citing, err := r.FilesCiting(ctx, v)
+		if err != nil {
+			return "", err
+		}
+		if len(citing) > 0 {
+			add("cited %q by %s", v, names(citing))
+		}
+		looking, err := r.LinksLookingUp(ctx, index.LookupHash(v))
+		if err != nil {
+			return "", err
+		}
+		var ls []string
+		for _, k := range looking {
+			ls = append(ls, fmt.Sprintf("%s#%d", name(k.Src), k.Ord))
+		}
+		slices.Sort(ls)
+		if len(ls) > 0 {
+			add("looking up %q: %s", v, strings.Join(ls, ","))
+		}
+	}
+	kinds, err := r.FilesOfKind(ctx, lint.KindPage, lint.KindAttachment)
+	if err != nil {
+		return "", err
+	}
+	if !slices.IsSorted(kinds) {
+		return "", fmt.Errorf("FilesOfKind is not in id order: %v", kinds)
+	}
+	add("pages and attachments: %s", names(kinds))
+	edges, err := r.Edges(ctx)
+	if err != nil {
+		return "", err
+	}
+	var es []string
+	for src, dsts := range edges {
+		es = append(es, name(src)+" -> "+names(dsts))
+	}
+	slices.Sort(es)
+	add("edges: %s", strings.Join(es, "; "))
+	all, err := r.Findings(ctx, 0, "")
+	if err != nil {
+		return "", err
+	}
+	var fs []string
+	for _, f := range all {
+		fs = append(fs, f.Key())
+	}
+	slices.Sort(fs)
+	add("findings: %s", strings.Join(fs, "; "))
+	broken, err := r.Findings(ctx, 0, lint.BrokenLink)
+	if err != nil {
+		return "", err
+	}
+	add("broken: %d", len(broken))
+	st, err := r.State(ctx)
+	if err != nil {
+		return "", err
+	}
+	add("tree %s", st.Tree.Short())
+	return strings.Join(out, "\n"), nil
+}
