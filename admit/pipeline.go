@@ -45,6 +45,12 @@ type Pipeline struct {
 	log     *slog.Logger
 	now     func() time.Time
 	crash   func(string)
+	// turn makes the admissions of one pipeline take turns from judgement
+	// to record: one judged while another commits would see main move and
+	// throw its lint preview away. Other processes' admissions still race,
+	// and a judgement that loses is made again. A channel of one, so that
+	// waiting for the turn ends with ctx.
+	turn chan struct{}
 }
 
 // DecidedFunc is called inside the transaction that gives a proposal a
@@ -67,6 +73,7 @@ func New(s *store.Store, ix *index.Index, st Storage, opts *Options) *Pipeline {
 		log:   cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
 		now:   opts.Now,
 		crash: opts.Crash,
+		turn:  make(chan struct{}, 1),
 	}
 	if p.now == nil {
 		p.now = time.Now
@@ -275,8 +282,22 @@ func (p *Pipeline) Submit(ctx context.Context, req Request) (*Outcome, error) {
 	if err := p.checkRequest(&req); err != nil {
 		return nil, err
 	}
-	for range maxJudgements {
-		j, err := p.judge(ctx, &req)
+	select {
+	case p.turn <- struct{}{}:
+		defer func() { <-p.turn }()
+	case <-ctx.Done():
+		return nil, fmt.Errorf("admission: wait for the admissions before it: %w", ctx.Err())
+	}
+	for i := range maxJudgements {
+		// The first judgement previews the lint gate without the lock.
+		// When main moved meanwhile, the next ones leave lint to the
+		// write transaction: a preview that several admissions race to
+		// invalidate is work thrown away, and one inside the transaction
+		// cannot be outrun.
+		if i > 0 {
+			p.log.Debug("admission: main moved while the change was judged; judging it again", "route", req.Route, "judgement", i+1)
+		}
+		j, err := p.judge(ctx, &req, i == 0)
 		if errors.Is(err, errMoved) {
 			continue
 		}
@@ -441,11 +462,13 @@ func (p *Pipeline) submittable(ctx context.Context, tx *store.Tx, req *Request) 
 	return nil
 }
 
-// judge runs the gates that need no index on the change, against main's
-// head as the store's readers see it: the merge onto a moved head, the path
-// gates, the new policy's checks, and the log entry's tree. It takes no
-// lock; new objects stay in the request's batch.
-func (p *Pipeline) judge(ctx context.Context, req *Request) (*judgement, error) {
+// judge runs the gates on the change against main's head as the store's
+// readers see it: the merge onto a moved head, the path gates, the new
+// policy's checks, the log entry's tree and, with preview, the lint gate on
+// a snapshot of the index. It takes no lock; new objects stay in the
+// request's batch. It returns errMoved when the index no longer reflects
+// the head it read.
+func (p *Pipeline) judge(ctx context.Context, req *Request, preview bool) (*judgement, error) {
 	b := req.Batch
 	if err := p.submittable(ctx, nil, req); err != nil {
 		return nil, err
@@ -510,6 +533,9 @@ func (p *Pipeline) judge(ctx context.Context, req *Request) (*judgement, error) 
 		if j.final, err = p.appendLog(ctx, b, result, req.Log); err != nil {
 			return nil, err
 		}
+	}
+	if !preview {
+		return j, nil
 	}
 	// The lint gate, on a snapshot of the index: nothing is written.
 	pv, err := p.ix.Preview(ctx, b, head, j.final)

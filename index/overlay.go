@@ -38,12 +38,16 @@ type overlay struct {
 	deleted map[int64]bool     // files deleted
 	depths0 bool               // ClearDepths ran: base depths read as -1
 
-	keys     rowSet[KeyRow]
-	cites    rowSet[CiteRow]
-	linkKeys rowSet[LinkKeyRow]
+	keys      rowSet[KeyRow]
+	keyValues map[string]bool // values of the key rows written
+	cites     rowSet[CiteRow]
+	linkKeys  rowSet[LinkKeyRow]
 
 	links map[LinkKey]*LinkRow // links written; nil: deleted
 	srcs  map[int64]bool       // files with a link in links
+	// baseLinks caches the base's links of files in srcs: the base does
+	// not change, and a hub page's links are read once.
+	baseLinks map[int64][]LinkRow
 
 	findings map[int64][]lint.Finding // files whose findings were written
 
@@ -99,8 +103,8 @@ func (s *rowSet[T]) merge(base []T, match func(T) bool) []T {
 func newOverlay(base StorageReader, next int64) *overlay {
 	return &overlay{
 		base: base, nextID: next,
-		files: map[int64]*FileRow{}, deleted: map[int64]bool{},
-		links: map[LinkKey]*LinkRow{}, srcs: map[int64]bool{},
+		files: map[int64]*FileRow{}, deleted: map[int64]bool{}, keyValues: map[string]bool{},
+		links: map[LinkKey]*LinkRow{}, srcs: map[int64]bool{}, baseLinks: map[int64][]LinkRow{},
 		findings: map[int64][]lint.Finding{},
 	}
 }
@@ -168,6 +172,25 @@ func (o *overlay) FileAt(ctx context.Context, path string) (FileRef, error) {
 // KeyHolders merges the key rows step by step: the base's answer does not
 // say at which step a file holds the key.
 func (o *overlay) KeyHolders(ctx context.Context, value string, steps ...markdown.Step) ([]FileRef, error) {
+	if !o.keyValues[value] {
+		// No row of value was written: the base's answer stands, but for
+		// files written or deleted since.
+		base, err := o.base.KeyHolders(ctx, value, steps...)
+		if err != nil {
+			return nil, err
+		}
+		out := base[:0]
+		for _, f := range base {
+			if o.deleted[f.ID] {
+				continue
+			}
+			if r, held := o.files[f.ID]; held {
+				f = FileRef{ID: r.ID, Path: r.Path, Kind: r.Kind, Blob: r.Blob}
+			}
+			out = append(out, f)
+		}
+		return out, nil
+	}
 	var out []FileRef
 	for _, step := range steps {
 		base, err := o.base.KeyHolders(ctx, value, step)
@@ -216,16 +239,18 @@ func (o *overlay) Path(ctx context.Context, id int64) (string, error) {
 	return r.Path, nil
 }
 
-// Depth returns the depth of file id, -1 when unreachable or missing.
+// Depth returns the depth of file id, -1 when unreachable or missing. A
+// row the overlay does not hold is not loaded whole for it.
 func (o *overlay) Depth(ctx context.Context, id int64) (int, error) {
-	r, err := o.row(ctx, id)
-	if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+	switch r, held := o.files[id]; {
+	case o.deleted[id]:
+		return -1, nil
+	case held:
+		return r.Depth, nil
+	case o.depths0:
 		return -1, nil
 	}
-	if err != nil {
-		return -1, err
-	}
-	return r.Depth, nil
+	return o.base.Depth(ctx, id)
 }
 
 // FilesOfKind lists the base's files of kinds that are still there, and
@@ -317,9 +342,26 @@ func (o *overlay) dstPath(ctx context.Context, dst int64) (string, error) {
 	return f.Path, nil
 }
 
+// baseLinksFrom returns the base's links of src, read once for a file
+// whose links were written; the caller must not change them.
+func (o *overlay) baseLinksFrom(ctx context.Context, src int64) ([]LinkRow, error) {
+	if !o.srcs[src] {
+		return o.base.LinksFrom(ctx, src)
+	}
+	if ls, ok := o.baseLinks[src]; ok {
+		return ls, nil
+	}
+	ls, err := o.base.LinksFrom(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	o.baseLinks[src] = ls
+	return ls, nil
+}
+
 // LinksFrom merges the links of src, in order.
 func (o *overlay) LinksFrom(ctx context.Context, src int64) ([]LinkRow, error) {
-	base, err := o.base.LinksFrom(ctx, src)
+	base, err := o.baseLinksFrom(ctx, src)
 	if err != nil {
 		return nil, err
 	}
@@ -331,7 +373,7 @@ func (o *overlay) LinksFrom(ctx context.Context, src int64) ([]LinkRow, error) {
 		}
 		return base, nil
 	}
-	out := base[:0]
+	out := make([]LinkRow, 0, len(base))
 	for _, l := range base {
 		if _, written := o.links[LinkKey{src, l.Ord}]; !written {
 			if o.deleted[l.Dst] {
@@ -354,46 +396,36 @@ func (o *overlay) LinksFrom(ctx context.Context, src int64) ([]LinkRow, error) {
 	return out, nil
 }
 
-// linksTo returns the links resolved to dst, self-links included, without
-// paths: the base's not rewritten, then the ones written.
-func (o *overlay) linksTo(ctx context.Context, dst int64, base []LinkRow) []LinkRow {
-	var out []LinkRow
-	for _, l := range base {
-		if _, written := o.links[LinkKey{l.Src, l.Ord}]; !written {
-			out = append(out, l)
-		}
-	}
-	for _, l := range o.links {
-		if l != nil && l.Dst == dst {
-			out = append(out, *l)
-		}
-	}
-	return out
-}
-
 // LinksTo merges the links from other files to dst, by source path and ord.
 func (o *overlay) LinksTo(ctx context.Context, dst int64) ([]LinkRow, error) {
 	base, err := o.base.LinksTo(ctx, dst)
 	if err != nil {
 		return nil, err
 	}
+	dstPath, err := o.dstPath(ctx, dst)
+	if err != nil {
+		return nil, err
+	}
 	var out []LinkRow
-	for _, l := range o.linksTo(ctx, dst, base) {
-		if l.Src == dst {
+	for _, l := range base {
+		if _, written := o.links[LinkKey{l.Src, l.Ord}]; !written && !o.deleted[l.Src] {
+			l.DstPath = dstPath // a file keeps its path while it exists
+			out = append(out, l)
+		}
+	}
+	for _, l := range o.links {
+		if l == nil || l.Dst != dst || l.Src == dst {
 			continue
 		}
 		src, ok, err := o.ref(ctx, l.Src) // the storage joins the source's row
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
-			continue
+		if ok {
+			r := *l
+			r.SrcPath, r.DstPath = src.Path, dstPath
+			out = append(out, r)
 		}
-		l.SrcPath = src.Path
-		if l.DstPath, err = o.dstPath(ctx, l.Dst); err != nil {
-			return nil, err
-		}
-		out = append(out, l)
 	}
 	slices.SortFunc(out, func(a, b LinkRow) int {
 		return cmp.Or(strings.Compare(a.SrcPath, b.SrcPath), cmp.Compare(a.Ord, b.Ord))
@@ -472,15 +504,22 @@ func (o *overlay) Parents(ctx context.Context, id int64) ([]int64, error) {
 		}
 	}
 	if rewritten {
-		// Some of the base's parents have links written: whether they
-		// still lead here is in their links, the base's and the written.
-		links, err := o.base.LinksTo(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		for _, l := range o.linksTo(ctx, id, links) {
-			if o.srcs[l.Src] && l.Src != id && !slices.Contains(out, l.Src) {
-				out = append(out, l.Src)
+		// Some of the base's parents have links written: they still lead
+		// here if one of their base links that does is not rewritten (a
+		// written one that does is found below).
+		for _, src := range base {
+			if !o.srcs[src] {
+				continue
+			}
+			links, err := o.baseLinksFrom(ctx, src)
+			if err != nil {
+				return nil, err
+			}
+			for _, l := range links {
+				if _, written := o.links[LinkKey{src, l.Ord}]; !written && l.Dst == id {
+					out = append(out, src)
+					break
+				}
 			}
 		}
 	}
@@ -700,6 +739,7 @@ func (o *overlay) InsertKeys(_ context.Context, rows []KeyRow) error {
 	o.record(func(ctx context.Context, q StorageTx) error { return q.InsertKeys(ctx, rows) })
 	for _, r := range rows {
 		o.keys.add(r)
+		o.keyValues[r.Value] = true
 	}
 	return nil
 }
@@ -710,6 +750,7 @@ func (o *overlay) DeleteKeys(_ context.Context, file int64, keys []markdown.Key)
 	o.record(func(ctx context.Context, q StorageTx) error { return q.DeleteKeys(ctx, file, keys) })
 	for _, k := range keys {
 		o.keys.remove(KeyRow{Value: k.Value, Step: k.Step, File: file})
+		o.keyValues[k.Value] = true
 	}
 	return nil
 }

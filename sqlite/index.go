@@ -33,49 +33,31 @@ func (s *IndexStorage) Committed() index.StorageReader { return s.committed }
 
 // Snapshot returns a reader of the committed index in one read
 // transaction of the read pool (SQLite's WAL keeps the state it first
-// reads until it ends), running the pool's prepared statements.
+// reads until it ends). Its statements are prepared in the transaction,
+// as a write transaction's are.
 func (s *IndexStorage) Snapshot(ctx context.Context) (index.StorageSnapshot, error) {
-	pool := s.committed.q.(*indexPool)
-	tx, err := pool.db.BeginTx(ctx, nil)
+	tx, err := s.db.r.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("index: begin a snapshot: %w", translate(err))
 	}
-	return &indexSnapshot{indexReader: indexReader{q: &indexPoolTx{pool: pool, tx: tx}}, tx: tx}, nil
+	p := &indexPrepared{tx: tx, stmts: map[string]*sql.Stmt{}}
+	return &indexSnapshot{indexReader: indexReader{q: p}, p: p, tx: tx}, nil
 }
 
 // indexSnapshot is a read transaction of the committed index.
 type indexSnapshot struct {
 	indexReader
+	p  *indexPrepared
 	tx *sql.Tx
 }
 
-// Close ends the read transaction.
-func (s *indexSnapshot) Close() error { return translate(s.tx.Rollback()) }
-
-// indexPoolTx runs the pool's prepared statements inside a read transaction
-// (database/sql reuses a statement already prepared on the transaction's
-// connection).
-type indexPoolTx struct {
-	pool *indexPool
-	tx   *sql.Tx
-}
-
-// QueryContext runs a prepared query inside the transaction.
-func (p *indexPoolTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	st, err := p.pool.stmt(ctx, query)
-	if err != nil {
-		return nil, err
+// Close closes the statements and ends the read transaction.
+func (s *indexSnapshot) Close() error {
+	err := s.p.close()
+	if rerr := s.tx.Rollback(); err == nil {
+		err = rerr
 	}
-	return p.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
-}
-
-// QueryRowContext runs a prepared query for one row inside the transaction.
-func (p *indexPoolTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	st, err := p.pool.stmt(ctx, query)
-	if err != nil {
-		return p.tx.QueryRowContext(ctx, query, args...) // reports the same error
-	}
-	return p.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	return translate(err)
 }
 
 // Begin returns the index rows inside tx, a transaction of s's database

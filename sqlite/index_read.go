@@ -80,7 +80,10 @@ func (r *indexReader) KeyHolders(ctx context.Context, value string, steps ...mar
 	case 0:
 		return nil, nil
 	case 1:
-		rows, err = r.q.QueryContext(ctx, q+`k.step = ?`, value, int(steps[0]))
+		// The step as a literal, as in FileAt: with a parameter there,
+		// SQLite (built with STAT4) prepares the statement again on every
+		// run.
+		rows, err = r.q.QueryContext(ctx, q+`k.step = `+strconv.Itoa(int(steps[0])), value)
 	default:
 		args := make([]any, 0, 1+len(steps))
 		args = append(args, value)
