@@ -17,8 +17,9 @@ import (
 type CommitEditsRequest struct {
 	// Message says why (required).
 	Message string `json:"message"`
-	// Paths limits the commit to these files or folders. Default: every
-	// local edit.
+	// Paths limits the commit to these files or folders, by their paths
+	// from the working tree's root; only they are looked at. Default:
+	// every local edit.
 	Paths []string `json:"paths,omitempty"`
 }
 

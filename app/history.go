@@ -137,11 +137,13 @@ func (a *App) Diff(ctx context.Context, from, to string) (*TreeDiff, error) {
 
 // Status returns the local edits of the working tree's folder against the
 // commit it is based on, whether the branch moved since, and the files
-// that were skipped. It needs a working tree (NeedTree's EINVALID).
-func (a *App) Status(ctx context.Context) (*worktree.Status, error) {
+// that were skipped; with paths (files or folders, from the tree's root),
+// only under them, and only they are looked at. It needs a working tree
+// (NeedTree's EINVALID).
+func (a *App) Status(ctx context.Context, paths ...string) (*worktree.Status, error) {
 	t, err := a.NeedTree()
 	if err != nil {
 		return nil, err
 	}
-	return a.v.Trees.Status(ctx, t)
+	return a.v.Trees.Status(ctx, t, paths...)
 }

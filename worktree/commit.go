@@ -67,6 +67,11 @@ type CommitResult struct {
 // commit: files the branch changed meanwhile are written, and merged files
 // get their merged content.
 func (m *Manager) Commit(ctx context.Context, t *Tree, req CommitRequest) (*CommitResult, error) {
+	paths, err := cleanSelection(req.Paths)
+	if err != nil {
+		return nil, err
+	}
+	req.Paths = paths
 	unlock, err := m.lock(t)
 	if err != nil {
 		return nil, err
@@ -91,7 +96,7 @@ func (m *Manager) Commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 }
 
 func (m *Manager) commit(ctx context.Context, t *Tree, req CommitRequest) (*CommitResult, error) {
-	snap, err := m.scan(ctx, t)
+	snap, err := m.scanSelected(ctx, t, req.Paths)
 	if err != nil {
 		return nil, err
 	}

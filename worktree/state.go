@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -241,6 +242,95 @@ func (m *Manager) scanPaths(ctx context.Context, t *Tree, baseTree cairn.Hash, p
 	return snap, nil
 }
 
+// whole reports whether a selection of paths is the whole tree.
+func whole(paths []string) bool {
+	return len(paths) == 0 || slices.ContainsFunc(paths, func(p string) bool { return p == "" })
+}
+
+// cleanSelection returns paths as clean vault paths ("" for the root), or
+// EINVALID naming the first that is not a path inside a working tree.
+func cleanSelection(paths []string) ([]string, error) {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		q := path.Clean(strings.Trim(filepath.ToSlash(p), "/"))
+		switch {
+		case q == ".":
+			q = ""
+		case q == ".." || strings.HasPrefix(q, "../") || path.IsAbs(filepath.ToSlash(p)):
+			return nil, cairn.Errorf(cairn.EINVALID, "%s is not inside the working tree", p).
+				WithHint("Name files or folders by their path from the working tree's root, e.g. notes/a.md.")
+		}
+		out = append(out, q)
+	}
+	return out, nil
+}
+
+// scanSelected is scan limited to paths, each a file or a folder of the
+// tree (clean vault paths; none, or "", is the whole tree): the files on
+// disk under them, walked folder by folder, and the base's and the
+// overrides' entries under them. Nothing else in the folder is looked at,
+// and the snapshot's base holds only the entries under the paths.
+func (m *Manager) scanSelected(ctx context.Context, t *Tree, paths []string) (*snapshot, error) {
+	if whole(paths) {
+		return m.scan(ctx, t)
+	}
+	baseTree, err := m.treeOf(ctx, t.Base)
+	if err != nil {
+		return nil, err
+	}
+	over, err := m.loadOverrides(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	var files, leftovers []string
+	var skips []Skip
+	seen := map[string]bool{}
+	add := func(p string) {
+		if !seen[p] && !Ignored(p) {
+			seen[p] = true
+			files = append(files, p)
+		}
+	}
+	for _, p := range paths {
+		abs := filepath.Join(t.Path, filepath.FromSlash(p))
+		if info, err := os.Lstat(abs); err == nil && info.IsDir() {
+			s, err := Walk(t.Path, &WalkOptions{Under: p, MaxFileSize: m.maxSize(), Leftovers: &leftovers}, func(f File) error {
+				add(f.Path)
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			skips = append(skips, s...)
+		} else {
+			add(p)
+		}
+		// A folder that is gone, or files of it that are.
+		for e, err := range m.s.Files(ctx, baseTree, p+"/") {
+			if err != nil {
+				return nil, err
+			}
+			add(e.Path)
+		}
+		for q := range over {
+			if selected(q, []string{p}) {
+				add(q)
+			}
+		}
+	}
+	snap, err := m.scanPaths(ctx, t, baseTree, files)
+	if err != nil {
+		return nil, err
+	}
+	for q := range snap.base {
+		if !seen[q] {
+			delete(snap.base, q) // an override outside the paths
+		}
+	}
+	snap.skips, snap.leftovers = skips, leftovers
+	return snap, nil
+}
+
 // parallel calls fn(i) for i in [0, n) on every core.
 func parallel(n int, fn func(int)) {
 	workers := min(n, runtime.GOMAXPROCS(0))
@@ -298,13 +388,20 @@ type Status struct {
 	Skipped []Skip     `json:"skipped,omitempty"`
 }
 
-// Status lists the local edits of a working tree. It writes nothing but
-// the stat rows of files it had to read, so the next status is quick.
-func (m *Manager) Status(ctx context.Context, t *Tree) (*Status, error) {
+// Status lists the local edits of a working tree, under paths (files or
+// folders, from the tree's root; none for the whole tree): only those are
+// looked at. A path that is not inside the tree is EINVALID. It writes
+// nothing but the stat rows of files it had to read, so the next status is
+// quick.
+func (m *Manager) Status(ctx context.Context, t *Tree, paths ...string) (*Status, error) {
+	paths, err := cleanSelection(paths)
+	if err != nil {
+		return nil, err
+	}
 	if err := m.reload(ctx, t); err != nil {
 		return nil, err
 	}
-	snap, err := m.scan(ctx, t)
+	snap, err := m.scanSelected(ctx, t, paths)
 	if err != nil {
 		return nil, err
 	}

@@ -62,6 +62,9 @@ type WalkOptions struct {
 	// Leftovers, when set, collects the temporary files of syncs that a
 	// dead process left behind (absolute paths).
 	Leftovers *[]string
+	// Under, when set, walks only that folder of root (a clean vault path);
+	// the files' paths stay relative to root.
+	Under string
 }
 
 // Walk calls fn for every regular file under root that can be part of a
@@ -80,8 +83,15 @@ func Walk(root string, opts *WalkOptions, fn func(File) error) ([]Skip, error) {
 	}
 	var skips []Skip
 	seen := map[string]string{} // folded path → path
-	err := filepath.WalkDir(root, func(abs string, d fs.DirEntry, err error) error {
-		if abs == root {
+	start := root
+	if opts.Under != "" {
+		if Ignored(opts.Under) {
+			return nil, nil
+		}
+		start = filepath.Join(root, filepath.FromSlash(opts.Under))
+	}
+	err := filepath.WalkDir(start, func(abs string, d fs.DirEntry, err error) error {
+		if abs == start {
 			return err
 		}
 		rel, rerr := filepath.Rel(root, abs)

@@ -77,9 +77,9 @@ func (e *env) read(path string) string {
 	return string(data)
 }
 
-func (e *env) status() []string {
+func (e *env) status(paths ...string) []string {
 	e.t.Helper()
-	st, err := e.m.Status(e.ctx, e.wt)
+	st, err := e.m.Status(e.ctx, e.wt, paths...)
 	if err != nil {
 		e.t.Fatal(err)
 	}

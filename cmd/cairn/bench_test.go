@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,4 +130,95 @@ func BenchmarkRead(b *testing.B) {
 			b.ReportMetric(p95(ds), "p95-ms")
 		})
 	}
+}
+
+// BenchmarkCommitPath edits one page of a generated vault that is also a
+// git repository, and commits it both ways in the same run, alternating:
+// `cairn commit -m e PATH`, and `git add PATH && git commit -m e`. It
+// reports each side's whole-process time (git's two processes together)
+// and the peak resident memory of its largest process; "status" runs
+// `cairn status PATH` and `git status PATH` the same way.
+func BenchmarkCommitPath(b *testing.B) {
+	if _, err := exec.LookPath("git"); err != nil {
+		b.Skip("needs git")
+	}
+	for _, n := range []int{10_000, 100_000} {
+		dir := filepath.Join(b.TempDir(), "vault")
+		v := vaultgen.New(vaultgen.Config{Pages: n})
+		if err := v.WriteDir(b.Context(), dir); err != nil {
+			b.Fatal(err)
+		}
+		git := func(args ...string) (time.Duration, int64) {
+			b.Helper()
+			return benchProc(b, dir, "git", append([]string{"-c", "user.name=bench", "-c", "user.email=bench@example.com", "-c", "gc.auto=0"}, args...)...)
+		}
+		git("init", "-q")
+		benchRun(b, dir, "init") // adopts the folder; writes .gitignore's line for .cairn
+		git("add", "-A")
+		git("commit", "-q", "-m", "start")
+		round := 0 // edits differ across the runs the framework makes
+		edit := func(i int) string {
+			round++
+			f := v.Edit(i, round)
+			if err := os.WriteFile(filepath.Join(dir, f.Path), f.Data, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			return f.Path
+		}
+		b.Run(fmt.Sprintf("pages=%d/commit", n), func(b *testing.B) {
+			var ours, theirs []time.Duration
+			var ourRSS, theirRSS int64
+			for i := range b.N {
+				p := edit(i * 7919 % v.Len())
+				d, rss := benchProc(b, dir, cairnBinB(b), "commit", "-m", "e", p)
+				ours, ourRSS = append(ours, d), max(ourRSS, rss)
+				p = edit((i*7919 + 1) % v.Len())
+				d1, rss1 := git("add", p)
+				d2, rss2 := git("commit", "-q", "-m", "e")
+				theirs, theirRSS = append(theirs, d1+d2), max(theirRSS, rss1, rss2)
+			}
+			b.ReportMetric(p50(ours), "cairn-p50-ms")
+			b.ReportMetric(p50(theirs), "git-p50-ms")
+			b.ReportMetric(float64(ourRSS)/1024, "cairn-MiB")
+			b.ReportMetric(float64(theirRSS)/1024, "git-MiB")
+		})
+		b.Run(fmt.Sprintf("pages=%d/status", n), func(b *testing.B) {
+			var ours, theirs []time.Duration
+			for i := range b.N {
+				p := edit(i * 104729 % v.Len())
+				d, _ := benchProc(b, dir, cairnBinB(b), "status", p)
+				ours = append(ours, d)
+				d, _ = git("status", "--short", p)
+				theirs = append(theirs, d)
+			}
+			b.ReportMetric(p50(ours), "cairn-p50-ms")
+			b.ReportMetric(p50(theirs), "git-p50-ms")
+		})
+	}
+}
+
+// benchProc runs a program in dir and returns its wall time and its peak
+// resident memory in KiB, measured by /usr/bin/time (0 without it): the
+// peak a process forked from this one reports counts this one's memory,
+// which a small parent does not add to.
+func benchProc(b *testing.B, dir, prog string, args ...string) (time.Duration, int64) {
+	b.Helper()
+	cmd := exec.Command(prog, args...)
+	rssFile := filepath.Join(b.TempDir(), "rss")
+	if _, err := os.Stat("/usr/bin/time"); err == nil {
+		cmd = exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", rssFile, prog}, args...)...)
+	}
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CAIRN_USER=bench")
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	d := time.Since(start)
+	if err != nil {
+		b.Fatalf("%s %v: %v\n%s", prog, args, err, out)
+	}
+	var rss int64
+	if data, err := os.ReadFile(rssFile); err == nil {
+		rss, _ = strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	}
+	return d, rss
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/user"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -410,4 +411,48 @@ func (a *cli) interactive() bool {
 	}
 	f, ok := a.stderr.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// treePaths returns the paths given on the command line as paths from the
+// working tree's root: a relative path is taken from the current folder
+// when that is inside the tree (as git does), else from the root. A path
+// outside the tree is EINVALID. No paths give none.
+func treePaths(ap *app.App, args []string) ([]string, error) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	t, err := ap.NeedTree()
+	if err != nil {
+		return nil, err
+	}
+	root, err := filepath.Abs(t.Path)
+	if err != nil {
+		return nil, err
+	}
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	from := root
+	if wd, err := os.Getwd(); err == nil {
+		if w, err := filepath.EvalSymlinks(wd); err == nil {
+			wd = w
+		}
+		if rel, err := filepath.Rel(root, wd); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			from = wd
+		}
+	}
+	out := make([]string, 0, len(args))
+	for _, arg := range args {
+		abs := arg
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(from, arg)
+		}
+		rel, err := filepath.Rel(root, abs)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return nil, cairn.Errorf(cairn.EINVALID, "%s is not inside the working tree %s", arg, root).
+				WithHint("Name files or folders of the working tree; cairn status lists its edits.")
+		}
+		out = append(out, filepath.ToSlash(rel))
+	}
+	return out, nil
 }

@@ -24,7 +24,10 @@ and the exit code is 1. Afterwards the folder holds the committed result.
 
 On main, the commit goes through admission like every other change: a
 change to raw/ or log.md, a script or a misplaced file is held for review
-(exit 1, with the proposal's id); new lint findings are admitted and listed.`,
+(exit 1, with the proposal's id); new lint findings are admitted and listed.
+
+With paths (files or folders, relative to the current folder), only the
+edits under them are committed, and nothing else in the folder is looked at.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if message == "" {
 				return usageError("commit needs a message: cairn commit -m \"why\"")
@@ -38,7 +41,11 @@ change to raw/ or log.md, a script or a misplaced file is held for review
 				return err
 			}
 			defer c.Close()
-			res, err := c.CommitEdits(cairn.NewContextWithPrincipal(a.ctx, p), app.CommitEditsRequest{Message: message, Paths: args})
+			paths, err := treePaths(c, args)
+			if err != nil {
+				return err
+			}
+			res, err := c.CommitEdits(cairn.NewContextWithPrincipal(a.ctx, p), app.CommitEditsRequest{Message: message, Paths: paths})
 			if err != nil {
 				return err
 			}

@@ -32,6 +32,9 @@ func TestExitCodes(t *testing.T) {
 	if code, errs := cairn("-C", "v", "import", filepath.Join(dir, "no-such-folder")); code != exitUsage {
 		t.Errorf("import of a missing folder: exit %d, want %d\n%s", code, exitUsage, errs)
 	}
+	if code, errs := cairn("-C", "v", "status", filepath.Join(dir, "elsewhere")); code != exitUsage {
+		t.Errorf("status of a path outside the working tree: exit %d, want %d\n%s", code, exitUsage, errs)
+	}
 
 	db, err := sql.Open("sqlite", filepath.Join(dir, "v", ".cairn", "cairn.db"))
 	if err != nil {

@@ -11,20 +11,26 @@ import (
 
 func (a *cli) statusCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "status",
-		Short: "List the files you changed in the working tree",
+		Use:   "status [PATH...]",
+		Short: "List the files you changed in the working tree (all, or under the given paths)",
 		Long: `Status compares the working tree with the commit it is based on and lists
 local edits: added, modified, deleted. A file marked "incoming" was also
 changed on the branch since you started editing it; your next commit merges
-the two. Status also says when the branch moved ahead of the working tree.`,
-		Args: cobra.NoArgs,
+the two. Status also says when the branch moved ahead of the working tree.
+
+With paths (files or folders, relative to the current folder), only those
+are looked at: on a large vault, the quick way to check a few files.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ap, err := a.openApp()
 			if err != nil {
 				return err
 			}
 			defer ap.Close()
-			st, err := ap.Status(a.ctx)
+			paths, err := treePaths(ap, args)
+			if err != nil {
+				return err
+			}
+			st, err := ap.Status(a.ctx, paths...)
 			if err != nil {
 				return err
 			}

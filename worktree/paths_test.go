@@ -1,0 +1,153 @@
+package worktree_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"cairn"
+	"cairn/worktree"
+)
+
+// TestStatusPaths_Property runs random edits of a folder (new, changed,
+// touched without change, deleted files, whole folders gone, ignored and
+// case-clashing names), commits of some paths and moves of main with
+// incoming changes, and checks after every step that the status of a
+// random selection of files and folders is the whole status restricted to
+// them, and that committing a selection commits exactly its edits.
+func TestStatusPaths_Property(t *testing.T) {
+	seeds, steps := 4, 40
+	if testing.Short() {
+		seeds, steps = 2, 15
+	}
+	folders := []string{"", "notes/", "notes/deep/", "concepts/", "raw/"}
+	names := []string{"a.md", "b.md", "c.md", "pic.png"}
+	for seed := range seeds {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			e := setup(t)
+			rng := rand.New(rand.NewPCG(uint64(seed), 7))
+			pick := func() string { return folders[rng.IntN(len(folders))] + names[rng.IntN(len(names))] }
+			e.write("index.md", "# Home\n")
+			e.commit("first")
+			for step := range steps {
+				for range 1 + rng.IntN(5) {
+					p := pick()
+					switch rng.IntN(8) {
+					case 0:
+						os.Remove(filepath.Join(e.dir, p))
+					case 1:
+						os.RemoveAll(filepath.Join(e.dir, folders[1+rng.IntN(len(folders)-1)]))
+					case 2:
+						// Touched: the same content, a new modification time.
+						if data, err := os.ReadFile(filepath.Join(e.dir, p)); err == nil {
+							e.write(p, string(data))
+						}
+					case 3:
+						e.write(".obsidian/"+names[rng.IntN(len(names))], "ignored")
+					default:
+						e.write(p, fmt.Sprintf("content %d of %s\n", rng.IntN(4), p))
+					}
+				}
+				if rng.IntN(4) == 0 {
+					// main moves under the folder: an incoming change.
+					p := pick()
+					e.commitElsewhere(map[string]string{p: "from main " + fmt.Sprint(step) + "\n"})
+					if _, err := e.m.Sync(e.ctx, e.wt, e.head()); err != nil {
+						t.Fatal(err)
+					}
+				}
+				all := e.status()
+				sel := e.selection(rng, folders, names)
+				var want []string
+				for _, c := range all {
+					if under(c[strings.Index(c, " ")+1:], sel) {
+						want = append(want, c)
+					}
+				}
+				got := e.status(sel...)
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Fatalf("step %d: status %q (-whole status under them +status of them):\n%s", step, sel, diff)
+				}
+				if len(want) > 0 && rng.IntN(3) == 0 {
+					res, err := e.m.Commit(e.ctx, e.wt, worktree.CommitRequest{Message: "some", Paths: sel, Principal: cairn.User("ada")})
+					if err != nil && cairn.ErrorCode(err) != cairn.EINVALID {
+						t.Fatalf("step %d: commit %q: %v", step, sel, err)
+					}
+					if err == nil && res.Commit != nil {
+						if len(res.Changes) != len(want) {
+							t.Fatalf("step %d: commit %q committed %v, want %v", step, sel, res.Changes, want)
+						}
+						left := e.status()
+						for _, c := range left {
+							if under(c[strings.Index(c, " ")+1:], sel) && !strings.HasSuffix(c, "(incoming)") {
+								t.Fatalf("step %d: after a commit of %q, %s is still an edit", step, sel, c)
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// selection picks one to three files or folders, some of them gone.
+func (e *env) selection(rng *rand.Rand, folders, names []string) []string {
+	var sel []string
+	for range 1 + rng.IntN(3) {
+		f := folders[1+rng.IntN(len(folders)-1)]
+		if rng.IntN(2) == 0 {
+			sel = append(sel, strings.TrimSuffix(f, "/"))
+		} else {
+			sel = append(sel, f+names[rng.IntN(len(names))])
+		}
+	}
+	return sel
+}
+
+// under reports whether path is one of paths or in a folder of them.
+func under(path string, paths []string) bool {
+	path = strings.TrimSuffix(path, " (incoming)")
+	for _, p := range paths {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *env) head() cairn.Hash {
+	e.t.Helper()
+	h, err := e.s.Head(e.ctx, "main")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return h
+}
+
+// TestStatusPaths_Outside: a path outside the working tree is refused
+// with EINVALID, and ignored paths have no edits.
+func TestStatusPaths_Outside(t *testing.T) {
+	e := setup(t)
+	e.write("index.md", "# Home\n")
+	e.commit("first")
+	for _, p := range []string{"../x.md", "/etc/passwd", "notes/../../x"} {
+		if _, err := e.m.Status(e.ctx, e.wt, p); cairn.ErrorCode(err) != cairn.EINVALID {
+			t.Errorf("Status(%q) = %v, want EINVALID", p, err)
+		}
+		if _, err := e.m.Commit(e.ctx, e.wt, worktree.CommitRequest{Message: "x", Paths: []string{p}, Principal: cairn.User("ada")}); cairn.ErrorCode(err) != cairn.EINVALID {
+			t.Errorf("Commit(%q) = %v, want EINVALID", p, err)
+		}
+	}
+	e.write(".obsidian/workspace.json", "{}")
+	if got := e.status(".obsidian", ".obsidian/workspace.json"); len(got) != 0 {
+		t.Errorf("status of ignored paths = %v, want none", got)
+	}
+	if got := e.status("./", "."); len(got) != 0 {
+		t.Errorf("status of the root = %v, want none", got)
+	}
+}
