@@ -7,7 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"cairn"
@@ -68,102 +71,217 @@ type WalkOptions struct {
 }
 
 // Walk calls fn for every regular file under root that can be part of a
-// vault, in lexical order. It never follows symbolic links, and reads
-// nothing outside root. What it leaves out, other than ignored names, it
-// reports as skips: symbolic links, devices and sockets, names that are not
-// valid vault paths (not UTF-8, control characters, too long), names that
-// differ only in case from one already seen, and files over the size limit.
+// vault, in lexical order (as filepath.WalkDir visits them). It never
+// follows symbolic links, and reads nothing outside root. What it leaves
+// out, other than ignored names, it reports as skips, in the same order:
+// symbolic links, devices and sockets, names that are not valid vault paths
+// (not UTF-8, control characters, too long), names that differ only in case
+// from one already seen, files over the size limit, and folders that cannot
+// be read.
+//
+// Folders are read on every core, each file's metadata taken relative to
+// its open folder; fn is called once the whole tree is read.
 func Walk(root string, opts *WalkOptions, fn func(File) error) ([]Skip, error) {
 	if opts == nil {
 		opts = &WalkOptions{}
 	}
-	max := opts.MaxFileSize
-	if max <= 0 {
-		max = DefaultMaxFileSize
+	w := &walker{max: opts.MaxFileSize}
+	if w.max <= 0 {
+		w.max = DefaultMaxFileSize
 	}
-	var skips []Skip
-	seen := map[string]string{} // folded path → path
-	start := root
+	start, rel := root, ""
 	if opts.Under != "" {
 		if Ignored(opts.Under) {
 			return nil, nil
 		}
-		start = filepath.Join(root, filepath.FromSlash(opts.Under))
+		start, rel = filepath.Join(root, filepath.FromSlash(opts.Under)), opts.Under
 	}
-	err := filepath.WalkDir(start, func(abs string, d fs.DirEntry, err error) error {
-		if abs == start {
-			return err
+	if err := w.run(start, rel); err != nil {
+		return nil, fmt.Errorf("walk %s: %w", root, err)
+	}
+	if opts.Leftovers != nil {
+		*opts.Leftovers = append(*opts.Leftovers, w.leftovers...)
+	}
+	slices.SortFunc(w.files, func(a, b File) int { return walkOrder(a.Path, b.Path) })
+	var skips []Skip
+	seen := make(map[string]string, len(w.files)) // folded path → path
+	keep := make([]bool, len(w.files))
+	for i, f := range w.files {
+		fold := cairn.FoldPath(f.Path)
+		if other, dup := seen[fold]; dup {
+			skips = append(skips, Skip{Path: f.Path, Reason: "differs only in case from " + other})
+			continue
 		}
-		rel, rerr := filepath.Rel(root, abs)
-		if rerr != nil {
-			return rerr
+		seen[fold], keep[i] = f.Path, true
+	}
+	skips = append(skips, w.skips...)
+	slices.SortStableFunc(skips, func(a, b Skip) int { return walkOrder(a.Path, b.Path) })
+	for i, f := range w.files {
+		if !keep[i] {
+			continue
 		}
-		rel = filepath.ToSlash(rel)
-		if err != nil {
-			if errors.Is(err, fs.ErrPermission) {
-				skips = append(skips, Skip{Path: rel, Reason: "cannot be read: permission denied"})
-				return nil
-			}
-			return err
+		if err := fn(f); err != nil {
+			return skips, fmt.Errorf("walk %s: %w", root, err)
 		}
-		if ignoredName(d.Name()) {
-			if d.IsDir() {
-				return filepath.SkipDir
+	}
+	return skips, nil
+}
+
+// walkOrder compares vault paths in the order filepath.WalkDir visits
+// them: byte by byte, a folder's separator before any other byte.
+func walkOrder(a, b string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		x, y := a[i], b[i]
+		if x == y {
+			continue
+		}
+		if x == '/' {
+			return -1
+		}
+		if y == '/' {
+			return 1
+		}
+		return int(x) - int(y)
+	}
+	return len(a) - len(b)
+}
+
+// walker reads a tree's folders on several goroutines.
+type walker struct {
+	max int64
+
+	mu        sync.Mutex
+	cond      *sync.Cond
+	queue     []walkDir // folders to read
+	pending   int       // folders queued or being read
+	err       error     // the first error that ends the walk
+	files     []File
+	skips     []Skip
+	leftovers []string
+}
+
+// walkDir is a folder to read: where it is, and its vault path ("" for the
+// walk's start at the root).
+type walkDir struct{ abs, rel string }
+
+// run reads the tree from start, whose vault path is rel.
+func (w *walker) run(start, rel string) error {
+	w.cond = sync.NewCond(&w.mu)
+	w.queue, w.pending = []walkDir{{start, rel}}, 1
+	var wg sync.WaitGroup
+	for range max(2, 2*runtime.GOMAXPROCS(0)) { // reading folders waits on the disk
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				w.mu.Lock()
+				for len(w.queue) == 0 && w.pending > 0 && w.err == nil {
+					w.cond.Wait()
+				}
+				if w.pending == 0 || w.err != nil {
+					w.mu.Unlock()
+					return
+				}
+				d := w.queue[len(w.queue)-1]
+				w.queue = w.queue[:len(w.queue)-1]
+				w.mu.Unlock()
+				files, skips, dirs, leftovers, err := w.read(d, d.abs == start)
+				w.mu.Lock()
+				w.files, w.skips = append(w.files, files...), append(w.skips, skips...)
+				w.leftovers = append(w.leftovers, leftovers...)
+				w.queue = append(w.queue, dirs...)
+				w.pending += len(dirs) - 1
+				if err != nil && w.err == nil {
+					w.err = err
+				}
+				w.cond.Broadcast()
+				w.mu.Unlock()
 			}
-			if opts.Leftovers != nil && strings.HasPrefix(d.Name(), tmpPrefix) {
-				*opts.Leftovers = append(*opts.Leftovers, abs)
+		}()
+	}
+	wg.Wait()
+	return w.err
+}
+
+// read reads one folder: the files it holds that can be vault files, the
+// skips, the folders below it, and temporary files of dead syncs. A folder
+// that cannot be read is a skip, unless it is the walk's start.
+func (w *walker) read(d walkDir, start bool) (files []File, skips []Skip, dirs []walkDir, leftovers []string, err error) {
+	dir, err := os.Open(d.abs)
+	if err == nil {
+		defer dir.Close()
+	}
+	var ents []fs.DirEntry
+	if err == nil {
+		ents, err = dir.ReadDir(-1)
+	}
+	switch {
+	case err == nil:
+	case start:
+		return nil, nil, nil, nil, err
+	case errors.Is(err, fs.ErrPermission):
+		return nil, []Skip{{Path: d.rel, Reason: "cannot be read: permission denied"}}, nil, nil, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil, nil, nil, nil // removed while walking
+	default:
+		return nil, nil, nil, nil, err
+	}
+	for _, e := range ents {
+		name := e.Name()
+		rel := name
+		if d.rel != "" {
+			rel = d.rel + "/" + name
+		}
+		abs := filepath.Join(d.abs, name)
+		if ignoredName(name) {
+			if !e.IsDir() && strings.HasPrefix(name, tmpPrefix) {
+				leftovers = append(leftovers, abs)
 			}
-			return nil
+			continue
 		}
 		if !utf8.ValidString(rel) {
 			skips = append(skips, Skip{Path: strings.ToValidUTF8(rel, "\uFFFD"), Reason: "the name is not valid UTF-8"})
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
+			continue
 		}
-		typ := d.Type()
+		typ := e.Type()
 		switch {
 		case typ&fs.ModeSymlink != 0:
 			skips = append(skips, Skip{Path: rel, Reason: "symbolic link (not followed)"})
-			return nil
-		case d.IsDir():
-			return nil
+			continue
+		case e.IsDir():
+			dirs = append(dirs, walkDir{abs, rel})
+			continue
 		case !typ.IsRegular():
 			skips = append(skips, Skip{Path: rel, Reason: "not a regular file"})
-			return nil
+			continue
 		}
 		p, perr := cairn.CleanPath(rel)
 		if perr != nil {
 			skips = append(skips, Skip{Path: rel, Reason: perr.Error()})
-			return nil
+			continue
 		}
-		if other, dup := seen[cairn.FoldPath(p)]; dup {
-			skips = append(skips, Skip{Path: rel, Reason: "differs only in case from " + other})
-			return nil
+		st, err := statIn(dir, name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed while walking
 		}
-		info, err := d.Info()
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // removed while walking
-			}
-			return err
+			return nil, nil, nil, nil, err
 		}
-		if info.Size() > max {
-			skips = append(skips, Skip{Path: rel, Reason: fmt.Sprintf("%d MiB is over the %d MiB limit", info.Size()>>20, max>>20)})
-			return nil
+		if !st.regular {
+			skips = append(skips, Skip{Path: rel, Reason: "not a regular file"})
+			continue
 		}
-		seen[cairn.FoldPath(p)] = p
-		f := File{Path: p, Abs: abs, Size: info.Size(), Mtime: info.ModTime().UnixNano()}
-		if info.Mode()&0o111 != 0 {
+		if st.size > w.max {
+			skips = append(skips, Skip{Path: rel, Reason: fmt.Sprintf("%d MiB is over the %d MiB limit", st.size>>20, w.max>>20)})
+			continue
+		}
+		f := File{Path: p, Abs: abs, Size: st.size, Mtime: st.mtime}
+		if st.exec {
 			f.Mode = cairn.ModeExecutable
 		}
-		return fn(f)
-	})
-	if err != nil {
-		return skips, fmt.Errorf("walk %s: %w", root, err)
+		files = append(files, f)
 	}
-	return skips, nil
+	return files, skips, dirs, leftovers, nil
 }
 
 // readFile reads a file found by Walk, refusing one that became a link or

@@ -1,0 +1,27 @@
+//go:build !unix
+
+package worktree
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// fileStat is what a walk needs of a file's metadata.
+type fileStat struct {
+	size, mtime   int64 // bytes; unix nanoseconds
+	regular, exec bool
+}
+
+// statIn reads the metadata of name in the open folder dir, without
+// following a symbolic link.
+func statIn(dir *os.File, name string) (fileStat, error) {
+	info, err := os.Lstat(filepath.Join(dir.Name(), name))
+	if err != nil {
+		return fileStat{}, err
+	}
+	return fileStat{
+		size: info.Size(), mtime: info.ModTime().UnixNano(),
+		regular: info.Mode().IsRegular(), exec: info.Mode()&0o111 != 0,
+	}, nil
+}

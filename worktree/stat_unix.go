@@ -1,0 +1,36 @@
+//go:build unix
+
+package worktree
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// fileStat is what a walk needs of a file's metadata.
+type fileStat struct {
+	size, mtime   int64 // bytes; unix nanoseconds
+	regular, exec bool
+}
+
+// statIn reads the metadata of name in the open folder dir, without
+// following a symbolic link: relative to the folder, so the kernel does
+// not walk the whole path again for every file.
+func statIn(dir *os.File, name string) (fileStat, error) {
+	var st unix.Stat_t
+	for {
+		err := unix.Fstatat(int(dir.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fileStat{}, &os.PathError{Op: "fstatat", Path: name, Err: err}
+		}
+		break
+	}
+	return fileStat{
+		size: st.Size, mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec,
+		regular: st.Mode&unix.S_IFMT == unix.S_IFREG, exec: st.Mode&0o111 != 0,
+	}, nil
+}

@@ -1,0 +1,190 @@
+package worktree_test
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+
+	"cairn"
+	"cairn/worktree"
+)
+
+// TestWalk_SameAsSequential builds random hostile trees (folders and files
+// whose names differ only in case, "a" beside "a.b" and "a-b", symbolic
+// links to files and folders, names that are not UTF-8 or not vault
+// paths, files over the limit, ignored folders, a dead sync's temporary
+// files, executables) and checks that the walk, which reads folders on
+// several goroutines, gives the files, their order, their metadata and the
+// skips of the sequential filepath.WalkDir walk it replaced (refWalk), for
+// the whole tree and for a folder of it.
+func TestWalk_SameAsSequential(t *testing.T) {
+	seeds := 20
+	if testing.Short() {
+		seeds = 5
+	}
+	names := []string{"a", "A", "a.b", "a-b", "b", "B.md", "b.md", "c.md", "Ä.md", "ä.md", ".obsidian", ".cairn-tmp-x", "big.bin", "run.sh", "bad\xffname", "con\x01trol.md"}
+	for seed := range seeds {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(seed), 3))
+			root := t.TempDir()
+			outside := t.TempDir()
+			os.WriteFile(filepath.Join(outside, "secret.md"), []byte("secret"), 0o644)
+			var fill func(dir string, depth int)
+			fill = func(dir string, depth int) {
+				for range 2 + rng.IntN(6) {
+					name := names[rng.IntN(len(names))]
+					p := filepath.Join(dir, name)
+					switch k := rng.IntN(10); {
+					case k < 2 && depth < 3:
+						os.Mkdir(p, 0o755)
+						fill(p, depth+1)
+					case k == 2:
+						os.Symlink(filepath.Join(outside, "secret.md"), p)
+					case k == 3:
+						os.Symlink(outside, p)
+					case name == "big.bin":
+						os.WriteFile(p, make([]byte, 3<<10), 0o644)
+					case name == "run.sh":
+						os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755)
+					default:
+						os.WriteFile(p, []byte(name), 0o644)
+					}
+				}
+			}
+			fill(root, 0)
+			for _, under := range []string{"", "a", "A/a.b"} {
+				opts := func(left *[]string) *worktree.WalkOptions {
+					return &worktree.WalkOptions{MaxFileSize: 2 << 10, Leftovers: left, Under: under}
+				}
+				if under != "" {
+					if info, err := os.Lstat(filepath.Join(root, under)); err != nil || !info.IsDir() {
+						continue
+					}
+				}
+				var want, got []worktree.File
+				var wantLeft, gotLeft []string
+				wantSkips, wantErr := refWalk(root, opts(&wantLeft), func(f worktree.File) error { want = append(want, f); return nil })
+				gotSkips, gotErr := worktree.Walk(root, opts(&gotLeft), func(f worktree.File) error { got = append(got, f); return nil })
+				if (wantErr == nil) != (gotErr == nil) {
+					t.Fatalf("under %q: error %v, want %v", under, gotErr, wantErr)
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("under %q: files (-sequential +walk):\n%s", under, diff)
+				}
+				if diff := cmp.Diff(wantSkips, gotSkips); diff != "" {
+					t.Errorf("under %q: skips (-sequential +walk):\n%s", under, diff)
+				}
+				slicesSort(wantLeft)
+				slicesSort(gotLeft)
+				if diff := cmp.Diff(wantLeft, gotLeft); diff != "" {
+					t.Errorf("under %q: leftovers (-sequential +walk):\n%s", under, diff)
+				}
+			}
+		})
+	}
+}
+
+func slicesSort(s []string) { sorted(s) }
+
+// refWalk is the sequential walk Walk replaced, kept as the reference for
+// its results.
+func refWalk(root string, opts *worktree.WalkOptions, fn func(worktree.File) error) ([]worktree.Skip, error) {
+	if opts == nil {
+		opts = &worktree.WalkOptions{}
+	}
+	max := opts.MaxFileSize
+	if max <= 0 {
+		max = worktree.DefaultMaxFileSize
+	}
+	var skips []worktree.Skip
+	seen := map[string]string{} // folded path → path
+	start := root
+	if opts.Under != "" {
+		if worktree.Ignored(opts.Under) {
+			return nil, nil
+		}
+		start = filepath.Join(root, filepath.FromSlash(opts.Under))
+	}
+	err := filepath.WalkDir(start, func(abs string, d fs.DirEntry, err error) error {
+		if abs == start {
+			return err
+		}
+		rel, rerr := filepath.Rel(root, abs)
+		if rerr != nil {
+			return rerr
+		}
+		rel = filepath.ToSlash(rel)
+		if err != nil {
+			if errors.Is(err, fs.ErrPermission) {
+				skips = append(skips, worktree.Skip{Path: rel, Reason: "cannot be read: permission denied"})
+				return nil
+			}
+			return err
+		}
+		if worktree.Ignored(d.Name()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			if opts.Leftovers != nil && strings.HasPrefix(d.Name(), ".cairn-tmp-") {
+				*opts.Leftovers = append(*opts.Leftovers, abs)
+			}
+			return nil
+		}
+		if !utf8.ValidString(rel) {
+			skips = append(skips, worktree.Skip{Path: strings.ToValidUTF8(rel, "\uFFFD"), Reason: "the name is not valid UTF-8"})
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		typ := d.Type()
+		switch {
+		case typ&fs.ModeSymlink != 0:
+			skips = append(skips, worktree.Skip{Path: rel, Reason: "symbolic link (not followed)"})
+			return nil
+		case d.IsDir():
+			return nil
+		case !typ.IsRegular():
+			skips = append(skips, worktree.Skip{Path: rel, Reason: "not a regular file"})
+			return nil
+		}
+		p, perr := cairn.CleanPath(rel)
+		if perr != nil {
+			skips = append(skips, worktree.Skip{Path: rel, Reason: perr.Error()})
+			return nil
+		}
+		if other, dup := seen[cairn.FoldPath(p)]; dup {
+			skips = append(skips, worktree.Skip{Path: rel, Reason: "differs only in case from " + other})
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed while walking
+			}
+			return err
+		}
+		if info.Size() > max {
+			skips = append(skips, worktree.Skip{Path: rel, Reason: fmt.Sprintf("%d MiB is over the %d MiB limit", info.Size()>>20, max>>20)})
+			return nil
+		}
+		seen[cairn.FoldPath(p)] = p
+		f := worktree.File{Path: p, Abs: abs, Size: info.Size(), Mtime: info.ModTime().UnixNano()}
+		if info.Mode()&0o111 != 0 {
+			f.Mode = cairn.ModeExecutable
+		}
+		return fn(f)
+	})
+	if err != nil {
+		return skips, fmt.Errorf("walk %s: %w", root, err)
+	}
+	return skips, nil
+}
