@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -149,5 +150,36 @@ func TestStatusPaths_Outside(t *testing.T) {
 	}
 	if got := e.status("./", "."); len(got) != 0 {
 		t.Errorf("status of the root = %v, want none", got)
+	}
+}
+
+// TestStatus_RemembersEveryFile: a status that had to read many files (a
+// folder just written, whose stat rows cannot vouch for it) remembers
+// them all, so the next status trusts their sizes and modification
+// times: a file changed in place with both kept is not read again (as
+// git, cairn trusts them; it re-reads only what changed or is racy).
+func TestStatus_RemembersEveryFile(t *testing.T) {
+	e := setup(t)
+	const n = 8000
+	for i := range n {
+		e.write(fmt.Sprintf("notes/%02d/p%d.md", i%50, i), fmt.Sprintf("page %d\n", i))
+	}
+	e.commit("first")
+	// Every file an hour old: the rows the commit wrote no longer match.
+	old := time.Now().Add(-time.Hour)
+	for i := range n {
+		os.Chtimes(filepath.Join(e.dir, fmt.Sprintf("notes/%02d/p%d.md", i%50, i)), old, old)
+	}
+	if got := e.status(); len(got) != 0 {
+		t.Fatalf("status = %v, want clean", got)
+	}
+	// The same size and time, another content: only a read would see it.
+	p := filepath.Join(e.dir, "notes/07/p4007.md")
+	if err := os.WriteFile(p, []byte("PAGE 4007\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(p, old, old)
+	if got := e.status(); len(got) != 0 {
+		t.Errorf("status = %v: the file was read again, its row was not remembered", got)
 	}
 }

@@ -411,13 +411,18 @@ func (m *Manager) Status(ctx context.Context, t *Tree, paths ...string) (*Status
 	}
 	// Best effort, and without waiting: a vault busy with another process
 	// only makes the next status slower.
-	quick, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
-	m.remember(quick, t, snap)
-	cancel()
+	m.remember(ctx, t, snap)
 	return st, nil
 }
 
-// remember writes the stat rows of files a scan read.
+// rememberWait is how long a status waits for the vault's write lock to
+// remember the files it read.
+const rememberWait = 20 * time.Millisecond
+
+// remember writes the stat rows of files a scan read, when the vault's
+// write lock is free within rememberWait. Once it has the lock it writes
+// every row, however many: cut short, it would leave a freshly written
+// folder to be read whole by every status.
 func (m *Manager) remember(ctx context.Context, t *Tree, snap *snapshot) error {
 	var fresh []*onDisk
 	for _, d := range snap.disk {
@@ -428,8 +433,23 @@ func (m *Manager) remember(ctx context.Context, t *Tree, snap *snapshot) error {
 	if len(fresh) == 0 {
 		return nil
 	}
-	return m.s.Update(ctx, func(tx *store.Tx) error {
+	return m.updateSoon(ctx, rememberWait, func(ctx context.Context, tx *store.Tx) error {
 		return m.st.PutStats(ctx, tx.Backend(), t.ID, m.statsOf(fresh))
+	})
+}
+
+// updateSoon runs fn in a write transaction if the vault's write lock can
+// be had within wait. It never waits longer for the lock, but fn, once it
+// runs, is not cut short by the wait (ctx still ends it).
+func (m *Manager) updateSoon(ctx context.Context, wait time.Duration, fn func(context.Context, *store.Tx) error) error {
+	lockCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	timer := time.AfterFunc(wait, cancel)
+	return m.s.Update(lockCtx, func(tx *store.Tx) error {
+		if !timer.Stop() {
+			return fmt.Errorf("the write lock was not free within %v: %w", wait, context.DeadlineExceeded)
+		}
+		return fn(lockCtx, tx)
 	})
 }
 
