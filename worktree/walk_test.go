@@ -92,6 +92,43 @@ func TestWalk_SameAsSequential(t *testing.T) {
 	}
 }
 
+// TestWalk_LargeFolder: a folder larger than one goroutine's share is
+// walked as the sequential walk does, case clashes across the shares
+// included.
+func TestWalk_LargeFolder(t *testing.T) {
+	root := t.TempDir()
+	big := filepath.Join(root, "big")
+	os.Mkdir(big, 0o755)
+	for i := range 3000 {
+		name := fmt.Sprintf("p%04d.md", i)
+		if i%500 == 7 {
+			name = fmt.Sprintf("P%04d.md", i-7) // clashes with another share's file
+		}
+		os.WriteFile(filepath.Join(big, name), []byte(name), 0o644)
+		if i%997 == 0 {
+			os.Symlink(filepath.Join(big, name), filepath.Join(big, "link"+name))
+		}
+	}
+	var want, got []worktree.File
+	wantSkips, err := refWalk(root, nil, func(f worktree.File) error { want = append(want, f); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotSkips, err := worktree.Walk(root, nil, func(f worktree.File) error { got = append(got, f); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("files (-sequential +walk):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantSkips, gotSkips); diff != "" {
+		t.Errorf("skips (-sequential +walk):\n%s", diff)
+	}
+	if len(gotSkips) < 6 {
+		t.Errorf("skips = %v, want the case clashes and the links", gotSkips)
+	}
+}
+
 func slicesSort(s []string) { sorted(s) }
 
 // refWalk is the sequential walk Walk replaced, kept as the reference for

@@ -74,29 +74,52 @@ func BenchmarkImport(b *testing.B) {
 	}
 }
 
-// BenchmarkStatus runs `cairn status` in a 10k-page working tree with 10
-// local edits.
+// BenchmarkStatus runs `cairn status` in a working tree of 10k and of 100k
+// generated pages with 10 local edits, and `git status --short` in the
+// same folder (a git repository too, its edits the same), alternating.
 func BenchmarkStatus(b *testing.B) {
-	dir := filepath.Join(b.TempDir(), "vault")
-	v := vaultgen.New(vaultgen.Config{Pages: 10_000})
-	if err := v.WriteDir(b.Context(), dir); err != nil {
-		b.Fatal(err)
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {
+			dir := filepath.Join(b.TempDir(), "vault")
+			v := vaultgen.New(vaultgen.Config{Pages: n})
+			if err := v.WriteDir(b.Context(), dir); err != nil {
+				b.Fatal(err)
+			}
+			_, hasGit := exec.LookPath("git")
+			git := func(args ...string) time.Duration {
+				d, _ := benchProc(b, dir, "git", append([]string{"-c", "user.name=bench", "-c", "user.email=bench@example.com", "-c", "gc.auto=0"}, args...)...)
+				return d
+			}
+			if hasGit == nil {
+				git("init", "-q")
+			}
+			benchRun(b, dir, "init")
+			if hasGit == nil {
+				git("add", "-A")
+				git("commit", "-q", "-m", "start")
+			}
+			for i := range 10 {
+				f := v.Edit(i*997, 1)
+				if err := os.WriteFile(filepath.Join(dir, f.Path), f.Data, 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			benchRun(b, dir, "status") // the first status reads the edited files
+			var ours, theirs []time.Duration
+			b.ResetTimer()
+			for range b.N {
+				ours = append(ours, benchRun(b, dir, "status"))
+				if hasGit == nil {
+					theirs = append(theirs, git("status", "--short"))
+				}
+			}
+			b.ReportMetric(p50(ours), "p50-ms")
+			b.ReportMetric(p95(ours), "p95-ms")
+			if len(theirs) > 0 {
+				b.ReportMetric(p50(theirs), "git-p50-ms")
+			}
+		})
 	}
-	benchRun(b, dir, "init")
-	for i := range 10 {
-		f := v.Edit(i*997, 1)
-		if err := os.WriteFile(filepath.Join(dir, f.Path), f.Data, 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	benchRun(b, dir, "status") // the first status reads the edited files
-	var ds []time.Duration
-	b.ResetTimer()
-	for range b.N {
-		ds = append(ds, benchRun(b, dir, "status"))
-	}
-	b.ReportMetric(p50(ds), "p50-ms")
-	b.ReportMetric(p95(ds), "p95-ms")
 }
 
 // BenchmarkRead runs `cairn show`, `cairn search` and `cairn backlinks` on
