@@ -369,6 +369,42 @@ func (v *Vault) Queries(n int, seed uint64) []string {
 	return out
 }
 
+// FrequentQueries returns n search queries of one to three words of which
+// at least one is among the top title words of the vault (the words that
+// occur in the most titles), the others taken from one page's title in
+// title order: the harder mix, whose frequent words match many pages.
+// Deterministic for a vault and a seed.
+func (v *Vault) FrequentQueries(n int, seed uint64) []string {
+	const top = 20
+	count := map[string]int{}
+	for _, p := range v.pages {
+		for _, w := range strings.Split(p.stem, "-") {
+			count[w]++
+		}
+	}
+	words := make([]string, 0, len(count))
+	for w := range count {
+		words = append(words, w)
+	}
+	slices.SortFunc(words, func(a, b string) int { return cmp.Or(count[b]-count[a], strings.Compare(a, b)) })
+	frequent := words[:min(top, len(words))]
+	var r rng
+	r.seed(v.cfg.Seed+0x9e3779b97f4a7c15*mix(seed), streamQueries, 1, 0)
+	out := make([]string, n)
+	for q := range out {
+		terms := []string{frequent[r.intn(len(frequent))]}
+		if x := r.intn(100); x >= 30 {
+			title := strings.Split(v.pages[r.intn(len(v.pages))].stem, "-")
+			terms = append(terms, title[r.intn(len(title))])
+			if x >= 75 {
+				terms = append(terms, frequent[r.intn(len(frequent))])
+			}
+		}
+		out[q] = strings.Join(terms, " ")
+	}
+	return out
+}
+
 // RawBytes returns the total size of all files Files yields. The first call
 // generates the whole vault (in parallel); later calls return the result.
 func (v *Vault) RawBytes() int64 { return v.rawBytes() }

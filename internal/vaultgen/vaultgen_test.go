@@ -664,3 +664,30 @@ func TestNew_Small(t *testing.T) {
 		}
 	}
 }
+
+// TestFrequentQueries: the harder mix is deterministic, and every query
+// holds one of the twenty words that are in the most titles.
+func TestFrequentQueries(t *testing.T) {
+	v := vaultgen.New(vaultgen.Config{Pages: 2000})
+	qs := v.FrequentQueries(200, 1)
+	if again := vaultgen.New(vaultgen.Config{Pages: 2000}).FrequentQueries(200, 1); !slices.Equal(qs, again) {
+		t.Fatalf("FrequentQueries is not deterministic: %q, then %q", qs[:3], again[:3])
+	}
+	inTitles := map[string]int{}
+	for i := range v.Len() {
+		for _, w := range strings.Split(strings.TrimSuffix(filepath.Base(v.Path(i)), ".md"), "-") {
+			inTitles[w]++
+		}
+	}
+	words := make([]string, 0, len(inTitles))
+	for w := range inTitles {
+		words = append(words, w)
+	}
+	slices.SortFunc(words, func(a, b string) int { return cmp.Or(inTitles[b]-inTitles[a], strings.Compare(a, b)) })
+	top := words[:20]
+	for _, q := range qs {
+		if !slices.ContainsFunc(strings.Fields(q), func(w string) bool { return slices.Contains(top, w) }) {
+			t.Errorf("query %q holds none of the most frequent title words %q", q, top)
+		}
+	}
+}
