@@ -1,16 +1,13 @@
 package app_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"cairn"
@@ -143,33 +140,9 @@ func TestSubmit_Race(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.Close()
-	var wg sync.WaitGroup
-	reports := make([][]admitReport, children)
-	for c := range children {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), admitChildEnv+"="+dir, "CAIRN_TEST_ADMIT_ID="+strconv.Itoa(c), "CAIRN_TEST_ADMIT_ROUNDS="+strconv.Itoa(rounds))
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				t.Errorf("child %d: %v\n%s", c, err, stderr.String())
-				return
-			}
-			sc := bufio.NewScanner(strings.NewReader(string(out)))
-			for sc.Scan() {
-				var r admitReport
-				if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-					t.Errorf("child %d: %v: %s", c, err, sc.Text())
-					return
-				}
-				reports[c] = append(reports[c], r)
-			}
-		}()
-	}
-	wg.Wait()
+	reports := runChildren[admitReport](t, children, func(c int) []string {
+		return []string{admitChildEnv + "=" + dir, "CAIRN_TEST_ADMIT_ID=" + strconv.Itoa(c), "CAIRN_TEST_ADMIT_ROUNDS=" + strconv.Itoa(rounds)}
+	})
 	if t.Failed() {
 		return
 	}

@@ -1,16 +1,12 @@
 package app_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 
 	"cairn"
@@ -94,33 +90,9 @@ func TestCommitChanges_Race(t *testing.T) {
 	}
 	a.Close()
 	const children, rounds = 4, 15
-	var wg sync.WaitGroup
-	reports := make([][]casReport, children)
-	for c := range children {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), casChildEnv+"="+dir, "CAIRN_TEST_CAS_ID="+strconv.Itoa(c), "CAIRN_TEST_CAS_ROUNDS="+strconv.Itoa(rounds))
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				t.Errorf("child %d: %v\n%s", c, err, stderr.String())
-				return
-			}
-			sc := bufio.NewScanner(strings.NewReader(string(out)))
-			for sc.Scan() {
-				var r casReport
-				if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-					t.Errorf("child %d: %v: %s", c, err, sc.Text())
-					return
-				}
-				reports[c] = append(reports[c], r)
-			}
-		}()
-	}
-	wg.Wait()
+	reports := runChildren[casReport](t, children, func(c int) []string {
+		return []string{casChildEnv + "=" + dir, "CAIRN_TEST_CAS_ID=" + strconv.Itoa(c), "CAIRN_TEST_CAS_ROUNDS=" + strconv.Itoa(rounds)}
+	})
 	if t.Failed() {
 		return
 	}

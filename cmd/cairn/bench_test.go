@@ -19,15 +19,7 @@ import (
 
 func benchRun(b *testing.B, dir string, args ...string) time.Duration {
 	b.Helper()
-	cmd := exec.Command(cairnBinB(b), args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CAIRN_USER=bench")
-	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	d := time.Since(start)
-	if err != nil {
-		b.Fatalf("cairn %v: %v\n%s", args, err, out)
-	}
+	d, _ := benchProc(b, dir, false, cairnBinB(b), args...)
 	return d
 }
 
@@ -87,7 +79,7 @@ func BenchmarkStatus(b *testing.B) {
 			}
 			_, hasGit := exec.LookPath("git")
 			git := func(args ...string) time.Duration {
-				d, _ := benchProc(b, dir, "git", append([]string{"-c", "user.name=bench", "-c", "user.email=bench@example.com", "-c", "gc.auto=0"}, args...)...)
+				d, _ := benchProc(b, dir, false, "git", append([]string{"-c", "user.name=bench", "-c", "user.email=bench@example.com", "-c", "gc.auto=0"}, args...)...)
 				return d
 			}
 			if hasGit == nil {
@@ -173,7 +165,7 @@ func BenchmarkCommitPath(b *testing.B) {
 		}
 		git := func(args ...string) (time.Duration, int64) {
 			b.Helper()
-			return benchProc(b, dir, "git", append([]string{"-c", "user.name=bench", "-c", "user.email=bench@example.com", "-c", "gc.auto=0"}, args...)...)
+			return benchProc(b, dir, true, "git", append([]string{"-c", "user.name=bench", "-c", "user.email=bench@example.com", "-c", "gc.auto=0"}, args...)...)
 		}
 		git("init", "-q")
 		benchRun(b, dir, "init") // adopts the folder; writes .gitignore's line for .cairn
@@ -193,7 +185,7 @@ func BenchmarkCommitPath(b *testing.B) {
 			var ourRSS, theirRSS int64
 			for i := range b.N {
 				p := edit(i * 7919 % v.Len())
-				d, rss := benchProc(b, dir, cairnBinB(b), "commit", "-m", "e", p)
+				d, rss := benchProc(b, dir, true, cairnBinB(b), "commit", "-m", "e", p)
 				ours, ourRSS = append(ours, d), max(ourRSS, rss)
 				p = edit((i*7919 + 1) % v.Len())
 				d1, rss1 := git("add", p)
@@ -209,7 +201,7 @@ func BenchmarkCommitPath(b *testing.B) {
 			var ours, theirs []time.Duration
 			for i := range b.N {
 				p := edit(i * 104729 % v.Len())
-				d, _ := benchProc(b, dir, cairnBinB(b), "status", p)
+				d, _ := benchProc(b, dir, true, cairnBinB(b), "status", p)
 				ours = append(ours, d)
 				d, _ = git("status", "--short", p)
 				theirs = append(theirs, d)
@@ -220,15 +212,15 @@ func BenchmarkCommitPath(b *testing.B) {
 	}
 }
 
-// benchProc runs a program in dir and returns its wall time and its peak
-// resident memory in KiB, measured by /usr/bin/time (0 without it): the
-// peak a process forked from this one reports counts this one's memory,
-// which a small parent does not add to.
-func benchProc(b *testing.B, dir, prog string, args ...string) (time.Duration, int64) {
+// benchProc runs a program in dir and returns its wall time and, with rss,
+// its peak resident memory in KiB, measured by /usr/bin/time (0 without
+// it): the peak a process forked from this one reports counts this one's
+// memory, which a small parent does not add to.
+func benchProc(b *testing.B, dir string, rss bool, prog string, args ...string) (time.Duration, int64) {
 	b.Helper()
 	cmd := exec.Command(prog, args...)
 	rssFile := filepath.Join(b.TempDir(), "rss")
-	if _, err := os.Stat("/usr/bin/time"); err == nil {
+	if _, err := os.Stat("/usr/bin/time"); err == nil && rss {
 		cmd = exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", rssFile, prog}, args...)...)
 	}
 	cmd.Dir = dir
@@ -239,9 +231,9 @@ func benchProc(b *testing.B, dir, prog string, args ...string) (time.Duration, i
 	if err != nil {
 		b.Fatalf("%s %v: %v\n%s", prog, args, err, out)
 	}
-	var rss int64
+	var kib int64
 	if data, err := os.ReadFile(rssFile); err == nil {
-		rss, _ = strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+		kib, _ = strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
 	}
-	return d, rss
+	return d, kib
 }
