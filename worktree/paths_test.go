@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -182,4 +183,42 @@ func TestStatus_RemembersEveryFile(t *testing.T) {
 	if got := e.status(); len(got) != 0 {
 		t.Errorf("status = %v: the file was read again, its row was not remembered", got)
 	}
+}
+
+// TestStatus_CacheDamaged: a status cache cut short, or of another vault
+// state, is not trusted: the status is the folder's all the same.
+func TestStatus_CacheDamaged(t *testing.T) {
+	e := setup(t)
+	e.write("index.md", "# Home\n")
+	e.write("notes/a.md", "a\n")
+	e.commit("first")
+	e.status() // writes the cache
+	cache := filepath.Join(e.vdir, fmt.Sprintf("status-%d.cache", e.wt.ID))
+	data, err := os.ReadFile(cache)
+	if err != nil {
+		t.Fatalf("no status cache after a status: %v", err)
+	}
+	e.write("notes/b.md", "b\n")
+	os.Remove(filepath.Join(e.dir, "index.md"))
+	want := []string{"added notes/b.md", "deleted index.md"}
+	for name, damaged := range map[string][]byte{
+		"cut short":   data[:len(data)-7],
+		"empty":       nil,
+		"other bytes": append([]byte("cairn-status-1\n"), make([]byte, 80)...),
+		"one bit":     flip(data, len(data)/2),
+	} {
+		if err := os.WriteFile(cache, damaged, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, sorted(e.status())); diff != "" {
+			t.Errorf("%s: status (-want +got):\n%s", name, diff)
+		}
+	}
+}
+
+// flip returns data with one bit of byte i flipped.
+func flip(data []byte, i int) []byte {
+	out := slices.Clone(data)
+	out[i] ^= 0x10
+	return out
 }

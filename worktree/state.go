@@ -36,6 +36,8 @@ type snapshot struct {
 	base      map[string]cairn.Entry // the effective base: the base commit's files and the overrides
 	over      map[string]cairn.Entry // the overrides (a zero Blob: absent)
 	baseTree  cairn.Hash
+	// stats are the stat rows a whole-tree scan loaded.
+	stats map[string]FileStat
 }
 
 // vouches reports whether a file's stat row vouches for its content: its
@@ -125,6 +127,7 @@ func (m *Manager) scan(ctx context.Context, t *Tree) (*snapshot, error) {
 	if err := errors.Join(err, statErr, baseErr); err != nil {
 		return nil, err
 	}
+	snap.stats = stats
 	// Files whose size and modification time match their stat row are not
 	// read; the others are read and hashed on every core.
 	var toRead []*onDisk
@@ -401,17 +404,28 @@ func (m *Manager) Status(ctx context.Context, t *Tree, paths ...string) (*Status
 	if err := m.reload(ctx, t); err != nil {
 		return nil, err
 	}
-	snap, err := m.scanSelected(ctx, t, paths)
-	if err != nil {
-		return nil, err
+	st, cached, err := (*Status)(nil), false, error(nil)
+	if whole(paths) {
+		if st, cached, err = m.cachedStatus(ctx, t); err != nil {
+			return nil, err
+		}
 	}
-	st := &Status{Tree: t, Changes: snap.changes(), Skipped: snap.skips}
+	if !cached {
+		snap, err := m.scanSelected(ctx, t, paths)
+		if err != nil {
+			return nil, err
+		}
+		st = &Status{Tree: t, Changes: snap.changes(), Skipped: snap.skips}
+		// Best effort, and without waiting: a vault busy with another
+		// process only makes the next status slower.
+		m.remember(ctx, t, snap)
+		if whole(paths) {
+			m.cacheOf(t, snap, snap.stats).write(m.cachePath(t))
+		}
+	}
 	if st.Head, err = m.s.Head(ctx, t.Branch); err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
 		return nil, err
 	}
-	// Best effort, and without waiting: a vault busy with another process
-	// only makes the next status slower.
-	m.remember(ctx, t, snap)
 	return st, nil
 }
 

@@ -1,0 +1,314 @@
+package worktree
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"cairn"
+	"cairn/store"
+)
+
+// The status cache is what a whole-tree status needs from the database and
+// the store, in one file beside the database: every entry of a working
+// tree's effective base (its base commit's files with the overrides
+// applied), each with what its stat row says of the file on disk, sorted in
+// the order a walk finds them. A status reads it and merges it with the
+// sorted walk, instead of loading every stat row, listing the base tree and
+// matching the three in maps.
+//
+// It is only a copy: trusted when it was made for the tree's base commit and
+// its overrides as they are now (a sync, a commit or a file left alone
+// changes one of them), rewritten by the status that finds it missing or
+// stale. A stat observation in it that another process has since replaced
+// is still true of the file it describes (a changed file has another size
+// or modification time, or is racy and read again), so an older copy
+// costs reads, never a wrong status. It is written under a temporary name
+// and renamed into place, and anything wrong with it on reading means
+// there is none (it ends with a CRC-32C of the rest: a damaged copy is
+// not read).
+
+// cacheMagic starts a status cache file; the digit is its format.
+const cacheMagic = "cairn-status-1\n"
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// cacheEntry is one entry of the effective base and the last observation
+// of its file.
+type cacheEntry struct {
+	path     string
+	base     cairn.Hash // the entry's content
+	baseMode cairn.Mode
+	// The stat row of the file on disk; a zero blob when there is none.
+	size, mtime, checked int64
+	blob                 cairn.Hash
+}
+
+// statCache is a working tree's status cache.
+type statCache struct {
+	base    cairn.Hash // the tree's base commit
+	over    cairn.Hash // cacheKey of its folder and overrides
+	entries []cacheEntry
+}
+
+// cachePath is where tree t's status cache lives.
+func (m *Manager) cachePath(t *Tree) string {
+	return filepath.Join(m.lockDir, fmt.Sprintf("status-%d.cache", t.ID))
+}
+
+// cacheKey is a hash of a tree's folder and overrides, so that a cache
+// made for another folder (a working tree removed, another made with its
+// id) or with other overrides is not trusted.
+func cacheKey(t *Tree, over map[string]cairn.Entry) cairn.Hash {
+	paths := make([]string, 0, len(over))
+	for p := range over {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00", t.Path)
+	for _, p := range paths {
+		e := over[p]
+		fmt.Fprintf(h, "%s\x00%x\x00%d\x00", p, e.Blob[:], e.Mode)
+	}
+	return cairn.Hash(h.Sum(nil))
+}
+
+// readCache reads the status cache at path; nil when there is none or it
+// cannot be trusted as a file (short, another format).
+func readCache(path string) *statCache {
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) < len(cacheMagic)+4 || !bytes.HasPrefix(data, []byte(cacheMagic)) {
+		return nil
+	}
+	body, sum := data[:len(data)-4], binary.BigEndian.Uint32(data[len(data)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil
+	}
+	r := bytes.NewReader(body[len(cacheMagic):])
+	c := &statCache{}
+	n, err := readHeader(r, c)
+	if err != nil || n > uint64(len(data)) {
+		return nil
+	}
+	c.entries = make([]cacheEntry, 0, n)
+	var prev string
+	for range n {
+		e, err := readEntry(r)
+		if err != nil || (prev != "" && walkOrder(prev, e.path) >= 0) {
+			return nil
+		}
+		prev = e.path
+		c.entries = append(c.entries, e)
+	}
+	if r.Len() != 0 {
+		return nil
+	}
+	return c
+}
+
+func readHeader(r *bytes.Reader, c *statCache) (uint64, error) {
+	if _, err := io.ReadFull(r, c.base[:]); err != nil {
+		return 0, err
+	}
+	if _, err := io.ReadFull(r, c.over[:]); err != nil {
+		return 0, err
+	}
+	return binary.ReadUvarint(r)
+}
+
+func readEntry(r *bytes.Reader) (cacheEntry, error) {
+	var e cacheEntry
+	n, err := binary.ReadUvarint(r)
+	if err != nil || n > uint64(r.Len()) {
+		return e, errors.Join(err, io.ErrUnexpectedEOF)
+	}
+	p := make([]byte, n)
+	if _, err := io.ReadFull(r, p); err != nil {
+		return e, err
+	}
+	e.path = string(p)
+	if _, err := io.ReadFull(r, e.base[:]); err != nil {
+		return e, err
+	}
+	mode, err := r.ReadByte()
+	if err != nil {
+		return e, err
+	}
+	e.baseMode = cairn.Mode(mode)
+	for _, v := range []*int64{&e.size, &e.mtime, &e.checked} {
+		if *v, err = binary.ReadVarint(r); err != nil {
+			return e, err
+		}
+	}
+	_, err = io.ReadFull(r, e.blob[:])
+	return e, err
+}
+
+// write writes the cache to path, under a temporary name renamed into
+// place.
+func (c *statCache) write(path string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".cairn-tmp-status-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // after a rename, there is nothing to remove
+	sum := crc32.New(castagnoli)
+	w := bufio.NewWriterSize(io.MultiWriter(f, sum), 1<<16)
+	w.WriteString(cacheMagic)
+	w.Write(c.base[:])
+	w.Write(c.over[:])
+	var buf [binary.MaxVarintLen64]byte
+	w.Write(buf[:binary.PutUvarint(buf[:], uint64(len(c.entries)))])
+	for _, e := range c.entries {
+		w.Write(buf[:binary.PutUvarint(buf[:], uint64(len(e.path)))])
+		w.WriteString(e.path)
+		w.Write(e.base[:])
+		w.WriteByte(byte(e.baseMode))
+		for _, v := range []int64{e.size, e.mtime, e.checked} {
+			w.Write(buf[:binary.PutVarint(buf[:], v)])
+		}
+		w.Write(e.blob[:])
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := errors.Join(binary.Write(f, binary.BigEndian, sum.Sum32()), f.Close()); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// cacheOf makes the status cache of a whole-tree snapshot: its effective
+// base, with the stat rows stats held and the observations the scan made.
+func (m *Manager) cacheOf(t *Tree, snap *snapshot, stats map[string]FileStat) *statCache {
+	c := &statCache{base: t.Base, over: cacheKey(t, snap.over), entries: make([]cacheEntry, 0, len(snap.base))}
+	now := m.Now().UnixNano()
+	for p, b := range snap.base {
+		e := cacheEntry{path: p, base: b.Blob, baseMode: b.Mode}
+		if d := snap.disk[p]; d != nil && d.fresh {
+			e.size, e.mtime, e.checked, e.blob = d.Size, d.Mtime, now, d.blob
+		} else if r, ok := stats[p]; ok {
+			e.size, e.mtime, e.checked, e.blob = r.Size, r.Mtime, r.Checked, r.Blob
+		}
+		c.entries = append(c.entries, e)
+	}
+	slices.SortFunc(c.entries, func(a, b cacheEntry) int { return walkOrder(a.path, b.path) })
+	return c
+}
+
+// cachedStatus is the whole-tree status of t from its status cache and a
+// walk of the folder; ok is false when there is no cache that can be
+// trusted for t. Files the cache cannot vouch for are read; the cache is
+// rewritten with what was read, and their stat rows remembered.
+func (m *Manager) cachedStatus(ctx context.Context, t *Tree) (st *Status, ok bool, err error) {
+	over, err := m.loadOverrides(ctx, t)
+	if err != nil {
+		return nil, false, err
+	}
+	path := m.cachePath(t)
+	c := readCache(path)
+	if c == nil || c.base != t.Base || c.over != cacheKey(t, over) {
+		return nil, false, nil
+	}
+	max := m.maxSize()
+	var files []File
+	skips, err := Walk(t.Path, &WalkOptions{MaxFileSize: max}, func(f File) error {
+		files = append(files, f)
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	st = &Status{Tree: t, Skipped: skips}
+	type pair struct {
+		d *onDisk
+		e *cacheEntry
+	}
+	var both []pair
+	var toRead []*onDisk
+	i, j := 0, 0
+	for i < len(files) || j < len(c.entries) {
+		cmp := 0
+		switch {
+		case i == len(files):
+			cmp = 1
+		case j == len(c.entries):
+			cmp = -1
+		default:
+			cmp = walkOrder(files[i].Path, c.entries[j].path)
+		}
+		switch {
+		case cmp < 0: // on disk only
+			st.Changes = append(st.Changes, Change{Path: files[i].Path, Kind: cairn.Added})
+			i++
+		case cmp > 0: // in the base only
+			st.Changes = append(st.Changes, Change{Path: c.entries[j].path, Kind: cairn.Deleted})
+			j++
+		default:
+			d, e := &onDisk{File: files[i]}, &c.entries[j]
+			r := FileStat{Size: e.size, Mtime: e.mtime, Checked: e.checked, Blob: e.blob}
+			if !e.blob.IsZero() && r.vouches(d.File) {
+				d.blob = e.blob
+			} else {
+				toRead = append(toRead, d)
+			}
+			both = append(both, pair{d, e})
+			i, j = i+1, j+1
+		}
+	}
+	errs := make([]error, len(toRead))
+	parallel(len(toRead), func(k int) {
+		d := toRead[k]
+		data, err := readFile(d.File, max)
+		if err != nil {
+			errs[k] = err
+			return
+		}
+		d.blob, d.fresh = store.BlobHash(data), true
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, false, err
+	}
+	now := m.Now().UnixNano()
+	for _, p := range both {
+		if p.d.blob != p.e.base || p.d.Mode != p.e.baseMode {
+			st.Changes = append(st.Changes, Change{Path: p.d.Path, Kind: cairn.Modified})
+		}
+		if p.d.fresh {
+			p.e.size, p.e.mtime, p.e.checked, p.e.blob = p.d.Size, p.d.Mtime, now, p.d.blob
+		}
+	}
+	for k := range st.Changes {
+		_, st.Changes[k].Incoming = over[st.Changes[k].Path]
+	}
+	sort.Slice(st.Changes, func(a, b int) bool { return strings.Compare(st.Changes[a].Path, st.Changes[b].Path) < 0 })
+	if len(toRead) > 0 {
+		// Best effort: a cache that is not rewritten, or rows that are
+		// not remembered, only make the next status read again.
+		c.write(path)
+		m.remember(ctx, t, &snapshot{disk: diskOf(toRead)})
+	}
+	return st, true, nil
+}
+
+// diskOf maps files read by their paths.
+func diskOf(files []*onDisk) map[string]*onDisk {
+	out := make(map[string]*onDisk, len(files))
+	for _, d := range files {
+		out[d.Path] = d
+	}
+	return out
+}
