@@ -199,7 +199,7 @@ func (s *Service) queue(ctx context.Context) (*durable.Queue, error) {
 func (s *Service) defaultQueueConfig(ctx context.Context) durable.Config {
 	workers := river.NewWorkers()
 	s.Register(workers)
-	return durable.Config{Workers: workers, MaxWorkers: s.policy(ctx).Workers(), Crash: s.crash, Logger: s.log}
+	return durable.Config{Workers: workers, MaxWorkers: s.limits(ctx).Workers(), Crash: s.crash, Logger: s.log}
 }
 
 func (s *Service) point(name string) {
@@ -259,7 +259,7 @@ func (s *Service) Add(ctx context.Context, files []string, who cairn.Principal) 
 			return nil, cairn.Errorf(cairn.EINVALID, "%s is not a regular file", f)
 		}
 	}
-	pol := s.policy(ctx)
+	pol := s.limits(ctx)
 	var in []*input
 	for _, f := range files {
 		data, id, size, err := readSource(f, pol.MaxSize())
@@ -294,7 +294,7 @@ func (s *Service) AddData(ctx context.Context, items []Data, who cairn.Principal
 				WithHint("Name it as its file would be named, like notes-2026.md.")
 		}
 	}
-	pol := s.policy(ctx)
+	pol := s.limits(ctx)
 	var in []*input
 	for _, it := range items {
 		data, id, size := dataSource(it.Data, pol.MaxSize())
@@ -704,7 +704,7 @@ func (s *Service) retry(ctx context.Context, src *Source, who cairn.Principal) (
 	if err != nil {
 		return nil, err
 	}
-	pol := s.policy(ctx)
+	pol := s.limits(ctx)
 	seen := *src
 	err = s.v.Store.Update(ctx, func(tx *store.Tx) error {
 		// Decided on what was read before the transaction: another retry,
@@ -820,19 +820,34 @@ func (s *Service) sourceOfJob(ctx context.Context, job int64) (*Source, error) {
 	return src, nil
 }
 
-// policy returns main's policy (the defaults when it cannot be read).
-func (s *Service) policy(ctx context.Context) *admit.Policy {
+// policy returns the policy of main's head: the defaults when main has no
+// commit or no cairn.yaml. A cairn.yaml that does not parse (one a newer
+// cairn wrote, or that reached main before this one checked it) gives the
+// defaults and the error: callers that only need limits go on with the
+// defaults and log it, and the worker fails the job rather than run an
+// agent the vault did not name.
+func (s *Service) policy(ctx context.Context) (*admit.Policy, error) {
 	head, err := s.v.Store.Head(ctx, admit.Branch)
 	if err != nil {
-		return &admit.Policy{}
+		return &admit.Policy{}, nil
 	}
 	c, err := s.v.Store.ReadCommit(ctx, head)
 	if err != nil {
-		return &admit.Policy{}
+		return &admit.Policy{}, nil
 	}
 	pol, err := admit.PolicyAt(ctx, s.v.Store, c.Tree)
 	if err != nil {
-		return &admit.Policy{}
+		return &admit.Policy{}, fmt.Errorf("%s on main: %w", admit.PolicyFile, err)
+	}
+	return pol, nil
+}
+
+// limits is the policy for what needs only its limits: the defaults when
+// cairn.yaml does not parse, with a warning in the log.
+func (s *Service) limits(ctx context.Context) *admit.Policy {
+	pol, err := s.policy(ctx)
+	if err != nil {
+		s.log.Warn("ingest: using the default settings", "err", err)
 	}
 	return pol
 }

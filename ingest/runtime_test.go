@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"cairn"
@@ -124,4 +126,53 @@ func TestIngest_RegisteredRuntime(t *testing.T) {
 			t.Errorf("activity = %q, want %q", activity, want)
 		}
 	})
+}
+
+// fickleBroken makes the fickle runtime's settings invalid: a cairn.yaml
+// admitted while it was valid then no longer parses, as one a newer cairn
+// wrote would not for this one.
+var fickleBroken atomic.Bool
+
+func init() {
+	agent.Register(agent.Factory{
+		Name: "fickle",
+		Help: "a test runtime whose settings stop being valid",
+		Validate: func(agent.Settings) error {
+			if fickleBroken.Load() {
+				return cairn.Errorf(cairn.EINVALID, "the fickle runtime is not known here")
+			}
+			return nil
+		},
+		New: func(env agent.Env) (agent.Runtime, error) { return &echo{store: env.Store}, nil },
+	})
+}
+
+// TestIngest_PolicyDoesNotParse: when main's cairn.yaml no longer parses,
+// the worker fails the source with the reason and a hint, and runs no
+// agent in place of the one the vault names (the default extractive one
+// would have run before).
+func TestIngest_PolicyDoesNotParse(t *testing.T) {
+	e := setup(t, "agent:\n  runtime: fickle\n")
+	fickleBroken.Store(true)
+	defer fickleBroken.Store(false)
+	added := e.ingest(e.file("fabriano.md", article))
+	src := added[0].Source
+	if src.Status != ingest.Failed {
+		t.Fatalf("status %s (error %q), want %s", src.Status, src.Error, ingest.Failed)
+	}
+	if !strings.Contains(src.Error, "cairn.yaml") || !strings.Contains(src.Error, "fickle") {
+		t.Errorf("error %q, want it to name cairn.yaml and why it does not parse", src.Error)
+	}
+	if !strings.Contains(src.Hint, "cairn sources retry") {
+		t.Errorf("hint %q, want how to retry", src.Hint)
+	}
+	props, err := e.v.Admit.List(e.ctx, admit.ProposalFilter{Status: "all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range props {
+		if p.Source == src.ID {
+			t.Errorf("an agent ran for the source: proposal %d by %s", p.ID, p.Principal)
+		}
+	}
 }

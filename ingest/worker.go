@@ -46,8 +46,13 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	if err != nil {
 		return err
 	}
-	pol := s.policy(ctx)
+	pol, polErr := s.policy(ctx)
 	rt, rterr := s.runtime(pol)
+	if polErr != nil {
+		// Not the default agent in its place: the vault names its own.
+		rterr = cairn.Errorf(cairn.EINVALID, "%w", polErr).
+			WithHint("Fix cairn.yaml on main (cairn settings lists the settings), then cairn sources retry " + src.ID)
+	}
 	err = s.v.Store.Update(ctx, func(tx *store.Tx) error {
 		// Take the source only when it is this job's to run: queued under
 		// it, or running under an earlier attempt of it (a dead worker's,
