@@ -6,8 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/riverqueue/river"
-
 	"cairn"
 	"cairn/durable"
 )
@@ -39,13 +37,9 @@ type Job struct {
 // every 100ms.
 func (a *App) jobQueue(ctx context.Context) (*durable.Queue, error) {
 	return a.ingest.Queue(ctx, func() (durable.Config, error) {
-		pol, err := a.Policy(ctx)
-		if err != nil {
-			return durable.Config{}, err
-		}
-		workers := river.NewWorkers()
-		a.ingest.Register(workers)
-		return durable.Config{Workers: workers, MaxWorkers: pol.Workers(), PollInterval: 100 * time.Millisecond, Crash: a.crash, Logger: a.log}, nil
+		cfg := a.ingest.QueueConfig(ctx)
+		cfg.PollInterval = 100 * time.Millisecond
+		return cfg, nil
 	})
 }
 

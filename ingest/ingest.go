@@ -109,7 +109,7 @@ func (s *Service) SetQueue(q *durable.Queue) {
 // config newConfig returns (an error from it is returned, and the next call
 // tries again); later calls return the same queue and do not call
 // newConfig. A method of the service that needs the queue before anyone
-// asked for it makes it from defaultQueueConfig. SetQueue replaces it.
+// asked for it makes it from QueueConfig. SetQueue replaces it.
 func (s *Service) Queue(ctx context.Context, newConfig func() (durable.Config, error)) (*durable.Queue, error) {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
@@ -188,15 +188,17 @@ func (s *Service) Close(ctx context.Context) error {
 	return err
 }
 
-// queue returns the service's queue, made from defaultQueueConfig when no
-// one made it before.
+// queue returns the service's queue, made from QueueConfig when no one
+// made it before.
 func (s *Service) queue(ctx context.Context) (*durable.Queue, error) {
-	return s.Queue(ctx, func() (durable.Config, error) { return s.defaultQueueConfig(ctx), nil })
+	return s.Queue(ctx, func() (durable.Config, error) { return s.QueueConfig(ctx), nil })
 }
 
-// defaultQueueConfig runs this service's ingest jobs, as many at once as
-// main's policy says (agent.workers), with the service's crash points.
-func (s *Service) defaultQueueConfig(ctx context.Context) durable.Config {
+// QueueConfig is the configuration of a queue that runs this service's
+// ingest jobs, as many at once as main's policy says (agent.workers), with
+// the service's crash points and logger; the caller may change what else
+// it needs (how often an idle worker looks for jobs).
+func (s *Service) QueueConfig(ctx context.Context) durable.Config {
 	workers := river.NewWorkers()
 	s.Register(workers)
 	return durable.Config{Workers: workers, MaxWorkers: s.limits(ctx).Workers(), Crash: s.crash, Logger: s.log}
