@@ -204,7 +204,7 @@ func TestStatus_CacheDamaged(t *testing.T) {
 	for name, damaged := range map[string][]byte{
 		"cut short":   data[:len(data)-7],
 		"empty":       nil,
-		"other bytes": append([]byte("cairn-status-1\n"), make([]byte, 80)...),
+		"other bytes": append([]byte("cairn-status-2\n"), make([]byte, 80)...),
 		"one bit":     flip(data, len(data)/2),
 	} {
 		if err := os.WriteFile(cache, damaged, 0o644); err != nil {
@@ -221,4 +221,40 @@ func flip(data []byte, i int) []byte {
 	out := slices.Clone(data)
 	out[i] ^= 0x10
 	return out
+}
+
+// TestStatus_CacheFollowsOverrides: the status cache follows the tree's
+// left-alone files as they come and go, including one that goes in a sync
+// whose difference does not name it.
+func TestStatus_CacheFollowsOverrides(t *testing.T) {
+	e := setup(t)
+	e.write("a.md", "v1\n")
+	e.write("b.md", "b\n")
+	e.commit("first")
+	e.status() // the cache
+	check := func(step string) {
+		t.Helper()
+		whole := e.status()
+		var under []string
+		for _, p := range []string{"a.md", "b.md"} {
+			under = append(under, e.status(p)...)
+		}
+		if diff := cmp.Diff(under, whole); diff != "" {
+			t.Errorf("%s: the whole status (cached) differs from the files' (-files +whole):\n%s", step, diff)
+		}
+	}
+	e.write("a.md", "mine\n")
+	if _, err := e.m.Sync(e.ctx, e.wt, e.commitElsewhere(map[string]string{"a.md": "v2\n"})); err != nil {
+		t.Fatal(err)
+	}
+	check("a.md left alone")
+	e.write("a.md", "v2\n") // the person takes main's version
+	check("a.md as main has it")
+	if _, err := e.m.Sync(e.ctx, e.wt, e.commitElsewhere(map[string]string{"b.md": "b2\n"})); err != nil {
+		t.Fatal(err)
+	}
+	check("after a sync of b.md")
+	e.write("b.md", "b3\n")
+	e.commit("b3", "b.md")
+	check("after a commit of b.md")
 }

@@ -3,6 +3,7 @@ package worktree
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -28,10 +29,12 @@ import (
 // sorted walk, instead of loading every stat row, listing the base tree and
 // matching the three in maps.
 //
-// It is only a copy: trusted when it was made for the tree's base commit and
-// its overrides as they are now (a sync, a commit or a file left alone
-// changes one of them), rewritten by the status that finds it missing or
-// stale. A stat observation in it that another process has since replaced
+// It is only a copy, of one base commit with one set of overrides, for one
+// folder. When the tree's base or overrides have moved since (a commit, a
+// sync, a file left alone), a status brings it up to them by the paths
+// that differ (the two base trees' difference and the overrides of both),
+// as a commit of a few files changes a few entries; for another folder, or
+// when it cannot be read, a status makes it again from the database. A stat observation in it that another process has since replaced
 // is still true of the file it describes (a changed file has another size
 // or modification time, or is racy and read again), so an older copy
 // costs reads, never a wrong status. It is written under a temporary name
@@ -40,7 +43,7 @@ import (
 // not read).
 
 // cacheMagic starts a status cache file; the digit is its format.
-const cacheMagic = "cairn-status-1\n"
+const cacheMagic = "cairn-status-2\n"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -57,9 +60,11 @@ type cacheEntry struct {
 
 // statCache is a working tree's status cache.
 type statCache struct {
-	base    cairn.Hash // the tree's base commit
-	over    cairn.Hash // cacheKey of its folder and overrides
-	entries []cacheEntry
+	base      cairn.Hash // the tree's base commit
+	folder    cairn.Hash // folderKey of the tree's folder
+	over      cairn.Hash // overridesKey of the overrides applied
+	overPaths []string   // their paths
+	entries   []cacheEntry
 }
 
 // cachePath is where tree t's status cache lives.
@@ -67,17 +72,18 @@ func (m *Manager) cachePath(t *Tree) string {
 	return filepath.Join(m.lockDir, fmt.Sprintf("status-%d.cache", t.ID))
 }
 
-// cacheKey is a hash of a tree's folder and overrides, so that a cache
-// made for another folder (a working tree removed, another made with its
-// id) or with other overrides is not trusted.
-func cacheKey(t *Tree, over map[string]cairn.Entry) cairn.Hash {
+// folderKey names a tree's folder, so that a cache made for another (a
+// working tree removed, another made with its id) is not trusted.
+func folderKey(t *Tree) cairn.Hash { return sha256.Sum256([]byte(t.Path)) }
+
+// overridesKey is a hash of a tree's overrides, paths and entries.
+func overridesKey(over map[string]cairn.Entry) cairn.Hash {
 	paths := make([]string, 0, len(over))
 	for p := range over {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00", t.Path)
 	for _, p := range paths {
 		e := over[p]
 		fmt.Fprintf(h, "%s\x00%x\x00%d\x00", p, e.Blob[:], e.Mode)
@@ -119,26 +125,41 @@ func readCache(path string) *statCache {
 }
 
 func readHeader(r *bytes.Reader, c *statCache) (uint64, error) {
-	if _, err := io.ReadFull(r, c.base[:]); err != nil {
-		return 0, err
+	for _, h := range []*cairn.Hash{&c.base, &c.folder, &c.over} {
+		if _, err := io.ReadFull(r, h[:]); err != nil {
+			return 0, err
+		}
 	}
-	if _, err := io.ReadFull(r, c.over[:]); err != nil {
-		return 0, err
+	n, err := binary.ReadUvarint(r)
+	if err != nil || n > uint64(r.Len()) {
+		return 0, errors.Join(err, io.ErrUnexpectedEOF)
+	}
+	for range n {
+		p, err := readString(r)
+		if err != nil {
+			return 0, err
+		}
+		c.overPaths = append(c.overPaths, p)
 	}
 	return binary.ReadUvarint(r)
 }
 
-func readEntry(r *bytes.Reader) (cacheEntry, error) {
-	var e cacheEntry
+func readString(r *bytes.Reader) (string, error) {
 	n, err := binary.ReadUvarint(r)
 	if err != nil || n > uint64(r.Len()) {
-		return e, errors.Join(err, io.ErrUnexpectedEOF)
+		return "", errors.Join(err, io.ErrUnexpectedEOF)
 	}
 	p := make([]byte, n)
-	if _, err := io.ReadFull(r, p); err != nil {
+	_, err = io.ReadFull(r, p)
+	return string(p), err
+}
+
+func readEntry(r *bytes.Reader) (cacheEntry, error) {
+	var e cacheEntry
+	var err error
+	if e.path, err = readString(r); err != nil {
 		return e, err
 	}
-	e.path = string(p)
 	if _, err := io.ReadFull(r, e.base[:]); err != nil {
 		return e, err
 	}
@@ -168,8 +189,14 @@ func (c *statCache) write(path string) error {
 	w := bufio.NewWriterSize(io.MultiWriter(f, sum), 1<<16)
 	w.WriteString(cacheMagic)
 	w.Write(c.base[:])
+	w.Write(c.folder[:])
 	w.Write(c.over[:])
 	var buf [binary.MaxVarintLen64]byte
+	w.Write(buf[:binary.PutUvarint(buf[:], uint64(len(c.overPaths)))])
+	for _, p := range c.overPaths {
+		w.Write(buf[:binary.PutUvarint(buf[:], uint64(len(p)))])
+		w.WriteString(p)
+	}
 	w.Write(buf[:binary.PutUvarint(buf[:], uint64(len(c.entries)))])
 	for _, e := range c.entries {
 		w.Write(buf[:binary.PutUvarint(buf[:], uint64(len(e.path)))])
@@ -194,7 +221,8 @@ func (c *statCache) write(path string) error {
 // cacheOf makes the status cache of a whole-tree snapshot: its effective
 // base, with the stat rows stats held and the observations the scan made.
 func (m *Manager) cacheOf(t *Tree, snap *snapshot, stats map[string]FileStat) *statCache {
-	c := &statCache{base: t.Base, over: cacheKey(t, snap.over), entries: make([]cacheEntry, 0, len(snap.base))}
+	c := &statCache{base: t.Base, folder: folderKey(t), over: overridesKey(snap.over), overPaths: pathsOf(snap.over),
+		entries: make([]cacheEntry, 0, len(snap.base))}
 	now := m.Now().UnixNano()
 	for p, b := range snap.base {
 		e := cacheEntry{path: p, base: b.Blob, baseMode: b.Mode}
@@ -220,8 +248,14 @@ func (m *Manager) cachedStatus(ctx context.Context, t *Tree) (st *Status, ok boo
 	}
 	path := m.cachePath(t)
 	c := readCache(path)
-	if c == nil || c.base != t.Base || c.over != cacheKey(t, over) {
+	if c == nil || c.folder != folderKey(t) {
 		return nil, false, nil
+	}
+	moved := c.base != t.Base || c.over != overridesKey(over)
+	if moved {
+		if err := m.follow(ctx, t, c, over); err != nil {
+			return nil, false, err
+		}
 	}
 	max := m.maxSize()
 	var files []File
@@ -241,20 +275,20 @@ func (m *Manager) cachedStatus(ctx context.Context, t *Tree) (st *Status, ok boo
 	var toRead []*onDisk
 	i, j := 0, 0
 	for i < len(files) || j < len(c.entries) {
-		cmp := 0
+		order := 0
 		switch {
 		case i == len(files):
-			cmp = 1
+			order = 1
 		case j == len(c.entries):
-			cmp = -1
+			order = -1
 		default:
-			cmp = walkOrder(files[i].Path, c.entries[j].path)
+			order = walkOrder(files[i].Path, c.entries[j].path)
 		}
 		switch {
-		case cmp < 0: // on disk only
+		case order < 0: // on disk only
 			st.Changes = append(st.Changes, Change{Path: files[i].Path, Kind: cairn.Added})
 			i++
-		case cmp > 0: // in the base only
+		case order > 0: // in the base only
 			st.Changes = append(st.Changes, Change{Path: c.entries[j].path, Kind: cairn.Deleted})
 			j++
 		default:
@@ -295,13 +329,97 @@ func (m *Manager) cachedStatus(ctx context.Context, t *Tree) (st *Status, ok boo
 		_, st.Changes[k].Incoming = over[st.Changes[k].Path]
 	}
 	sort.Slice(st.Changes, func(a, b int) bool { return strings.Compare(st.Changes[a].Path, st.Changes[b].Path) < 0 })
-	if len(toRead) > 0 {
+	if len(toRead) > 0 || moved {
 		// Best effort: a cache that is not rewritten, or rows that are
 		// not remembered, only make the next status read again.
 		c.write(path)
 		m.remember(ctx, t, &snapshot{disk: diskOf(toRead)})
 	}
 	return st, true, nil
+}
+
+// follow brings cache c to tree t's base and overrides over: the entries of
+// the paths that differ between the two base trees, and of the overrides
+// of either, are taken again from the new effective base; the others, and
+// every observation of a file, are kept.
+func (m *Manager) follow(ctx context.Context, t *Tree, c *statCache, over map[string]cairn.Entry) error {
+	oldTree, err := m.treeOf(ctx, c.base)
+	if err != nil {
+		return err
+	}
+	newTree, err := m.treeOf(ctx, t.Base)
+	if err != nil {
+		return err
+	}
+	changed := map[string]bool{}
+	if oldTree != newTree {
+		diff, err := m.s.Diff(ctx, oldTree, newTree, &store.DiffOptions{NoRenames: true})
+		if err != nil {
+			return err
+		}
+		for _, ch := range diff {
+			changed[cmp.Or(ch.New.Path, ch.Old.Path)] = true
+		}
+	}
+	for _, p := range c.overPaths {
+		changed[p] = true
+	}
+	for p := range over {
+		changed[p] = true
+	}
+	at := make(map[string]int, len(changed)) // path → index of its entry
+	for p := range changed {
+		if i, found := slices.BinarySearchFunc(c.entries, p, func(e cacheEntry, p string) int { return walkOrder(e.path, p) }); found {
+			at[p] = i
+		}
+	}
+	drop := map[int]bool{}
+	var added []cacheEntry
+	for p := range changed {
+		e, overridden := over[p]
+		if !overridden {
+			got, err := m.s.Get(ctx, newTree, p)
+			switch {
+			case err == nil:
+				e = got
+			case cairn.ErrorCode(err) != cairn.ENOTFOUND:
+				return err
+			}
+		}
+		present := !e.Blob.IsZero()
+		i, had := at[p]
+		switch {
+		case had && present:
+			c.entries[i].base, c.entries[i].baseMode = e.Blob, e.Mode
+		case had:
+			drop[i] = true
+		case present:
+			added = append(added, cacheEntry{path: p, base: e.Blob, baseMode: e.Mode})
+		}
+	}
+	if len(drop) > 0 || len(added) > 0 {
+		kept := make([]cacheEntry, 0, len(c.entries)-len(drop)+len(added))
+		for i, e := range c.entries {
+			if !drop[i] {
+				kept = append(kept, e)
+			}
+		}
+		kept = append(kept, added...)
+		slices.SortFunc(kept, func(a, b cacheEntry) int { return walkOrder(a.path, b.path) })
+		c.entries = kept
+	}
+	c.base, c.over, c.overPaths = t.Base, overridesKey(over), pathsOf(over)
+	return nil
+}
+
+// pathsOf returns the paths of overrides, sorted.
+func pathsOf(over map[string]cairn.Entry) []string {
+	out := make([]string, 0, len(over))
+	for p := range over {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // diskOf maps files read by their paths.
