@@ -303,17 +303,7 @@ func (m *Manager) cachedStatus(ctx context.Context, t *Tree) (st *Status, ok boo
 			i, j = i+1, j+1
 		}
 	}
-	errs := make([]error, len(toRead))
-	parallel(len(toRead), func(k int) {
-		d := toRead[k]
-		data, err := readFile(d.File, max)
-		if err != nil {
-			errs[k] = err
-			return
-		}
-		d.blob, d.fresh = store.BlobHash(data), true
-	})
-	if err := errors.Join(errs...); err != nil {
+	if err := readAll(toRead, max, false); err != nil {
 		return nil, false, err
 	}
 	now := m.Now().UnixNano()

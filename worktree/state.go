@@ -141,17 +141,7 @@ func (m *Manager) scan(ctx context.Context, t *Tree) (*snapshot, error) {
 		}
 		snap.disk[f.Path] = d
 	}
-	errs := make([]error, len(toRead))
-	parallel(len(toRead), func(i int) {
-		d := toRead[i]
-		data, err := readFile(d.File, max)
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		d.data, d.blob, d.fresh = data, store.BlobHash(data), true
-	})
-	if err := errors.Join(errs...); err != nil {
+	if err := readAll(toRead, max, true); err != nil {
 		return nil, err
 	}
 	for p, e := range snap.over {
@@ -222,17 +212,7 @@ func (m *Manager) scanPaths(ctx context.Context, t *Tree, baseTree cairn.Hash, p
 		}
 		snap.disk[p] = d
 	}
-	errs := make([]error, len(toRead))
-	parallel(len(toRead), func(i int) {
-		d := toRead[i]
-		data, err := readFile(d.File, max)
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		d.data, d.blob, d.fresh = data, store.BlobHash(data), true
-	})
-	if err := errors.Join(errs...); err != nil {
+	if err := readAll(toRead, max, true); err != nil {
 		return nil, err
 	}
 	for p, e := range snap.over {
@@ -332,6 +312,25 @@ func (m *Manager) scanSelected(ctx context.Context, t *Tree, paths []string) (*s
 	}
 	snap.skips, snap.leftovers = skips, leftovers
 	return snap, nil
+}
+
+// readAll reads and hashes files on every core, marking them fresh; with
+// keep, their content stays with them (for a commit to store).
+func readAll(files []*onDisk, max int64, keep bool) error {
+	errs := make([]error, len(files))
+	parallel(len(files), func(i int) {
+		d := files[i]
+		data, err := readFile(d.File, max)
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		d.blob, d.fresh = store.BlobHash(data), true
+		if keep {
+			d.data = data
+		}
+	})
+	return errors.Join(errs...)
 }
 
 // parallel calls fn(i) for i in [0, n) on every core.
