@@ -258,3 +258,22 @@ func TestStatus_CacheFollowsOverrides(t *testing.T) {
 	e.commit("b3", "b.md")
 	check("after a commit of b.md")
 }
+
+// TestStatus_CacheLeftovers: the temporary file of a cache whose writer
+// was killed is removed by a later write, once it is old.
+func TestStatus_CacheLeftovers(t *testing.T) {
+	e := setup(t)
+	e.write("a.md", "a\n")
+	e.commit("first")
+	left := filepath.Join(e.vdir, ".cairn-tmp-status-12345")
+	if err := os.WriteFile(left, []byte("half"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(left, old, old)
+	os.Remove(filepath.Join(e.vdir, fmt.Sprintf("status-%d.cache", e.wt.ID)))
+	e.status() // writes the cache again
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Errorf("the dead writer's temporary file is still there: %v", err)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"cairn"
 	"cairn/store"
@@ -41,6 +42,9 @@ import (
 // and renamed into place, and anything wrong with it on reading means
 // there is none (it ends with a CRC-32C of the rest: a damaged copy is
 // not read).
+
+// cacheTemp starts the names of status caches being written.
+const cacheTemp = ".cairn-tmp-status-"
 
 // cacheMagic starts a status cache file; the digit is its format.
 const cacheMagic = "cairn-status-2\n"
@@ -180,7 +184,16 @@ func readEntry(r *bytes.Reader) (cacheEntry, error) {
 // write writes the cache to path, under a temporary name renamed into
 // place.
 func (c *statCache) write(path string) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".cairn-tmp-status-*")
+	// A process killed while writing leaves its temporary file: those
+	// older than any write takes are removed.
+	if old, err := filepath.Glob(filepath.Join(filepath.Dir(path), cacheTemp+"*")); err == nil {
+		for _, o := range old {
+			if info, err := os.Stat(o); err == nil && time.Since(info.ModTime()) > time.Minute {
+				os.Remove(o)
+			}
+		}
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), cacheTemp+"*")
 	if err != nil {
 		return err
 	}
