@@ -11,7 +11,7 @@ import (
 )
 
 // TestMain lets the test binary run as a child process of a test (see
-// casChild, admitChild): several processes on one vault, as the CLI, a worker and a
+// casChild, admitChild, statusChild): several processes on one vault, as the CLI, a worker and a
 // server would be.
 func TestMain(m *testing.M) {
 	if os.Getenv(casChildEnv) != "" {
@@ -19,6 +19,9 @@ func TestMain(m *testing.M) {
 	}
 	if os.Getenv(admitChildEnv) != "" {
 		os.Exit(admitChild())
+	}
+	if os.Getenv(statusChildEnv) != "" {
+		os.Exit(statusChild())
 	}
 	os.Exit(m.Run())
 }
