@@ -29,7 +29,9 @@ cooldown() { echo "== waiting ${CAIRN_BENCH_COOLDOWN:-120}s for the disk to sett
 folders() { TMPDIR="${CAIRN_BENCH_TMPDIR:-${TMPDIR:-/tmp}}" run "$@"; }
 folders ./worktree 'Materialize' 5x
 cooldown
-folders ./cmd/cairn 'Status' 30x
+folders ./cmd/cairn 'BenchmarkStatus$' 20x
+cooldown
+folders ./cmd/cairn 'CommitPath' 15x
 cooldown
 folders ./cmd/cairn 'Import' 3x
 run ./cmd/cairn 'Read' 50x
