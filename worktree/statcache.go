@@ -320,22 +320,30 @@ func (m *Manager) cachedStatus(ctx context.Context, t *Tree) (st *Status, ok boo
 		return nil, false, err
 	}
 	now := m.Now().UnixNano()
+	trusted := 0 // fresh observations the next status can trust
 	for _, p := range both {
 		if p.d.blob != p.e.base || p.d.Mode != p.e.baseMode {
 			st.Changes = append(st.Changes, Change{Path: p.d.Path, Kind: cairn.Modified})
 		}
 		if p.d.fresh {
 			p.e.size, p.e.mtime, p.e.checked, p.e.blob = p.d.Size, p.d.Mtime, now, p.d.blob
+			if p.d.Mtime < now-racyWindow {
+				trusted++
+			}
 		}
 	}
 	for k := range st.Changes {
 		_, st.Changes[k].Incoming = over[st.Changes[k].Path]
 	}
 	sort.Slice(st.Changes, func(a, b int) bool { return strings.Compare(st.Changes[a].Path, st.Changes[b].Path) < 0 })
-	if len(toRead) > 0 || moved {
-		// Best effort: a cache that is not rewritten, or rows that are
-		// not remembered, only make the next status read again.
+	// Best effort: a cache that is not rewritten, or rows that are not
+	// remembered, only make the next status read again. Files modified
+	// within the racy window (just edited) are read again by the next
+	// status whatever is written, so they alone do not rewrite the cache.
+	if trusted > 0 || moved {
 		c.write(path)
+	}
+	if len(toRead) > 0 {
 		m.remember(ctx, t, &snapshot{disk: diskOf(toRead)})
 	}
 	return st, true, nil
