@@ -54,8 +54,6 @@ var (
 	statusNames = map[int]markdown.Status{1: markdown.StatusResolved, 2: markdown.StatusBroken, 3: markdown.StatusAmbiguous}
 )
 
-const statusResolved = 1
-
 // writer collects index rows and hands them to the storage in batches,
 // many rows at a time: call flush before reading what was written.
 // Statements that are not inserts go to the storage at once.

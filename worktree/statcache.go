@@ -11,10 +11,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -82,13 +82,8 @@ func folderKey(t *Tree) cairn.Hash { return sha256.Sum256([]byte(t.Path)) }
 
 // overridesKey is a hash of a tree's overrides, paths and entries.
 func overridesKey(over map[string]cairn.Entry) cairn.Hash {
-	paths := make([]string, 0, len(over))
-	for p := range over {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
 	h := sha256.New()
-	for _, p := range paths {
+	for _, p := range pathsOf(over) {
 		e := over[p]
 		fmt.Fprintf(h, "%s\x00%x\x00%d\x00", p, e.Blob[:], e.Mode)
 	}
@@ -232,8 +227,8 @@ func (c *statCache) write(path string) error {
 }
 
 // cacheOf makes the status cache of a whole-tree snapshot: its effective
-// base, with the stat rows stats held and the observations the scan made.
-func (m *Manager) cacheOf(t *Tree, snap *snapshot, stats map[string]FileStat) *statCache {
+// base, with the stat rows the scan loaded and the observations it made.
+func (m *Manager) cacheOf(t *Tree, snap *snapshot) *statCache {
 	c := &statCache{base: t.Base, folder: folderKey(t), over: overridesKey(snap.over), overPaths: pathsOf(snap.over),
 		entries: make([]cacheEntry, 0, len(snap.base))}
 	now := m.Now().UnixNano()
@@ -241,7 +236,7 @@ func (m *Manager) cacheOf(t *Tree, snap *snapshot, stats map[string]FileStat) *s
 		e := cacheEntry{path: p, base: b.Blob, baseMode: b.Mode}
 		if d := snap.disk[p]; d != nil && d.fresh {
 			e.size, e.mtime, e.checked, e.blob = d.Size, d.Mtime, now, d.blob
-		} else if r, ok := stats[p]; ok {
+		} else if r, ok := snap.stats[p]; ok {
 			e.size, e.mtime, e.checked, e.blob = r.Size, r.Mtime, r.Checked, r.Blob
 		}
 		c.entries = append(c.entries, e)
@@ -335,7 +330,7 @@ func (m *Manager) cachedStatus(ctx context.Context, t *Tree) (st *Status, ok boo
 	for k := range st.Changes {
 		_, st.Changes[k].Incoming = over[st.Changes[k].Path]
 	}
-	sort.Slice(st.Changes, func(a, b int) bool { return strings.Compare(st.Changes[a].Path, st.Changes[b].Path) < 0 })
+	slices.SortFunc(st.Changes, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
 	// Best effort: a cache that is not rewritten, or rows that are not
 	// remembered, only make the next status read again. Files modified
 	// within the racy window (just edited) are read again by the next
@@ -344,7 +339,7 @@ func (m *Manager) cachedStatus(ctx context.Context, t *Tree) (st *Status, ok boo
 		c.write(path)
 	}
 	if len(toRead) > 0 {
-		m.remember(ctx, t, &snapshot{disk: diskOf(toRead)})
+		m.remember(ctx, t, toRead)
 	}
 	return st, true, nil
 }
@@ -425,19 +420,5 @@ func (m *Manager) follow(ctx context.Context, t *Tree, c *statCache, over map[st
 
 // pathsOf returns the paths of overrides, sorted.
 func pathsOf(over map[string]cairn.Entry) []string {
-	out := make([]string, 0, len(over))
-	for p := range over {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// diskOf maps files read by their paths.
-func diskOf(files []*onDisk) map[string]*onDisk {
-	out := make(map[string]*onDisk, len(files))
-	for _, d := range files {
-		out[d.Path] = d
-	}
-	return out
+	return slices.Sorted(maps.Keys(over))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -159,14 +160,11 @@ func (m *Manager) scan(ctx context.Context, t *Tree) (*snapshot, error) {
 const targetedMax = 2000
 
 // scanPaths is scan limited to some paths: their state on disk (read only
-// when their stat row does not vouch for them), their base and overrides.
-// Paths that are not regular files on disk count as absent, as in scan.
-func (m *Manager) scanPaths(ctx context.Context, t *Tree, baseTree cairn.Hash, paths []string) (*snapshot, error) {
-	snap := &snapshot{disk: map[string]*onDisk{}, base: map[string]cairn.Entry{}, baseTree: baseTree}
-	var err error
-	if snap.over, err = m.loadOverrides(ctx, t); err != nil {
-		return nil, err
-	}
+// when their stat row does not vouch for them), their base and over, the
+// tree's overrides. Paths that are not regular files on disk count as
+// absent, as in scan.
+func (m *Manager) scanPaths(ctx context.Context, t *Tree, baseTree cairn.Hash, over map[string]cairn.Entry, paths []string) (*snapshot, error) {
+	snap := &snapshot{disk: map[string]*onDisk{}, base: map[string]cairn.Entry{}, baseTree: baseTree, over: over}
 	max := m.maxSize()
 	var toRead []*onDisk
 	// On a file system that ignores case (macOS, Windows), the two
@@ -301,7 +299,7 @@ func (m *Manager) scanSelected(ctx context.Context, t *Tree, paths []string) (*s
 			}
 		}
 	}
-	snap, err := m.scanPaths(ctx, t, baseTree, files)
+	snap, err := m.scanPaths(ctx, t, baseTree, over, files)
 	if err != nil {
 		return nil, err
 	}
@@ -403,7 +401,8 @@ func (m *Manager) Status(ctx context.Context, t *Tree, paths ...string) (*Status
 	if err := m.reload(ctx, t); err != nil {
 		return nil, err
 	}
-	st, cached, err := (*Status)(nil), false, error(nil)
+	var st *Status
+	cached := false
 	if whole(paths) {
 		if st, cached, err = m.cachedStatus(ctx, t); err != nil {
 			return nil, err
@@ -417,9 +416,9 @@ func (m *Manager) Status(ctx context.Context, t *Tree, paths ...string) (*Status
 		st = &Status{Tree: t, Changes: snap.changes(), Skipped: snap.skips}
 		// Best effort, and without waiting: a vault busy with another
 		// process only makes the next status slower.
-		m.remember(ctx, t, snap)
+		m.remember(ctx, t, slices.Collect(maps.Values(snap.disk)))
 		if whole(paths) {
-			m.cacheOf(t, snap, snap.stats).write(m.cachePath(t))
+			m.cacheOf(t, snap).write(m.cachePath(t))
 		}
 	}
 	if st.Head, err = m.s.Head(ctx, t.Branch); err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
@@ -432,13 +431,13 @@ func (m *Manager) Status(ctx context.Context, t *Tree, paths ...string) (*Status
 // remember the files it read.
 const rememberWait = 20 * time.Millisecond
 
-// remember writes the stat rows of files a scan read, when the vault's
-// write lock is free within rememberWait. Once it has the lock it writes
-// every row, however many: cut short, it would leave a freshly written
-// folder to be read whole by every status.
-func (m *Manager) remember(ctx context.Context, t *Tree, snap *snapshot) error {
+// remember writes the stat rows of the files of a scan that it read, when
+// the vault's write lock is free within rememberWait. Once it has the lock
+// it writes every row, however many: cut short, it would leave a freshly
+// written folder to be read whole by every status.
+func (m *Manager) remember(ctx context.Context, t *Tree, files []*onDisk) error {
 	var fresh []*onDisk
-	for _, d := range snap.disk {
+	for _, d := range files {
 		if d.fresh {
 			fresh = append(fresh, d)
 		}
@@ -475,8 +474,6 @@ func (m *Manager) statsOf(files []*onDisk) []FileStat {
 	}
 	return out
 }
-
-var errStale = errors.New("stale")
 
 // listedAs returns which of two names of one file (they differ in case
 // only) the folder dir lists: a, b, or "" when it lists both (hard links)

@@ -205,7 +205,11 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 					paths = append(paths, c.Old.Path)
 				}
 			}
-			if snap, err = m.scanPaths(ctx, t, baseTree, paths); err != nil {
+			over, err := m.loadOverrides(ctx, t)
+			if err != nil {
+				return nil, err
+			}
+			if snap, err = m.scanPaths(ctx, t, baseTree, over, paths); err != nil {
 				return nil, err
 			}
 		}
