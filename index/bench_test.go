@@ -1,12 +1,15 @@
 package index_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +17,7 @@ import (
 	"cairn"
 	"cairn/index"
 	"cairn/internal/vaultgen"
+	"cairn/markdown"
 	"cairn/sqlite"
 	"cairn/store"
 )
@@ -192,6 +196,42 @@ func BenchmarkSearchFrequent(b *testing.B) {
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) { benchSearch(b, n, (*vaultgen.Vault).FrequentQueries) })
 	}
+}
+
+// BenchmarkSearchCommon searches for each of the five words that are in
+// the most pages, alone: every one of them matches most of the vault.
+func BenchmarkSearchCommon(b *testing.B) {
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {
+			var share float64
+			benchSearch(b, n, func(v *vaultgen.Vault, _ int, _ uint64) []string {
+				var words []string
+				words, share = commonWords(v, 5)
+				return words
+			})
+			b.ReportMetric(share, "pages-matched-%")
+		})
+	}
+}
+
+// commonWords returns the n words found in the most pages of v, and the
+// share of pages that hold the last of them, in percent.
+func commonWords(v *vaultgen.Vault, n int) ([]string, float64) {
+	count := map[string]int{}
+	pages := 0
+	for _, f := range v.All() {
+		if !strings.HasSuffix(f.Path, ".md") {
+			continue
+		}
+		pages++
+		for _, w := range strings.Fields(index.FTSText(markdown.PlainText(f.Data))) {
+			count[w]++
+		}
+	}
+	words := slices.Collect(maps.Keys(count))
+	slices.SortFunc(words, func(a, b string) int { return cmp.Or(count[b]-count[a], strings.Compare(a, b)) })
+	words = words[:n]
+	return words, 100 * float64(count[words[n-1]]) / float64(pages)
 }
 
 func benchSearch(b *testing.B, n int, mix func(*vaultgen.Vault, int, uint64) []string) {

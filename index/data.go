@@ -23,8 +23,10 @@ type file struct {
 	blob cairn.Hash
 	size int64
 	page *markdown.Page // for pages
-	// title and text are the page's words as full-text search indexes them.
+	// title and text are the page's words as full-text search indexes them;
+	// words counts them both.
 	title, text string
+	words       int
 }
 
 // parse derives what the index stores about one file.
@@ -34,6 +36,7 @@ func parse(e cairn.Entry, data []byte) *file {
 		f.page = markdown.Parse(e.Path, data)
 		f.text = ftsText(markdown.PlainText(data))
 		f.title = ftsText(f.page.Title)
+		f.words = wordCount(f.title) + wordCount(f.text)
 	}
 	return f
 }
@@ -307,6 +310,7 @@ func fileRow(f *file) FileRow {
 		sfm := storedFrontmatter(p)
 		r.Frontmatter, r.Aliases, r.Sources = jsonText(sfm, len(sfm) == 0), jsonText(p.Aliases, len(p.Aliases) == 0), jsonText(p.Sources, len(p.Sources) == 0)
 		r.Headings, r.BlockIDs, r.Problems = headingsJSON(p.Headings), jsonText(p.BlockIDs, len(p.BlockIDs) == 0), jsonText(p.Problems, len(p.Problems) == 0)
+		r.Words = f.words
 	}
 	return r
 }
@@ -354,7 +358,17 @@ func (w *writer) fileData(ctx context.Context, f *file) error {
 	return nil
 }
 
-// writeText adds a page to the full-text index.
+// wordCount is the number of words in s, words as ftsText writes them:
+// separated by one space.
+func wordCount(s string) int {
+	if s == "" {
+		return 0
+	}
+	return strings.Count(s, " ") + 1
+}
+
+// writeText adds a page to the full-text index: the title's words, then
+// the body's (fileRow counts them both).
 func (w *writer) writeText(ctx context.Context, f *file) error {
 	return w.q.WriteText(ctx, f.id, f.title, f.title+" "+f.text)
 }

@@ -26,3 +26,6 @@ func (ix *Index) SnapshotIn(ctx context.Context, tx *store.Tx) (*Snapshot, error
 	})
 	return s, err
 }
+
+// FTSText is the words of s as the full text indexes them.
+func FTSText(s string) string { return ftsText(s) }

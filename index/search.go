@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -29,7 +30,7 @@ type SearchResult struct {
 	Path  string  `json:"path"`
 	Title string  `json:"title"`
 	Type  string  `json:"type,omitempty"`
-	Score float64 `json:"score"` // BM25; higher is better
+	Score float64 `json:"score"` // BM25, each word counted once; higher is better
 	// Snippet is a passage of the page's plain text around the matches,
 	// white space shrunk to single spaces, "…" where it is cut; nothing is
 	// added to mark the matches, so the page's own Markdown ("**") reads
@@ -116,7 +117,8 @@ func phrases(terms []term) []term {
 }
 
 // Search returns the pages that contain every term, with snippets: first
-// those whose title holds every term, then by BM25 over title and body.
+// those whose title holds every term, then shorter pages (the order of
+// [Storage]).
 func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, error) {
 	terms := parseQuery(&q)
 	ft := FullTextQuery{Terms: fullText(terms), Type: q.Type}
@@ -141,7 +143,9 @@ func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, err
 	}
 	hits, err := r.q.Search(ctx, ft)
 	if err != nil {
-		return nil, cairn.Errorf(cairn.EINVALID, "search %q: %w", q.Text, err).WithHint("Use words, \"phrases\" and prefix*.")
+		// Every term reaches the storage quoted: an error is its own, not
+		// the query's.
+		return nil, fmt.Errorf("search %q: %w", q.Text, err)
 	}
 	found := make([]SearchResult, len(hits))
 	for i, h := range hits {

@@ -28,10 +28,18 @@ import (
 //   - Which pages match: those whose text (title and body words as
 //     written by [StorageTx.WriteText]) holds every term, a term with
 //     Prefix matching any word that starts with it.
-//   - The order: pages whose title holds every term first, then by
-//     relevance (higher Score first), ties by path. Score's scale is the
-//     implementation's own (BM25 for SQLite); it is shown to people and
-//     compared only within one result list.
+//   - The order: pages whose title holds every term first, then pages
+//     with fewer words first ([FileRow.Words]), ties by path. The full
+//     text keeps which words a page holds, not how often, so every page
+//     that matches holds each term once and BM25 ranks them by length
+//     alone: the order is BM25's, and an implementation need not compute
+//     a score to find the first pages of it.
+//   - Score is BM25 (k1 = 1.2, b = 0.75) with each term counted once:
+//     the sum over terms of ln(1 + (N - n + 0.5) / (n + 0.5)) ×
+//     2.2 / (1 + 1.2 × (0.25 + 0.75 × words / average words)), where N
+//     is the number of pages in the full text and n the number holding
+//     the term (for a prefix, at most the sum over the words it starts).
+//     It is shown to people and compared only within one result list.
 //   - Snippets and their match offsets are not the storage's business:
 //     the index cuts them from the page's content in the store, so they
 //     agree whatever the engine.
@@ -162,8 +170,8 @@ type StorageTx interface {
 	// InsertFiles adds file rows, every field given (ID, Inbound and Depth
 	// included).
 	InsertFiles(ctx context.Context, rows []FileRow) error
-	// UpdateFile replaces the row of file r.ID from Path to Problems,
-	// keeping its inbound count and depth.
+	// UpdateFile replaces the row of file r.ID from Path to Problems and
+	// Words, keeping its inbound count and depth.
 	UpdateFile(ctx context.Context, r FileRow) error
 	// DeleteFile removes the row of file id (not its keys, links or
 	// findings, which the caller removes first).
@@ -206,7 +214,10 @@ type StorageTx interface {
 	// WriteText adds page id to the full text: title and text are its
 	// folded words separated by spaces (text holds the title's words too).
 	WriteText(ctx context.Context, id int64, title, text string) error
-	// DeleteText removes page id from the full text.
+	// DeleteText removes page id from the full text. The index calls it
+	// before it updates or deletes the page's row, so an implementation
+	// may find the text by what the row holds (SQLite keeps the shortest
+	// pages' text twice, and the row's Words says whether this is one).
 	DeleteText(ctx context.Context, id int64) error
 
 	// Close releases what the StorageTx holds; it must be called before
@@ -245,6 +256,10 @@ type FileRow struct {
 	Inbound int
 	// Depth is the number of links from index.md; -1 when unreachable.
 	Depth int
+	// Words is the number of words a page's full-text row holds (title
+	// and body words as [StorageTx.WriteText] gets them, separated by
+	// spaces); 0 for other files. Search ranks by it.
+	Words int
 }
 
 // KeyRow says file answers to a key (markdown.ResolutionKeys). Rows of a

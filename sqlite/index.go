@@ -237,6 +237,10 @@ type indexTx struct {
 	// number of rows.
 	inserts map[indexInsertKey]string
 	args    []any // reused to pass one statement's values
+	// building gathers the shortest pages between Clear and FinishBuild;
+	// tier is fts_tier as this transaction changes it.
+	building *shortPages
+	tier     *shortTierState
 }
 
 var _ index.StorageTx = (*indexTx)(nil)

@@ -18,6 +18,9 @@ import (
 
 // SetState records the commit the index reflects.
 func (t *indexTx) SetState(ctx context.Context, st index.State) error {
+	if err := t.saveTier(ctx); err != nil {
+		return err
+	}
 	return t.exec(ctx, "write state", `INSERT INTO index_state (ref, commit_hash, tree) VALUES (?, ?, ?)
 		ON CONFLICT (ref) DO UPDATE SET commit_hash = excluded.commit_hash, tree = excluded.tree`,
 		index.Branch, st.Commit[:], st.Tree[:])
@@ -50,11 +53,14 @@ func (t *indexTx) Clear(ctx context.Context) error {
 		`DELETE FROM files`, `DELETE FROM keys`, `DELETE FROM links`, `DELETE FROM link_keys`,
 		`DELETE FROM cites`, `DELETE FROM findings`, `INSERT INTO fts (fts) VALUES ('delete-all')`,
 		`INSERT INTO fts_title (fts_title) VALUES ('delete-all')`,
+		`INSERT INTO fts_short (fts_short) VALUES ('delete-all')`,
+		`INSERT INTO fts_title_short (fts_title_short) VALUES ('delete-all')`, `DELETE FROM fts_tier`,
 	}, indexDropIndexes...) {
 		if err := t.exec(ctx, "clear", stmt); err != nil {
 			return err
 		}
 	}
+	t.building, t.tier = &shortPages{}, nil
 	return nil
 }
 
@@ -66,7 +72,19 @@ func (t *indexTx) FinishBuild(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, table := range []string{"fts", "fts_title"} {
+	if t.building != nil {
+		pages, tier := t.building.done()
+		for _, p := range pages {
+			if err := t.writeText(ctx, "_short", p.id, p.title, p.text); err != nil {
+				return err
+			}
+		}
+		t.building, t.tier = nil, &shortTierState{words: tier, pages: len(pages), changed: true}
+		if err := t.saveTier(ctx); err != nil {
+			return err
+		}
+	}
+	for _, table := range []string{"fts", "fts_title", "fts_short", "fts_title_short"} {
 		if err := t.exec(ctx, "full text", `INSERT INTO `+table+` (`+table+`) VALUES ('optimize')`); err != nil {
 			return err
 		}
@@ -117,11 +135,11 @@ func (t *indexTx) insert(ctx context.Context, what, head string, cols, n int, pu
 func indexFileValues(args []any, r *index.FileRow) []any {
 	args = append(args, r.Path, int(r.Kind), r.Blob[:], r.Size)
 	if r.Kind != lint.KindPage {
-		return append(args, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)
+		return append(args, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)
 	}
 	return append(args, indexNull(r.PageID), r.Title, r.TitleSource, indexNull(r.Type),
 		indexNull(r.Frontmatter), indexNull(r.Aliases), indexNull(r.Sources),
-		indexNull(r.Headings), indexNull(r.BlockIDs), indexNull(r.Problems))
+		indexNull(r.Headings), indexNull(r.BlockIDs), indexNull(r.Problems), r.Words)
 }
 
 // indexNullDepth is d, or NULL when unreachable (negative).
@@ -135,7 +153,7 @@ func indexNullDepth(d int) any {
 // InsertFiles adds file rows.
 func (t *indexTx) InsertFiles(ctx context.Context, rows []index.FileRow) error {
 	return t.insert(ctx, "write files", `INSERT INTO files (id, path, kind, blob, size, page_id, title, title_source, type,
-		frontmatter, aliases, sources, headings, block_ids, problems, inbound, depth) VALUES `, 17, len(rows),
+		frontmatter, aliases, sources, headings, block_ids, problems, words, inbound, depth) VALUES `, 18, len(rows),
 		func(args []any, i int) []any {
 			r := &rows[i]
 			args = indexFileValues(append(args, r.ID), r)
@@ -145,10 +163,10 @@ func (t *indexTx) InsertFiles(ctx context.Context, rows []index.FileRow) error {
 
 // UpdateFile replaces a file's row but for its inbound count and depth.
 func (t *indexTx) UpdateFile(ctx context.Context, r index.FileRow) error {
-	args := append(indexFileValues(make([]any, 0, 15), &r), r.ID)
+	args := append(indexFileValues(make([]any, 0, 16), &r), r.ID)
 	return t.exec(ctx, "write "+r.Path, `UPDATE files SET path = ?, kind = ?, blob = ?, size = ?, page_id = ?, title = ?,
-		title_source = ?, type = ?, frontmatter = ?, aliases = ?, sources = ?, headings = ?, block_ids = ?, problems = ?
-		WHERE id = ?`, args...)
+		title_source = ?, type = ?, frontmatter = ?, aliases = ?, sources = ?, headings = ?, block_ids = ?, problems = ?,
+		words = ? WHERE id = ?`, args...)
 }
 
 // DeleteFile removes a file's row.
@@ -253,22 +271,159 @@ func (t *indexTx) DeleteFindings(ctx context.Context, file int64) error {
 	return t.exec(ctx, "delete findings", `DELETE FROM findings WHERE file = ?`, file)
 }
 
-// WriteText adds a page to the full text. One row a statement: a
-// statement of several rows opens a savepoint, which makes FTS5 flush its
-// pending terms to a new segment every time.
+// WriteText adds a page to the full text, and to the short pages' when it
+// has at most the tier's words (during a full build, the tier is chosen
+// at its end; see shortPages). One row a statement: a statement of
+// several rows opens a savepoint, which makes FTS5 flush its pending terms
+// to a new segment every time.
 func (t *indexTx) WriteText(ctx context.Context, id int64, title, text string) error {
-	if err := t.exec(ctx, "full text", `INSERT INTO fts (rowid, text) VALUES (?, ?)`, id, text); err != nil {
+	if err := t.writeText(ctx, "", id, title, text); err != nil {
 		return err
 	}
-	return t.exec(ctx, "full text", `INSERT INTO fts_title (rowid, title) VALUES (?, ?)`, id, title)
+	words := ftsTokens(text)
+	if t.building != nil {
+		t.building.add(shortPage{id: id, words: words, title: title, text: text})
+		return nil
+	}
+	tier, err := t.shortTier(ctx)
+	if err != nil || words > tier.words {
+		return err
+	}
+	tier.pages, tier.changed = tier.pages+1, true
+	return t.writeText(ctx, "_short", id, title, text)
 }
 
-// DeleteText removes a page from the full text.
+// writeText inserts a page into fts and fts_title with the given suffix.
+func (t *indexTx) writeText(ctx context.Context, suffix string, id int64, title, text string) error {
+	if err := t.exec(ctx, "full text", `INSERT INTO fts`+suffix+` (rowid, text) VALUES (?, ?)`, id, text); err != nil {
+		return err
+	}
+	return t.exec(ctx, "full text", `INSERT INTO fts_title`+suffix+` (rowid, title) VALUES (?, ?)`, id, title)
+}
+
+// DeleteText removes a page from the full text, and from the short pages'
+// when its files row, which the index changes only after (see
+// index.StorageTx.DeleteText), says it has at most the tier's words.
 func (t *indexTx) DeleteText(ctx context.Context, id int64) error {
-	for _, del := range []string{`DELETE FROM fts WHERE rowid = ?`, `DELETE FROM fts_title WHERE rowid = ?`} {
-		if err := t.exec(ctx, "full text", del, id); err != nil {
+	var words sql.NullInt64
+	err := t.q.QueryRowContext(ctx, `SELECT words FROM files WHERE id = ?`, id).Scan(&words)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("index: full text of file %d: %w", id, translate(err))
+	}
+	tier, err := t.shortTier(ctx)
+	if err != nil {
+		return err
+	}
+	if words.Valid && words.Int64 <= int64(tier.words) {
+		if err := t.deleteText(ctx, "_short", id); err != nil {
+			return err
+		}
+		tier.pages, tier.changed = tier.pages-1, true
+	}
+	return t.deleteText(ctx, "", id)
+}
+
+// deleteText removes a page from fts and fts_title with the given suffix.
+func (t *indexTx) deleteText(ctx context.Context, suffix string, id int64) error {
+	for _, table := range []string{"fts", "fts_title"} {
+		if err := t.exec(ctx, "full text", `DELETE FROM `+table+suffix+` WHERE rowid = ?`, id); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// shortTierState is fts_tier as a transaction changes it.
+type shortTierState struct {
+	words, pages int
+	changed      bool
+}
+
+// shortTier returns the short pages' tier, read once a transaction; a
+// vault never fully built has none (words -1).
+func (t *indexTx) shortTier(ctx context.Context) (*shortTierState, error) {
+	if t.tier != nil {
+		return t.tier, nil
+	}
+	st := &shortTierState{words: -1}
+	err := t.q.QueryRowContext(ctx, `SELECT words, pages FROM fts_tier`).Scan(&st.words, &st.pages)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("index: full text: short pages: %w", translate(err))
+	}
+	t.tier = st
+	return st, nil
+}
+
+// saveTier writes the tier a transaction changed, first cutting it back
+// when it holds more than twice shortTier of the pages: to the pages of
+// at most the words of the shortTier-th shortest one. Only at the end of
+// a build or update (SetState), when every page's row and text agree.
+func (t *indexTx) saveTier(ctx context.Context) error {
+	st := t.tier
+	if st == nil || !st.changed {
+		return nil
+	}
+	if st.pages > 2*shortTier(0) {
+		var pages int
+		if err := t.q.QueryRowContext(ctx, `SELECT count(*) FROM files WHERE words IS NOT NULL`).Scan(&pages); err != nil {
+			return fmt.Errorf("index: full text: short pages: %w", translate(err))
+		}
+		if st.pages > 2*shortTier(pages) {
+			if err := t.cutTier(ctx, st, shortTier(pages)); err != nil {
+				return err
+			}
+		}
+	}
+	st.changed = false
+	return t.exec(ctx, "full text", `INSERT INTO fts_tier (id, words, pages) VALUES (1, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET words = excluded.words, pages = excluded.pages`, st.words, st.pages)
+}
+
+// cutTier keeps in the short pages' text those of at most the words of
+// the n-th shortest page.
+func (t *indexTx) cutTier(ctx context.Context, st *shortTierState, n int) error {
+	var words int
+	err := t.q.QueryRowContext(ctx, `SELECT words FROM files WHERE words IS NOT NULL ORDER BY words LIMIT 1 OFFSET ?`, n-1).Scan(&words)
+	if err != nil || words >= st.words {
+		return translate(err)
+	}
+	rows, err := t.q.QueryContext(ctx, `SELECT id FROM files WHERE words > ? AND words <= ?`, words, st.words)
+	if err != nil {
+		return fmt.Errorf("index: full text: short pages: %w", translate(err))
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return fmt.Errorf("index: full text: short pages: %w", translate(err))
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("index: full text: short pages: %w", translate(err))
+	}
+	for _, id := range ids {
+		if err := t.deleteText(ctx, "_short", id); err != nil {
+			return err
+		}
+	}
+	st.words, st.pages = words, st.pages-len(ids)
+	return nil
+}
+
+// ftsTokens counts the tokens FTS5's ascii tokenizer makes of s: runs of
+// ASCII letters and digits and of bytes of other characters.
+func ftsTokens(s string) int {
+	n, in := 0, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		tok := c >= 0x80 || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if tok && !in {
+			n++
+		}
+		in = tok
+	}
+	return n
 }

@@ -121,11 +121,11 @@ func (r *indexReader) File(ctx context.Context, id int64) (index.FileRow, error)
 	var kind int
 	var blob []byte
 	var pageID, title, typ, fm, aliases, sources, headings, blocks, problems sql.NullString
-	var titleSource, depth sql.NullInt64
+	var titleSource, depth, words sql.NullInt64
 	err := r.q.QueryRowContext(ctx, `SELECT path, kind, blob, size, page_id, title, title_source, type, frontmatter,
-		aliases, sources, headings, block_ids, problems, inbound, depth FROM files WHERE id = ?`, id).
+		aliases, sources, headings, block_ids, problems, inbound, depth, words FROM files WHERE id = ?`, id).
 		Scan(&f.Path, &kind, &blob, &f.Size, &pageID, &title, &titleSource, &typ, &fm,
-			&aliases, &sources, &headings, &blocks, &problems, &f.Inbound, &depth)
+			&aliases, &sources, &headings, &blocks, &problems, &f.Inbound, &depth, &words)
 	if errors.Is(err, sql.ErrNoRows) {
 		return f, cairn.Errorf(cairn.ENOTFOUND, "index: no file %d", id).WithHint("Try: cairn reindex")
 	}
@@ -135,7 +135,7 @@ func (r *indexReader) File(ctx context.Context, id int64) (index.FileRow, error)
 	f.Kind, f.Blob = lint.Kind(kind), cairn.Hash(blob)
 	f.PageID, f.Title, f.TitleSource, f.Type = pageID.String, title.String, int(titleSource.Int64), typ.String
 	f.Frontmatter, f.Aliases, f.Sources = fm.String, aliases.String, sources.String
-	f.Headings, f.BlockIDs, f.Problems = headings.String, blocks.String, problems.String
+	f.Headings, f.BlockIDs, f.Problems, f.Words = headings.String, blocks.String, problems.String, int(words.Int64)
 	if depth.Valid {
 		f.Depth = int(depth.Int64)
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,6 +147,74 @@ func BenchmarkRead(b *testing.B) {
 			b.ReportMetric(p95(ds), "p95-ms")
 		})
 	}
+	// A word in most pages, beside grep -ril W | head on the folder: the
+	// commonest that cairn searches for (not a stopword).
+	var common string
+	var share float64
+	for _, c := range commonWords(v, 200) {
+		cmd := exec.Command(cairnBinB(b), "search", c.word)
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), "CAIRN_USER=bench")
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			common, share = c.word, c.share
+			break
+		}
+		if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 2 { // 2: a stopword
+			b.Fatalf("cairn search %s: %v\n%s", c.word, err, out)
+		}
+	}
+	if common == "" {
+		b.Fatal("every common word is a stopword")
+	}
+	b.Run("search-common", func(b *testing.B) {
+		var ours, theirs []time.Duration
+		for range b.N {
+			ours = append(ours, benchRun(b, dir, "search", common))
+			d, _ := benchProc(b, src, false, "sh", "-c", "grep -ril "+common+" . | head")
+			theirs = append(theirs, d)
+		}
+		b.ReportMetric(share, "pages-matched-%")
+		b.ReportMetric(p50(ours), "cairn-p50-ms")
+		b.ReportMetric(p95(ours), "cairn-p95-ms")
+		b.ReportMetric(p50(theirs), "grep-p50-ms")
+	})
+}
+
+// wordShare is a word and the share of pages holding it, in percent.
+type wordShare struct {
+	word  string
+	share float64
+}
+
+// commonWords returns the n words of four letters or more found in the
+// most pages' text of v, commonest first.
+func commonWords(v *vaultgen.Vault, n int) []wordShare {
+	count := map[string]int{}
+	pages := 0
+	for _, f := range v.All() {
+		if !strings.HasSuffix(f.Path, ".md") {
+			continue
+		}
+		pages++
+		text := string(f.Data)
+		if rest, ok := strings.CutPrefix(text, "---\n"); ok {
+			_, text, _ = strings.Cut(rest, "\n---\n") // the frontmatter is not searched
+		}
+		seen := map[string]bool{}
+		for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return r < 'a' || r > 'z' }) {
+			if len(w) >= 4 && !seen[w] {
+				seen[w] = true
+				count[w]++
+			}
+		}
+	}
+	words := slices.Collect(maps.Keys(count))
+	slices.SortFunc(words, func(a, b string) int { return cmp.Or(count[b]-count[a], strings.Compare(a, b)) })
+	out := make([]wordShare, min(n, len(words)))
+	for i := range out {
+		out[i].word, out[i].share = words[i], 100*float64(count[words[i]])/float64(pages)
+	}
+	return out
 }
 
 // BenchmarkCommitPath edits one page of a generated vault that is also a

@@ -18,9 +18,10 @@ func (a *cli) searchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "search QUERY",
 		Short: "Full-text search of main's pages, best first",
-		Long: `Search finds the pages of main that contain every word of QUERY, ranked by
-BM25 (title matches count most), with a snippet around the matches. QUERY may
-hold "quoted phrases", prefixes like garden*, and type:T or folder:F filters.
+		Long: `Search finds the pages of main that contain every word of QUERY, with a
+snippet around the matches: first the pages whose title holds every word,
+then shorter pages first (BM25 with each word counted once). QUERY may hold
+"quoted phrases", prefixes like garden*, and type:T or folder:F filters.
 
 The snippet is the page's text as written; on a terminal the matches are
 coloured (--color). With --json each result has the snippet and its matches,
