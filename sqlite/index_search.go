@@ -266,6 +266,14 @@ var indexSnapshotQueries = map[string]string{
 	"findings":  `SELECT f.path, n.rule, n.severity, n.subject, n.message FROM findings n JOIN files f ON f.id = n.file`,
 	"fts":       `SELECT f.path FROM fts JOIN files f ON f.id = fts.rowid`,
 	"fts_title": `SELECT f.path FROM fts_title JOIN files f ON f.id = fts_title.rowid`,
+	// The short pages differ between an updated index and a rebuilt one
+	// (the tier is chosen anew); what must hold in both is that they are
+	// the pages of at most the tier's words, titles and text alike: the
+	// pages where that fails.
+	"fts_short": `SELECT f.path FROM files f LEFT JOIN fts_short_docsize s ON s.id = f.id
+		LEFT JOIN fts_title_short_docsize t ON t.id = f.id
+		WHERE f.words IS NOT NULL AND ((s.id IS NULL) = (f.words <= coalesce((SELECT words FROM fts_tier), -1))
+			OR (s.id IS NULL) != (t.id IS NULL))`,
 }
 
 // Snapshot returns every row of every table of the index as a line of
