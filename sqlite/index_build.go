@@ -364,11 +364,13 @@ func (t *indexTx) saveTier(ctx context.Context) error {
 		return nil
 	}
 	if st.pages > 2*shortTier(0) {
-		var pages int
-		if err := t.q.QueryRowContext(ctx, `SELECT count(*) FROM files WHERE words IS NOT NULL`).Scan(&pages); err != nil {
-			return fmt.Errorf("index: full text: short pages: %w", translate(err))
+		// FTS5's own row count (one row read; a count of files would scan
+		// them all, on every update of a short page, under the write lock).
+		totals, err := t.textTotals(ctx)
+		if err != nil {
+			return err
 		}
-		if st.pages > 2*shortTier(pages) {
+		if pages := int(totals.pages); st.pages > 2*shortTier(pages) {
 			if err := t.cutTier(ctx, st, shortTier(pages)); err != nil {
 				return err
 			}
