@@ -279,3 +279,28 @@ func BenchmarkLinks(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPreview4000 previews (the lint gate's in-memory update) a change
+// of 4,000 pages on a 10k-page vault: the largest change judged without the
+// write lock (bulkChanges is 5,000), whose overlay answers every lookup of
+// the links it touches.
+func BenchmarkPreview4000(b *testing.B) {
+	f := benchSetup(b, 10_000)
+	ctx := context.Background()
+	var changes []store.FileChange
+	for page := range 4000 {
+		p := f.g.v.Edit(page*2, 1)
+		changes = append(changes, store.FileChange{Path: p.Path, Data: p.Data})
+	}
+	bt := f.s.NewBatch()
+	next, err := bt.Edit(ctx, f.tree, changes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := f.ix.Preview(ctx, bt, f.head, next); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -38,10 +38,10 @@ type overlay struct {
 	deleted map[int64]bool     // files deleted
 	depths0 bool               // ClearDepths ran: base depths read as -1
 
-	keys      rowSet[KeyRow]
+	keys      rowSet[string, KeyRow]
 	keyValues map[string]bool // values of the key rows written
-	cites     rowSet[CiteRow]
-	linkKeys  rowSet[LinkKeyRow]
+	cites     rowSet[string, CiteRow]
+	linkKeys  rowSet[int64, LinkKeyRow]
 
 	links map[LinkKey]*LinkRow // links written; nil: deleted
 	srcs  map[int64]bool       // files with a link in links
@@ -60,30 +60,36 @@ type overlay struct {
 func (o *overlay) record(w func(context.Context, StorageTx) error) { o.journal = append(o.journal, w) }
 
 // rowSet is how an overlay changed a table of rows that are their own key:
-// rows added (not in the base, or put back) and rows removed from it.
-type rowSet[T comparable] struct {
-	added, removed map[T]bool
+// rows added (not in the base, or put back) and rows removed from it. The
+// rows added are kept by the value they are looked up by (by), so that a
+// lookup costs what it finds, not every row the overlay added.
+type rowSet[K, T comparable] struct {
+	by      func(T) K
+	added   map[K]map[T]bool
+	removed map[T]bool
 }
 
-func (s *rowSet[T]) add(r T) {
-	if s.added == nil {
-		s.added, s.removed = map[T]bool{}, map[T]bool{}
-	}
+func newRowSet[K, T comparable](by func(T) K) rowSet[K, T] {
+	return rowSet[K, T]{by: by, added: map[K]map[T]bool{}, removed: map[T]bool{}}
+}
+
+func (s *rowSet[K, T]) add(r T) {
 	delete(s.removed, r)
-	s.added[r] = true
+	k := s.by(r)
+	if s.added[k] == nil {
+		s.added[k] = map[T]bool{}
+	}
+	s.added[k][r] = true
 }
 
-func (s *rowSet[T]) remove(r T) {
-	if s.added == nil {
-		s.added, s.removed = map[T]bool{}, map[T]bool{}
-	}
-	delete(s.added, r)
+func (s *rowSet[K, T]) remove(r T) {
+	delete(s.added[s.by(r)], r)
 	s.removed[r] = true
 }
 
-// merge returns the base's rows without those removed, then the rows added
-// that match and are not among the base's.
-func (s *rowSet[T]) merge(base []T, match func(T) bool) []T {
+// merge returns the base's rows of k without those removed, then the rows
+// of k added that match and are not among the base's.
+func (s *rowSet[K, T]) merge(base []T, k K, match func(T) bool) []T {
 	out := make([]T, 0, len(base))
 	seen := make(map[T]bool, len(base))
 	for _, r := range base {
@@ -92,7 +98,7 @@ func (s *rowSet[T]) merge(base []T, match func(T) bool) []T {
 			seen[r] = true
 		}
 	}
-	for r := range s.added {
+	for r := range s.added[k] {
 		if match(r) && !seen[r] {
 			out = append(out, r)
 		}
@@ -106,6 +112,9 @@ func newOverlay(base StorageReader, next int64) *overlay {
 		files: map[int64]*FileRow{}, deleted: map[int64]bool{}, keyValues: map[string]bool{},
 		links: map[LinkKey]*LinkRow{}, srcs: map[int64]bool{}, baseLinks: map[int64][]LinkRow{},
 		findings: map[int64][]lint.Finding{},
+		keys:     newRowSet(func(r KeyRow) string { return r.Value }),
+		cites:    newRowSet(func(r CiteRow) string { return r.Value }),
+		linkKeys: newRowSet(func(r LinkKeyRow) int64 { return r.Hash }),
 	}
 }
 
@@ -203,7 +212,7 @@ func (o *overlay) KeyHolders(ctx context.Context, value string, steps ...markdow
 			rows[i] = KeyRow{Value: value, Step: step, File: f.ID}
 			refs[f.ID] = f
 		}
-		for _, k := range o.keys.merge(rows, func(k KeyRow) bool { return k.Value == value && k.Step == step }) {
+		for _, k := range o.keys.merge(rows, value, func(k KeyRow) bool { return k.Step == step }) {
 			f, known := refs[k.File]
 			if _, held := o.files[k.File]; held || o.deleted[k.File] || !known {
 				var ok bool
@@ -287,7 +296,7 @@ func (o *overlay) FilesCiting(ctx context.Context, value string) ([]int64, error
 		rows[i] = CiteRow{Value: value, File: id}
 	}
 	var out []int64
-	for _, r := range o.cites.merge(rows, func(r CiteRow) bool { return r.Value == value }) {
+	for _, r := range o.cites.merge(rows, value, func(CiteRow) bool { return true }) {
 		out = append(out, r.File)
 	}
 	return out, nil
@@ -464,7 +473,7 @@ func (o *overlay) LinksLookingUp(ctx context.Context, hash int64) ([]LinkKey, er
 		rows[i] = LinkKeyRow{Hash: hash, Src: k.Src, Ord: k.Ord}
 	}
 	var out []LinkKey
-	for _, r := range o.linkKeys.merge(rows, func(r LinkKeyRow) bool { return r.Hash == hash }) {
+	for _, r := range o.linkKeys.merge(rows, hash, func(LinkKeyRow) bool { return true }) {
 		out = append(out, LinkKey{r.Src, r.Ord})
 	}
 	return out, nil
