@@ -123,12 +123,6 @@ func (a *App) ImportFolder(ctx context.Context, dir string, opts *ImportOptions)
 	if err != nil {
 		return nil, fmt.Errorf("import %s: %w", dir, err)
 	}
-	progress(StageReading, 0, len(files))
-	changes, err := readImport(files, prefix, func(done int) { progress(StageReading, done, len(files)) })
-	if err != nil {
-		return nil, fmt.Errorf("import %s: %w", dir, err)
-	}
-
 	head, err := a.v.Store.Head(ctx, admit.Branch)
 	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
 		return nil, fmt.Errorf("import %s: read main: %w", dir, err)
@@ -137,41 +131,32 @@ func (a *App) ImportFolder(ctx context.Context, dir string, opts *ImportOptions)
 	if err != nil {
 		return nil, fmt.Errorf("import %s: read main: %w", dir, err)
 	}
-	res := &FolderImport{Dir: dir, Skipped: skips}
-	// Files already in the vault with the same content change nothing.
-	b := a.v.Store.NewBatch()
-	b.KeepFlushed() // the files are in memory: the index need not load them back
-	kept := changes[:0]
-	for _, ch := range changes {
-		e, err := a.v.Store.Get(ctx, base, ch.Path)
-		switch {
-		case err != nil:
-			res.Added++
-		case e.Blob == store.BlobHash(ch.Data) && e.Mode == ch.Mode:
-			res.Unchanged++
-			continue
-		default:
-			res.Updated++
-		}
-		kept = append(kept, ch)
+	// The files are written to the folder, under temporary names, as they
+	// are read, and the sync after admission only renames them.
+	pre, err := a.v.PrewriteMain(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("import %s: %w", dir, err)
 	}
+	defer pre.Discard()
+	res := &FolderImport{Dir: dir, Skipped: skips}
+	b := a.v.Store.NewBatch()
+	progress(StageReading, 0, len(files))
+	kept, err := a.readImport(ctx, files, prefix, base, b, pre, res, func(done int) { progress(StageReading, done, len(files)) })
+	if err != nil {
+		return nil, fmt.Errorf("import %s: %w", dir, a.v.ExplainBusy(err))
+	}
+	pre.Close()
 	progress(StageCommit, len(files), len(files))
 	tree, err := b.Edit(ctx, base, kept)
 	if err != nil {
 		return nil, fmt.Errorf("import %s: %w", dir, err)
 	}
 	if len(kept) > 2000 {
+		// The tree's nodes too, outside the admission's transaction.
 		if err := b.Flush(ctx); err != nil {
 			return nil, fmt.Errorf("import %s: %w", dir, a.v.ExplainBusy(err))
 		}
 	}
-	// The files are written to the folder, under temporary names, while
-	// the change is judged and indexed; the sync then only renames them.
-	pre, err := a.v.PrewriteMain(ctx, kept)
-	if err != nil {
-		return nil, fmt.Errorf("import %s: %w", dir, err)
-	}
-	defer pre.Discard()
 	if len(kept) > 0 {
 		res.Outcome, err = a.submit(ctx, submission{
 			Route: "import", Base: head, Tree: tree, Batch: b, Message: message,
@@ -194,10 +179,26 @@ func (a *App) ImportFolder(ctx context.Context, dir string, opts *ImportOptions)
 	return res, nil
 }
 
-// readImport reads files in parallel into the changes that put them under
-// prefix, calling read with the count read so far after each.
-func readImport(files []worktree.File, prefix string, read func(done int)) ([]store.FileChange, error) {
-	changes := make([]store.FileChange, len(files))
+// importSpill is how much of an import's content is held before it is
+// written to the store: an import holds about this much of the folder,
+// however large the folder.
+const importSpill = 32 << 20
+
+// readImport reads files on every core and returns the changes that put
+// them under prefix, naming their content: the files base holds already
+// with the same content and mode are left out, the others' content goes to
+// b, which writes it to the store as it fills, and to pre, which writes it
+// to the folder's staging area. It counts the files in res and calls read
+// with the count read so far after each. Content written to the store
+// before a failure is unreachable, and goes with the next GC.
+func (a *App) readImport(ctx context.Context, files []worktree.File, prefix string, base cairn.Hash,
+	b *store.Batch, pre *worktree.Prewritten, res *FolderImport, read func(done int)) ([]store.FileChange, error) {
+	type result struct {
+		change  store.FileChange
+		added   bool
+		updated bool
+	}
+	results := make([]result, len(files))
 	errs := make([]error, len(files))
 	var mu sync.Mutex
 	done := 0
@@ -205,17 +206,35 @@ func readImport(files []worktree.File, prefix string, read func(done int)) ([]st
 	workers := runtime.GOMAXPROCS(0) * 2
 	for w := range workers {
 		wg.Go(func() {
-			for i := w; i < len(files); i += workers {
-				data, err := os.ReadFile(files[i].Abs)
-				if err != nil {
-					errs[i] = err
-					continue
-				}
-				p := files[i].Path
-				if prefix != "" {
-					p = prefix + "/" + p
-				}
-				changes[i] = store.FileChange{Path: p, Data: data, Mode: files[i].Mode}
+			for i := w; i < len(files) && ctx.Err() == nil; i += workers {
+				errs[i] = func() error {
+					data, err := os.ReadFile(files[i].Abs)
+					if err != nil {
+						return err
+					}
+					p := files[i].Path
+					if prefix != "" {
+						p = prefix + "/" + p
+					}
+					r := &results[i]
+					h := store.BlobHash(data)
+					e, err := a.v.Store.Get(ctx, base, p)
+					switch {
+					case err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND:
+						return err
+					case err != nil:
+						r.added = true
+					case e.Blob == h && e.Mode == files[i].Mode:
+						return nil // unchanged
+					default:
+						r.updated = true
+					}
+					r.change = store.FileChange{Path: p, Blob: b.PutBlob(data), Size: int64(len(data)), Mode: files[i].Mode}
+					if err := pre.Add(ctx, []store.FileChange{{Path: p, Data: data, Mode: files[i].Mode}}); err != nil {
+						return err
+					}
+					return b.Spill(ctx, importSpill)
+				}()
 				mu.Lock()
 				done++
 				n := done
@@ -225,10 +244,23 @@ func readImport(files []worktree.File, prefix string, read func(done int)) ([]st
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(append(errs, ctx.Err())...); err != nil {
 		return nil, err
 	}
-	return changes, nil
+	var kept []store.FileChange
+	for _, r := range results {
+		switch {
+		case r.added:
+			res.Added++
+		case r.updated:
+			res.Updated++
+		default:
+			res.Unchanged++
+			continue
+		}
+		kept = append(kept, r.change)
+	}
+	return kept, nil
 }
 
 // HistoryOptions configure ImportHistory. The zero value gives the

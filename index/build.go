@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 
 	"cairn"
@@ -39,10 +40,41 @@ func (ix *Index) Rebuild(ctx context.Context) error {
 	})
 }
 
-// build replaces the whole index with the index of tree. Pages are read and
-// parsed on every core; links are resolved (markdown.Resolver) and rows
-// prepared on every core; rows are written in key order, and the storage
-// finishes the build (secondary indexes, merging the full text) last.
+// A full build reads the vault a chunk of files at a time, buildChunk
+// files or buildChunkBytes of content, whichever comes first: it holds
+// parsed pages and prepared rows for one chunk, not for the vault.
+const (
+	buildChunk      = 2048
+	buildChunkBytes = 16 << 20
+)
+
+// chunks cuts entries into the runs a full build reads at a time.
+func chunks(entries []cairn.Entry) [][]cairn.Entry {
+	var out [][]cairn.Entry
+	for len(entries) > 0 {
+		n, size := 0, int64(0)
+		for n < len(entries) && n < buildChunk && (n == 0 || size+entries[n].Size <= buildChunkBytes) {
+			size += entries[n].Size
+			n++
+		}
+		out, entries = append(out, entries[:n]), entries[n:]
+	}
+	return out
+}
+
+// build replaces the whole index with the index of tree, in two passes
+// over the vault, a chunk at a time (chunks), so that what it holds does
+// not grow with the pages' content:
+//
+//  1. pages are read and parsed on every core, and their full text written
+//     while the next chunk is parsed; what resolving links needs is kept
+//     (the pages' names and headings: skeleton, their links' targets);
+//  2. once every link is resolved (inbound counts and depths need them
+//     all), pages are read and parsed again, their rows prepared on every
+//     core and written, each chunk's in key order.
+//
+// The storage finishes the build (secondary indexes, the full text's
+// merges) last.
 func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	if err := q.Clear(ctx); err != nil {
 		return err
@@ -60,88 +92,106 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	}
 	w := newWriter(q)
 	w.bulk = true
-
-	files, err := parseAll(ctx, t, entries, nil)
-	if err != nil {
-		return err
+	ids := make(map[string]int64, len(entries))
+	for i, e := range entries {
+		ids[e.Path] = first + int64(i)
 	}
-	for i, f := range files {
-		f.id = first + int64(i)
-	}
+	runs := chunks(entries)
 
+	// Pass 1. The writer of the full text takes parsed chunks one at a
+	// time while the next is parsed; one page a call and nothing in
+	// between, so that a full-text engine that buffers (FTS5) writes large
+	// segments.
+	skeletons := make([]*markdown.Page, len(entries)) // nil: not a page
+	targets := make([][]target, len(entries))
+	words := make([]int, len(entries))
 	var v vault
-	for _, f := range files {
-		if f.path == policyFile {
-			data, err := t.ReadBlob(ctx, f.blob)
-			if err != nil && !errors.Is(err, cairn.ErrPurged) {
-				return fmt.Errorf("index: read %s: %w", policyFile, err)
-			}
-			v.strict = lintSettings(data).Strict
-		}
-	}
-
-	// Full text needs only the parsed pages: it is written while the other
-	// cores resolve links and prepare rows, the database's one writer being
-	// otherwise idle then. One page a call and nothing in between, so that
-	// a full-text engine that buffers (FTS5) keeps every page in memory and
-	// writes large segments.
+	parsed := make(chan []*file, 1)
 	text := make(chan error, 1)
 	go func() {
-		for _, f := range files {
-			if f.page != nil {
-				if err := w.writeText(ctx, f); err != nil {
-					text <- fmt.Errorf("index: full text: %w", err)
-					return
+		var failed error
+		for files := range parsed {
+			for _, f := range files {
+				if failed == nil && f.page != nil {
+					if err := w.writeText(ctx, f); err != nil {
+						failed = fmt.Errorf("index: full text: %w", err)
+					}
 				}
 			}
 		}
-		text <- nil
+		text <- failed
 	}()
-	// Nothing below returns before text is received: the writer must not
-	// be in use when build returns.
+	at := 0
+	for _, run := range runs {
+		files, err := parseAll(ctx, t, run, true, nil)
+		if err != nil {
+			close(parsed)
+			<-text
+			return err
+		}
+		for i, f := range files {
+			n := at + i
+			f.id = first + int64(n)
+			words[n] = f.words
+			if f.page != nil {
+				skeletons[n], targets[n] = skeleton(f.page), linkTargets(f.page.Links)
+			}
+			switch {
+			case f.kind == lint.KindPage && equalFold(f.path, "index.md"):
+				v.index = f.id
+			case equalFold(f.path, "eva.json"):
+				v.eva = true
+			case f.path == policyFile:
+				data, err := t.ReadBlob(ctx, f.blob)
+				if err != nil && !errors.Is(err, cairn.ErrPurged) {
+					close(parsed)
+					<-text
+					return fmt.Errorf("index: read %s: %w", policyFile, err)
+				}
+				v.strict = lintSettings(data).Strict
+			}
+		}
+		at += len(run)
+		parsed <- files
+	}
+	close(parsed)
+	if err := <-text; err != nil {
+		return err
+	}
 
-	// Resolve links and prepare rows on every core.
-	ids := make(map[string]int64, len(files))
+	// Links, resolved on every core: where each leads, its inbound counts
+	// and the pages' depths.
 	var pages []*markdown.Page
 	var attachments []string
-	for _, f := range files {
-		ids[f.path] = f.id
-		if f.page != nil {
-			pages = append(pages, f.page)
+	for i, e := range entries {
+		if skeletons[i] != nil {
+			pages = append(pages, skeletons[i])
 		} else {
-			attachments = append(attachments, f.path)
-		}
-		switch {
-		case f.kind == lint.KindPage && equalFold(f.path, "index.md"):
-			v.index = f.id
-		case equalFold(f.path, "eva.json"):
-			v.eva = true
+			attachments = append(attachments, e.Path)
 		}
 	}
 	r := markdown.NewResolver(pages, attachments)
-	resolved := make([][]markdown.Resolution, len(files))
-	dsts := make([][]int64, len(files))
-	parallel(len(files), func(i int) {
-		f := files[i]
-		if f.page == nil {
+	dsts := make([][]int64, len(entries))
+	parallel(len(entries), func(i int) {
+		if skeletons[i] == nil {
 			return
 		}
-		resolved[i] = make([]markdown.Resolution, len(f.page.Links))
-		dsts[i] = make([]int64, len(f.page.Links))
-		for j, l := range f.page.Links {
-			resolved[i][j] = r.Resolve(f.page, l)
-			if resolved[i][j].Status == markdown.StatusResolved {
-				dsts[i][j] = ids[resolved[i][j].Path]
+		dsts[i] = make([]int64, len(targets[i]))
+		for j, l := range targets[i] {
+			if res := r.Resolve(skeletons[i], l.link()); res.Status == markdown.StatusResolved {
+				dsts[i][j] = ids[res.Path]
 			}
 		}
+		targets[i] = nil
 	})
 	inbound := map[int64]int{}
 	edges := map[int64][]int64{}
-	for i, f := range files {
+	for i := range entries {
+		id := first + int64(i)
 		for _, d := range dsts[i] {
-			if d != 0 && d != f.id {
+			if d != 0 && d != id {
 				inbound[d]++
-				edges[f.id] = append(edges[f.id], d)
+				edges[id] = append(edges[id], d)
 			}
 		}
 	}
@@ -149,41 +199,133 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	if v.index != 0 {
 		depth = bfs(v.index, edges)
 	}
+
+	// Pass 2: rows, a chunk at a time, prepared on every core while the
+	// chunk before is written. Each worker takes a contiguous run of the
+	// chunk, so that the rows of files and links, taken in worker order,
+	// are in key order and sorting them costs one pass.
 	cfg := v.config()
 	holders := func(_ context.Context, k markdown.Key) ([]string, error) { return r.Holders(k), nil }
-	workers := make([]*writer, runtime.GOMAXPROCS(0))
-	errs := make([]error, len(workers))
-	var wg sync.WaitGroup
-	// Each worker takes a contiguous run of files, so that the rows of
-	// files and links, taken in worker order, are already in key order
-	// and sorting them costs one pass.
-	chunk := (len(files) + len(workers) - 1) / len(workers)
-	for n := range workers {
-		pw := &writer{bulk: true}
-		workers[n] = pw
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := n * chunk; i < min((n+1)*chunk, len(files)) && errs[n] == nil; i++ {
-				errs[n] = prepareRows(ctx, pw, files[i], resolved[i], dsts[i], inbound, depth, v, cfg, holders)
+	prepared := make(chan *writer, 1)
+	wrote := make(chan error, 1)
+	go func() {
+		var failed error
+		for cw := range prepared {
+			if failed == nil {
+				failed = cw.flush(ctx)
 			}
-			pw.sortAll()
-		}()
-	}
-	wg.Wait()
-	if err := <-text; err != nil {
-		return err
-	}
-	for n, pw := range workers {
-		if errs[n] != nil {
-			return errs[n]
 		}
-		w.take(pw)
-	}
-	if err := w.flush(ctx); err != nil {
+		wrote <- failed
+	}()
+	err = prepareAll(ctx, t, runs, func(cw *writer) { prepared <- cw }, func(k int, f *file, pw *writer) error {
+		f.id, f.words = first+int64(k), words[k]
+		var res []markdown.Resolution
+		if f.page != nil {
+			res = make([]markdown.Resolution, len(f.page.Links))
+			for j, l := range f.page.Links {
+				res[j] = r.Resolve(f.page, l)
+			}
+		}
+		defer func() { dsts[k] = nil }()
+		return prepareRows(ctx, pw, f, res, dsts[k], inbound, depth, v, cfg, holders)
+	}, q)
+	close(prepared)
+	if err := errors.Join(err, <-wrote); err != nil {
 		return err
 	}
 	return q.FinishBuild(ctx)
+}
+
+// prepareAll reads and parses runs of files one after the other and
+// prepares each run's rows on every core with prepare (k is the file's
+// place in all runs), handing each run's rows, in key order, to done.
+func prepareAll(ctx context.Context, t trees, runs [][]cairn.Entry, done func(*writer),
+	prepare func(k int, f *file, pw *writer) error, q StorageTx) error {
+	workers := make([]*writer, runtime.GOMAXPROCS(0))
+	errs := make([]error, len(workers))
+	at := 0
+	for _, run := range runs {
+		files, err := parseAll(ctx, t, run, false, nil) // the words are counted
+		if err != nil {
+			return err
+		}
+		chunk := (len(files) + len(workers) - 1) / len(workers)
+		var wg sync.WaitGroup
+		for n := range workers {
+			pw := &writer{bulk: true}
+			workers[n] = pw
+			wg.Go(func() {
+				for i := n * chunk; i < min((n+1)*chunk, len(files)) && errs[n] == nil; i++ {
+					errs[n] = prepare(at+i, files[i], pw)
+				}
+				pw.sortAll()
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		cw := newWriter(q)
+		cw.bulk = true
+		for _, pw := range workers {
+			cw.take(pw)
+		}
+		done(cw)
+		at += len(run)
+	}
+	return nil
+}
+
+// skeleton is what resolving links to and from page p needs of it: its
+// names and anchors, copied so that nothing else of the page stays in
+// memory.
+func skeleton(p *markdown.Page) *markdown.Page {
+	s := &markdown.Page{
+		Path: p.Path, ID: strings.Clone(p.ID), Title: strings.Clone(p.Title), TitleSource: p.TitleSource,
+		Aliases: cloneStrings(p.Aliases), BlockIDs: cloneStrings(p.BlockIDs),
+	}
+	if len(p.Headings) > 0 {
+		s.Headings = make([]markdown.Heading, len(p.Headings))
+		for i, h := range p.Headings {
+			s.Headings[i] = markdown.Heading{Level: h.Level, Text: strings.Clone(h.Text), Slug: strings.Clone(h.Slug)}
+		}
+	}
+	return s
+}
+
+// target is what resolving a link needs to find where it leads
+// (markdown.LookupKeys), in a fifth of a markdown.Link's memory.
+type target struct {
+	target, path string
+	kind         markdown.LinkKind
+	escapes      bool
+}
+
+func (t target) link() markdown.Link {
+	return markdown.Link{Kind: t.kind, Target: t.target, Path: t.path, Escapes: t.escapes}
+}
+
+// linkTargets returns the targets of links, copied.
+func linkTargets(ls []markdown.Link) []target {
+	if len(ls) == 0 {
+		return nil
+	}
+	out := make([]target, len(ls))
+	for i, l := range ls {
+		out[i] = target{kind: l.Kind, target: strings.Clone(l.Target), path: strings.Clone(l.Path), escapes: l.Escapes}
+	}
+	return out
+}
+
+func cloneStrings(ss []string) []string {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strings.Clone(s)
+	}
+	return out
 }
 
 // prepareRows collects one file's rows in a bulk writer: the file, its

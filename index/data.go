@@ -29,11 +29,15 @@ type file struct {
 	words       int
 }
 
-// parse derives what the index stores about one file.
-func parse(e cairn.Entry, data []byte) *file {
+// parse derives what the index stores about one file; with text, a page's
+// words for the full text too, and their count.
+func parse(e cairn.Entry, data []byte, text bool) *file {
 	f := &file{path: e.Path, kind: lint.Classify(e.Path), blob: e.Blob, size: e.Size}
 	if f.kind == lint.KindPage {
 		f.page = markdown.Parse(e.Path, data)
+		if !text {
+			return f
+		}
 		f.text = ftsText(markdown.PlainText(data))
 		f.title = ftsText(f.page.Title)
 		f.words = wordCount(f.title) + wordCount(f.text)

@@ -29,3 +29,6 @@ func (ix *Index) SnapshotIn(ctx context.Context, tx *store.Tx) (*Snapshot, error
 
 // FTSText is the words of s as the full text indexes them.
 func FTSText(s string) string { return ftsText(s) }
+
+// BuildChunk is the most files a full build reads at a time.
+const BuildChunk = buildChunk

@@ -134,7 +134,7 @@ func (ix *Index) apply(ctx context.Context, q StorageTx, t trees, from, to cairn
 			entries = append(entries, c.New)
 		}
 	}
-	files, err := parseAll(ctx, t, entries, nil)
+	files, err := parseAll(ctx, t, entries, true, nil)
 	if err != nil {
 		return err
 	}
@@ -615,9 +615,10 @@ func (w *writer) writeFindings(ctx context.Context, id int64, fs []lint.Finding)
 }
 
 // parseAll reads and parses entries: content is read in bulk and parsed on
-// every core. Purged content is indexed as empty. each, when set, is called
-// with every parsed file as soon as it is ready, possibly concurrently.
-func parseAll(ctx context.Context, t trees, entries []cairn.Entry, each func(int, *file)) ([]*file, error) {
+// every core. Purged content is indexed as empty. With text, pages' words
+// are taken for the full text (see parse). each, when set, is called with
+// every parsed file as soon as it is ready, possibly concurrently.
+func parseAll(ctx context.Context, t trees, entries []cairn.Entry, text bool, each func(int, *file)) ([]*file, error) {
 	out := make([]*file, len(entries))
 	at := make(map[cairn.Hash][]int, len(entries))
 	hs := make([]cairn.Hash, 0, len(entries))
@@ -629,7 +630,7 @@ func parseAll(ctx context.Context, t trees, entries []cairn.Entry, each func(int
 	}
 	err := t.ReadBlobs(ctx, hs, func(h cairn.Hash, data []byte) error {
 		for _, i := range at[h] {
-			out[i] = parse(entries[i], data)
+			out[i] = parse(entries[i], data, text)
 			if each != nil {
 				each(i, out[i])
 			}
@@ -647,7 +648,7 @@ func parseAll(ctx context.Context, t trees, entries []cairn.Entry, each func(int
 		if err != nil && !errors.Is(err, cairn.ErrPurged) {
 			return nil, fmt.Errorf("index %s: %w", entries[i].Path, err)
 		}
-		out[i] = parse(entries[i], data)
+		out[i] = parse(entries[i], data, text)
 		if each != nil {
 			each(i, out[i])
 		}

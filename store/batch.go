@@ -17,30 +17,18 @@ type Batch struct {
 	mu    sync.Mutex
 	blobs map[cairn.Hash][]byte
 	nodes map[cairn.Hash]*node
-	// kept, when set, holds the content of flushed blobs (KeepFlushed).
-	kept map[cairn.Hash][]byte
+	// pending is the size of the content in blobs.
+	pending int64
+	// flushing serializes Flush, so that concurrent Spills write each
+	// object once.
+	flushing sync.Mutex
 }
 
-// KeepFlushed makes the batch keep the content of the blobs it flushes,
-// for reads through it or a transaction using it: a caller that holds the
-// content anyway (an import of a folder) spares the index loading every
-// page back from the database.
-func (b *Batch) KeepFlushed() {
-	b.mu.Lock()
-	if b.kept == nil {
-		b.kept = map[cairn.Hash][]byte{}
-	}
-	b.mu.Unlock()
-}
-
-// blob returns content the batch holds, flushed or not.
+// blob returns content the batch holds.
 func (b *Batch) blob(h cairn.Hash) ([]byte, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if data, ok := b.blobs[h]; ok {
-		return data, true
-	}
-	data, ok := b.kept[h]
+	data, ok := b.blobs[h]
 	return data, ok
 }
 
@@ -57,9 +45,25 @@ func (b *Batch) Store() *Store { return b.s }
 func (b *Batch) PutBlob(data []byte) cairn.Hash {
 	h := BlobHash(data)
 	b.mu.Lock()
-	b.blobs[h] = data
+	b.addBlob(h, data)
 	b.mu.Unlock()
 	return h
+}
+
+// addBlob holds a blob's content; the caller holds mu.
+func (b *Batch) addBlob(h cairn.Hash, data []byte) {
+	if _, ok := b.blobs[h]; !ok {
+		b.pending += int64(len(data))
+	}
+	b.blobs[h] = data
+}
+
+// dropBlob forgets a blob that was written; the caller holds mu.
+func (b *Batch) dropBlob(h cairn.Hash) {
+	if data, ok := b.blobs[h]; ok {
+		b.pending -= int64(len(data))
+		delete(b.blobs, h)
+	}
 }
 
 // Len returns the number of objects waiting to be written.
@@ -113,7 +117,11 @@ func (b *Batch) ReadBlobs(ctx context.Context, hs []cairn.Hash, fn func(h cairn.
 
 // Flush writes every object in the batch, in transactions of its own, and
 // empties the batch. Bulk imports flush as they go so memory stays bounded.
+// Objects written this way are unreachable until a commit names them: a
+// crash leaves them to GC, never a part of a change.
 func (b *Batch) Flush(ctx context.Context) error {
+	b.flushing.Lock()
+	defer b.flushing.Unlock()
 	b.mu.Lock()
 	objs := make([]cairn.Object, 0, len(b.blobs)+len(b.nodes))
 	for h, data := range b.blobs {
@@ -132,14 +140,27 @@ func (b *Batch) Flush(ctx context.Context) error {
 			b.s.nodes.Add(o.Hash, b.nodes[o.Hash])
 			delete(b.nodes, o.Hash)
 		} else {
-			if b.kept != nil {
-				b.kept[o.Hash] = o.Data
-			}
-			delete(b.blobs, o.Hash)
+			b.dropBlob(o.Hash)
 		}
 	}
 	b.mu.Unlock()
 	return nil
+}
+
+// Spill flushes the batch when the content of its blobs passes limit
+// bytes, so that a caller adding many files (an import, the commit of a
+// whole folder) holds about limit of them in memory however many there are.
+// It is safe to call from several goroutines; below the limit it writes
+// nothing, so a small change still goes to the store in its commit's one
+// transaction.
+func (b *Batch) Spill(ctx context.Context, limit int64) error {
+	b.mu.Lock()
+	over := b.pending >= limit
+	b.mu.Unlock()
+	if !over {
+		return nil
+	}
+	return b.Flush(ctx)
 }
 
 // reachable returns the batch's objects that tree reaches: the pending nodes
@@ -186,10 +207,7 @@ func (b *Batch) written(objs []cairn.Object) {
 			}
 			delete(b.nodes, o.Hash)
 		} else {
-			if b.kept != nil {
-				b.kept[o.Hash] = o.Data
-			}
-			delete(b.blobs, o.Hash)
+			b.dropBlob(o.Hash)
 		}
 	}
 }

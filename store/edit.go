@@ -146,7 +146,7 @@ func (b *Batch) resolveEdits(ctx context.Context, base cairn.Hash, changes []Fil
 			it.hash = hashes[put.ch]
 			it.size = uint64(len(put.ch.Data))
 			b.mu.Lock()
-			b.blobs[it.hash] = put.ch.Data
+			b.addBlob(it.hash, put.ch.Data)
 			b.mu.Unlock()
 		} else {
 			if put.ch.Size < 0 {

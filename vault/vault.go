@@ -326,16 +326,17 @@ func (v *Vault) SyncMain(ctx context.Context) (*worktree.SyncReport, error) {
 	return v.SyncMainPrewritten(ctx, nil)
 }
 
-// PrewriteMain starts writing files about to be committed to main to a
+// PrewriteMain starts a writer of files about to be committed to main to a
 // staging folder beside the main working tree (worktree.Manager.Prewrite),
-// while the change is judged; nil for a bare vault. Pass the result to
-// SyncMainPrewritten, then Discard it.
-func (v *Vault) PrewriteMain(ctx context.Context, changes []store.FileChange) (*worktree.Prewritten, error) {
+// while the change is judged; nil for a bare vault (its Add does nothing).
+// Hand it the files with Add, pass it to SyncMainPrewritten, then Discard
+// it.
+func (v *Vault) PrewriteMain(ctx context.Context) (*worktree.Prewritten, error) {
 	t, err := v.Main(ctx)
 	if err != nil || t == nil {
 		return nil, err
 	}
-	return v.Trees.Prewrite(t, changes)
+	return v.Trees.Prewrite(t)
 }
 
 // SyncMainPrewritten is SyncMain placing the files pre wrote ahead.

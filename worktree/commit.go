@@ -96,7 +96,10 @@ func (m *Manager) Commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 }
 
 func (m *Manager) commit(ctx context.Context, t *Tree, req CommitRequest) (*CommitResult, error) {
-	snap, err := m.scanSelected(ctx, t, req.Paths)
+	// The files the scan reads go to b as they are read, and to the store
+	// when b fills: a commit of a whole folder holds a bounded part of it.
+	b := m.s.NewBatch()
+	snap, err := m.scanSelected(ctx, t, req.Paths, b)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +123,6 @@ func (m *Manager) commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 		return nil, cairn.Errorf(cairn.EINVALID, "nothing to commit: the folder matches %s", t.Branch).WithHint("Try: cairn status")
 	}
 	if req.Land != nil {
-		b := m.s.NewBatch()
 		base, err := m.baseTree(ctx, b, snap)
 		if err != nil {
 			return nil, err
@@ -142,8 +144,9 @@ func (m *Manager) commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 		}
 		return res, nil
 	}
+	// Each attempt builds its trees in b too; what a failed one left there
+	// is never reachable.
 	for attempt := 0; ; attempt++ {
-		b := m.s.NewBatch()
 		base, err := m.baseTree(ctx, b, snap)
 		if err != nil {
 			return nil, err
@@ -233,22 +236,26 @@ func (m *Manager) baseTree(ctx context.Context, b *store.Batch, snap *snapshot) 
 }
 
 // applyEdits builds in b the tree base with the given local edits applied.
+// Files the scan did not store are read now, on every core, into b, which
+// spills to the store as it fills.
 func (m *Manager) applyEdits(ctx context.Context, b *store.Batch, snap *snapshot, base cairn.Hash, changes []Change) (cairn.Hash, error) {
-	var edits []store.FileChange
+	var unread []*onDisk
 	for _, c := range changes {
-		d := snap.disk[c.Path]
-		switch {
-		case c.Kind == cairn.Deleted:
-			edits = append(edits, store.FileChange{Path: c.Path, Delete: true})
-		case d.data != nil:
-			edits = append(edits, store.FileChange{Path: c.Path, Data: d.data, Mode: d.Mode})
-		default:
-			data, err := readFile(d.File, m.maxSize())
-			if err != nil {
-				return cairn.Hash{}, err
-			}
-			edits = append(edits, store.FileChange{Path: c.Path, Data: data, Mode: d.Mode})
+		if d := snap.disk[c.Path]; c.Kind != cairn.Deleted && !d.stored {
+			unread = append(unread, d)
 		}
+	}
+	if err := readAll(ctx, unread, m.maxSize(), b); err != nil {
+		return cairn.Hash{}, err
+	}
+	edits := make([]store.FileChange, 0, len(changes))
+	for _, c := range changes {
+		if c.Kind == cairn.Deleted {
+			edits = append(edits, store.FileChange{Path: c.Path, Delete: true})
+			continue
+		}
+		d := snap.disk[c.Path]
+		edits = append(edits, store.FileChange{Path: c.Path, Blob: d.blob, Size: d.size, Mode: d.Mode})
 	}
 	return b.Edit(ctx, base, edits)
 }
@@ -259,7 +266,7 @@ func (m *Manager) FolderTree(ctx context.Context, t *Tree, b *store.Batch) (cair
 	if err := m.reload(ctx, t); err != nil {
 		return cairn.Hash{}, err
 	}
-	snap, err := m.scan(ctx, t)
+	snap, err := m.scan(ctx, t, b)
 	if err != nil {
 		return cairn.Hash{}, err
 	}

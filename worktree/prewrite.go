@@ -1,6 +1,7 @@
 package worktree
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"golang.org/x/sync/semaphore"
 
 	"cairn"
 	"cairn/store"
@@ -28,25 +31,32 @@ import (
 // the next Prewrite.
 type Prewritten struct {
 	stage string
-	done  chan struct{}
-	mu    sync.Mutex
-	files map[string]prewritten // by path; placed ones are removed
-	gone  bool                  // discarded
-	stop  atomic.Bool           // Discard was called: write no more
+	queue chan store.FileChange
+	// room bounds the content queued and not yet written.
+	room   *semaphore.Weighted
+	closed sync.Once
+	done   chan struct{}
+	mu     sync.Mutex
+	files  map[string]prewritten // by path; placed ones are removed
+	gone   bool                  // discarded
+	stop   atomic.Bool           // Discard was called: write no more
 }
 
 type prewritten struct {
 	tmp  string
 	blob cairn.Hash
 	mode cairn.Mode
-	data []byte
 }
 
-// Prewrite starts writing the files of changes (deletions and changes that
-// name a blob instead of giving data are skipped) to a staging folder for
-// t, in the background, and returns at once. Pass the result to
-// SyncHeadPrewritten, then call Discard.
-func (m *Manager) Prewrite(t *Tree, changes []store.FileChange) (*Prewritten, error) {
+// prewriteQueue is the most content Prewritten.Add holds before the writer
+// catches up: an import streams its files through it, so it holds a
+// bounded part of them whatever their number.
+const prewriteQueue = 32 << 20
+
+// Prewrite starts a writer of files to a staging folder for t, in the
+// background, and returns at once. Hand it the files with Add, then Close;
+// pass the result to SyncHeadPrewritten, then call Discard.
+func (m *Manager) Prewrite(t *Tree) (*Prewritten, error) {
 	removeDeadStages(m.lockDir)
 	var rnd [4]byte
 	rand.Read(rnd[:])
@@ -54,52 +64,102 @@ func (m *Manager) Prewrite(t *Tree, changes []store.FileChange) (*Prewritten, er
 	if err := os.Mkdir(stage, 0o755); err != nil {
 		return nil, fmt.Errorf("prewrite: %w", err)
 	}
-	p := &Prewritten{stage: stage, done: make(chan struct{}), files: map[string]prewritten{}}
+	p := &Prewritten{stage: stage, queue: make(chan store.FileChange, 256), room: semaphore.NewWeighted(prewriteQueue),
+		done: make(chan struct{}), files: map[string]prewritten{}}
 	// One writer: files created in one folder wait for each other in the
 	// kernel anyway (the folder's lock, the inode bitmap), and more
 	// writers only spin there, taking the cores the admission needs.
 	go func() {
 		defer close(p.done)
-		for i, c := range changes {
+		i := 0
+		for c := range p.queue {
+			p.room.Release(weight(c))
 			if p.stop.Load() {
-				return
-			}
-			if c.Delete || !c.Blob.IsZero() {
-				continue
+				continue // drain, so that Add never blocks on a discarded stage
 			}
 			perm := os.FileMode(0o644)
 			if c.Mode == cairn.ModeExecutable {
 				perm = 0o755
 			}
 			tmp := filepath.Join(stage, strconv.Itoa(i))
+			i++
 			if os.WriteFile(tmp, c.Data, perm) != nil {
 				os.Remove(tmp)
 				continue // the sync writes it, or says why it cannot
 			}
 			p.mu.Lock()
-			p.files[c.Path] = prewritten{tmp: tmp, blob: store.BlobHash(c.Data), mode: c.Mode, data: c.Data}
+			p.files[c.Path] = prewritten{tmp: tmp, blob: store.BlobHash(c.Data), mode: c.Mode}
 			p.mu.Unlock()
 		}
 	}()
 	return p, nil
 }
 
-// wait waits for the writing to end.
+// weight is what a queued file counts against prewriteQueue: its content,
+// at most the whole queue, and at least one byte.
+func weight(c store.FileChange) int64 { return min(max(int64(len(c.Data)), 1), prewriteQueue) }
+
+// Add queues files to write (deletions and changes that name a blob
+// instead of giving data are skipped), waiting while prewriteQueue bytes
+// are queued. The writer keeps no content once a file is written. It may
+// not be called after Close.
+func (p *Prewritten) Add(ctx context.Context, changes []store.FileChange) error {
+	if p == nil {
+		return nil
+	}
+	for _, c := range changes {
+		if c.Delete || !c.Blob.IsZero() {
+			continue
+		}
+		if err := p.room.Acquire(ctx, weight(c)); err != nil {
+			return fmt.Errorf("prewrite: %w", err)
+		}
+		p.queue <- c
+	}
+	return nil
+}
+
+// Close ends the files to write; the writer finishes those queued.
+// Calling it again does nothing.
+func (p *Prewritten) Close() {
+	if p != nil {
+		p.closed.Do(func() { close(p.queue) })
+	}
+}
+
+// wait ends the files to write (Close) and waits for the writing to end.
 func (p *Prewritten) wait() {
 	if p != nil {
+		p.Close()
 		<-p.done
 	}
 }
 
-// content returns the content staged for path when it is what e holds.
+// staged reports whether the file staged for path holds what e holds.
+func (p *Prewritten) staged(path string, e cairn.Entry) bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.match(path, e)
+	return ok
+}
+
+// content returns the content staged for path when it is what e holds,
+// read back from the staging folder.
 func (p *Prewritten) content(path string, e cairn.Entry) ([]byte, bool) {
 	if p == nil {
 		return nil, false
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	f, ok := p.match(path, e)
-	return f.data, ok
+	p.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	data, err := os.ReadFile(f.tmp)
+	return data, err == nil && store.BlobHash(data) == e.Blob
 }
 
 // match returns the file staged for path when it holds what e holds; the

@@ -65,11 +65,14 @@ func TestPrewrite(t *testing.T) {
 		{Path: "b.md", Data: []byte(files["b.md"])},
 		{Path: "run.sh", Data: []byte("#!/bin/sh\n"), Mode: cairn.ModeExecutable},
 	}
-	pre, err := e.m.Prewrite(e.wt, changes)
+	pre, err := e.m.Prewrite(e.wt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pre.Discard()
+	if err := pre.Add(t.Context(), changes); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := os.Stat(deadStage); !os.IsNotExist(err) {
 		t.Errorf("a killed prewrite's staging folder is still there (stat: %v)", err)
 	}
@@ -141,8 +144,11 @@ func TestPrewriteDiscarded(t *testing.T) {
 	e := setup(t)
 	e.write("a.md", "a\n")
 	e.commit("first")
-	pre, err := e.m.Prewrite(e.wt, []store.FileChange{{Path: "new/x.md", Data: []byte("x\n")}, {Path: "a.md", Data: []byte("changed\n")}})
+	pre, err := e.m.Prewrite(e.wt)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pre.Add(t.Context(), []store.FileChange{{Path: "new/x.md", Data: []byte("x\n")}, {Path: "a.md", Data: []byte("changed\n")}}); err != nil {
 		t.Fatal(err)
 	}
 	pre.Discard()

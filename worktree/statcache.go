@@ -311,7 +311,7 @@ func (m *Manager) cachedStatus(ctx context.Context, t *Tree) (st *Status, ok boo
 			i, j = i+1, j+1
 		}
 	}
-	if err := readAll(toRead, max, false); err != nil {
+	if err := readAll(ctx, toRead, max, nil); err != nil {
 		return nil, false, err
 	}
 	now := m.Now().UnixNano()

@@ -23,7 +23,10 @@ import (
 type onDisk struct {
 	File
 	blob cairn.Hash
-	data []byte // when it was read for this scan
+	// stored is set when the content read for this scan went to the
+	// scan's batch (its length is size).
+	stored bool
+	size   int64
 	// fresh is set when the file had to be read: its stat row is new.
 	fresh bool
 }
@@ -83,7 +86,10 @@ const racyWindow = 2e9
 
 // scan reads the folder and its base. Files whose size and modification
 // time match their stat row are not read.
-func (m *Manager) scan(ctx context.Context, t *Tree) (*snapshot, error) {
+//
+// With keep, the content of the files it reads goes to keep, which spills
+// to the store as it fills (see readAll); else it is only hashed.
+func (m *Manager) scan(ctx context.Context, t *Tree, keep *store.Batch) (*snapshot, error) {
 	snap := &snapshot{disk: map[string]*onDisk{}, base: map[string]cairn.Entry{}}
 	var err error
 	if snap.over, err = m.loadOverrides(ctx, t); err != nil {
@@ -142,7 +148,7 @@ func (m *Manager) scan(ctx context.Context, t *Tree) (*snapshot, error) {
 		}
 		snap.disk[f.Path] = d
 	}
-	if err := readAll(toRead, max, true); err != nil {
+	if err := readAll(ctx, toRead, max, keep); err != nil {
 		return nil, err
 	}
 	for p, e := range snap.over {
@@ -163,7 +169,7 @@ const targetedMax = 2000
 // when their stat row does not vouch for them), their base and over, the
 // tree's overrides. Paths that are not regular files on disk count as
 // absent, as in scan.
-func (m *Manager) scanPaths(ctx context.Context, t *Tree, baseTree cairn.Hash, over map[string]cairn.Entry, paths []string) (*snapshot, error) {
+func (m *Manager) scanPaths(ctx context.Context, t *Tree, baseTree cairn.Hash, over map[string]cairn.Entry, paths []string, keep *store.Batch) (*snapshot, error) {
 	snap := &snapshot{disk: map[string]*onDisk{}, base: map[string]cairn.Entry{}, baseTree: baseTree, over: over}
 	max := m.maxSize()
 	var toRead []*onDisk
@@ -210,7 +216,7 @@ func (m *Manager) scanPaths(ctx context.Context, t *Tree, baseTree cairn.Hash, o
 		}
 		snap.disk[p] = d
 	}
-	if err := readAll(toRead, max, true); err != nil {
+	if err := readAll(ctx, toRead, max, keep); err != nil {
 		return nil, err
 	}
 	for p, e := range snap.over {
@@ -251,9 +257,9 @@ func cleanSelection(paths []string) ([]string, error) {
 // disk under them, walked folder by folder, and the base's and the
 // overrides' entries under them. Nothing else in the folder is looked at,
 // and the snapshot's base holds only the entries under the paths.
-func (m *Manager) scanSelected(ctx context.Context, t *Tree, paths []string) (*snapshot, error) {
+func (m *Manager) scanSelected(ctx context.Context, t *Tree, paths []string, keep *store.Batch) (*snapshot, error) {
 	if whole(paths) {
-		return m.scan(ctx, t)
+		return m.scan(ctx, t, keep)
 	}
 	baseTree, err := m.treeOf(ctx, t.Base)
 	if err != nil {
@@ -299,7 +305,7 @@ func (m *Manager) scanSelected(ctx context.Context, t *Tree, paths []string) (*s
 			}
 		}
 	}
-	snap, err := m.scanPaths(ctx, t, baseTree, over, files)
+	snap, err := m.scanPaths(ctx, t, baseTree, over, files, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -312,9 +318,15 @@ func (m *Manager) scanSelected(ctx context.Context, t *Tree, paths []string) (*s
 	return snap, nil
 }
 
+// spillBytes is how much read content a commit holds before writing it to
+// the store: a commit of a whole folder holds about this much, not the
+// folder.
+const spillBytes = 32 << 20
+
 // readAll reads and hashes files on every core, marking them fresh; with
-// keep, their content stays with them (for a commit to store).
-func readAll(files []*onDisk, max int64, keep bool) error {
+// keep, their content goes to keep (for a commit to store), which writes
+// it to the store whenever it holds spillBytes.
+func readAll(ctx context.Context, files []*onDisk, max int64, keep *store.Batch) error {
 	errs := make([]error, len(files))
 	parallel(len(files), func(i int) {
 		d := files[i]
@@ -323,10 +335,12 @@ func readAll(files []*onDisk, max int64, keep bool) error {
 			errs[i] = err
 			return
 		}
-		d.blob, d.fresh = store.BlobHash(data), true
-		if keep {
-			d.data = data
+		if keep == nil {
+			d.blob, d.fresh = store.BlobHash(data), true
+			return
 		}
+		d.blob, d.fresh, d.stored, d.size = keep.PutBlob(data), true, true, int64(len(data))
+		errs[i] = keep.Spill(ctx, spillBytes)
 	})
 	return errors.Join(errs...)
 }
@@ -409,7 +423,7 @@ func (m *Manager) Status(ctx context.Context, t *Tree, paths ...string) (*Status
 		}
 	}
 	if !cached {
-		snap, err := m.scanSelected(ctx, t, paths)
+		snap, err := m.scanSelected(ctx, t, paths, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -209,13 +209,13 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 			if err != nil {
 				return nil, err
 			}
-			if snap, err = m.scanPaths(ctx, t, baseTree, over, paths); err != nil {
+			if snap, err = m.scanPaths(ctx, t, baseTree, over, paths, nil); err != nil {
 				return nil, err
 			}
 		}
 	}
 	if full {
-		if snap, err = m.scan(ctx, t); err != nil {
+		if snap, err = m.scan(ctx, t, nil); err != nil {
 			return nil, err
 		}
 		for _, p := range snap.leftovers {
@@ -279,7 +279,7 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 	blobs := map[cairn.Hash][]byte{}
 	var hs []cairn.Hash
 	for _, o := range writes {
-		if _, staged := pre.content(o.path, o.want); !staged && !o.want.Blob.IsZero() {
+		if !pre.staged(o.path, o.want) && !o.want.Blob.IsZero() {
 			hs = append(hs, o.want.Blob)
 		}
 	}

@@ -2,6 +2,7 @@ package worktree_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -296,5 +297,52 @@ func TestSyncCaseRename(t *testing.T) {
 	}
 	if got := e.status(); len(got) != 0 {
 		t.Errorf("status after the sync = %v, want clean", got)
+	}
+}
+
+// A commit of more content than it holds in memory writes it to the store
+// as it reads it: what it commits is every file, whole, and nothing else.
+func TestCommitSpills(t *testing.T) {
+	e := setup(t)
+	e.write("a.md", "a\n")
+	e.commit("first")
+	files := map[string]string{}
+	for i := range 48 { // 48 MiB, over the 32 MiB a commit holds
+		files[fmt.Sprintf("big/f%02d.bin", i)] = strings.Repeat(fmt.Sprintf("%02d", i), 512<<10)
+	}
+	files["a.md"] = "a, edited\n"
+	for p, data := range files {
+		e.write(p, data)
+	}
+	res := e.commit("big")
+	if len(res.Changes) != len(files) {
+		t.Fatalf("committed %d changes, want %d", len(res.Changes), len(files))
+	}
+	if got := e.status(); len(got) != 0 {
+		t.Errorf("status after the commit = %v, want clean", got)
+	}
+	c, err := e.s.ReadCommit(e.ctx, res.Commit.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for f, err := range e.s.Files(e.ctx, c.Tree, "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		data, err := e.s.ReadBlob(e.ctx, f.Blob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, ok := files[f.Path]; ok && string(data) != want {
+			t.Errorf("%s: committed %d bytes, not the file's %d", f.Path, len(data), len(want))
+		}
+		if f.Size != int64(len(data)) {
+			t.Errorf("%s: the tree says %d bytes, its content has %d", f.Path, f.Size, len(data))
+		}
+	}
+	if n != len(files) {
+		t.Errorf("the commit holds %d files, want %d", n, len(files))
 	}
 }

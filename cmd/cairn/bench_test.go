@@ -68,6 +68,45 @@ func BenchmarkImport(b *testing.B) {
 	}
 }
 
+// BenchmarkAdopt runs `cairn init` of a folder of generated pages (main's
+// first commit, index and stat rows included) beside `git init && git add
+// -A && git commit` of another copy of the same folder, alternating: wall
+// time and peak memory of each side's largest process.
+func BenchmarkAdopt(b *testing.B) {
+	if _, err := exec.LookPath("git"); err != nil {
+		b.Skip("needs git")
+	}
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {
+			v := vaultgen.New(vaultgen.Config{Pages: n})
+			var ours, theirs []time.Duration
+			var ourRSS, theirRSS int64
+			for i := range b.N {
+				b.StopTimer()
+				mine, gits := filepath.Join(b.TempDir(), fmt.Sprint("cairn", i)), filepath.Join(b.TempDir(), fmt.Sprint("git", i))
+				for _, dir := range []string{mine, gits} {
+					if err := v.WriteDir(b.Context(), dir); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				d, rss := benchProc(b, mine, true, cairnBinB(b), "init")
+				ours, ourRSS = append(ours, d), max(ourRSS, rss)
+				var took time.Duration
+				for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "adopt"}} {
+					d, rss := benchProc(b, gits, true, "git", append([]string{"-c", "user.name=bench", "-c", "user.email=bench@example.com", "-c", "gc.auto=0"}, args...)...)
+					took, theirRSS = took+d, max(theirRSS, rss)
+				}
+				theirs = append(theirs, took)
+			}
+			b.ReportMetric(p50(ours)/1000, "cairn-s")
+			b.ReportMetric(p50(theirs)/1000, "git-s")
+			b.ReportMetric(float64(ourRSS)/1024, "cairn-MiB")
+			b.ReportMetric(float64(theirRSS)/1024, "git-MiB")
+		})
+	}
+}
+
 // BenchmarkStatus runs `cairn status` in a working tree of 10k and of 100k
 // generated pages with 10 local edits, and `git status --short` in the
 // same folder (a git repository too, its edits the same), alternating.
