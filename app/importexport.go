@@ -131,15 +131,16 @@ func (a *App) ImportFolder(ctx context.Context, dir string, opts *ImportOptions)
 	if err != nil {
 		return nil, fmt.Errorf("import %s: read main: %w", dir, err)
 	}
-	// The files are written to the folder, under temporary names, as they
-	// are read, and the sync after admission only renames them.
-	pre, err := a.v.PrewriteMain(ctx)
+	// The files are written to the folder, under temporary names, from
+	// the store, while they are read and the change is judged and indexed;
+	// the sync after admission only renames them.
+	b := a.v.Store.NewBatch()
+	pre, err := a.v.PrewriteMain(ctx, b)
 	if err != nil {
 		return nil, fmt.Errorf("import %s: %w", dir, err)
 	}
 	defer pre.Discard()
 	res := &FolderImport{Dir: dir, Skipped: skips}
-	b := a.v.Store.NewBatch()
 	progress(StageReading, 0, len(files))
 	kept, err := a.readImport(ctx, files, prefix, base, b, pre, res, func(done int) { progress(StageReading, done, len(files)) })
 	if err != nil {
@@ -187,8 +188,8 @@ const importSpill = 32 << 20
 // readImport reads files on every core and returns the changes that put
 // them under prefix, naming their content: the files base holds already
 // with the same content and mode are left out, the others' content goes to
-// b, which writes it to the store as it fills, and to pre, which writes it
-// to the folder's staging area. It counts the files in res and calls read
+// b, which writes it to the store as it fills, and pre stages it, reading
+// it back from b. It counts the files in res and calls read
 // with the count read so far after each. Content written to the store
 // before a failure is unreachable, and goes with the next GC.
 func (a *App) readImport(ctx context.Context, files []worktree.File, prefix string, base cairn.Hash,
@@ -230,7 +231,7 @@ func (a *App) readImport(ctx context.Context, files []worktree.File, prefix stri
 						r.updated = true
 					}
 					r.change = store.FileChange{Path: p, Blob: b.PutBlob(data), Size: int64(len(data)), Mode: files[i].Mode}
-					if err := pre.Add(ctx, []store.FileChange{{Path: p, Data: data, Mode: files[i].Mode}}); err != nil {
+					if err := pre.Add(ctx, []store.FileChange{r.change}); err != nil {
 						return err
 					}
 					return b.Spill(ctx, importSpill)

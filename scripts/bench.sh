@@ -15,6 +15,7 @@ run ./store 'CommitOnePage|ReadPinned|Diff10' 100x
 run ./store 'Import' 3x
 run ./index 'Build' 1x
 run ./index 'Update10' 100x
+run ./index 'Preview4000' 3x
 run ./index 'Search|Links' 500x
 run ./index 'FTSText' 1s
 run ./markdown 'Parse' 1s
@@ -34,6 +35,8 @@ cooldown
 folders ./cmd/cairn 'CommitPath' 15x
 cooldown
 folders ./cmd/cairn 'Import' 3x
+cooldown
+folders ./cmd/cairn 'Adopt' 2x
 run ./cmd/cairn 'Read' 50x
 run ./admit 'Admit' 40x
 cooldown

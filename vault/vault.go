@@ -328,15 +328,15 @@ func (v *Vault) SyncMain(ctx context.Context) (*worktree.SyncReport, error) {
 
 // PrewriteMain starts a writer of files about to be committed to main to a
 // staging folder beside the main working tree (worktree.Manager.Prewrite),
-// while the change is judged; nil for a bare vault (its Add does nothing).
-// Hand it the files with Add, pass it to SyncMainPrewritten, then Discard
-// it.
-func (v *Vault) PrewriteMain(ctx context.Context) (*worktree.Prewritten, error) {
+// while the change is judged, reading the files queued by their blob from
+// from; nil for a bare vault (its Add does nothing). Hand it the files with
+// Add, pass it to SyncMainPrewritten, then Discard it.
+func (v *Vault) PrewriteMain(ctx context.Context, from *store.Batch) (*worktree.Prewritten, error) {
 	t, err := v.Main(ctx)
 	if err != nil || t == nil {
 		return nil, err
 	}
-	return v.Trees.Prewrite(t)
+	return v.Trees.Prewrite(ctx, t, from)
 }
 
 // SyncMainPrewritten is SyncMain placing the files pre wrote ahead.

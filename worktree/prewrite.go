@@ -31,15 +31,25 @@ import (
 // the next Prewrite.
 type Prewritten struct {
 	stage string
-	queue chan store.FileChange
+	// from holds the content of files queued by their blob.
+	from *store.Batch
 	// room bounds the content queued and not yet written.
 	room   *semaphore.Weighted
-	closed sync.Once
+	more   chan struct{} // the queue grew, or was closed
 	done   chan struct{}
 	mu     sync.Mutex
+	queue  []queued
+	closed bool
 	files  map[string]prewritten // by path; placed ones are removed
 	gone   bool                  // discarded
 	stop   atomic.Bool           // Discard was called: write no more
+}
+
+// queued is a file to write; held is set when its content counts against
+// room.
+type queued struct {
+	c    store.FileChange
+	held bool
 }
 
 type prewritten struct {
@@ -49,14 +59,16 @@ type prewritten struct {
 }
 
 // prewriteQueue is the most content Prewritten.Add holds before the writer
-// catches up: an import streams its files through it, so it holds a
-// bounded part of them whatever their number.
+// catches up: a caller that streams files through it holds a bounded part
+// of them whatever their number.
 const prewriteQueue = 32 << 20
 
 // Prewrite starts a writer of files to a staging folder for t, in the
 // background, and returns at once. Hand it the files with Add, then Close;
-// pass the result to SyncHeadPrewritten, then call Discard.
-func (m *Manager) Prewrite(t *Tree) (*Prewritten, error) {
+// pass the result to SyncHeadPrewritten, then call Discard. Files queued by
+// their blob are read from from (its pending objects, then its store) when
+// they are written.
+func (m *Manager) Prewrite(ctx context.Context, t *Tree, from *store.Batch) (*Prewritten, error) {
 	removeDeadStages(m.lockDir)
 	var rnd [4]byte
 	rand.Read(rnd[:])
@@ -64,66 +76,120 @@ func (m *Manager) Prewrite(t *Tree) (*Prewritten, error) {
 	if err := os.Mkdir(stage, 0o755); err != nil {
 		return nil, fmt.Errorf("prewrite: %w", err)
 	}
-	p := &Prewritten{stage: stage, queue: make(chan store.FileChange, 256), room: semaphore.NewWeighted(prewriteQueue),
-		done: make(chan struct{}), files: map[string]prewritten{}}
+	p := &Prewritten{stage: stage, from: from, room: semaphore.NewWeighted(prewriteQueue),
+		more: make(chan struct{}, 1), done: make(chan struct{}), files: map[string]prewritten{}}
 	// One writer: files created in one folder wait for each other in the
 	// kernel anyway (the folder's lock, the inode bitmap), and more
 	// writers only spin there, taking the cores the admission needs.
 	go func() {
 		defer close(p.done)
 		i := 0
-		for c := range p.queue {
-			p.room.Release(weight(c))
-			if p.stop.Load() {
-				continue // drain, so that Add never blocks on a discarded stage
-			}
-			perm := os.FileMode(0o644)
-			if c.Mode == cairn.ModeExecutable {
-				perm = 0o755
-			}
-			tmp := filepath.Join(stage, strconv.Itoa(i))
-			i++
-			if os.WriteFile(tmp, c.Data, perm) != nil {
-				os.Remove(tmp)
-				continue // the sync writes it, or says why it cannot
-			}
+		for {
 			p.mu.Lock()
-			p.files[c.Path] = prewritten{tmp: tmp, blob: store.BlobHash(c.Data), mode: c.Mode}
+			queued, closed := p.queue, p.closed
+			p.queue = nil
 			p.mu.Unlock()
+			for _, q := range queued {
+				if !p.stop.Load() {
+					p.write(ctx, filepath.Join(stage, strconv.Itoa(i)), q.c)
+				}
+				if q.held {
+					p.room.Release(weight(q.c))
+				}
+				i++
+			}
+			if len(queued) == 0 {
+				if closed {
+					return
+				}
+				<-p.more
+			}
 		}
 	}()
 	return p, nil
 }
 
-// weight is what a queued file counts against prewriteQueue: its content,
-// at most the whole queue, and at least one byte.
+// write stages one file as tmp. A file that cannot be written is left to
+// the sync, which writes it or says why it cannot.
+func (p *Prewritten) write(ctx context.Context, tmp string, c store.FileChange) {
+	data, h := c.Data, c.Blob
+	switch {
+	case data == nil:
+		var err error
+		if data, err = p.from.ReadBlob(ctx, h); err != nil {
+			return
+		}
+	case h.IsZero():
+		h = store.BlobHash(data)
+	}
+	perm := os.FileMode(0o644)
+	if c.Mode == cairn.ModeExecutable {
+		perm = 0o755
+	}
+	if os.WriteFile(tmp, data, perm) != nil {
+		os.Remove(tmp)
+		return
+	}
+	p.mu.Lock()
+	p.files[c.Path] = prewritten{tmp: tmp, blob: h, mode: c.Mode}
+	p.mu.Unlock()
+}
+
+// weight is what a queued file's content counts against prewriteQueue: at
+// most the whole queue, and at least one byte.
 func weight(c store.FileChange) int64 { return min(max(int64(len(c.Data)), 1), prewriteQueue) }
 
-// Add queues files to write (deletions and changes that name a blob
-// instead of giving data are skipped), waiting while prewriteQueue bytes
-// are queued. The writer keeps no content once a file is written. It may
-// not be called after Close.
+// Add queues files to write; deletions are skipped. A file's content is
+// queued while less than prewriteQueue bytes of content are; beyond that, a
+// file that names its blob too (with a Prewrite from a batch) is queued by
+// the blob alone, to be read back when it is written, and one that does not
+// waits for room. So a caller that gives both never waits, and the writer
+// keeps no content once a file is written. It may not be called after Close.
 func (p *Prewritten) Add(ctx context.Context, changes []store.FileChange) error {
 	if p == nil {
 		return nil
 	}
 	for _, c := range changes {
-		if c.Delete || !c.Blob.IsZero() {
+		byBlob := !c.Blob.IsZero() && p.from != nil
+		q := queued{c: c}
+		switch {
+		case c.Delete, c.Data == nil && !byBlob:
 			continue
+		case c.Data == nil:
+		case p.room.TryAcquire(weight(c)):
+			q.held = true
+		case byBlob:
+			q.c.Data = nil
+		default:
+			if err := p.room.Acquire(ctx, weight(c)); err != nil {
+				return fmt.Errorf("prewrite: %w", err)
+			}
+			q.held = true
 		}
-		if err := p.room.Acquire(ctx, weight(c)); err != nil {
-			return fmt.Errorf("prewrite: %w", err)
-		}
-		p.queue <- c
+		p.mu.Lock()
+		p.queue = append(p.queue, q)
+		p.mu.Unlock()
+		p.wake()
 	}
 	return nil
+}
+
+// wake tells the writer the queue changed.
+func (p *Prewritten) wake() {
+	select {
+	case p.more <- struct{}{}:
+	default:
+	}
 }
 
 // Close ends the files to write; the writer finishes those queued.
 // Calling it again does nothing.
 func (p *Prewritten) Close() {
 	if p != nil {
-		p.closed.Do(func() { close(p.queue) })
+		p.mu.Lock()
+		p.closed = true
+		p.mu.Unlock()
+		p.wake()
 	}
 }
 

@@ -59,13 +59,15 @@ func TestPrewrite(t *testing.T) {
 	}
 
 	files := map[string]string{"a.md": "a from the import\n", "c/d.md": "new\n", "b.md": "b from the import\n"}
+	// c/d.md is queued by its blob, read back from the batch that holds it.
+	from := e.s.NewBatch()
 	changes := []store.FileChange{
 		{Path: "a.md", Data: []byte(files["a.md"])},
-		{Path: "c/d.md", Data: []byte(files["c/d.md"])},
+		{Path: "c/d.md", Blob: from.PutBlob([]byte(files["c/d.md"])), Size: int64(len(files["c/d.md"]))},
 		{Path: "b.md", Data: []byte(files["b.md"])},
 		{Path: "run.sh", Data: []byte("#!/bin/sh\n"), Mode: cairn.ModeExecutable},
 	}
-	pre, err := e.m.Prewrite(e.wt)
+	pre, err := e.m.Prewrite(e.ctx, e.wt, from)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +146,7 @@ func TestPrewriteDiscarded(t *testing.T) {
 	e := setup(t)
 	e.write("a.md", "a\n")
 	e.commit("first")
-	pre, err := e.m.Prewrite(e.wt)
+	pre, err := e.m.Prewrite(e.ctx, e.wt, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
