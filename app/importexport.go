@@ -180,11 +180,6 @@ func (a *App) ImportFolder(ctx context.Context, dir string, opts *ImportOptions)
 	return res, nil
 }
 
-// importSpill is how much of an import's content is held before it is
-// written to the store: an import holds about this much of the folder,
-// however large the folder.
-const importSpill = 32 << 20
-
 // readImport reads files on every core and returns the changes that put
 // them under prefix, naming their content: the files base holds already
 // with the same content and mode are left out, the others' content goes to
@@ -234,7 +229,7 @@ func (a *App) readImport(ctx context.Context, files []worktree.File, prefix stri
 					if err := pre.Add(ctx, []store.FileChange{r.change}); err != nil {
 						return err
 					}
-					return b.Spill(ctx, importSpill)
+					return b.Spill(ctx)
 				}()
 				mu.Lock()
 				done++

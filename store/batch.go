@@ -122,6 +122,11 @@ func (b *Batch) ReadBlobs(ctx context.Context, hs []cairn.Hash, fn func(h cairn.
 func (b *Batch) Flush(ctx context.Context) error {
 	b.flushing.Lock()
 	defer b.flushing.Unlock()
+	return b.flush(ctx)
+}
+
+// flush is Flush; the caller holds flushing.
+func (b *Batch) flush(ctx context.Context) error {
 	b.mu.Lock()
 	objs := make([]cairn.Object, 0, len(b.blobs)+len(b.nodes))
 	for h, data := range b.blobs {
@@ -147,20 +152,25 @@ func (b *Batch) Flush(ctx context.Context) error {
 	return nil
 }
 
-// Spill flushes the batch when the content of its blobs passes limit
-// bytes, so that a caller adding many files (an import, the commit of a
-// whole folder) holds about limit of them in memory however many there are.
-// It is safe to call from several goroutines; below the limit it writes
-// nothing, so a small change still goes to the store in its commit's one
-// transaction.
-func (b *Batch) Spill(ctx context.Context, limit int64) error {
+// spillBytes is how much content Spill lets a batch hold.
+const spillBytes = 32 << 20
+
+// Spill flushes the batch when the content of its blobs passes 32 MiB, so
+// that a caller adding many files (an import, the commit of a whole folder)
+// holds about that much of them in memory however many there are. It is
+// safe to call from several goroutines: one flushes while the others wait,
+// and they find the batch below the limit. Below it nothing is written, so
+// a small change still goes to the store in its commit's one transaction.
+func (b *Batch) Spill(ctx context.Context) error {
+	b.flushing.Lock()
+	defer b.flushing.Unlock()
 	b.mu.Lock()
-	over := b.pending >= limit
+	over := b.pending >= spillBytes
 	b.mu.Unlock()
 	if !over {
 		return nil
 	}
-	return b.Flush(ctx)
+	return b.flush(ctx)
 }
 
 // reachable returns the batch's objects that tree reaches: the pending nodes

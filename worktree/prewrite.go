@@ -38,18 +38,11 @@ type Prewritten struct {
 	more   chan struct{} // the queue grew, or was closed
 	done   chan struct{}
 	mu     sync.Mutex
-	queue  []queued
+	queue  []store.FileChange
 	closed bool
 	files  map[string]prewritten // by path; placed ones are removed
 	gone   bool                  // discarded
 	stop   atomic.Bool           // Discard was called: write no more
-}
-
-// queued is a file to write; held is set when its content counts against
-// room.
-type queued struct {
-	c    store.FileChange
-	held bool
 }
 
 type prewritten struct {
@@ -89,12 +82,12 @@ func (m *Manager) Prewrite(ctx context.Context, t *Tree, from *store.Batch) (*Pr
 			queued, closed := p.queue, p.closed
 			p.queue = nil
 			p.mu.Unlock()
-			for _, q := range queued {
+			for _, c := range queued {
 				if !p.stop.Load() {
-					p.write(ctx, filepath.Join(stage, strconv.Itoa(i)), q.c)
+					p.write(ctx, filepath.Join(stage, strconv.Itoa(i)), c)
 				}
-				if q.held {
-					p.room.Release(weight(q.c))
+				if c.Data != nil {
+					p.room.Release(weight(c))
 				}
 				i++
 			}
@@ -139,35 +132,26 @@ func (p *Prewritten) write(ctx context.Context, tmp string, c store.FileChange) 
 // most the whole queue, and at least one byte.
 func weight(c store.FileChange) int64 { return min(max(int64(len(c.Data)), 1), prewriteQueue) }
 
-// Add queues files to write; deletions are skipped. A file's content is
-// queued while less than prewriteQueue bytes of content are; beyond that, a
-// file that names its blob too (with a Prewrite from a batch) is queued by
-// the blob alone, to be read back when it is written, and one that does not
-// waits for room. So a caller that gives both never waits, and the writer
-// keeps no content once a file is written. It may not be called after Close.
+// Add queues files to write; deletions are skipped. A file given with its
+// content waits while prewriteQueue bytes of content are queued; one given
+// by its blob alone (with a Prewrite from a batch) costs no wait, and is
+// read back when it is written. The writer keeps no content once a file is
+// written. It may not be called after Close.
 func (p *Prewritten) Add(ctx context.Context, changes []store.FileChange) error {
 	if p == nil {
 		return nil
 	}
 	for _, c := range changes {
-		byBlob := !c.Blob.IsZero() && p.from != nil
-		q := queued{c: c}
 		switch {
-		case c.Delete, c.Data == nil && !byBlob:
+		case c.Delete, c.Data == nil && (c.Blob.IsZero() || p.from == nil):
 			continue
-		case c.Data == nil:
-		case p.room.TryAcquire(weight(c)):
-			q.held = true
-		case byBlob:
-			q.c.Data = nil
-		default:
+		case c.Data != nil:
 			if err := p.room.Acquire(ctx, weight(c)); err != nil {
 				return fmt.Errorf("prewrite: %w", err)
 			}
-			q.held = true
 		}
 		p.mu.Lock()
-		p.queue = append(p.queue, q)
+		p.queue = append(p.queue, c)
 		p.mu.Unlock()
 		p.wake()
 	}

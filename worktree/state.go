@@ -318,14 +318,9 @@ func (m *Manager) scanSelected(ctx context.Context, t *Tree, paths []string, kee
 	return snap, nil
 }
 
-// spillBytes is how much read content a commit holds before writing it to
-// the store: a commit of a whole folder holds about this much, not the
-// folder.
-const spillBytes = 32 << 20
-
 // readAll reads and hashes files on every core, marking them fresh; with
 // keep, their content goes to keep (for a commit to store), which writes
-// it to the store whenever it holds spillBytes.
+// it to the store as it fills (store.Batch.Spill).
 func readAll(ctx context.Context, files []*onDisk, max int64, keep *store.Batch) error {
 	errs := make([]error, len(files))
 	parallel(len(files), func(i int) {
@@ -340,7 +335,7 @@ func readAll(ctx context.Context, files []*onDisk, max int64, keep *store.Batch)
 			return
 		}
 		d.blob, d.fresh, d.stored, d.size = keep.PutBlob(data), true, true, int64(len(data))
-		errs[i] = keep.Spill(ctx, spillBytes)
+		errs[i] = keep.Spill(ctx)
 	})
 	return errors.Join(errs...)
 }
