@@ -24,7 +24,9 @@ import (
 
 	"cairn"
 	"cairn/admit"
+	"cairn/auth"
 	"cairn/ingest"
+	"cairn/sqlite"
 	"cairn/sqlite/sqldurable"
 	"cairn/sqlite/sqlingest"
 	"cairn/store"
@@ -43,20 +45,20 @@ type Options struct {
 	Now func() time.Time
 	// Crash, when set, is called at named points (crash tests).
 	Crash func(point string)
-	// Activity, when set, receives what agents run by this process do, as
-	// they do it (kind "start", "file", "out", …).
-	Activity func(source *ingest.Source, kind, text string)
 }
 
 // App is an open vault and the operations on it.
 type App struct {
-	v        *vault.Vault
-	tree     *worktree.Tree
-	log      *slog.Logger
-	now      func() time.Time
-	crash    func(string)
-	activity func(*ingest.Source, string, string)
-	ingest   *ingest.Service
+	v      *vault.Vault
+	tree   *worktree.Tree
+	log    *slog.Logger
+	now    func() time.Time
+	crash  func(string)
+	ingest *ingest.Service
+	// tokens keeps the tokens and the audit of network requests;
+	// authorizer checks secrets against them.
+	tokens     auth.Storage
+	authorizer *auth.Authorizer
 }
 
 // Open opens the vault that dir is in (dir itself, a folder below it, or a
@@ -94,15 +96,16 @@ func vaultOptions(opts *Options) *vault.Options {
 func newApp(v *vault.Vault, t *worktree.Tree, opts *Options) *App {
 	a := &App{
 		v: v, tree: t,
-		log:      cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
-		now:      opts.Now,
-		crash:    opts.Crash,
-		activity: opts.Activity,
+		log:   cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
+		now:   opts.Now,
+		crash: opts.Crash,
 	}
 	if a.now == nil {
 		a.now = time.Now
 	}
-	a.ingest = ingest.New(v, sqlingest.New(v.DB), sqldurable.New(v.DB), &ingest.Options{Logger: a.log, Now: a.now, Crash: a.crash, Activity: a.activity})
+	a.ingest = ingest.New(v, sqlingest.New(v.DB), sqldurable.New(v.DB), &ingest.Options{Logger: a.log, Now: a.now, Crash: a.crash})
+	a.tokens = sqlite.NewAuthStorage(v.DB)
+	a.authorizer = auth.NewAuthorizer(a.tokens, a.now)
 	// Sources follow their proposals, whatever decides them.
 	v.Admit.OnDecided(a.ingest.Decided)
 	return a

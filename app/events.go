@@ -12,13 +12,15 @@ import (
 
 // Event is one thing that happened in the vault, as recorded in its
 // events table: a source queued or failed ("source.*"), a source's job
-// running or its proposal decided ("ingest.*"), a proposal decided
-// ("proposal.*"). Events are numbered in the order they were recorded.
+// running, what its agent does, or its proposal decided ("ingest.*"), a
+// proposal decided ("proposal.*"), a branch or tag made, moved or deleted
+// ("ref.updated", whoever moved it and by whatever route). Events are
+// numbered in the order they were recorded.
 type Event struct {
 	ID      int64           `json:"id"`
 	Time    time.Time       `json:"time"`
 	Kind    string          `json:"kind"`
-	Subject string          `json:"subject"` // a source's id, or a proposal's
+	Subject string          `json:"subject"` // a source's id, a proposal's, or a ref's name (heads/main)
 	Data    json.RawMessage `json:"data"`
 	// Source is the source a source.* or ingest.* event is about, without
 	// its history; nil when it is not recorded.
@@ -37,6 +39,17 @@ type EventData struct {
 	Proposal int64  `json:"proposal"`
 	Error    string `json:"error"`
 	Hint     string `json:"hint"`
+	// Activity and Text are one line of what an agent did
+	// (ingest.activity): its kind (file, text, note) and its clean text.
+	Activity string `json:"activity"`
+	Text     string `json:"text"`
+	// Old and New are a ref's values before and after (ref.updated; zero:
+	// it did not exist, or was deleted); Principal moved it, saying
+	// Message.
+	Old       cairn.Hash      `json:"old"`
+	New       cairn.Hash      `json:"new"`
+	Principal cairn.Principal `json:"principal"`
+	Message   string          `json:"message"`
 }
 
 // Fields decodes the event's data; fields it does not hold are zero.
@@ -70,13 +83,19 @@ func (a *App) Events(ctx context.Context, after int64, limit int) ([]*Event, err
 		return nil, err
 	}
 	out := make([]*Event, 0, len(rows))
+	sources := map[string]*ingest.Source{} // an agent's activity names its source many times
 	for _, r := range rows {
 		ev := &Event{ID: r.ID, Time: r.Time, Kind: r.Kind, Subject: r.Subject, Data: r.Data}
 		if strings.HasPrefix(r.Kind, "source.") || strings.HasPrefix(r.Kind, "ingest.") {
-			if src, err := a.ingest.Get(ctx, r.Subject); err == nil {
-				src.History = nil
-				ev.Source = src
+			src, ok := sources[r.Subject]
+			if !ok || r.Kind != "ingest.activity" {
+				if s, err := a.ingest.Get(ctx, r.Subject); err == nil {
+					s.History = nil
+					src = s
+				}
+				sources[r.Subject] = src
 			}
+			ev.Source = src
 		}
 		if id := ev.Fields().Proposal; id != 0 && strings.HasPrefix(r.Kind, "ingest.") {
 			if p, err := a.v.Admit.Get(ctx, id); err == nil {

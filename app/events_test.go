@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"slices"
 	"testing"
 
 	"cairn"
@@ -63,4 +64,57 @@ func TestApp_Events(t *testing.T) {
 			t.Errorf("Events(limit -1) = %v, want EINVALID", err)
 		}
 	})
+}
+
+// TestApp_EventsRefs checks that every move of a ref is an event, in the
+// transaction that moves it, whatever route moves it: an admission into
+// main, a branch made and deleted, a tag.
+func TestApp_EventsRefs(t *testing.T) {
+	a, ctx := adminSetup(t)
+	before, err := a.LastEvent(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := a.ResolveCommit(ctx, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.CommitChanges(ctx, app.ChangesRequest{Base: head.Hash, Message: "add a page",
+		Changes: []app.FileEdit{{Path: "notes/new.md", Content: []byte("---\ntitle: New\ntype: note\n---\nNew. [[index]]\n")}}})
+	if err != nil || res.Commit == nil {
+		t.Fatalf("CommitChanges = %+v, %v; want it admitted", res, err)
+	}
+	if _, err := a.CreateBranch(ctx, "side", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CreateTag(ctx, "v1", "", "first"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.DeleteBranch(ctx, "side"); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := a.Events(ctx, before, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type move struct {
+		ref      string
+		old, new cairn.Hash
+	}
+	var got []move
+	for _, ev := range evs {
+		if ev.Kind != "ref.updated" {
+			continue
+		}
+		d := ev.Fields()
+		if d.Principal == "" {
+			t.Errorf("event %d: ref.updated of %s names no principal", ev.ID, ev.Subject)
+		}
+		got = append(got, move{ev.Subject, d.Old, d.New})
+	}
+	c := res.Commit.Hash
+	want := []move{{"heads/main", head.Hash, c}, {"heads/side", cairn.Hash{}, c}, {"tags/v1", cairn.Hash{}, c}, {"heads/side", c, cairn.Hash{}}}
+	if !slices.Equal(got, want) {
+		t.Errorf("ref.updated events = %v, want %v", got, want)
+	}
 }

@@ -37,7 +37,9 @@ type Options struct {
 	Crash func(point string)
 	// Env is added to command agents' environment.
 	Env []string
-	// Activity, when set, receives what agents do as they do it.
+	// Activity, when set, also receives what agents run by this process do,
+	// as they do it; every process records it as "ingest.activity" events
+	// whether or not this is set.
 	Activity func(source *Source, kind, text string)
 }
 

@@ -121,9 +121,31 @@ func TestIngest_RegisteredRuntime(t *testing.T) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		want := []string{"start echo agent, job " + fmt.Sprint(src.Job), "file concepts/echo.md"}
+		want := []string{"file concepts/echo.md"}
 		if !slices.Equal(activity, want) {
 			t.Errorf("activity = %q, want %q", activity, want)
+		}
+		// Every process records the activity as events, before the verdict.
+		evs, err := e.v.Admit.Events(e.ctx, 0, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kinds, recorded []string
+		for _, ev := range evs {
+			if ev.Subject != src.ID {
+				continue
+			}
+			kinds = append(kinds, ev.Kind)
+			if ev.Kind == "ingest.activity" {
+				recorded = append(recorded, string(ev.Data))
+			}
+		}
+		wantRecorded := []string{fmt.Sprintf(`{"activity":"file","attempt":1,"job":%d,"text":"concepts/echo.md"}`, src.Job)}
+		if !slices.Equal(recorded, wantRecorded) {
+			t.Errorf("recorded activity = %q, want %q", recorded, wantRecorded)
+		}
+		if i, j := slices.Index(kinds, "ingest.activity"), slices.Index(kinds, "ingest.merged"); i < 0 || j < i {
+			t.Errorf("events of the source = %q, want the activity before ingest.merged", kinds)
 		}
 	})
 }

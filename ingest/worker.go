@@ -91,16 +91,6 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		return river.JobCancel(rterr)
 	}
 	src.Status, src.Job, src.Attempt = Running, job.ID, int64(job.Attempt)
-	if s.activity != nil {
-		how := fmt.Sprintf("%s agent, job %d", rt.Name(), job.ID)
-		if job.Attempt > 1 {
-			how += fmt.Sprintf(", attempt %d", job.Attempt)
-		}
-		if m := modeOf(rt); m != "" {
-			how += ", " + m
-		}
-		s.activity(src, "start", how)
-	}
 	s.point("ingest:running")
 	data, err := s.readRaw(ctx, head, src.Path)
 	if err != nil {
@@ -110,10 +100,11 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		Job: job.ID, Attempt: int64(job.Attempt), Source: agent.SourceDoc{Path: src.Path, Data: data},
 		Base: head, Date: s.now().Format("2006-01-02"),
 	}
-	if s.activity != nil {
-		task.Activity = func(kind, text string) { s.activity(src, kind, text) }
-	}
+	activity := s.newActivityLog(src, job.ID, job.Attempt)
+	task.Activity = activity.add
 	res, err := rt.Run(ctx, task)
+	// What the agent did is recorded before what became of it.
+	activity.close(context.WithoutCancel(ctx))
 	if err != nil {
 		if f, ok := agent.IsFailure(err); ok {
 			hint := "cairn jobs retry " + fmt.Sprint(job.ID) + " tries again."

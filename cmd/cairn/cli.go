@@ -21,7 +21,6 @@ import (
 
 	"cairn"
 	"cairn/app"
-	"cairn/ingest"
 	"cairn/vault"
 )
 
@@ -47,9 +46,6 @@ type cli struct {
 	// quiet keeps open from printing what it repaired, for a command that
 	// reports it itself.
 	quiet bool
-	// activity, when set before the vault is opened, receives what agents
-	// run by this process do.
-	activity func(*ingest.Source, string, string)
 	// logLevel and logFormat are the --log-level and --log-format flags;
 	// log is the logger they make, once the flags are parsed.
 	logLevel, logFormat string
@@ -129,7 +125,7 @@ cairn worker also what it does (--log-level info).`,
 		a.searchCmd(), a.linksCmd(), a.backlinksCmd(), a.lintCmd(),
 		a.reindexCmd(), a.doctorCmd(), a.gcCmd(), a.purgeCmd(),
 		a.importCmd(), a.exportCmd(), a.worktreeCmd(), a.demoCmd(),
-		a.ingestCmd(), a.workerCmd(), a.sourcesCmd(), a.jobsCmd(), a.reviewCmd(), a.settingsCmd(),
+		a.ingestCmd(), a.workerCmd(), a.sourcesCmd(), a.jobsCmd(), a.reviewCmd(), a.settingsCmd(), a.tokenCmd(),
 	)
 	return root
 }
@@ -377,11 +373,11 @@ func (a *cli) openApp() (*app.App, error) {
 	return c, nil
 }
 
-// appOptions are the options of the application layer: the test hooks of
-// vaultOptions, and the activity of agents run here.
+// appOptions are the options of the application layer: the logger and the
+// test hooks of vaultOptions.
 func (a *cli) appOptions() *app.Options {
 	vo := a.vaultOptions()
-	return &app.Options{Logger: a.logger(), BusyTimeout: vo.BusyTimeout, Crash: vo.Crash, Activity: a.activity}
+	return &app.Options{Logger: a.logger(), BusyTimeout: vo.BusyTimeout, Crash: vo.Crash}
 }
 
 func (a *cli) vaultOptions() *vault.Options {

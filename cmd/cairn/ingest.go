@@ -48,7 +48,6 @@ queued under a job that is gone; 2 usage errors (a missing file).`,
 				return err
 			}
 			printer := &eventPrinter{a: a, w: a.stdout}
-			a.activity = printer.activity
 			c, err := a.openApp()
 			if err != nil {
 				return err
@@ -171,7 +170,6 @@ queued or running (for scripts).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			printer := &eventPrinter{a: a, w: a.stdout}
-			a.activity = printer.activity
 			c, err := a.openApp()
 			if err != nil {
 				return err
@@ -202,19 +200,15 @@ queued or running (for scripts).`,
 	return cmd
 }
 
-// eventPrinter prints what happens to sources and proposals, from the
-// vault's events, as it happens.
+// eventPrinter prints what happens to sources and proposals, and what
+// agents do, from the vault's events, as it happens.
 type eventPrinter struct {
 	a     *cli
 	w     io.Writer
 	names map[string]string
-	// mu orders lines printed from the event loop and from agents' output,
-	// which arrives on the workers' goroutines; it guards bar and started.
+	// mu orders lines printed above the progress bar; it guards bar.
 	mu  sync.Mutex
 	bar *progressbar.ProgressBar
-	// started are the sources whose "running" line was printed when their
-	// agent started here.
-	started map[string]bool
 }
 
 // setBar makes lines print above bar.
@@ -260,18 +254,17 @@ func (e *eventPrinter) name(ev *app.Event) string {
 	return n
 }
 
-// line turns an event into a line for people, or "".
+// activityBytes bounds a line of an agent's activity as printed.
+const activityBytes = 200
+
+// line turns an event into a line for people, or "". A line of an agent's
+// activity is printed as clean text (agent.Clean): it reaches the terminal
+// without escape sequences (a clipboard write, a window title, colours),
+// control or invisible characters, cut at a whole character.
 func (e *eventPrinter) line(ev *app.Event) string {
 	d := ev.Fields()
 	switch ev.Kind {
 	case "ingest.running":
-		e.mu.Lock()
-		seen := e.started[ev.Subject]
-		delete(e.started, ev.Subject)
-		e.mu.Unlock()
-		if seen {
-			return "" // printed when its agent started here
-		}
 		again := ""
 		if d.Attempt > 1 {
 			again = fmt.Sprintf(", attempt %d", d.Attempt)
@@ -280,6 +273,15 @@ func (e *eventPrinter) line(ev *app.Event) string {
 			again += ", " + d.Mode
 		}
 		return fmt.Sprintf("%s: running (%s agent, job %d%s)", e.name(ev), d.Agent, d.Job, again)
+	case "ingest.activity":
+		text := agent.Clean(d.Text, activityBytes)
+		if text == "" {
+			return ""
+		}
+		if d.Activity == "file" {
+			text = "wrote " + text
+		}
+		return fmt.Sprintf("  %s │ %s", e.name(ev), text)
 	case "ingest.merged":
 		summary := ""
 		if ev.Proposal != nil {
@@ -306,36 +308,6 @@ func (e *eventPrinter) line(ev *app.Event) string {
 		return line
 	}
 	return ""
-}
-
-// activityBytes bounds a line of an agent's activity as printed.
-const activityBytes = 200
-
-// activity prints what an agent does, as it does it. A line of its output
-// is printed as clean text (agent.Clean): it reaches the terminal without
-// escape sequences (a clipboard write, a window title, colours), control
-// or invisible characters, cut at a whole character.
-func (e *eventPrinter) activity(src *ingest.Source, kind, text string) {
-	if e.a.json {
-		return
-	}
-	if text = agent.Clean(text, activityBytes); text == "" {
-		return
-	}
-	switch kind {
-	case "file":
-		text = "wrote " + text
-	case "start":
-		e.mu.Lock()
-		if e.started == nil {
-			e.started = map[string]bool{}
-		}
-		e.started[src.ID] = true
-		e.mu.Unlock()
-		e.print(fmt.Sprintf("%s: running (%s)", shown(src.Name), text))
-		return
-	}
-	e.print(fmt.Sprintf("  %s │ %s", shown(src.Name), text))
 }
 
 // heldReasons says in a few words why a proposal was not admitted.
