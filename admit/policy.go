@@ -29,6 +29,17 @@ type Policy struct {
 	Paths   PathPolicy    `yaml:"paths,omitempty"`
 	Verdict VerdictPolicy `yaml:"verdicts,omitempty"`
 	Lint    lint.Settings `yaml:"lint,omitempty"`
+	Server  ServerPolicy  `yaml:"server,omitempty"`
+}
+
+// ServerPolicy limits what clients of cairn serve may ask.
+type ServerPolicy struct {
+	// Rate is how many requests a second one token may send, on average.
+	// Default 100.
+	Rate float64 `yaml:"rate,omitempty"`
+	// Burst is how many requests one token may send at once, above the
+	// rate. Default 200.
+	Burst int `yaml:"burst,omitempty"`
 }
 
 // AgentPolicy configures the agent that integrates sources.
@@ -132,6 +143,8 @@ const (
 	DefaultAttempts   = 3
 	DefaultWorkers    = 2
 	DefaultMaxSize    = 64 << 20
+	DefaultRate       = 100
+	DefaultBurst      = 200
 )
 
 // DefaultTypes are the file extensions allowed by default.
@@ -177,6 +190,13 @@ func (p *Policy) Workers() int { return cmpOr(p.Agent.Workers, DefaultWorkers) }
 // MaxSize returns the largest source accepted.
 func (p *Policy) MaxSize() int64 { return cmpOr(int64(p.Sources.MaxSize), DefaultMaxSize) }
 
+// Rate returns how many requests a second one token may send to a server.
+func (p *Policy) Rate() float64 { return cmpOr(p.Server.Rate, DefaultRate) }
+
+// Burst returns how many requests one token may send at once, above the
+// rate.
+func (p *Policy) Burst() int { return cmpOr(p.Server.Burst, DefaultBurst) }
+
 // Types returns the allowed file extensions.
 func (p *Policy) Types() []string {
 	if len(p.Paths.Types) == 0 {
@@ -220,6 +240,9 @@ func (p *Policy) Validate() error {
 	}
 	if p.Agent.Workers < 0 || p.Agent.Workers > maxWorkers {
 		return bad("agent.workers must be a whole number from 1 to %d, not %d", maxWorkers, p.Agent.Workers)
+	}
+	if p.Server.Rate < 0 || p.Server.Rate > maxRate || p.Server.Burst < 0 || p.Server.Burst > maxRate {
+		return bad("server.rate and server.burst must be from 1 to %d", maxRate)
 	}
 	switch p.Agent.Unconfined {
 	case "", "refuse", "allow":
@@ -314,6 +337,8 @@ var settingKeys = []struct{ key, help string }{
 	{"paths.types", "allowed file extensions (comma-separated)"},
 	{"paths.dotfiles", "dot files people may keep (comma-separated)"},
 	{"lint.strict", "true: pages without a title or type, and orphans, are warnings, not infos"},
+	{"server.rate", "requests a second one token may send to cairn serve, on average"},
+	{"server.burst", "requests one token may send to cairn serve at once, above the rate"},
 }
 
 // Settings lists every key with its value and default. Verdict overrides
@@ -398,6 +423,10 @@ func (p *Policy) get(key string) (string, error) {
 		return strings.Join(p.Dotfiles(), ","), nil
 	case "lint.strict":
 		return strconv.FormatBool(p.Lint.Strict), nil
+	case "server.rate":
+		return strconv.FormatFloat(p.Rate(), 'g', -1, 64), nil
+	case "server.burst":
+		return strconv.Itoa(p.Burst()), nil
 	}
 	if rest, ok := strings.CutPrefix(key, "verdicts."); ok {
 		rule, who, ok := strings.Cut(rest, ".")
@@ -423,6 +452,7 @@ const (
 	maxWorkers  = 64
 	maxDuration = 7 * 24 * time.Hour
 	maxSize     = 1 << 40
+	maxRate     = 1_000_000
 )
 
 // checkValue reports what is wrong with value for a key that takes one
@@ -463,6 +493,16 @@ func checkValue(key, value string) error {
 		if yaml.Unmarshal([]byte(value), &b) != nil {
 			return bad("true or false")
 		}
+	case "server.rate":
+		f, err := strconv.ParseFloat(value, 64)
+		if err != nil || !(f >= 0.01 && f <= maxRate) {
+			return bad(fmt.Sprintf("a number of requests a second from 0.01 to %d", maxRate))
+		}
+	case "server.burst":
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 || n > maxRate {
+			return bad(fmt.Sprintf("a whole number from 1 to %d", maxRate))
+		}
 	default:
 		if strings.HasPrefix(key, "verdicts.") {
 			switch cairn.Verdict(value) {
@@ -479,6 +519,7 @@ func checkValue(key, value string) error {
 var settingExample = map[string]string{
 	"agent.timeout": "30m", "agent.inactivity": "180s",
 	"agent.attempts": "3", "agent.workers": "2", "sources.max_size": "64MiB", "lint.strict": "true",
+	"server.rate": "100", "server.burst": "200",
 }
 
 // scalars returns the scalar settings of a cairn.yaml document, by key

@@ -59,6 +59,17 @@ func (p *Pipeline) Events(ctx context.Context, after int64, limit int) ([]EventR
 	return out, nil
 }
 
+// EventsAbout returns the events about subject (a source's id, a
+// proposal's, a ref's name) after the one numbered after, oldest first, at
+// most limit. Errors are the storage's, wrapped.
+func (p *Pipeline) EventsAbout(ctx context.Context, subject string, after int64, limit int) ([]EventRow, error) {
+	out, err := p.st.EventsAbout(ctx, subject, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read the events of %s: %w", subject, err)
+	}
+	return out, nil
+}
+
 // LastEvent returns the id of the newest event recorded, 0 when there is
 // none: a cursor for Events that skips what happened before. Errors are
 // the storage's, wrapped.

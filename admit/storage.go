@@ -60,6 +60,9 @@ type Storage interface {
 	// LastEvent returns the number of the newest event, 0 when there is
 	// none.
 	LastEvent(ctx context.Context) (int64, error)
+	// EventsAbout returns the events about subject numbered after after,
+	// oldest first, at most limit.
+	EventsAbout(ctx context.Context, subject string, after int64, limit int) ([]EventRow, error)
 }
 
 // AuditRow is one audit row: who decided what, when.

@@ -254,7 +254,7 @@ func (a *App) changeset(ctx context.Context, req ChangesRequest, propose bool) (
 		})
 		if err != nil {
 			if cairn.ErrorCode(err) == cairn.ECONFLICT {
-				return nil, movedError(res.Branch, cairn.Hash{}, req.Base)
+				return nil, a.moved(ctx, res.Branch, req.Base, nil)
 			}
 			return nil, a.v.ExplainBusy(err)
 		}
@@ -271,7 +271,7 @@ func (a *App) changeset(ctx context.Context, req ChangesRequest, propose bool) (
 		if len(out.Conflicts) > 0 {
 			// A person's change that conflicts with a main that moved is
 			// returned unrecorded.
-			return nil, movedError(res.Branch, cairn.Hash{}, req.Base)
+			return nil, a.moved(ctx, res.Branch, req.Base, out.Conflicts)
 		}
 		res.Admission, res.Commit = out, out.Commit
 		if !out.Admitted() {
@@ -343,12 +343,32 @@ func checkBase(ctx context.Context, tx *store.Tx, out *admit.Outcome, base cairn
 	return nil
 }
 
-// movedError says that branch is not at base (at head; zero: unknown).
-func movedError(branch string, head, base cairn.Hash) error {
+// Moved is the cause of the ECONFLICT error of a change whose base is no
+// longer its branch's head: the head it is at, and, when the change did
+// not merge onto it, what conflicts.
+type Moved struct {
+	Head      cairn.Hash       `json:"head"`
+	Conflicts []cairn.Conflict `json:"conflicts,omitempty"`
+}
+
+func (m *Moved) Error() string { return "the branch moved to " + m.Head.Short() }
+
+// movedError says that branch is not at base but at head (zero: unknown),
+// with conflicts when the change did not merge onto it; its cause is a
+// *Moved.
+func movedError(branch string, head, base cairn.Hash, conflicts ...cairn.Conflict) error {
 	at := ""
 	if !head.IsZero() {
 		at = " (it is at " + head.Short() + ")"
 	}
-	return cairn.Errorf(cairn.ECONFLICT, "%s moved since %s, the base the changes were made on%s; nothing was changed", branch, base.Short(), at).
+	e := cairn.Errorf(cairn.ECONFLICT, "%s moved since %s, the base the changes were made on%s; nothing was changed", branch, base.Short(), at).
 		WithHint("Read the branch's head again (cairn branch), apply the changes to it, and send them with that base.")
+	e.Err = &Moved{Head: head, Conflicts: conflicts}
+	return e
+}
+
+// moved is movedError with the branch's head read now.
+func (a *App) moved(ctx context.Context, branch string, base cairn.Hash, conflicts []cairn.Conflict) error {
+	head, _ := a.v.Store.Head(ctx, branch) // zero when it cannot be read: the error says less
+	return movedError(branch, head, base, conflicts...)
 }

@@ -12,19 +12,26 @@ import (
 	"cairn"
 )
 
-// BlobReader reads file content by hash: a store, or a batch that holds blobs not yet
-// committed (a working tree's edits).
+// BlobReader reads file content by hash: a store, or a batch that holds
+// blobs not yet committed (a working tree's edits).
 type BlobReader interface {
 	ReadBlob(ctx context.Context, h cairn.Hash) ([]byte, error)
 }
 
-// Patch renders one change as a unified diff, reading the files' content
-// from r (nil: the vault's store); a binary file, or one whose content
-// cannot be read (purged), gives git's one line saying the files differ.
-func (a *App) Patch(ctx context.Context, r BlobReader, ch cairn.Change) string {
-	if r == nil {
-		r = a.v.Store
+// patches renders each change as a unified diff, reading the files'
+// content from r.
+func (a *App) patches(ctx context.Context, r BlobReader, changes []cairn.Change) []string {
+	out := make([]string, len(changes))
+	for i, ch := range changes {
+		out[i] = patch(ctx, r, ch)
 	}
+	return out
+}
+
+// patch renders one change as a unified diff, reading the files' content
+// from r; a binary file, or one whose content cannot be read (purged),
+// gives git's one line saying the files differ.
+func patch(ctx context.Context, r BlobReader, ch cairn.Change) string {
 	read := func(e cairn.Entry) ([]byte, bool) {
 		if e.Blob.IsZero() {
 			return nil, true

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"cairn"
+	"cairn/admit"
 	"cairn/ingest"
 )
 
@@ -82,6 +83,12 @@ func (a *App) Events(ctx context.Context, after int64, limit int) ([]*Event, err
 	if err != nil {
 		return nil, err
 	}
+	return a.events(ctx, rows), nil
+}
+
+// events returns the event rows as events, each with the source and the
+// proposal it is about when they are recorded.
+func (a *App) events(ctx context.Context, rows []admit.EventRow) []*Event {
 	out := make([]*Event, 0, len(rows))
 	sources := map[string]*ingest.Source{} // an agent's activity names its source many times
 	for _, r := range rows {
@@ -104,7 +111,7 @@ func (a *App) Events(ctx context.Context, after int64, limit int) ([]*Event, err
 		}
 		out = append(out, ev)
 	}
-	return out, nil
+	return out
 }
 
 // LastEvent returns the id of the newest event recorded (0 when there is

@@ -6,6 +6,7 @@ import (
 
 	"cairn"
 	"cairn/app"
+	"cairn/ingest"
 )
 
 func TestApp_Events(t *testing.T) {
@@ -14,7 +15,7 @@ func TestApp_Events(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.IngestBytes(ctx, "mills.md", []byte(article), app.IngestOptions{}); err != nil {
+	if _, err := a.IngestData(ctx, []ingest.Data{{Name: "mills.md", Data: []byte(article)}}, app.IngestOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Run("OK", func(t *testing.T) {
@@ -90,7 +91,7 @@ func TestApp_EventsRefs(t *testing.T) {
 	if _, err := a.CreateTag(ctx, "v1", "", "first"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.DeleteBranch(ctx, "side"); err != nil {
+	if _, err := a.DeleteBranch(ctx, "side", cairn.Hash{}); err != nil {
 		t.Fatal(err)
 	}
 	evs, err := a.Events(ctx, before, 0)

@@ -17,6 +17,9 @@ type LogOptions struct {
 	Limit int
 	// FirstParent follows only first parents: the branch's own line.
 	FirstParent bool
+	// Skip leaves out the first commits, for a next page: Limit commits
+	// are returned after them.
+	Skip int
 }
 
 // Log returns the commits reachable from the revision rev (see ReadFile),
@@ -32,10 +35,22 @@ func (a *App) Log(ctx context.Context, rev string, opts LogOptions) ([]*cairn.Co
 			return nil, err
 		}
 	}
+	if opts.Skip < 0 {
+		return nil, cairn.Errorf(cairn.EINVALID, "a log cannot skip %d commits", opts.Skip).WithHint("Skip 0 or more.")
+	}
+	limit := opts.Limit
+	if limit > 0 {
+		limit += opts.Skip
+	}
 	var out []*cairn.Commit
-	for c, err := range a.v.Store.Log(ctx, c.Hash, store.LogOptions{Path: opts.Path, Limit: opts.Limit, FirstParent: opts.FirstParent}) {
+	skip := opts.Skip
+	for c, err := range a.v.Store.Log(ctx, c.Hash, store.LogOptions{Path: opts.Path, Limit: limit, FirstParent: opts.FirstParent}) {
 		if err != nil {
 			return nil, err
+		}
+		if skip > 0 {
+			skip--
+			continue
 		}
 		out = append(out, c)
 	}
@@ -73,21 +88,28 @@ type TreeDiff struct {
 	From    cairn.Hash     `json:"from"` // the tree compared from
 	To      cairn.Hash     `json:"to"`   // the tree compared to; a folder's is not stored
 	Changes []cairn.Change `json:"changes"`
-	// Files reads the content of the changed files, for Patch: the edits
-	// of a working tree's folder are not in the store.
-	Files BlobReader `json:"-"`
+	// Patches are the changes rendered as unified diffs, one for each of
+	// Changes, in order, when DiffOptions.Patch asks for them.
+	Patches []string `json:"patches,omitempty"`
+}
+
+// DiffOptions adjust Diff. The zero value lists the changes only.
+type DiffOptions struct {
+	// Patch renders each change as a unified diff (a binary file, or one
+	// whose content was purged, as git's one line saying they differ).
+	Patch bool
 }
 
 // Diff returns the changes from the revision from to the revision to.
 // With to "", the changes from the revision to the working tree's folder;
 // with both "", the folder's local edits (relative to the working tree's
-// base). Patch renders each change with the diff's Files.
+// base).
 //
 // Comparing with the folder needs a working tree (NeedTree's EINVALID); a
 // to without a from gives EINVALID and an unknown revision ENOTFOUND.
-func (a *App) Diff(ctx context.Context, from, to string) (*TreeDiff, error) {
+func (a *App) Diff(ctx context.Context, from, to string, opts DiffOptions) (*TreeDiff, error) {
 	b := a.v.Store.NewBatch()
-	d := &TreeDiff{Files: b}
+	d := &TreeDiff{}
 	switch {
 	case from == "" && to != "":
 		return nil, cairn.Errorf(cairn.EINVALID, "a diff to %s needs the revision it starts from", to).
@@ -132,6 +154,10 @@ func (a *App) Diff(ctx context.Context, from, to string) (*TreeDiff, error) {
 		return nil, err
 	}
 	d.Changes = changes
+	if opts.Patch {
+		// The folder's edits are in the batch, not the store.
+		d.Patches = a.patches(ctx, b, changes)
+	}
 	return d, nil
 }
 

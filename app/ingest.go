@@ -84,18 +84,19 @@ func (a *App) Ingest(ctx context.Context, files []string, opts IngestOptions) (*
 	})
 }
 
-// IngestBytes is Ingest for content given with a file name rather than
-// read from a local path (what an HTTP or MCP client uploads): the same
-// checks apply as to a file of that name (name rules, NFC, size, format,
-// binary or empty content), and content on record is not ingested again.
-// An empty name is EINVALID and nothing changes.
-func (a *App) IngestBytes(ctx context.Context, name string, data []byte, opts IngestOptions) (*IngestResult, error) {
+// IngestData is Ingest for contents given with file names rather than
+// read from local paths (what an HTTP or MCP client uploads), stored in
+// one transaction: the same checks apply as to files of those names (name
+// rules, NFC, size, format, binary or empty content), and content on
+// record is not ingested again. No items, or an item without a name, is
+// EINVALID and nothing changes.
+func (a *App) IngestData(ctx context.Context, items []ingest.Data, opts IngestOptions) (*IngestResult, error) {
 	p, err := Principal(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return a.runIngest(ctx, opts, func(ctx context.Context) ([]*ingest.Added, error) {
-		return a.ingest.AddData(ctx, []ingest.Data{{Name: name, Data: data}}, p)
+		return a.ingest.AddData(ctx, items, p)
 	})
 }
 

@@ -116,16 +116,16 @@ func TestApp_Ingest(t *testing.T) {
 	})
 }
 
-func TestApp_IngestBytes(t *testing.T) {
+func TestApp_IngestData(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		a, ctx, in := setupIngest(t)
-		res, err := a.IngestBytes(ctx, "mills.md", []byte(article), app.IngestOptions{Detach: true})
+		res, err := a.IngestData(ctx, []ingest.Data{{Name: "mills.md", Data: []byte(article)}}, app.IngestOptions{Detach: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		f := res.Files[0]
 		if !f.Queued || f.File != "mills.md" || f.Source.Path != "raw/mills.md" || f.Source.Status != ingest.Queued {
-			t.Fatalf("IngestBytes = queued %v, file %q, path %q, status %s; want mills.md queued as raw/mills.md", f.Queued, f.File, f.Source.Path, f.Source.Status)
+			t.Fatalf("IngestData = queued %v, file %q, path %q, status %s; want mills.md queued as raw/mills.md", f.Queued, f.File, f.Source.Path, f.Source.Status)
 		}
 		// The same bytes from a file are the same source.
 		again, err := a.Ingest(ctx, []string{writeFile(t, in, "other.md", article)}, app.IngestOptions{Detach: true})
@@ -139,12 +139,12 @@ func TestApp_IngestBytes(t *testing.T) {
 	t.Run("NFC", func(t *testing.T) {
 		a, ctx, _ := setupIngest(t)
 		name := norm.NFD.String("café.md")
-		res, err := a.IngestBytes(ctx, name, []byte(article), app.IngestOptions{Detach: true})
+		res, err := a.IngestData(ctx, []ingest.Data{{Name: name, Data: []byte(article)}}, app.IngestOptions{Detach: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got, want := res.Files[0].Source.Name, norm.NFC.String("café.md"); got != want {
-			t.Errorf("IngestBytes(NFD name) recorded name %q, want %q (NFC)", got, want)
+			t.Errorf("IngestData(NFD name) recorded name %q, want %q (NFC)", got, want)
 		}
 	})
 	t.Run("Refused", func(t *testing.T) {
@@ -157,20 +157,20 @@ func TestApp_IngestBytes(t *testing.T) {
 		} {
 			t.Run(tc.test, func(t *testing.T) {
 				a, ctx, _ := setupIngest(t)
-				res, err := a.IngestBytes(ctx, tc.name, []byte(tc.data), app.IngestOptions{Detach: true})
+				res, err := a.IngestData(ctx, []ingest.Data{{Name: tc.name, Data: []byte(tc.data)}}, app.IngestOptions{Detach: true})
 				if err != nil {
 					t.Fatal(err)
 				}
 				if f := res.Files[0]; f.Queued || f.Source.Status != ingest.Failed || f.Source.Path != "" || !f.Refused {
-					t.Errorf("IngestBytes(%q) = queued %v, status %s, path %q, refused %v; want a failed source, not stored", tc.name, f.Queued, f.Source.Status, f.Source.Path, f.Refused)
+					t.Errorf("IngestData(%q) = queued %v, status %s, path %q, refused %v; want a failed source, not stored", tc.name, f.Queued, f.Source.Status, f.Source.Path, f.Refused)
 				}
 			})
 		}
 	})
 	t.Run("ErrNoName", func(t *testing.T) {
 		a, ctx, _ := setupIngest(t)
-		if _, err := a.IngestBytes(ctx, "", []byte(article), app.IngestOptions{}); cairn.ErrorCode(err) != cairn.EINVALID {
-			t.Fatalf("IngestBytes(no name) = %v, want EINVALID", err)
+		if _, err := a.IngestData(ctx, []ingest.Data{{Name: "", Data: []byte(article)}}, app.IngestOptions{}); cairn.ErrorCode(err) != cairn.EINVALID {
+			t.Fatalf("IngestData(no name) = %v, want EINVALID", err)
 		}
 		if srcs, err := a.Sources(ctx, ""); err != nil || len(srcs) != 0 {
 			t.Errorf("Sources after a refused ingest = %d, %v; want none", len(srcs), err)
@@ -178,15 +178,15 @@ func TestApp_IngestBytes(t *testing.T) {
 	})
 	t.Run("ErrNoPrincipal", func(t *testing.T) {
 		a, _, _ := setupIngest(t)
-		if _, err := a.IngestBytes(t.Context(), "mills.md", []byte(article), app.IngestOptions{}); cairn.ErrorCode(err) != cairn.EUNAUTHORIZED {
-			t.Fatalf("IngestBytes(no principal) = %v, want EUNAUTHORIZED", err)
+		if _, err := a.IngestData(t.Context(), []ingest.Data{{Name: "mills.md", Data: []byte(article)}}, app.IngestOptions{}); cairn.ErrorCode(err) != cairn.EUNAUTHORIZED {
+			t.Fatalf("IngestData(no principal) = %v, want EUNAUTHORIZED", err)
 		}
 	})
 }
 
 func TestApp_Sources(t *testing.T) {
 	a, ctx, _ := setupIngest(t)
-	res, err := a.IngestBytes(ctx, "mills.md", []byte(article), app.IngestOptions{Detach: true})
+	res, err := a.IngestData(ctx, []ingest.Data{{Name: "mills.md", Data: []byte(article)}}, app.IngestOptions{Detach: true})
 	if err != nil {
 		t.Fatal(err)
 	}

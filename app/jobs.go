@@ -29,7 +29,13 @@ type Job struct {
 	*durable.Job
 	Source string `json:"source,omitempty"` // the source's id
 	Name   string `json:"name,omitempty"`   // the source's name
+	// Events are what happened to the job's source under this job, its
+	// agent's activity among them, in order: set by Job, not by Jobs.
+	Events []*Event `json:"events,omitempty"`
 }
+
+// maxJobEvents bounds the events Job reads of one job.
+const maxJobEvents = 20000
 
 // jobQueue returns the vault's job queue, made once for the App: it runs
 // ingest jobs (the ingest service's worker), as many at once as main's
@@ -83,8 +89,9 @@ func (a *App) Jobs(ctx context.Context, f JobFilter) ([]*Job, error) {
 	return out, nil
 }
 
-// Job returns one job with the source it ingests; ENOTFOUND when there is
-// no such job, EINVALID for an id that is not positive.
+// Job returns one job with the source it ingests and what happened to the
+// source under it (the agent's activity among it); ENOTFOUND when there
+// is no such job, EINVALID for an id that is not positive.
 func (a *App) Job(ctx context.Context, id int64) (*Job, error) {
 	if err := checkJobID(id); err != nil {
 		return nil, err
@@ -97,7 +104,27 @@ func (a *App) Job(ctx context.Context, id int64) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return a.job(ctx, j), nil
+	it := a.job(ctx, j)
+	if it.Source == "" {
+		return it, nil
+	}
+	var after int64
+	for n := 0; n < maxJobEvents; {
+		rows, err := a.v.Admit.EventsAbout(ctx, it.Source, after, maxEvents)
+		if err != nil {
+			return nil, err
+		}
+		for _, ev := range a.events(ctx, rows) {
+			if ev.Fields().Job == id {
+				it.Events = append(it.Events, ev)
+			}
+		}
+		if len(rows) < maxEvents {
+			break
+		}
+		after, n = rows[len(rows)-1].ID, n+len(rows)
+	}
+	return it, nil
 }
 
 // CancelJob cancels a job as the principal in ctx: a queued one never

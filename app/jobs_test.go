@@ -13,7 +13,7 @@ import (
 
 func TestApp_Jobs(t *testing.T) {
 	a, ctx, _ := setupIngest(t)
-	res, err := a.IngestBytes(ctx, "mills.md", []byte(article), app.IngestOptions{Detach: true})
+	res, err := a.IngestData(ctx, []ingest.Data{{Name: "mills.md", Data: []byte(article)}}, app.IngestOptions{Detach: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestApp_WorkerAndIngest(t *testing.T) {
 	if _, err := a.Ingest(ctx, []string{writeFile(t, in, "ink.md", "# Ink\n\nPrinters mixed lamp black with linseed oil.\n")}, app.IngestOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := a.IngestBytes(ctx, "type.md", []byte("# Type\n\nLetters were cast in a hand mould.\n"), app.IngestOptions{Detach: true})
+	res, err := a.IngestData(ctx, []ingest.Data{{Name: "type.md", Data: []byte("# Type\n\nLetters were cast in a hand mould.\n")}}, app.IngestOptions{Detach: true})
 	if err != nil {
 		t.Fatal(err)
 	}

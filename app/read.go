@@ -55,13 +55,19 @@ type ListEntry struct {
 type Listing struct {
 	Commit  cairn.Hash  `json:"commit"`
 	Entries []ListEntry `json:"entries"`
+	// Total is how many entries the whole listing has (Entries may be a
+	// page of it).
+	Total int `json:"total"`
 }
 
-// ListOptions adjust List. The zero value lists one level.
+// ListOptions adjust List. The zero value lists one level, whole.
 type ListOptions struct {
 	// Recursive lists every file below the folder instead of its files
 	// and the folders it holds.
 	Recursive bool
+	// Offset leaves out the first entries and Limit (when above 0) keeps
+	// at most that many after them: a page of a long listing.
+	Offset, Limit int
 }
 
 // List returns what the folder dir holds at the revision rev (see
@@ -87,6 +93,9 @@ func (a *App) List(ctx context.Context, rev, dir string, opts ListOptions) (*Lis
 		}
 		return le
 	}
+	if opts.Offset < 0 || opts.Limit < 0 {
+		return nil, cairn.Errorf(cairn.EINVALID, "a listing's offset and limit are 0 or more, not %d and %d", opts.Offset, opts.Limit)
+	}
 	prefix := ""
 	if dir != "" {
 		if _, err := cairn.CleanPath(dir); err != nil {
@@ -94,7 +103,7 @@ func (a *App) List(ctx context.Context, rev, dir string, opts ListOptions) (*Lis
 		}
 		e, err := a.v.Store.GetFold(ctx, c.Tree, dir)
 		if err == nil {
-			return &Listing{Commit: c.Hash, Entries: []ListEntry{file(e)}}, nil
+			return &Listing{Commit: c.Hash, Entries: []ListEntry{file(e)}, Total: 1}, nil
 		}
 		if cairn.ErrorCode(err) != cairn.ENOTFOUND {
 			return nil, err
@@ -127,7 +136,13 @@ func (a *App) List(ctx context.Context, rev, dir string, opts ListOptions) (*Lis
 		return nil, cairn.Errorf(cairn.ENOTFOUND, "%s is neither a file nor a folder at %s", dir, c.Hash.Short()).
 			WithHint("cairn ls " + rev + ": lists the top of the vault; paths match whatever their case.")
 	}
-	return &Listing{Commit: c.Hash, Entries: out}, nil
+	l := &Listing{Commit: c.Hash, Total: len(out)}
+	out = out[min(opts.Offset, len(out)):]
+	if opts.Limit > 0 && len(out) > opts.Limit {
+		out = out[:opts.Limit]
+	}
+	l.Entries = out
+	return l, nil
 }
 
 // mainIndex returns a reader of main's index, bringing the index up to

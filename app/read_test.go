@@ -306,7 +306,7 @@ func TestApp_Diff(t *testing.T) {
 		{"LocalEdits", "", "", map[string]cairn.ChangeKind{"index.md": cairn.Modified}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := e.a.Diff(e.ctx, tc.from, tc.to)
+			d, err := e.a.Diff(e.ctx, tc.from, tc.to, app.DiffOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -316,31 +316,31 @@ func TestApp_Diff(t *testing.T) {
 		})
 	}
 	t.Run("Patch", func(t *testing.T) {
-		d, err := e.a.Diff(e.ctx, "", "")
+		d, err := e.a.Diff(e.ctx, "", "", app.DiffOptions{Patch: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The folder's content is not in the store: the diff's Files read it.
-		p := e.a.Patch(e.ctx, d.Files, d.Changes[0])
+		p := d.Patches[0]
 		if !strings.Contains(p, "+# Home, edited") || !strings.Contains(p, "--- a/index.md") {
 			t.Errorf("Patch of the local edit = %q, want a unified diff of index.md", p)
 		}
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
-		_, err := e.a.Diff(e.ctx, "main", "nobranch")
+		_, err := e.a.Diff(e.ctx, "main", "nobranch", app.DiffOptions{})
 		wantCode(t, "Diff(main, nobranch)", err, cairn.ENOTFOUND)
-		_, err = e.a.Diff(e.ctx, "nobranch", "")
+		_, err = e.a.Diff(e.ctx, "nobranch", "", app.DiffOptions{})
 		wantCode(t, "Diff(nobranch, folder)", err, cairn.ENOTFOUND)
 	})
 	t.Run("ErrInvalid", func(t *testing.T) {
-		_, err := e.a.Diff(e.ctx, "", "main")
+		_, err := e.a.Diff(e.ctx, "", "main", app.DiffOptions{})
 		wantCode(t, "Diff to a revision from nothing", err, cairn.EINVALID)
 	})
 	t.Run("ErrNoTree", func(t *testing.T) {
 		a := bare(t)
-		_, err := a.Diff(t.Context(), "main", "")
+		_, err := a.Diff(t.Context(), "main", "", app.DiffOptions{})
 		wantCode(t, "Diff against the folder of a bare vault", err, cairn.EINVALID)
-		if _, err := a.Diff(t.Context(), "main", "main"); err != nil {
+		if _, err := a.Diff(t.Context(), "main", "main", app.DiffOptions{}); err != nil {
 			t.Errorf("Diff(main, main) in a bare vault: %v", err)
 		}
 	})
@@ -514,4 +514,17 @@ func TestApp_Lint(t *testing.T) {
 		_, err := e.a.Lint(e.ctx, app.LintOptions{At: "nobranch"})
 		wantCode(t, "Lint(at nobranch)", err, cairn.ENOTFOUND)
 	})
+}
+
+// TestApp_SearchEmpty: a vault whose main holds no page finds nothing,
+// without an error.
+func TestApp_SearchEmpty(t *testing.T) {
+	a, ctx := adminEmpty(t)
+	if _, err := a.Adopt(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Search(ctx, index.SearchQuery{Text: "anything"})
+	if err != nil || len(res) != 0 {
+		t.Errorf("Search(empty vault) = %v, %v; want no results", res, err)
+	}
 }

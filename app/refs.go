@@ -44,10 +44,13 @@ func (a *App) CreateBranch(ctx context.Context, name, from string) (cairn.Ref, e
 }
 
 // DeleteBranch removes the branch name and returns the commit it was at.
-// Errors: no principal (EUNAUTHORIZED); main (EINVALID: it cannot be
-// deleted); a branch that does not exist (ENOTFOUND); a branch a working
-// tree holds, or one that moved meanwhile (ECONFLICT, with a hint).
-func (a *App) DeleteBranch(ctx context.Context, name string) (cairn.Hash, error) {
+// With a non-zero expected, only if the branch is still there
+// (compare-and-swap); a zero expected deletes it wherever it is. Errors:
+// no principal (EUNAUTHORIZED); main (EINVALID: it cannot be deleted); a
+// branch that does not exist (ENOTFOUND); a branch a working tree holds,
+// one not at expected, or one that moved meanwhile (ECONFLICT, with a
+// hint; a stale expected carries a *Moved with the head).
+func (a *App) DeleteBranch(ctx context.Context, name string, expected cairn.Hash) (cairn.Hash, error) {
 	p, err := Principal(ctx)
 	if err != nil {
 		return cairn.Hash{}, err
@@ -58,6 +61,9 @@ func (a *App) DeleteBranch(ctx context.Context, name string) (cairn.Hash, error)
 	head, err := a.v.Store.Head(ctx, name)
 	if err != nil {
 		return cairn.Hash{}, err
+	}
+	if !expected.IsZero() && head != expected {
+		return cairn.Hash{}, movedError(name, head, expected)
 	}
 	if err := a.v.Store.SetBranch(ctx, name, head, cairn.Hash{}, p, "delete"); err != nil {
 		return cairn.Hash{}, err

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -116,7 +117,7 @@ func TestApp_Branches(t *testing.T) {
 		if diff := cmp.Diff([]string{"draft", "main"}, changesRefNames(refs)); diff != "" {
 			t.Errorf("Branches (-want +got):\n%s", diff)
 		}
-		was, err := a.DeleteBranch(ctx, "draft")
+		was, err := a.DeleteBranch(ctx, "draft", cairn.Hash{})
 		if err != nil {
 			t.Fatalf("DeleteBranch: %v", err)
 		}
@@ -145,7 +146,7 @@ func TestApp_Branches(t *testing.T) {
 		_, err := a.CreateBranch(t.Context(), "draft", "")
 		wantChangesCode(t, "CreateBranch without principal", err, cairn.EUNAUTHORIZED)
 		a.CreateBranch(ctx, "draft", "")
-		_, err = a.DeleteBranch(t.Context(), "draft")
+		_, err = a.DeleteBranch(t.Context(), "draft", cairn.Hash{})
 		wantChangesCode(t, "DeleteBranch without principal", err, cairn.EUNAUTHORIZED)
 	})
 	t.Run("ErrBadRev", func(t *testing.T) {
@@ -165,13 +166,28 @@ func TestApp_Branches(t *testing.T) {
 	})
 	t.Run("ErrDeleteMain", func(t *testing.T) {
 		a, ctx := setupChanges(t)
-		_, err := a.DeleteBranch(ctx, "main")
+		_, err := a.DeleteBranch(ctx, "main", cairn.Hash{})
 		wantChangesCode(t, "DeleteBranch(main)", err, cairn.EINVALID)
 	})
 	t.Run("ErrDeleteMissing", func(t *testing.T) {
 		a, ctx := setupChanges(t)
-		_, err := a.DeleteBranch(ctx, "nope")
+		_, err := a.DeleteBranch(ctx, "nope", cairn.Hash{})
 		wantChangesCode(t, "DeleteBranch(nope)", err, cairn.ENOTFOUND)
+	})
+	t.Run("ErrDeleteMoved", func(t *testing.T) {
+		a, ctx := setupChanges(t)
+		first := changesHead(t, a, "main")
+		a.CreateBranch(ctx, "draft", "")
+		moved := commitOnBranch(t, a, ctx, "draft", map[string]string{"page.md": "# Page\n\nOn draft.\n"}, "on draft")
+		_, err := a.DeleteBranch(ctx, "draft", first.Hash)
+		wantChangesCode(t, "DeleteBranch(draft, expected a stale head)", err, cairn.ECONFLICT)
+		var m *app.Moved
+		if !errors.As(err, &m) || m.Head != moved.Hash {
+			t.Errorf("DeleteBranch(stale) = %v; want a *Moved with the head %s", err, moved.Hash.Short())
+		}
+		if _, err := a.DeleteBranch(ctx, "draft", moved.Hash); err != nil {
+			t.Errorf("DeleteBranch(draft, its head) = %v", err)
+		}
 	})
 	t.Run("ErrHeldByWorktree", func(t *testing.T) {
 		a, ctx := setupChanges(t)
@@ -179,7 +195,7 @@ func TestApp_Branches(t *testing.T) {
 		if _, err := a.AddWorktree(ctx, filepath.Join(t.TempDir(), "draft"), "draft"); err != nil {
 			t.Fatal(err)
 		}
-		_, err := a.DeleteBranch(ctx, "draft")
+		_, err := a.DeleteBranch(ctx, "draft", cairn.Hash{})
 		wantChangesCode(t, "DeleteBranch(held by a working tree)", err, cairn.ECONFLICT)
 		if cairn.ErrorHint(err) == "" {
 			t.Errorf("DeleteBranch(held by a working tree): no hint")

@@ -12,9 +12,18 @@ import (
 // its findings, and what it changes against the main it was made on.
 type ProposalView struct {
 	Proposal *cairn.Proposal `json:"proposal"`
-	// Changes are the files the proposal changes, against its base; render
-	// each with Patch.
+	// Changes are the files the proposal changes, against its base.
 	Changes []cairn.Change `json:"changes"`
+	// Patches are the changes rendered as unified diffs, one for each of
+	// Changes, in order, when ProposalOptions.Patch asks for them.
+	Patches []string `json:"patches,omitempty"`
+}
+
+// ProposalOptions adjust ShowProposal. The zero value lists the changes
+// only.
+type ProposalOptions struct {
+	// Patch renders each change as a unified diff.
+	Patch bool
 }
 
 // Decision is what a review decision (accept, reject, recheck) did.
@@ -47,7 +56,7 @@ func (a *App) Proposals(ctx context.Context, f admit.ProposalFilter) ([]*cairn.P
 
 // ShowProposal returns proposal id with what it changes. An id that names
 // no proposal gives ENOTFOUND; one that cannot be an id, EINVALID.
-func (a *App) ShowProposal(ctx context.Context, id int64) (*ProposalView, error) {
+func (a *App) ShowProposal(ctx context.Context, id int64, opts ProposalOptions) (*ProposalView, error) {
 	if err := checkProposalID(id); err != nil {
 		return nil, err
 	}
@@ -59,7 +68,11 @@ func (a *App) ShowProposal(ctx context.Context, id int64) (*ProposalView, error)
 	if err != nil {
 		return nil, err
 	}
-	return &ProposalView{Proposal: p, Changes: changes}, nil
+	view := &ProposalView{Proposal: p, Changes: changes}
+	if opts.Patch {
+		view.Patches = a.patches(ctx, a.v.Store, changes)
+	}
+	return view, nil
 }
 
 // Accept merges held proposal id into main as the decision of the

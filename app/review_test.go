@@ -9,6 +9,7 @@ import (
 
 	"cairn"
 	"cairn/admit"
+	"cairn/app"
 )
 
 func TestApp_Review(t *testing.T) {
@@ -19,14 +20,14 @@ func TestApp_Review(t *testing.T) {
 		if err != nil || len(props) != 1 || props[0].ID != id {
 			t.Fatalf("Proposals() = %v, %v; want proposal %d", props, err, id)
 		}
-		view, err := a.ShowProposal(ctx, id)
+		view, err := a.ShowProposal(ctx, id, app.ProposalOptions{Patch: true})
 		if err != nil {
 			t.Fatalf("ShowProposal(%d): %v", id, err)
 		}
 		if view.Proposal.ID != id || len(view.Changes) != 1 || view.Changes[0].Path != admit.PolicyFile {
 			t.Errorf("ShowProposal(%d) = %+v, want its one change to %s", id, view, admit.PolicyFile)
 		}
-		if patch := a.Patch(ctx, nil, view.Changes[0]); !strings.Contains(patch, "+  timeout: 10m") {
+		if patch := view.Patches[0]; len(view.Patches) != 1 || !strings.Contains(patch, "+  timeout: 10m") {
 			t.Errorf("Patch = %q, want the added timeout", patch)
 		}
 		d, err := a.Accept(ctx, id)
@@ -83,7 +84,7 @@ func TestApp_Review(t *testing.T) {
 		a, ctx := adminSetup(t)
 		_, err := a.Proposals(ctx, admit.ProposalFilter{Status: "pending"})
 		adminCode(t, "Proposals(pending)", err, cairn.EINVALID)
-		_, err = a.ShowProposal(ctx, 0)
+		_, err = a.ShowProposal(ctx, 0, app.ProposalOptions{})
 		adminCode(t, "ShowProposal(0)", err, cairn.EINVALID)
 		_, err = a.Accept(ctx, -1)
 		adminCode(t, "Accept(-1)", err, cairn.EINVALID)
@@ -93,7 +94,7 @@ func TestApp_Review(t *testing.T) {
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		a, ctx := adminSetup(t)
-		_, err := a.ShowProposal(ctx, 99)
+		_, err := a.ShowProposal(ctx, 99, app.ProposalOptions{})
 		adminCode(t, "ShowProposal(99)", err, cairn.ENOTFOUND)
 		_, err = a.Accept(ctx, 99)
 		adminCode(t, "Accept(99)", err, cairn.ENOTFOUND)
@@ -110,7 +111,7 @@ func TestApp_Review(t *testing.T) {
 		adminCode(t, "Reject without a principal", err, cairn.EUNAUTHORIZED)
 		_, err = a.Recheck(anon, id)
 		adminCode(t, "Recheck without a principal", err, cairn.EUNAUTHORIZED)
-		if view, err := a.ShowProposal(anon, id); err != nil || view.Proposal.Status != cairn.ProposalHeld {
+		if view, err := a.ShowProposal(anon, id, app.ProposalOptions{}); err != nil || view.Proposal.Status != cairn.ProposalHeld {
 			t.Errorf("ShowProposal without a principal = %v, %v; want the held proposal (reading needs no one)", view, err)
 		}
 	})

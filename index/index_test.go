@@ -575,6 +575,46 @@ func TestReader_SearchSnippet(t *testing.T) {
 	}
 }
 
+// TestReader_SearchPages: pages of results, by offset, are the slices of
+// one long result, with or without a phrase; an offset past the depth
+// is EINVALID.
+func TestReader_SearchPages(t *testing.T) {
+	e := setup(t)
+	files := map[string]string{}
+	for i := range 23 {
+		files[fmt.Sprintf("p%02d.md", i)] = fmt.Sprintf("---\ntitle: Page %d\n---\n%s movable type press\n", i, strings.Repeat("word ", i))
+	}
+	e.commit(files)
+	for _, text := range []string{"movable", `"movable type"`} {
+		all, err := e.ix.Main().Search(e.ctx, index.SearchQuery{Text: text, Limit: 100})
+		if err != nil || len(all) != 23 {
+			t.Fatalf("Search(%s) = %d results, %v; want 23", text, len(all), err)
+		}
+		var paged []string
+		for off := 0; off < len(all); off += 5 {
+			page, err := e.ix.Main().Search(e.ctx, index.SearchQuery{Text: text, Limit: 5, Offset: off})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range page {
+				paged = append(paged, r.Path)
+			}
+		}
+		var want []string
+		for _, r := range all {
+			want = append(want, r.Path)
+		}
+		if diff := cmp.Diff(want, paged); diff != "" {
+			t.Errorf("Search(%s) in pages of 5 (-whole +paged):\n%s", text, diff)
+		}
+	}
+	for _, off := range []int{-1, 991} {
+		if _, err := e.ix.Main().Search(e.ctx, index.SearchQuery{Text: "movable", Limit: 10, Offset: off}); cairn.ErrorCode(err) != cairn.EINVALID {
+			t.Errorf("Search(offset %d) = %v, want EINVALID", off, err)
+		}
+	}
+}
+
 // TestIndex_LintStrict: cairn.yaml changes lint only by its lint.strict
 // key; an Eva brain (eva.json) is strict. The index follows either
 // incrementally and agrees with a rebuild.

@@ -22,7 +22,13 @@ type SearchQuery struct {
 	Folder string // only files under this folder
 	// Limit is the most results; default 10, at most 100.
 	Limit int
+	// Offset skips the first results, for a next page; Offset+Limit is
+	// at most 1000.
+	Offset int
 }
+
+// maxSearchDepth is how deep into the results a page of them may start.
+const maxSearchDepth = 1000
 
 // SearchResult is one page that matches.
 type SearchResult struct {
@@ -133,10 +139,15 @@ func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, err
 	if limit > 100 {
 		return nil, cairn.Errorf(cairn.EINVALID, "a search returns at most 100 results, not %d", q.Limit)
 	}
+	if q.Offset < 0 || q.Offset+limit > maxSearchDepth {
+		return nil, cairn.Errorf(cairn.EINVALID, "a page of search results starts within the first %d, not at %d", maxSearchDepth-limit, q.Offset).
+			WithHint("Narrow the search with more words, type:T or folder:F.")
+	}
 	want := phrases(terms)
-	ft.Limit = limit
+	need := q.Offset + limit
+	ft.Limit = need
 	if len(want) > 0 {
-		ft.Limit = 500 // phrases are checked against the text, below
+		ft.Limit = max(500, need) // phrases are checked against the text, below
 	}
 	if q.Folder != "" {
 		ft.Folder = strings.Trim(q.Folder, "/") + "/"
@@ -152,9 +163,14 @@ func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, err
 		found[i] = SearchResult{ID: h.ID, Path: h.Path, Title: h.Title, Type: h.Type, Score: h.Score}
 	}
 	out := make([]SearchResult, 0, limit)
+	skip := q.Offset
 	for i := range found {
 		if len(out) == limit {
 			break
+		}
+		if skip > 0 && len(want) == 0 {
+			skip-- // every hit is a result: nothing to read
+			continue
 		}
 		data, err := r.t.ReadBlob(ctx, hits[i].Blob)
 		if err != nil {
@@ -167,6 +183,10 @@ func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, err
 		}
 		text := markdown.PlainText(data)
 		if len(want) > 0 && !hasPhrases(found[i].Title+"\n"+text, want) {
+			continue
+		}
+		if skip > 0 {
+			skip--
 			continue
 		}
 		found[i].Snippet, found[i].Matches = snippet(text, terms, 200)

@@ -248,20 +248,8 @@ type Added struct {
 // it is one source, one raw file and one job. After maxAddTries attempts
 // that each lost such a race, the error is EUNAVAILABLE.
 func (s *Service) Add(ctx context.Context, files []string, who cairn.Principal) ([]*Added, error) {
-	if len(files) == 0 {
-		return nil, cairn.Errorf(cairn.EINVALID, "no files given").WithHint("Try: cairn ingest paper.md notes.txt")
-	}
-	for _, f := range files {
-		info, err := os.Stat(f)
-		switch {
-		case err != nil:
-			return nil, cairn.Errorf(cairn.EINVALID, "%s: no such file", f).WithHint("Check the path; cairn ingest takes files.")
-		case info.IsDir():
-			return nil, cairn.Errorf(cairn.EINVALID, "%s is a folder; cairn ingest takes files", f).
-				WithHint("To bring a whole folder of pages in, use cairn import.")
-		case !info.Mode().IsRegular():
-			return nil, cairn.Errorf(cairn.EINVALID, "%s is not a regular file", f)
-		}
+	if err := CheckFiles(files); err != nil {
+		return nil, err
 	}
 	pol := s.limits(ctx)
 	var in []*input
@@ -273,6 +261,29 @@ func (s *Service) Add(ctx context.Context, files []string, who cairn.Principal) 
 		in = append(in, &input{file: f, name: filepath.Base(f), data: data, id: id, size: size})
 	}
 	return s.addInputs(ctx, in, pol, who)
+}
+
+// CheckFiles reports what is wrong with local files given to ingest, with
+// a hint: none given, a path that is missing, a folder, or not a regular
+// file (EINVALID). A client that uploads files to a server checks them
+// the same way first.
+func CheckFiles(files []string) error {
+	if len(files) == 0 {
+		return cairn.Errorf(cairn.EINVALID, "no files given").WithHint("Try: cairn ingest paper.md notes.txt")
+	}
+	for _, f := range files {
+		info, err := os.Stat(f)
+		switch {
+		case err != nil:
+			return cairn.Errorf(cairn.EINVALID, "%s: no such file", f).WithHint("Check the path; cairn ingest takes files.")
+		case info.IsDir():
+			return cairn.Errorf(cairn.EINVALID, "%s is a folder; cairn ingest takes files", f).
+				WithHint("To bring a whole folder of pages in, use cairn import.")
+		case !info.Mode().IsRegular():
+			return cairn.Errorf(cairn.EINVALID, "%s is not a regular file", f)
+		}
+	}
+	return nil
 }
 
 // Data is content to ingest under the file name it is given, as a client

@@ -232,6 +232,11 @@ func (s *AdmitStorage) Events(ctx context.Context, after int64, limit int) ([]ad
 	if err != nil {
 		return nil, translate(err)
 	}
+	return scanEvents(rows)
+}
+
+// scanEvents reads rows of events and closes them.
+func scanEvents(rows *sql.Rows) ([]admit.EventRow, error) {
 	defer rows.Close()
 	var out []admit.EventRow
 	for rows.Next() {
@@ -245,6 +250,16 @@ func (s *AdmitStorage) Events(ctx context.Context, after int64, limit int) ([]ad
 		out = append(out, e)
 	}
 	return out, translate(rows.Err())
+}
+
+// EventsAbout returns the events about subject after the one numbered
+// after, oldest first, at most limit.
+func (s *AdmitStorage) EventsAbout(ctx context.Context, subject string, after int64, limit int) ([]admit.EventRow, error) {
+	rows, err := s.db.r.QueryContext(ctx, `SELECT id, time, kind, subject, data FROM events WHERE subject = ? AND id > ? ORDER BY id LIMIT ?`, subject, after, limit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return scanEvents(rows)
 }
 
 // LastEvent returns the number of the newest event, 0 when there is none.

@@ -223,6 +223,9 @@ func (r *indexReader) textTotals(ctx context.Context) (textTotals, error) {
 	if err != nil {
 		return textTotals{}, fmt.Errorf("index: search: full-text totals: %w", translate(err))
 	}
+	if len(block) == 0 {
+		return textTotals{}, nil // no page was ever written
+	}
 	rows, n := sqliteVarint(block)
 	words, m := sqliteVarint(block[n:])
 	if n == 0 || m == 0 {

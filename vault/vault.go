@@ -139,6 +139,42 @@ func ignoreInGit(root string) error {
 	return os.WriteFile(path, data, 0o644)
 }
 
+// Location is where a vault and a working tree are, as Locate finds them
+// from a folder without opening the database.
+type Location struct {
+	// Vault is the folder that holds the vault's DirName directory.
+	Vault string
+	// Tree is the folder of the working tree the folder is in: the
+	// vault's own folder, or a secondary working tree's (whose DirName is
+	// a pointer file). For a bare vault it is the vault's folder, which
+	// is no working tree.
+	Tree string
+}
+
+// Locate finds the vault that dir is in (dir itself, a folder below it,
+// or a secondary working tree), as Open would, without opening its
+// database: for a client that asks a server to open it. A folder in no
+// vault is ENOTFOUND, with a hint; a broken pointer file is EINVALID.
+func Locate(dir string) (*Location, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	root, err := find(abs)
+	if err != nil {
+		return nil, err
+	}
+	loc := &Location{Vault: root, Tree: root}
+	if fi, err := os.Lstat(filepath.Join(root, DirName)); err == nil && !fi.IsDir() {
+		ptr, err := worktree.ReadPointer(root)
+		if err != nil {
+			return nil, err
+		}
+		loc.Vault = ptr.Vault
+	}
+	return loc, nil
+}
+
 // Open opens the vault that dir is in (dir itself, a folder below it, or a
 // secondary working tree). It also returns the working tree dir is in, or
 // nil (a bare vault, or a folder outside every working tree).

@@ -150,7 +150,7 @@ the first against the second. Text files get a unified diff.`,
 			if len(args) > 1 {
 				to = args[1]
 			}
-			d, err := ap.Diff(a.ctx, from, to)
+			d, err := ap.Diff(a.ctx, from, to, app.DiffOptions{Patch: !stat})
 			if err != nil {
 				return err
 			}
@@ -160,10 +160,10 @@ the first against the second. Text files get a unified diff.`,
 				Patch string `json:"patch,omitempty"`
 			}
 			var out []item
-			for _, ch := range d.Changes {
+			for i, ch := range d.Changes {
 				patch := ""
 				if !stat {
-					patch = ap.Patch(a.ctx, d.Files, ch)
+					patch = d.Patches[i]
 				}
 				out = append(out, item{ID: ch.Path, Change: ch, Patch: patch})
 			}

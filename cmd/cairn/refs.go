@@ -36,7 +36,7 @@ branch NAME; main cannot be deleted, nor a branch that a working tree holds
 				if len(args) != 1 {
 					return usageError("branch --delete takes one branch name")
 				}
-				was, err := c.DeleteBranch(ctx, args[0])
+				was, err := c.DeleteBranch(ctx, args[0], cairn.Hash{})
 				if err != nil {
 					return err
 				}

@@ -110,15 +110,11 @@ func (a *cli) reviewShowCmd() *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			view, err := c.ShowProposal(a.ctx, id)
+			view, err := c.ShowProposal(a.ctx, id, app.ProposalOptions{Patch: !a.json})
 			if err != nil {
 				return err
 			}
-			p, changes := view.Proposal, view.Changes
-			var patches []string
-			for _, ch := range changes {
-				patches = append(patches, c.Patch(a.ctx, nil, ch))
-			}
+			p, changes, patches := view.Proposal, view.Changes, view.Patches
 			colored, err := a.colored(color)
 			if err != nil {
 				return err

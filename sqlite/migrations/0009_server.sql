@@ -34,3 +34,6 @@ CREATE TRIGGER reflog_event AFTER INSERT ON reflog BEGIN
         json_object('old', lower(hex(NEW.old)), 'new', lower(hex(NEW.new)),
                     'principal', NEW.principal, 'message', NEW.message));
 END;
+
+-- A job's activity is read by its source: the events about one subject.
+CREATE INDEX events_subject ON events (subject, id);
