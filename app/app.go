@@ -45,16 +45,20 @@ type Options struct {
 	Now func() time.Time
 	// Crash, when set, is called at named points (crash tests).
 	Crash func(point string)
+	// Workers is how many jobs this process runs at once. Default: the
+	// vault's setting agent.workers.
+	Workers int
 }
 
 // App is an open vault and the operations on it.
 type App struct {
-	v      *vault.Vault
-	tree   *worktree.Tree
-	log    *slog.Logger
-	now    func() time.Time
-	crash  func(string)
-	ingest *ingest.Service
+	v       *vault.Vault
+	tree    *worktree.Tree
+	log     *slog.Logger
+	now     func() time.Time
+	crash   func(string)
+	workers int
+	ingest  *ingest.Service
 	// tokens keeps the tokens and the audit of network requests;
 	// authorizer checks secrets against them.
 	tokens     auth.Storage
@@ -96,9 +100,10 @@ func vaultOptions(opts *Options) *vault.Options {
 func newApp(v *vault.Vault, t *worktree.Tree, opts *Options) *App {
 	a := &App{
 		v: v, tree: t,
-		log:   cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
-		now:   opts.Now,
-		crash: opts.Crash,
+		log:     cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
+		now:     opts.Now,
+		crash:   opts.Crash,
+		workers: opts.Workers,
 	}
 	if a.now == nil {
 		a.now = time.Now

@@ -38,13 +38,16 @@ type Job struct {
 const maxJobEvents = 20000
 
 // jobQueue returns the vault's job queue, made once for the App: it runs
-// ingest jobs (the ingest service's worker), as many at once as main's
-// policy says (agent.workers), and an idle worker looks for new jobs
-// every 100ms.
+// ingest jobs (the ingest service's worker), as many at once as
+// Options.Workers or else main's policy says (agent.workers), and an idle
+// worker looks for new jobs every 100ms.
 func (a *App) jobQueue(ctx context.Context) (*durable.Queue, error) {
 	return a.ingest.Queue(ctx, func() (durable.Config, error) {
 		cfg := a.ingest.QueueConfig(ctx)
 		cfg.PollInterval = 100 * time.Millisecond
+		if a.workers > 0 {
+			cfg.MaxWorkers = a.workers
+		}
 		return cfg, nil
 	})
 }

@@ -33,6 +33,9 @@ type Service interface {
 	// Branch is the branch operations default to: the working tree's, or
 	// main.
 	Branch() string
+	// WorkTree is the folder of the working tree the Service works in, as
+	// the vault records it; "" when it works in none.
+	WorkTree() string
 
 	ReadFile(ctx context.Context, rev, path string) (*FileAt, error)
 	List(ctx context.Context, rev, dir string, opts ListOptions) (*Listing, error)
@@ -105,4 +108,13 @@ func (a *App) InTree(ctx context.Context, dir string) (*App, error) {
 	c := *a
 	c.tree = t
 	return &c, nil
+}
+
+// WorkTree returns the folder of the working tree the App works in, ""
+// for none.
+func (a *App) WorkTree() string {
+	if a.tree == nil {
+		return ""
+	}
+	return a.tree.Path
 }

@@ -21,6 +21,7 @@ import (
 
 	"cairn"
 	"cairn/app"
+	"cairn/httpapi"
 	"cairn/vault"
 )
 
@@ -50,17 +51,28 @@ type cli struct {
 	// log is the logger they make, once the flags are parsed.
 	logLevel, logFormat string
 	log                 *slog.Logger
+	// server is --server: the URL of a server to use instead of the
+	// vault's folder.
+	server string
+	// mustServe makes a command that can go through a server fail when
+	// it would open the vault here (the transcripts' run through a
+	// server).
+	mustServe bool
 }
 
 // Main runs the command line with args and returns the exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &cli{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	return (&cli{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}).run(args)
+}
+
+// run runs the command line with args and returns the exit code.
+func (a *cli) run(args []string) int {
 	root := a.rootCmd()
 	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	err := root.ExecuteContext(a.ctx)
 	if err == nil {
 		return a.code
 	}
@@ -98,7 +110,8 @@ cairn worker also what it does (--log-level info).`,
 	root.CompletionOptions.HiddenDefaultCmd = true
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print JSON: an object whose \"items\" list holds things that each have an \"id\"")
 	root.PersistentFlags().StringVarP(&a.vaultDir, "vault", "C", "", "the vault to use (default: the one the current folder is in, or $CAIRN_VAULT)")
-	root.PersistentFlags().StringVar(&a.as, "as", "", "who acts, as user:<name> (default: $CAIRN_USER, else your login name)")
+	root.PersistentFlags().StringVar(&a.as, "as", "", "who acts, as user:<name> (default: $CAIRN_USER, else your login name; through a server, its token's principal)")
+	root.PersistentFlags().StringVar(&a.server, "server", "", "use the cairn serve at this URL, with the token $CAIRN_TOKEN (default: $CAIRN_SERVER, else the server running on the vault, else the vault itself)")
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "what is logged on standard error: debug, info, warn or error (default: info for cairn worker, warn otherwise)")
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "", "how logs are written: text or json (default: json with --json, text otherwise)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
@@ -125,7 +138,7 @@ cairn worker also what it does (--log-level info).`,
 		a.searchCmd(), a.linksCmd(), a.backlinksCmd(), a.lintCmd(),
 		a.reindexCmd(), a.doctorCmd(), a.gcCmd(), a.purgeCmd(),
 		a.importCmd(), a.exportCmd(), a.worktreeCmd(), a.demoCmd(),
-		a.ingestCmd(), a.workerCmd(), a.sourcesCmd(), a.jobsCmd(), a.reviewCmd(), a.settingsCmd(), a.tokenCmd(),
+		a.ingestCmd(), a.workerCmd(), a.sourcesCmd(), a.jobsCmd(), a.reviewCmd(), a.settingsCmd(), a.tokenCmd(), a.serveCmd(),
 	)
 	return root
 }
@@ -348,17 +361,141 @@ func (a *cli) principal() (cairn.Principal, error) {
 	return cairn.ParsePrincipal("user:" + b.String())
 }
 
-// openApp opens the vault the command works on through the application
-// layer, and prints what opening repaired and what it could not.
+// dir is the folder the command works in: --vault, $CAIRN_VAULT, or the
+// current folder.
+func (a *cli) dir() string {
+	return cmpOr(cmpOr(a.vaultDir, os.Getenv("CAIRN_VAULT")), ".")
+}
+
+// serverURL is the server the command was told to use: --server, else
+// $CAIRN_SERVER.
+func (a *cli) serverURL() string { return cmpOr(a.server, os.Getenv("CAIRN_SERVER")) }
+
+// service returns the vault the command works on, through the application
+// layer: a client of the server --server (or $CAIRN_SERVER) names, else of
+// the server running on the vault the folder is in (its .cairn/server.json),
+// else the vault opened here. A client works in the folder's working tree
+// when its server serves the folder's vault.
+func (a *cli) service() (app.Service, error) {
+	if u := a.serverURL(); u != "" {
+		token := os.Getenv("CAIRN_TOKEN")
+		if token == "" {
+			return nil, usage{msg: "a server needs a token: set $CAIRN_TOKEN to a token's secret",
+				hint: "The server's owner makes one: cairn token create --name NAME --scope read,propose"}
+		}
+		c, err := httpapi.NewClient(u, token)
+		if err != nil {
+			return nil, err
+		}
+		info, err := c.Vault(a.ctx)
+		if err != nil {
+			return nil, err
+		}
+		if loc, err := vault.Locate(a.dir()); err == nil && sameDir(loc.Vault, info.Root) {
+			if err := c.UseTree(a.ctx, loc.Tree); err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+				return nil, err
+			}
+		}
+		return c, a.checkAs(c, info)
+	}
+	if loc, err := vault.Locate(a.dir()); err == nil {
+		c, err := a.discover(loc)
+		if c != nil || err != nil {
+			return c, err
+		}
+		if a.mustServe {
+			return nil, errors.New("this command would open the vault itself: no server answered for it")
+		}
+	}
+	return a.openApp()
+}
+
+// discover returns a client of the server that runs on the vault at loc,
+// working in loc's working tree; nil when none runs there. A server file
+// that names a server that does not answer, that serves another folder
+// (the vault was copied or moved), or whose token no longer works is left
+// alone: the vault is then opened here.
+func (a *cli) discover(loc *vault.Location) (*httpapi.Client, error) {
+	f, err := httpapi.ReadServerFile(loc.Vault)
+	switch {
+	case cairn.ErrorCode(err) == cairn.ENOTFOUND:
+		return nil, nil
+	case err != nil:
+		a.logger().Warn("not using the server file", "err", err, "hint", cairn.ErrorHint(err))
+		return nil, nil
+	}
+	c, err := httpapi.NewClient(f.URL, f.Token)
+	if err != nil {
+		return nil, nil
+	}
+	if tr, err := f.Transport(); err != nil {
+		a.logger().Warn("not using the server file", "err", err)
+		return nil, nil
+	} else if tr != nil {
+		c.SetTransport(tr)
+	}
+	info, err := c.Vault(a.ctx)
+	if err != nil {
+		a.logger().Debug("the server file names a server that does not answer for it", "url", f.URL, "err", err)
+		return nil, nil
+	}
+	if !sameDir(info.Root, loc.Vault) {
+		a.logger().Debug("the server file names a server of another folder", "url", f.URL, "root", info.Root)
+		return nil, nil
+	}
+	if err := c.UseTree(a.ctx, loc.Tree); err != nil {
+		if cairn.ErrorCode(err) != cairn.ENOTFOUND {
+			return nil, err
+		}
+		if loc.Tree != loc.Vault {
+			// A working tree the vault does not know at this folder (it
+			// moved): opening the vault here finds it again.
+			return nil, nil
+		}
+	}
+	return c, a.checkAs(c, info)
+}
+
+// checkAs refuses an explicit --as that is not the principal of the
+// server's token: through a server, a command acts as its token says.
+func (a *cli) checkAs(c *httpapi.Client, info *httpapi.VaultInfo) error {
+	if a.as == "" {
+		return nil
+	}
+	p, err := a.principal()
+	if err != nil || p == info.Principal {
+		return err
+	}
+	return cairn.Errorf(cairn.EINVALID, "through the server at %s you act as %s, its token's principal, not as %s", c.URL(), info.Principal, p).
+		WithHint("Leave out --as, or use a token of " + string(p) + " ($CAIRN_TOKEN with --server).")
+}
+
+// sameDir reports whether two paths name one folder.
+func sameDir(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
+}
+
+// local opens the vault here for a command that works on this machine's
+// folders or runs jobs (init, import, export, worktree add and remove,
+// worker, serve): it refuses --server, which it cannot go through.
+func (a *cli) local(what string) (*app.App, error) {
+	if u := a.serverURL(); u != "" {
+		return nil, usage{msg: fmt.Sprintf("cairn %s works on a vault of this machine; it does not go through a server (%s)", what, u),
+			hint: "Run it on the server's machine without --server and $CAIRN_SERVER."}
+	}
+	return a.openApp()
+}
+
+// openApp opens the vault the command works on here, through the
+// application layer, and prints what opening repaired and what it could
+// not.
 func (a *cli) openApp() (*app.App, error) {
-	dir := a.vaultDir
-	if dir == "" {
-		dir = os.Getenv("CAIRN_VAULT")
-	}
-	if dir == "" {
-		dir = "."
-	}
-	c, err := app.Open(a.ctx, dir, a.appOptions())
+	c, err := app.Open(a.ctx, a.dir(), a.appOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -413,15 +550,16 @@ func (a *cli) interactive() bool {
 // working tree's root: a relative path is taken from the current folder
 // when that is inside the tree (as git does), else from the root. A path
 // outside the tree is EINVALID. No paths give none.
-func treePaths(ap *app.App, args []string) ([]string, error) {
+func treePaths(svc app.Service, args []string) ([]string, error) {
 	if len(args) == 0 {
 		return nil, nil
 	}
-	t, err := ap.NeedTree()
-	if err != nil {
-		return nil, err
+	tree := svc.WorkTree()
+	if tree == "" {
+		return nil, cairn.Errorf(cairn.EINVALID, "this command works in a working tree, and the current folder is not in one").
+			WithHint("Run it inside the vault's folder, or in one made with cairn worktree add")
 	}
-	root, err := filepath.Abs(t.Path)
+	root, err := filepath.Abs(tree)
 	if err != nil {
 		return nil, err
 	}

@@ -36,7 +36,7 @@ edits under them are committed, and nothing else in the folder is looked at.`,
 			if err != nil {
 				return err
 			}
-			c, err := a.openApp()
+			c, err := a.service()
 			if err != nil {
 				return err
 			}

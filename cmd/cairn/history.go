@@ -24,7 +24,7 @@ newest first, with who made each and why. With --path, only commits that
 changed that file.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ap, err := a.openApp()
+			ap, err := a.service()
 			if err != nil {
 				return err
 			}
@@ -77,7 +77,7 @@ Given a revision alone, it shows that commit and what it changed.`,
   cairn show v1`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ap, err := a.openApp()
+			ap, err := a.service()
 			if err != nil {
 				return err
 			}
@@ -138,7 +138,7 @@ base). With one revision, that commit against the working tree. With two,
 the first against the second. Text files get a unified diff.`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ap, err := a.openApp()
+			ap, err := a.service()
 			if err != nil {
 				return err
 			}

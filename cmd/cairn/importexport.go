@@ -37,11 +37,16 @@ change is held, even into a new vault (cairn review show ID, then accept or
 reject it).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ctx, err := a.openAdmin()
+			p, err := a.principal()
+			if err != nil {
+				return err
+			}
+			c, err := a.local("import")
 			if err != nil {
 				return err
 			}
 			defer c.Close()
+			ctx := cairn.NewContextWithPrincipal(a.ctx, p)
 			if history {
 				return a.importHistory(ctx, c, args[0])
 			}
@@ -162,7 +167,7 @@ says when, by whom and why it was purged; the export lists each file that got
 one (with --git, each path at each commit that wrote it).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.openApp()
+			c, err := a.local("export")
 			if err != nil {
 				return err
 			}

@@ -48,7 +48,7 @@ queued under a job that is gone; 2 usage errors (a missing file).`,
 				return err
 			}
 			printer := &eventPrinter{a: a, w: a.stdout}
-			c, err := a.openApp()
+			c, err := a.service()
 			if err != nil {
 				return err
 			}
@@ -170,7 +170,7 @@ queued or running (for scripts).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			printer := &eventPrinter{a: a, w: a.stdout}
-			c, err := a.openApp()
+			c, err := a.local("worker")
 			if err != nil {
 				return err
 			}

@@ -29,7 +29,7 @@ cairn jobs cancel ID stops one (its agent's whole process tree); cairn jobs
 retry ID runs a failed one again.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.openApp()
+			c, err := a.service()
 			if err != nil {
 				return err
 			}
@@ -86,7 +86,7 @@ func (a *cli) jobsCancelCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := a.openApp()
+			c, err := a.service()
 			if err != nil {
 				return err
 			}
@@ -125,7 +125,7 @@ jobs shows it cancelled.`,
 			if err != nil {
 				return err
 			}
-			c, err := a.openApp()
+			c, err := a.service()
 			if err != nil {
 				return err
 			}

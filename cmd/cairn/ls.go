@@ -29,7 +29,7 @@ executable files. Paths match whatever their case, as in the store.`,
   cairn ls v1: --recursive`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ap, err := a.openApp()
+			ap, err := a.service()
 			if err != nil {
 				return err
 			}

@@ -17,7 +17,7 @@ func (a *cli) reindexCmd() *cobra.Command {
 		Long:  `Reindex throws the derived index away and builds it again from main's head. Run it when cairn doctor reports drift; nothing in the index is needed to rebuild it.`,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.openApp()
+			c, err := a.service()
 			if err != nil {
 				return err
 			}
@@ -50,7 +50,7 @@ one has a live job). Exit code 1 when it finds a problem.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a.quiet = true // doctor lists what opening repaired itself
-			c, err := a.openApp()
+			c, err := a.service()
 			if err != nil {
 				return err
 			}
@@ -99,7 +99,7 @@ reader of an old head is never cut short; --now drops the grace (only safe
 when no other cairn process is writing).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.openApp()
+			c, err := a.service()
 			if err != nil {
 				return err
 			}

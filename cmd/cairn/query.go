@@ -31,7 +31,7 @@ the [start, end) byte offsets of the matching words in it.`,
   cairn search ink* folder:summaries`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ap, err := a.openApp()
+			ap, err := a.service()
 			if err != nil {
 				return err
 			}
@@ -90,7 +90,7 @@ func (a *cli) backlinksCmd() *cobra.Command {
 }
 
 func (a *cli) links(ref string, back bool) error {
-	ap, err := a.openApp()
+	ap, err := a.service()
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ With --at, the findings of another commit or branch, computed without
 indexing it. With --strict, exit 1 when any finding is a warning or an error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ap, err := a.openApp()
+			ap, err := a.service()
 			if err != nil {
 				return err
 			}

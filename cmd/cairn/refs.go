@@ -21,7 +21,7 @@ branch NAME; main cannot be deleted, nor a branch that a working tree holds
 (remove the tree first: cairn worktree remove DIR).`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.openApp()
+			c, err := a.service()
 			if err != nil {
 				return err
 			}
@@ -94,7 +94,7 @@ func (a *cli) tagCmd() *cobra.Command {
 		Short: "List tags, or make one (tags never move)",
 		Args:  cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.openApp()
+			c, err := a.service()
 			if err != nil {
 				return err
 			}
@@ -145,7 +145,7 @@ through admission like any change; one that changes the vault's contract
 (cairn.yaml, eva.json, EVA.md, AGENTS.md, CLAUDE.md) is held for review.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.openApp()
+			c, err := a.service()
 			if err != nil {
 				return err
 			}
@@ -204,7 +204,7 @@ exit code 1. When later commits have undone COMMIT already, there is nothing
 to revert and no commit is made.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.openApp()
+			c, err := a.service()
 			if err != nil {
 				return err
 			}

@@ -36,7 +36,7 @@ Accept and reject are atomic: when main changed the same places since, accept
 merges nothing and the proposal stays held with the error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.openApp()
+			c, err := a.service()
 			if err != nil {
 				return err
 			}
@@ -71,15 +71,15 @@ merges nothing and the proposal stays held with the error.`,
 	return cmd
 }
 
-// openAdmin opens the vault for a command of review, settings, maint or
-// import that acts as a principal: the principal is read first, so a bad
-// --as opens nothing, and travels in the returned context.
-func (a *cli) openAdmin() (*app.App, context.Context, error) {
+// openAdmin opens the vault (service) for a command of review, settings,
+// maint or tokens that acts as a principal: the principal is read first,
+// so a bad --as opens nothing, and travels in the returned context.
+func (a *cli) openAdmin() (app.Service, context.Context, error) {
 	p, err := a.principal()
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := a.openApp()
+	c, err := a.service()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -105,7 +105,7 @@ func (a *cli) reviewShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := a.openApp()
+			c, err := a.service()
 			if err != nil {
 				return err
 			}

@@ -57,7 +57,7 @@ order are kept); an empty VALUE removes the key, so its default applies.
   cairn settings set verdicts.deletion.agent reject`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.openApp()
+			c, err := a.service()
 			if err != nil {
 				return err
 			}
@@ -92,7 +92,7 @@ func (a *cli) settingsGetCmd() *cobra.Command {
 		Short: "Print one setting",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.openApp()
+			c, err := a.service()
 			if err != nil {
 				return err
 			}

@@ -25,7 +25,7 @@ retry ID queues a failed or rejected source again (or a queued one whose job
 is gone).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.openApp()
+			c, err := a.service()
 			if err != nil {
 				return err
 			}
@@ -63,7 +63,7 @@ func (a *cli) sourcesShowCmd() *cobra.Command {
 		Short: "Show a source and its history",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.openApp()
+			c, err := a.service()
 			if err != nil {
 				return err
 			}
@@ -105,7 +105,7 @@ func (a *cli) sourcesRetryCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := a.openApp()
+			c, err := a.service()
 			if err != nil {
 				return err
 			}

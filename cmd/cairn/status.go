@@ -21,7 +21,7 @@ the two. Status also says when the branch moved ahead of the working tree.
 With paths (files or folders, relative to the current folder), only those
 are looked at: on a large vault, the quick way to check a few files.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ap, err := a.openApp()
+			ap, err := a.service()
 			if err != nil {
 				return err
 			}

@@ -108,7 +108,7 @@ func (a *cli) tokenListCmd() *cobra.Command {
 		Short: "List the tokens (never their secrets)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.openApp()
+			c, err := a.service()
 			if err != nil {
 				return err
 			}

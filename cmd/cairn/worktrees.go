@@ -28,7 +28,7 @@ branch.`,
 			if err != nil {
 				return err
 			}
-			c, err := a.openApp()
+			c, err := a.local("worktree add")
 			if err != nil {
 				return err
 			}
@@ -48,7 +48,7 @@ branch.`,
 		Short: "List the working trees",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.openApp()
+			c, err := a.service()
 			if err != nil {
 				return err
 			}
@@ -83,7 +83,7 @@ branch.`,
 			if err != nil {
 				return err
 			}
-			c, err := a.openApp()
+			c, err := a.local("worktree remove")
 			if err != nil {
 				return err
 			}

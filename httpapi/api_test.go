@@ -1,0 +1,322 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"cairn"
+)
+
+// checker sends requests and checks each answer against the OpenAPI
+// document: its status is one the route documents, and its JSON body
+// matches the schema documented for it.
+type checker struct {
+	e   *env
+	doc *openapi3.T
+}
+
+// call sends method to the route template (path parameters filled in
+// path, which may add a query), as secret, with a JSON body (nil: none),
+// and returns the answer's body after checking it has status want.
+func (c *checker) call(method, template, path string, body any, want int, header ...string) []byte {
+	c.e.t.Helper()
+	var rd io.Reader
+	ct := ""
+	switch b := body.(type) {
+	case nil:
+	case *multipart.Writer:
+		panic("use upload")
+	default:
+		data, err := json.Marshal(b)
+		if err != nil {
+			c.e.t.Fatal(err)
+		}
+		rd, ct = bytes.NewReader(data), "application/json"
+	}
+	code, data, h := c.e.do(method, path, c.e.owner, ct, rd, header...)
+	c.check(method, template, code, data, h)
+	if code != want {
+		c.e.t.Fatalf("%s %s = %d %s, want %d", method, path, code, data, want)
+	}
+	return data
+}
+
+// check validates one answer against the document.
+func (c *checker) check(method, template string, code int, data []byte, h http.Header) {
+	t := c.e.t
+	t.Helper()
+	item := c.doc.Paths.Find(template)
+	if item == nil {
+		t.Fatalf("%s %s: no such route in the document", method, template)
+	}
+	op := item.GetOperation(method)
+	if op == nil {
+		t.Fatalf("%s %s: no such operation in the document", method, template)
+	}
+	ref := op.Responses.Status(code)
+	if ref == nil {
+		ref = op.Responses.Default()
+	}
+	if ref == nil || ref.Value == nil {
+		t.Errorf("%s %s answered %d, which the document does not list", method, template, code)
+		return
+	}
+	ct := h.Get("Content-Type")
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	mt := ref.Value.Content.Get(ct)
+	if mt == nil {
+		if len(data) > 0 && code != http.StatusNotModified {
+			t.Errorf("%s %s answered %d as %q, which the document does not list (%v)", method, template, code, ct, keys(ref.Value.Content))
+		}
+		return
+	}
+	if mt.Schema == nil || !strings.Contains(ct, "json") || ct == "application/x-ndjson" {
+		return
+	}
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Errorf("%s %s: body is not JSON: %v", method, template, err)
+		return
+	}
+	if err := mt.Schema.Value.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+		t.Errorf("%s %s (%d): the body does not match the documented schema: %v\n%s", method, template, code, err, data)
+	}
+}
+
+func keys(c openapi3.Content) []string {
+	var out []string
+	for k := range c {
+		out = append(out, k)
+	}
+	return out
+}
+
+// upload sends files as a multipart upload to template.
+func (c *checker) upload(template string, files map[string]string, want int) []byte {
+	c.e.t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for name, content := range files {
+		w, _ := mw.CreateFormFile("file", name)
+		io.WriteString(w, content)
+	}
+	mw.Close()
+	code, data, h := c.e.do(http.MethodPost, template, c.e.owner, mw.FormDataContentType(), &buf)
+	c.check(http.MethodPost, template, code, data, h)
+	if code != want {
+		c.e.t.Fatalf("POST %s = %d %s, want %d", template, code, data, want)
+	}
+	return data
+}
+
+func decode[T any](t *testing.T, data []byte) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("decode %s: %v", data, err)
+	}
+	return v
+}
+
+// TestServer_API runs every route on a real vault, in the order a person
+// would, checking each answer against the document and what it did to the
+// vault.
+func TestServer_API(t *testing.T) {
+	e := setup(t)
+	c := &checker{e: e, doc: loadDoc(t, e)}
+	get, post, put, del := http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete
+	start := e.head()
+
+	c.call(get, "/api/v1/vault", "/api/v1/vault", nil, 200)
+	f := decode[map[string]any](t, c.call(get, "/api/v1/files", "/api/v1/files?path=notes/a.md", nil, 200))
+	if !strings.Contains(f["content"].(string), "printing press") {
+		t.Errorf("GET /files = %v, want notes/a.md's text", f)
+	}
+	bin := decode[map[string]any](t, c.call(get, "/api/v1/files", "/api/v1/files?path=notes/pixel.png&ref=main", nil, 200))
+	if bin["content_base64"] == nil || bin["content"] != nil {
+		t.Errorf("GET /files of bytes that are not text = %v, want content_base64", bin)
+	}
+	code, raw, h := e.do(get, "/api/v1/files/raw?path=notes/pixel.png", e.owner, "", nil)
+	if code != 200 || string(raw) != pages["notes/pixel.png"] || h.Get("Content-Type") != "image/png" || h.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("GET /files/raw = %d %q %v, want the bytes as image/png, nosniff", code, raw, h)
+	}
+	etag := h.Get("ETag")
+	code, _, _ = e.do(get, "/api/v1/files/raw?path=notes/pixel.png", e.owner, "", nil, "If-None-Match", etag)
+	if code != http.StatusNotModified {
+		t.Errorf("GET /files/raw with If-None-Match its ETag = %d, want 304", code)
+	}
+
+	// Listing, in pages.
+	var paths []string
+	cursor := ""
+	for range 10 {
+		p := decode[struct {
+			Entries []struct{ Path string }
+			Total   int
+			Next    string
+		}](t, c.call(get, "/api/v1/list", "/api/v1/list?recursive=true&limit=3&cursor="+cursor, nil, 200))
+		for _, en := range p.Entries {
+			paths = append(paths, en.Path)
+		}
+		if p.Next == "" {
+			break
+		}
+		cursor = p.Next
+	}
+	if len(paths) != len(pages) {
+		t.Errorf("listing in pages of 3 = %v, want the %d files", paths, len(pages))
+	}
+	c.call(get, "/api/v1/list", "/api/v1/list?cursor=bogus", nil, 400)
+
+	// A changeset on main against its head (If-Match), then a stale one.
+	branch := c.call(get, "/api/v1/branch", "/api/v1/branch?name=main", nil, 200)
+	if decode[map[string]any](t, branch)["commit"] != start.String() {
+		t.Errorf("GET /branch?name=main = %s, want main at %s", branch, start.Short())
+	}
+	change := map[string]any{"message": "add d", "changes": []map[string]any{
+		{"path": "notes/d.md", "content": "---\ntitle: D\ntype: note\n---\n# D\n\n[[notes/a|A]] and movable type.\n"},
+	}}
+	res := decode[map[string]any](t, c.call(post, "/api/v1/changes", "/api/v1/changes", change, 200, "If-Match", `"`+start.String()+`"`))
+	if res["commit"] == nil {
+		t.Fatalf("POST /changes = %v, want it admitted", res)
+	}
+	second := e.head()
+	stale := c.call(post, "/api/v1/changes", "/api/v1/changes", change, 409, "If-Match", `"`+start.String()+`"`)
+	if p := problem(t, "a stale base", stale); p.Code != cairn.ECONFLICT || p.Head != second {
+		t.Errorf("POST /changes on a stale base = %+v, want conflict with the head %s", p, second.Short())
+	}
+	c.call(post, "/api/v1/changes", "/api/v1/changes", change, http.StatusPreconditionRequired)
+
+	c.call(get, "/api/v1/log", "/api/v1/log?limit=1", nil, 200)
+	c.call(get, "/api/v1/commit", "/api/v1/commit?rev=main", nil, 200)
+	d := decode[map[string]any](t, c.call(get, "/api/v1/diff", "/api/v1/diff?from=main~1&to=main&patch=true", nil, 200))
+	if ps, _ := d["patches"].([]any); len(ps) != 1 || !strings.Contains(ps[0].(string), "+# D") {
+		t.Errorf("GET /diff with patches = %v, want notes/d.md's patch", d)
+	}
+	c.call(get, "/api/v1/search", "/api/v1/search?q=movable&limit=1", nil, 200)
+	c.call(get, "/api/v1/links", "/api/v1/links?page=index", nil, 200)
+	c.call(get, "/api/v1/backlinks", "/api/v1/backlinks?page=notes/a.md", nil, 200)
+	c.call(get, "/api/v1/lint", "/api/v1/lint?min=warning", nil, 200)
+
+	// Working trees: the server's folder, edited, then committed.
+	c.call(get, "/api/v1/worktrees", "/api/v1/worktrees", nil, 200)
+	if err := os.WriteFile(filepath.Join(e.app.Root(), "notes", "b.md"), []byte("---\ntitle: B\ntype: note\n---\n# B\n\nEdited. [[notes/a|A]]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := decode[map[string]any](t, c.call(get, "/api/v1/status", "/api/v1/status?path=notes", nil, 200))
+	if ch, _ := st["changes"].([]any); len(ch) != 1 {
+		t.Errorf("GET /status = %v, want notes/b.md modified", st)
+	}
+	c.call(post, "/api/v1/commit", "/api/v1/commit", map[string]any{"message": "edit b"}, 200)
+	c.call(get, "/api/v1/status", "/api/v1/status?tree="+e.app.Root()+"-nope", nil, 404)
+
+	// Branches and tags, a merge and a revert.
+	c.call(get, "/api/v1/branches", "/api/v1/branches", nil, 200)
+	c.call(post, "/api/v1/branches", "/api/v1/branches", map[string]string{"name": "side"}, 201)
+	c.call(post, "/api/v1/branches", "/api/v1/branches", map[string]string{"name": "side"}, 409)
+	side := decode[map[string]any](t, c.call(post, "/api/v1/changes", "/api/v1/changes", map[string]any{"branch": "side", "message": "on side",
+		"changes": []map[string]any{{"path": "notes/e.md", "content": "---\ntitle: E\ntype: note\n---\n[[index]]\n"}}}, 200, "If-Match", `"`+e.head().String()+`"`))
+	c.call(post, "/api/v1/merge", "/api/v1/merge", map[string]string{"branch": "side"}, 200)
+	c.call(del, "/api/v1/branch", "/api/v1/branch?name=side", nil, 409, "If-Match", `"`+start.String()+`"`)
+	c.call(del, "/api/v1/branch", "/api/v1/branch?name=side", nil, 200, "If-Match", `"`+side["commit"].(map[string]any)["id"].(string)+`"`)
+	c.call(post, "/api/v1/tags", "/api/v1/tags", map[string]string{"name": "v1", "message": "first"}, 201)
+	c.call(get, "/api/v1/tags", "/api/v1/tags", nil, 200)
+	c.call(post, "/api/v1/revert", "/api/v1/revert", map[string]string{"commit": "main"}, 200)
+
+	// A proposal held for review, shown, rejected; another accepted.
+	prop := func() int64 {
+		out := decode[map[string]any](t, c.call(post, "/api/v1/proposals", "/api/v1/proposals", map[string]any{"message": "propose f",
+			"changes": []map[string]any{{"path": "notes/f.md", "content": fmt.Sprintf("---\ntitle: F\ntype: note\n---\n%d [[index]]\n", time.Now().UnixNano())}}}, 201, "If-Match", `"`+e.head().String()+`"`))
+		return int64(out["admission"].(map[string]any)["proposal"].(map[string]any)["id"].(float64))
+	}
+	id := prop()
+	c.call(get, "/api/v1/proposals", "/api/v1/proposals", nil, 200)
+	c.call(get, "/api/v1/proposals/{id}", fmt.Sprintf("/api/v1/proposals/%d?patch=true", id), nil, 200)
+	c.call(post, "/api/v1/proposals/{id}/reject", fmt.Sprintf("/api/v1/proposals/%d/reject", id), map[string]string{"reason": "no"}, 200)
+	c.call(post, "/api/v1/proposals/{id}/accept", fmt.Sprintf("/api/v1/proposals/%d/accept", id), nil, 409)
+	id = prop()
+	c.call(post, "/api/v1/proposals/{id}/accept", fmt.Sprintf("/api/v1/proposals/%d/accept", id), nil, 200)
+	id = prop()
+	c.call(post, "/api/v1/proposals/{id}/recheck", fmt.Sprintf("/api/v1/proposals/%d/recheck", id), nil, 200)
+	c.call(get, "/api/v1/proposals/{id}", "/api/v1/proposals/9999", nil, 404)
+
+	// Sources: uploaded (a worker runs them: this test runs none), listed,
+	// and their jobs.
+	added := decode[map[string]any](t, c.upload("/api/v1/sources", map[string]string{"mills.md": "# Mills\n\nPaper mills beat rags into pulp.\n", ".bad.md": "x"}, 202))
+	if added["queued"].(float64) != 1 {
+		t.Errorf("POST /sources = %v, want one queued, one refused", added)
+	}
+	c.call(get, "/api/v1/sources", "/api/v1/sources", nil, 200)
+	c.call(get, "/api/v1/sources", "/api/v1/sources?status=sideways", nil, 400)
+	c.call(get, "/api/v1/sources/{ref}", "/api/v1/sources/mills.md", nil, 200)
+	c.call(post, "/api/v1/sources/{ref}/retry", "/api/v1/sources/mills.md/retry", nil, 400)
+	jobs := decode[struct{ Items []struct{ ID int64 } }](t, c.call(get, "/api/v1/jobs", "/api/v1/jobs?state=queued", nil, 200))
+	if len(jobs.Items) != 1 {
+		t.Fatalf("GET /jobs?state=queued = %v, want the one queued", jobs)
+	}
+	jp := fmt.Sprintf("/api/v1/jobs/%d", jobs.Items[0].ID)
+	c.call(get, "/api/v1/jobs/{id}", jp, nil, 200)
+	c.call(post, "/api/v1/jobs/{id}/cancel", jp+"/cancel", nil, 200)
+	c.call(post, "/api/v1/jobs/{id}/retry", jp+"/retry", nil, 200)
+
+	// Events, settings, maintenance, tokens, the audit.
+	evs := decode[struct {
+		Items []struct{ Kind string }
+		Next  int64
+	}](t, c.call(get, "/api/v1/events/log", "/api/v1/events/log?after=0&limit=1000", nil, 200))
+	kinds := map[string]bool{}
+	for _, ev := range evs.Items {
+		kinds[ev.Kind] = true
+	}
+	for _, k := range []string{"ref.updated", "proposal.admitted", "proposal.held", "proposal.rejected", "proposal.accepted", "source.queued"} {
+		if !kinds[k] {
+			t.Errorf("the event log has no %s event (it has %v)", k, kinds)
+		}
+	}
+	c.call(get, "/api/v1/events/last", "/api/v1/events/last", nil, 200)
+	c.call(get, "/api/v1/settings", "/api/v1/settings", nil, 200)
+	c.call(get, "/api/v1/settings/{key}", "/api/v1/settings/agent.timeout", nil, 200)
+	c.call(put, "/api/v1/settings/{key}", "/api/v1/settings/agent.timeout", map[string]string{"value": "10m"}, 200)
+	c.call(put, "/api/v1/settings/{key}", "/api/v1/settings/agent.timeout", map[string]string{"value": "soon"}, 400)
+	c.call(get, "/api/v1/doctor", "/api/v1/doctor?quick=true", nil, 200)
+	c.call(post, "/api/v1/gc", "/api/v1/gc", map[string]any{"dry_run": true}, 200)
+	c.call(post, "/api/v1/reindex", "/api/v1/reindex", nil, 200)
+	c.call(post, "/api/v1/purge", "/api/v1/purge", map[string]string{"path": "notes/pixel.png", "at": "main", "reason": "a test"}, 200)
+	tok := decode[map[string]any](t, c.call(post, "/api/v1/tokens", "/api/v1/tokens", map[string]any{"name": "ci", "scopes": []string{"read"}}, 201))
+	c.call(get, "/api/v1/tokens", "/api/v1/tokens", nil, 200)
+	c.call(del, "/api/v1/tokens/{id}", "/api/v1/tokens/"+tok["token"].(map[string]any)["id"].(string), nil, 200)
+	audit := decode[struct {
+		Items []struct {
+			Route, Principal, Remote string
+			Status                   int
+		}
+	}](t, c.call(get, "/api/v1/audit", "/api/v1/audit?limit=1000", nil, 200))
+	routes := map[string]bool{}
+	for _, r := range audit.Items {
+		routes[r.Route] = true
+		if r.Principal != "user:owner" || r.Remote == "" || r.Status == 0 {
+			t.Errorf("audit row %+v: want the principal, remote address and status", r)
+		}
+	}
+	for _, r := range []string{"POST /api/v1/changes", "POST /api/v1/commit", "DELETE /api/v1/branch", "PUT /api/v1/settings/{key}", "POST /api/v1/purge", "POST /api/v1/tokens"} {
+		if !routes[r] {
+			t.Errorf("the audit has no %s (it has %v)", r, routes)
+		}
+	}
+	if routes["GET /api/v1/vault"] {
+		t.Errorf("the audit records reads; want only the changes asked")
+	}
+}

@@ -1,0 +1,420 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/base64"
+	"mime"
+	"path"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"cairn"
+	"cairn/admit"
+	"cairn/app"
+	"cairn/auth"
+	"cairn/index"
+	"cairn/lint"
+	"cairn/worktree"
+)
+
+// VaultInfo is what a client learns of the vault it talks to.
+type VaultInfo struct {
+	// Root is the vault's folder on the server's machine.
+	Root string `json:"root"`
+	Bare bool   `json:"bare"`
+	// Main is main's head (empty before the first commit).
+	Main    cairn.Hash `json:"main"`
+	Version string     `json:"version"`
+	// MaxBody is the largest body of a changeset or an upload.
+	MaxBody int64 `json:"max_body"`
+	// Principal and Scopes are those of the token the request came with:
+	// who the client acts as, and what it may do.
+	Principal cairn.Principal `json:"principal"`
+	Scopes    []auth.Scope    `json:"scopes"`
+}
+
+func (s *Server) vault(ctx context.Context, _ *struct{}) (*body[VaultInfo], error) {
+	info := VaultInfo{Root: s.app.Root(), Bare: s.app.Bare(), Version: s.opts.Version, MaxBody: s.opts.MaxBody}
+	if t := auth.FromContext(ctx); t != nil {
+		info.Principal, info.Scopes = t.Principal, t.Scopes
+	}
+	c, err := s.app.ResolveCommit(ctx, admit.Branch)
+	switch {
+	case err == nil:
+		info.Main = c.Hash
+	case cairn.ErrorCode(err) != cairn.ENOTFOUND:
+		return nil, err
+	}
+	return &body[VaultInfo]{Body: info}, nil
+}
+
+// etag quotes a hash as an entity tag.
+func etag(h cairn.Hash) string { return `"` + h.String() + `"` }
+
+// parseETag reads an entity tag (If-Match, If-None-Match) as a hash: a
+// quoted or bare hash, weak or not. "" gives the zero hash.
+func parseETag(header, v string) (cairn.Hash, error) {
+	v = strings.TrimPrefix(strings.TrimSpace(v), "W/")
+	v = strings.Trim(v, `"`)
+	if v == "" {
+		return cairn.Hash{}, nil
+	}
+	h, err := cairn.ParseHash(v)
+	if err != nil {
+		return cairn.Hash{}, cairn.Errorf(cairn.EINVALID, "%s %q is not a commit or object hash", header, v).
+			WithHint("Send the ETag a GET answered: a quoted hash of 64 hex digits.")
+	}
+	return h, nil
+}
+
+type fileIn struct {
+	Ref         string `query:"ref" doc:"A branch, tag, commit hash or prefix, main~3… Default: main."`
+	Path        string `query:"path" required:"true" doc:"The file's vault path."`
+	IfNoneMatch string `header:"If-None-Match" doc:"The file's ETag as the client has it: 304 when it is unchanged."`
+}
+
+// FileBody is a file as it is at a commit. Content holds text (valid
+// UTF-8); other bytes come in ContentBase64.
+type FileBody struct {
+	Commit        cairn.Hash `json:"commit"`
+	Path          string     `json:"path"`
+	Blob          cairn.Hash `json:"blob"`
+	Size          int64      `json:"size"`
+	Executable    bool       `json:"executable,omitempty"`
+	Content       *string    `json:"content,omitempty" doc:"The file's text, when it is valid UTF-8"`
+	ContentBase64 *string    `json:"content_base64,omitempty" doc:"The file's bytes in base64, when it is not text"`
+}
+
+type fileOut struct {
+	ETag string `header:"ETag"`
+	Body FileBody
+}
+
+func (in *fileIn) ref() string {
+	if in.Ref == "" {
+		return admit.Branch
+	}
+	return in.Ref
+}
+
+func (s *Server) readFile(ctx context.Context, in *fileIn) (*fileOut, error) {
+	f, err := s.app.ReadFile(ctx, in.ref(), in.Path)
+	if err != nil {
+		return nil, err
+	}
+	if err := notModified(in.IfNoneMatch, f.Entry.Blob); err != nil {
+		return nil, err
+	}
+	b := FileBody{Commit: f.Commit, Path: f.Entry.Path, Blob: f.Entry.Blob, Size: f.Entry.Size, Executable: f.Entry.Mode == cairn.ModeExecutable}
+	if utf8.ValidString(f.Content) {
+		b.Content = &f.Content
+	} else {
+		enc := base64.StdEncoding.EncodeToString([]byte(f.Content))
+		b.ContentBase64 = &enc
+	}
+	return &fileOut{ETag: etag(f.Entry.Blob), Body: b}, nil
+}
+
+// notModified returns huma's 304 when the client's If-None-Match names
+// the object it has.
+func notModified(ifNoneMatch string, blob cairn.Hash) error {
+	if ifNoneMatch == "" {
+		return nil
+	}
+	for _, tag := range strings.Split(ifNoneMatch, ",") {
+		if h, err := parseETag("If-None-Match", tag); err == nil && h == blob {
+			return huma.Status304NotModified()
+		}
+	}
+	return nil
+}
+
+type rawOut struct {
+	ETag        string `header:"ETag"`
+	ContentType string `header:"Content-Type"`
+	// The raw bytes are served as an attachment, never rendered or run by
+	// a browser in the API's origin.
+	Disposition string `header:"Content-Disposition"`
+	Options     string `header:"X-Content-Type-Options"`
+	CSP         string `header:"Content-Security-Policy"`
+	Body        []byte
+}
+
+func (s *Server) readFileRaw(ctx context.Context, in *fileIn) (*rawOut, error) {
+	f, err := s.app.ReadFile(ctx, in.ref(), in.Path)
+	if err != nil {
+		return nil, err
+	}
+	if err := notModified(in.IfNoneMatch, f.Entry.Blob); err != nil {
+		return nil, err
+	}
+	ct := mime.TypeByExtension(path.Ext(f.Entry.Path))
+	if ct == "" || !utf8.ValidString(f.Content) && strings.HasPrefix(ct, "text/") {
+		ct = "application/octet-stream"
+	}
+	return &rawOut{
+		ETag: etag(f.Entry.Blob), ContentType: ct, Disposition: "attachment",
+		Options: "nosniff", CSP: "sandbox; default-src 'none'", Body: []byte(f.Content),
+	}, nil
+}
+
+// offset decodes a page's cursor: the offset of the page's first item.
+// Cursors are opaque to clients: they pass the next cursor of a page back.
+func offset(cursor string) (int, error) {
+	if cursor == "" {
+		return 0, nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(cursor)
+	n, err2 := strconv.Atoi(strings.TrimPrefix(string(raw), "o"))
+	if err != nil || err2 != nil || n < 0 || !strings.HasPrefix(string(raw), "o") {
+		return 0, cairn.Errorf(cairn.EINVALID, "%q is not a cursor of this list", cursor).
+			WithHint("Pass the next value of the page before, as it came.")
+	}
+	return n, nil
+}
+
+// cursorAt encodes the cursor of the page that starts at offset n.
+func cursorAt(n int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("o" + strconv.Itoa(n)))
+}
+
+// next is the cursor after a page of got items at offset off, when a full
+// page says there may be more.
+func next(off, got, limit int) string {
+	if got < limit || limit == 0 {
+		return ""
+	}
+	return cursorAt(off + got)
+}
+
+type listIn struct {
+	Ref       string `query:"ref" doc:"Default: main."`
+	Dir       string `query:"dir" doc:"The folder; none for the top of the vault. A file lists itself."`
+	Recursive bool   `query:"recursive" doc:"Every file below the folder, not one level."`
+	Cursor    string `query:"cursor" doc:"The next cursor of the previous page; none for the first."`
+	Limit     int    `query:"limit" minimum:"0" maximum:"1000" doc:"The most items of the page (default: the route's)."`
+}
+
+// ListingPage is a page of a listing.
+type ListingPage struct {
+	app.Listing
+	Next string `json:"next,omitempty" doc:"The cursor of the next page, when there may be one"`
+}
+
+func (s *Server) list(ctx context.Context, in *listIn) (*body[ListingPage], error) {
+	off, err := offset(in.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	limit := cmpInt(in.Limit, 1000)
+	ref := in.Ref
+	if ref == "" {
+		ref = admit.Branch
+	}
+	l, err := s.app.List(ctx, ref, in.Dir, app.ListOptions{Recursive: in.Recursive, Offset: off, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	l.Entries = nonNil(l.Entries)
+	return &body[ListingPage]{Body: ListingPage{Listing: *l, Next: next(off, len(l.Entries), limit)}}, nil
+}
+
+func cmpInt(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+type logIn struct {
+	Ref         string `query:"ref" doc:"Default: main."`
+	Path        string `query:"path" doc:"Only commits that changed this file."`
+	FirstParent bool   `query:"first_parent" doc:"Follow only the branch's own line."`
+	Cursor      string `query:"cursor" doc:"The next cursor of the previous page; none for the first."`
+	Limit       int    `query:"limit" minimum:"0" maximum:"1000" doc:"The most items of the page (default: the route's)."`
+}
+
+// CommitPage is a page of commits.
+type CommitPage struct {
+	Items []*cairn.Commit `json:"items"`
+	Next  string          `json:"next,omitempty"`
+}
+
+func (s *Server) log_(ctx context.Context, in *logIn) (*body[CommitPage], error) {
+	off, err := offset(in.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	limit := cmpInt(in.Limit, 100)
+	ref := in.Ref
+	if ref == "" {
+		ref = admit.Branch
+	}
+	cs, err := s.app.Log(ctx, ref, app.LogOptions{Path: in.Path, FirstParent: in.FirstParent, Skip: off, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	return &body[CommitPage]{Body: CommitPage{Items: nonNil(cs), Next: next(off, len(cs), limit)}}, nil
+}
+
+type revIn struct {
+	Rev string `query:"rev" required:"true" doc:"A branch, tag, commit hash or prefix, main~3…"`
+}
+
+func (s *Server) showCommit(ctx context.Context, in *revIn) (*body[*app.CommitDetail], error) {
+	d, err := s.app.ShowCommit(ctx, in.Rev)
+	if err != nil {
+		return nil, err
+	}
+	d.Changes = nonNil(d.Changes)
+	return &body[*app.CommitDetail]{Body: d}, nil
+}
+
+// inTree returns the application layer working in the tree named.
+func (s *Server) inTree(ctx context.Context, tree string) (*app.App, error) {
+	if tree == "" {
+		return s.app, nil
+	}
+	return s.app.InTree(ctx, tree)
+}
+
+type diffIn struct {
+	From  string `query:"from" doc:"The revision compared from; none (with no to): the working tree's base."`
+	To    string `query:"to" doc:"The revision compared to; none: the working tree's folder."`
+	Patch bool   `query:"patch" doc:"Render each change as a unified diff."`
+	Tree  string `query:"tree" doc:"The working tree's folder on the server's machine, as cairn worktree list names it. Default: the vault's own folder."`
+}
+
+func (s *Server) diff(ctx context.Context, in *diffIn) (*body[*app.TreeDiff], error) {
+	a, err := s.inTree(ctx, in.Tree)
+	if err != nil {
+		return nil, err
+	}
+	d, err := a.Diff(ctx, in.From, in.To, app.DiffOptions{Patch: in.Patch})
+	if err != nil {
+		return nil, err
+	}
+	d.Changes = nonNil(d.Changes)
+	return &body[*app.TreeDiff]{Body: d}, nil
+}
+
+// Items is a list of things that each have an id.
+type Items[T any] struct {
+	Items []T `json:"items"`
+}
+
+func items[T any](xs []T) *body[Items[T]] { return &body[Items[T]]{Body: Items[T]{Items: nonNil(xs)}} }
+
+func (s *Server) worktrees(ctx context.Context, _ *struct{}) (*body[Items[*worktree.Tree]], error) {
+	ts, err := s.app.Worktrees(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return items(ts), nil
+}
+
+type statusIn struct {
+	Tree  string   `query:"tree" doc:"The working tree's folder on the server's machine, as cairn worktree list names it. Default: the vault's own folder."`
+	Paths []string `query:"path,explode" doc:"Only these files or folders, from the tree's root; only they are looked at."`
+}
+
+func (s *Server) status(ctx context.Context, in *statusIn) (*body[*worktree.Status], error) {
+	a, err := s.inTree(ctx, in.Tree)
+	if err != nil {
+		return nil, err
+	}
+	st, err := a.Status(ctx, in.Paths...)
+	if err != nil {
+		return nil, err
+	}
+	st.Changes = nonNil(st.Changes)
+	return &body[*worktree.Status]{Body: st}, nil
+}
+
+type searchIn struct {
+	Q      string `query:"q" required:"true" doc:"Words, \"quoted phrases\", prefixes like garden*, type:T and folder:F."`
+	Type   string `query:"type" doc:"Only pages of this type."`
+	Folder string `query:"folder" doc:"Only pages under this folder."`
+	Cursor string `query:"cursor" doc:"The next cursor of the previous page."`
+	Limit  int    `query:"limit" minimum:"0" maximum:"100" doc:"Results per page (default 10)."`
+}
+
+// SearchPage is a page of search results.
+type SearchPage struct {
+	Items []index.SearchResult `json:"items"`
+	Next  string               `json:"next,omitempty"`
+}
+
+func (s *Server) search(ctx context.Context, in *searchIn) (*body[SearchPage], error) {
+	off, err := offset(in.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	limit := cmpInt(in.Limit, 10)
+	res, err := s.app.Search(ctx, index.SearchQuery{Text: in.Q, Type: in.Type, Folder: in.Folder, Limit: limit, Offset: off})
+	if err != nil {
+		return nil, err
+	}
+	n := next(off, len(res), limit)
+	if off+len(res)+limit > 1000 {
+		n = "" // a search pages through its first 1000 results
+	}
+	return &body[SearchPage]{Body: SearchPage{Items: nonNil(res), Next: n}}, nil
+}
+
+type pageRefIn struct {
+	Page string `query:"page" required:"true" doc:"A page's path, id, title or alias."`
+}
+
+func (s *Server) links(ctx context.Context, in *pageRefIn) (*body[Items[index.LinkInfo]], error) {
+	ls, err := s.app.Links(ctx, in.Page)
+	if err != nil {
+		return nil, err
+	}
+	return items(ls), nil
+}
+
+func (s *Server) backlinks(ctx context.Context, in *pageRefIn) (*body[Items[index.LinkInfo]], error) {
+	ls, err := s.app.Backlinks(ctx, in.Page)
+	if err != nil {
+		return nil, err
+	}
+	return items(ls), nil
+}
+
+type lintIn struct {
+	At   string `query:"at" doc:"Lint this revision instead of main."`
+	Page string `query:"page" doc:"Only this file."`
+	Rule string `query:"rule" doc:"Only this rule."`
+	Min  string `query:"min" doc:"Only findings at least this severe: error, warning or info."`
+}
+
+// LintReport is the findings with their counts by severity.
+type LintReport struct {
+	Items    []lint.Finding `json:"items"`
+	Errors   int            `json:"errors"`
+	Warnings int            `json:"warnings"`
+	Infos    int            `json:"infos"`
+}
+
+func (s *Server) lint(ctx context.Context, in *lintIn) (*body[LintReport], error) {
+	fs, err := s.app.Lint(ctx, app.LintOptions{At: in.At, Page: in.Page, Rule: in.Rule, Min: lint.Severity(in.Min)})
+	if err != nil {
+		return nil, err
+	}
+	r := LintReport{Items: nonNil(fs)}
+	for _, f := range fs {
+		switch f.Severity {
+		case lint.Error:
+			r.Errors++
+		case lint.Warning:
+			r.Warnings++
+		default:
+			r.Infos++
+		}
+	}
+	return &body[LintReport]{Body: r}, nil
+}

@@ -1,0 +1,158 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"cairn/auth"
+)
+
+// body is a response whose body is a T.
+type body[T any] struct {
+	Body T
+}
+
+// Base is the prefix of every route of the API.
+const Base = "/api/v1"
+
+// Body limits: most requests are small; a changeset or an upload may be as
+// large as Options.MaxBody.
+const smallBody = 1 << 20
+
+// route describes one route for register: its operation and the scope it
+// needs. Big routes take bodies up to Options.MaxBody.
+type route struct {
+	method, path, id, summary string
+	scope                     auth.Scope
+	big                       bool
+	status                    int   // the status of success; default 200
+	errors                    []int // statuses it may answer beside the usual errors
+}
+
+// register adds a route served by h, authorized by its scope: the one
+// place a route's scope is declared, in the OpenAPI document too
+// (security: bearer with the scope). A route that asks for a change (not a
+// GET) is audited. h's errors become problems.
+func register[I, O any](s *Server, r route, h func(context.Context, *I) (*O, error)) {
+	op := huma.Operation{
+		OperationID:     r.id,
+		Method:          r.method,
+		Path:            Base + r.path,
+		Summary:         r.summary,
+		Description:     "Needs a token with the " + string(r.scope) + " scope.",
+		Tags:            []string{tagOf(r.path)},
+		DefaultStatus:   r.status,
+		Security:        []map[string][]string{{"bearer": {string(r.scope)}}},
+		Metadata:        map[string]any{"scope": r.scope},
+		MaxBodyBytes:    smallBody,
+		BodyReadTimeout: s.opts.BodyTimeout,
+		Errors:          []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable},
+	}
+	if r.big {
+		// A large body may take longer than a small one; the connection's
+		// read timeout still bounds it.
+		op.MaxBodyBytes, op.BodyReadTimeout = s.opts.MaxBody, s.opts.ReadTimeout
+		op.Errors = append(op.Errors, http.StatusRequestEntityTooLarge)
+	}
+	op.Errors = append(op.Errors, r.errors...)
+	mutates := r.method != http.MethodGet
+	op.Middlewares = huma.Middlewares{s.authorize(r.scope, mutates)}
+	huma.Register(s.api, op, func(ctx context.Context, in *I) (*O, error) {
+		out, err := h(ctx, in)
+		if err != nil {
+			p := problemOf(err)
+			if p.Status >= 500 {
+				s.log.Error("request failed", "route", r.method+" "+r.path, "err", err)
+			}
+			return nil, p
+		}
+		return out, nil
+	})
+}
+
+// tagOf groups a route in the document by its first path segment.
+func tagOf(path string) string {
+	seg := path[1:]
+	for i, c := range seg {
+		if c == '/' || c == '?' {
+			return seg[:i]
+		}
+	}
+	return seg
+}
+
+// routes is the table of the API: every route with the scope it needs.
+func (s *Server) routes() {
+	R, P, V, A := auth.Read, auth.Propose, auth.Review, auth.Admin
+	get, post, put, del := http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete
+
+	// The vault, its files and history.
+	register(s, route{method: get, path: "/vault", id: "get-vault", summary: "The vault: its folder, its branch heads, the server's limits", scope: R}, s.vault)
+	register(s, route{method: get, path: "/files", id: "read-file", summary: "A file at a revision (ETag: the file's object hash)", scope: R}, s.readFile)
+	register(s, route{method: get, path: "/files/raw", id: "read-file-raw", summary: "A file's bytes at a revision", scope: R}, s.readFileRaw)
+	register(s, route{method: get, path: "/list", id: "list-files", summary: "What a folder holds at a revision, in pages", scope: R}, s.list)
+	register(s, route{method: get, path: "/log", id: "log", summary: "The commits reachable from a revision, newest first, in pages", scope: R}, s.log_)
+	register(s, route{method: get, path: "/commit", id: "show-commit", summary: "A commit and what it changed", scope: R}, s.showCommit)
+	register(s, route{method: get, path: "/diff", id: "diff", summary: "The changes between two revisions, or a revision and a working tree's folder", scope: R}, s.diff)
+
+	// Working trees on the server's machine.
+	register(s, route{method: get, path: "/worktrees", id: "list-worktrees", summary: "The vault's working trees", scope: R}, s.worktrees)
+	register(s, route{method: get, path: "/status", id: "status", summary: "A working tree's local edits", scope: R}, s.status)
+	register(s, route{method: post, path: "/commit", id: "commit-edits", summary: "Commit a working tree's local edits (through admission on main)", scope: P}, s.commitEdits)
+
+	// The index.
+	register(s, route{method: get, path: "/search", id: "search", summary: "Full-text search of main's pages, best first, in pages", scope: R}, s.search)
+	register(s, route{method: get, path: "/links", id: "links", summary: "A page's links and where each leads", scope: R}, s.links)
+	register(s, route{method: get, path: "/backlinks", id: "backlinks", summary: "The links from other pages to a page", scope: R}, s.backlinks)
+	register(s, route{method: get, path: "/lint", id: "lint", summary: "Lint findings of main or of a revision", scope: R}, s.lint)
+
+	// Branches, tags, merges, reverts, changesets.
+	register(s, route{method: get, path: "/branches", id: "list-branches", summary: "The branches", scope: R}, s.branches)
+	register(s, route{method: get, path: "/branch", id: "get-branch", summary: "One branch (ETag: its head)", scope: R}, s.branch)
+	register(s, route{method: post, path: "/branches", id: "create-branch", summary: "Make a branch (it must not exist)", scope: A, status: http.StatusCreated}, s.createBranch)
+	register(s, route{method: del, path: "/branch", id: "delete-branch", summary: "Delete a branch (If-Match: its expected head)", scope: A}, s.deleteBranch)
+	register(s, route{method: get, path: "/tags", id: "list-tags", summary: "The tags", scope: R}, s.tags)
+	register(s, route{method: post, path: "/tags", id: "create-tag", summary: "Make a tag (tags never move)", scope: A, status: http.StatusCreated}, s.createTag)
+	register(s, route{method: post, path: "/merge", id: "merge", summary: "Merge a branch into another (through admission into main)", scope: P}, s.merge)
+	register(s, route{method: post, path: "/revert", id: "revert", summary: "Undo a commit with a new one (through admission on main)", scope: P}, s.revert)
+	register(s, route{method: post, path: "/changes", id: "commit-changes", summary: "Commit a changeset made on a branch's head (If-Match: that head)", scope: P, big: true, errors: []int{http.StatusPreconditionRequired}}, s.commitChanges)
+
+	// Proposals and their review.
+	register(s, route{method: post, path: "/proposals", id: "propose-changes", summary: "Keep a changeset made on main's head (If-Match) for a person's review", scope: P, big: true, status: http.StatusCreated, errors: []int{http.StatusPreconditionRequired}}, s.proposeChanges)
+	register(s, route{method: get, path: "/proposals", id: "list-proposals", summary: "Proposals: the held ones, or those of a status", scope: R}, s.proposals)
+	register(s, route{method: get, path: "/proposals/{id}", id: "show-proposal", summary: "A proposal with what it changes", scope: R}, s.showProposal)
+	register(s, route{method: post, path: "/proposals/{id}/accept", id: "accept-proposal", summary: "Accept a held proposal: merge it into main", scope: V}, s.accept)
+	register(s, route{method: post, path: "/proposals/{id}/reject", id: "reject-proposal", summary: "Reject a held proposal", scope: V}, s.reject)
+	register(s, route{method: post, path: "/proposals/{id}/recheck", id: "recheck-proposal", summary: "Run the gates again on a held proposal", scope: V}, s.recheck)
+
+	// Sources and jobs.
+	register(s, route{method: post, path: "/sources", id: "add-sources", summary: "Upload sources: store and queue them (a worker integrates them)", scope: P, big: true, status: http.StatusAccepted}, s.addSources)
+	s.ingestRoute(route{method: post, path: "/ingest", id: "ingest", summary: "Upload sources and follow them until each has a verdict (a stream of JSON lines)", scope: P, big: true})
+	register(s, route{method: get, path: "/sources", id: "list-sources", summary: "The sources, newest first", scope: R}, s.sources)
+	register(s, route{method: get, path: "/sources/{ref}", id: "show-source", summary: "A source with its history", scope: R}, s.source)
+	register(s, route{method: post, path: "/sources/{ref}/retry", id: "retry-source", summary: "Queue a failed or rejected source again", scope: P}, s.retrySource)
+	register(s, route{method: get, path: "/jobs", id: "list-jobs", summary: "The jobs, newest first", scope: R}, s.jobs)
+	register(s, route{method: get, path: "/jobs/{id}", id: "show-job", summary: "A job with what its agent did", scope: R}, s.job)
+	register(s, route{method: post, path: "/jobs/{id}/cancel", id: "cancel-job", summary: "Cancel a job", scope: P}, s.cancelJob)
+	register(s, route{method: post, path: "/jobs/{id}/retry", id: "retry-job", summary: "Run a job's source again", scope: P}, s.retryJob)
+
+	// Events.
+	s.eventsRoute(route{method: get, path: "/events", id: "events", summary: "The vault's events as they happen (server-sent events; resumes after Last-Event-ID)", scope: R})
+	register(s, route{method: get, path: "/events/log", id: "event-log", summary: "The events after a cursor, in pages", scope: R}, s.eventLog)
+	register(s, route{method: get, path: "/events/last", id: "last-event", summary: "The newest event's id", scope: R}, s.lastEvent)
+
+	// Settings, maintenance, tokens, the audit.
+	register(s, route{method: get, path: "/settings", id: "list-settings", summary: "Every setting of cairn.yaml with its value and default", scope: R}, s.settings)
+	register(s, route{method: get, path: "/settings/{key}", id: "get-setting", summary: "One setting", scope: R}, s.setting)
+	register(s, route{method: put, path: "/settings/{key}", id: "set-setting", summary: "Change one setting, as a commit on main through admission", scope: A}, s.setSetting)
+	register(s, route{method: get, path: "/doctor", id: "doctor", summary: "Check the vault", scope: A}, s.doctor)
+	register(s, route{method: post, path: "/gc", id: "gc", summary: "Collect what no branch, tag or pin reaches", scope: A}, s.gc)
+	register(s, route{method: post, path: "/purge", id: "purge", summary: "Remove a file's content from all history", scope: A}, s.purge)
+	register(s, route{method: post, path: "/reindex", id: "reindex", summary: "Rebuild main's index", scope: A}, s.reindex)
+	register(s, route{method: get, path: "/tokens", id: "list-tokens", summary: "The tokens (never their secrets)", scope: A}, s.tokens)
+	register(s, route{method: post, path: "/tokens", id: "create-token", summary: "Make a token; its secret is in the answer, once", scope: A, status: http.StatusCreated}, s.createToken)
+	register(s, route{method: del, path: "/tokens/{id}", id: "revoke-token", summary: "Revoke a token", scope: A}, s.revokeToken)
+	register(s, route{method: get, path: "/audit", id: "audit", summary: "The changes asked over the network: who, how, from where, with what status", scope: A}, s.auditLog)
+}

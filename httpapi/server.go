@@ -1,0 +1,366 @@
+// Package httpapi is cairn's HTTP API: JSON over HTTP under /api/v1 for
+// every operation of the application layer, an OpenAPI 3.1 document at
+// /openapi.json generated from the Go types the handlers use, errors as
+// RFC 9457 problem details, a live event stream (server-sent events) at
+// /api/v1/events, and the typed Go client (Client) that the command line
+// uses against a server.
+//
+// Every request under /api/v1 is authenticated with a bearer token (loopback
+// included) by the vault's one authorizer (app.App.Authorizer); each route
+// declares the scope it needs in one table (routes.go). Requests are rate
+// limited per token, every change asked is audited, and requests naming a
+// host the server does not answer for are refused (DNS rebinding). /healthz
+// and /readyz answer without a token and hold no vault data.
+package httpapi
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"path"
+	"reflect"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+
+	"cairn"
+	"cairn/app"
+	"cairn/auth"
+)
+
+// Options configure a Server. The zero value gives the defaults.
+type Options struct {
+	// Logger receives what the server does and what goes wrong. Default:
+	// discard.
+	Logger *slog.Logger
+	// Version is cairn's version, in the OpenAPI document. Default "dev".
+	Version string
+	// Hosts are the host names requests may name beside loopback names
+	// and IP addresses (the names the server is reached by). Default none.
+	Hosts []string
+	// MaxBody is the largest request body of a changeset or an upload.
+	// Default 64 MiB. Other requests take at most 1 MiB.
+	MaxBody int64
+	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout bound
+	// every connection. Defaults 10s, 2m, 2m and 2m. A stream (events, an
+	// ingest that waits for its verdicts) extends its write deadline as it
+	// writes.
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// BodyTimeout bounds how long a request's body may take to arrive
+	// once its headers have: a client that never finishes it gets 408.
+	// Default 10s.
+	BodyTimeout time.Duration
+	// ShutdownTimeout bounds how long Serve waits for requests in flight
+	// when it stops. Default 30s.
+	ShutdownTimeout time.Duration
+}
+
+func (o *Options) withDefaults() Options {
+	c := *o
+	c.Logger = cmp.Or(c.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	c.Version = cmp.Or(c.Version, "dev")
+	c.MaxBody = cmp.Or(c.MaxBody, 64<<20)
+	c.ReadHeaderTimeout = cmp.Or(c.ReadHeaderTimeout, 10*time.Second)
+	c.ReadTimeout = cmp.Or(c.ReadTimeout, 2*time.Minute)
+	c.WriteTimeout = cmp.Or(c.WriteTimeout, 2*time.Minute)
+	c.IdleTimeout = cmp.Or(c.IdleTimeout, 2*time.Minute)
+	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, 30*time.Second)
+	c.BodyTimeout = cmp.Or(c.BodyTimeout, 10*time.Second)
+	return c
+}
+
+// Server is the HTTP API of one open vault.
+type Server struct {
+	app     *app.App
+	opts    Options
+	log     *slog.Logger
+	mux     *http.ServeMux
+	api     huma.API
+	limits  *limiter
+	hub     *hub
+	handler http.Handler
+	// stopping is closed when the server begins to stop: streams end.
+	stopping chan struct{}
+	stopOnce sync.Once
+	// ready is set while Serve serves; /readyz answers 503 otherwise.
+	mu    sync.Mutex
+	ready bool
+}
+
+// New returns the HTTP API of the vault a has open. Serve serves it; or
+// Handler returns it for a server of the caller's.
+func New(a *app.App, opts *Options) *Server {
+	o := cmp.Or(opts, &Options{}).withDefaults()
+	s := &Server{app: a, opts: o, log: o.Logger, mux: http.NewServeMux(), stopping: make(chan struct{})}
+	s.limits = newLimiter(a)
+	s.hub = newHub(a, o.Logger)
+	s.api = humago.New(s.mux, s.config())
+	s.routes()
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+	s.mux.HandleFunc("/", s.notFound)
+	s.handler = s.recoverPanics(s.mux)
+	return s
+}
+
+// config is the huma configuration: the OpenAPI document at /openapi.json
+// (and .yaml), no documentation page (it would load scripts from a CDN),
+// no $schema links in responses, unknown query parameters refused.
+func (s *Server) config() huma.Config {
+	cfg := huma.DefaultConfig("cairn", s.opts.Version)
+	cfg.Info.Description = "The HTTP API of a cairn vault: every operation of its application layer. " +
+		"Every route under /api/v1 needs a bearer token (cairn token create) holding the scope the route names."
+	cfg.DocsPath = ""
+	cfg.SchemasPath = ""
+	cfg.CreateHooks = nil
+	cfg.RejectUnknownQueryParameters = true
+	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		"bearer": {Type: "http", Scheme: "bearer", Description: "A token made with cairn token create: Authorization: Bearer cairn_…"},
+	}
+	cfg.Components.Schemas = huma.NewMapRegistry("#/components/schemas/", schemaName)
+	return cfg
+}
+
+// schemaName names a Go type's schema: the domain's types (package cairn)
+// and the API's own by their names, others prefixed by their package
+// (LintFinding beside Finding, AppProblem beside Problem), so that types
+// of one name in two packages do not clash.
+func schemaName(t reflect.Type, hint string) string {
+	name := huma.DefaultSchemaNamer(t, hint)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch pkg := t.PkgPath(); pkg {
+	case "", "cairn", "cairn/httpapi":
+		return name
+	default:
+		base := path.Base(pkg)
+		return strings.ToUpper(base[:1]) + base[1:] + name
+	}
+}
+
+// Handler returns the server's handler: the API, /healthz and /readyz.
+// Requests naming a host it does not answer for are refused only by Serve,
+// which knows its address; a caller serving Handler itself checks hosts.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// OpenAPI returns the API's OpenAPI document.
+func (s *Server) OpenAPI() *huma.OpenAPI { return s.api.OpenAPI() }
+
+// Serve serves the API on ln until ctx ends, then stops gracefully:
+// streams end, requests in flight finish (for at most ShutdownTimeout),
+// and it returns nil. Connections are bounded by the timeouts of Options.
+// It returns an error when the listener fails.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.checkHost(ln.Addr(), s.handler),
+		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
+		ReadTimeout:       s.opts.ReadTimeout,
+		WriteTimeout:      s.opts.WriteTimeout,
+		IdleTimeout:       s.opts.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	srv.RegisterOnShutdown(s.stop)
+	hubCtx, cancelHub := context.WithCancel(context.WithoutCancel(ctx))
+	hubDone := make(chan struct{})
+	go func() {
+		defer close(hubDone)
+		s.hub.run(hubCtx)
+	}()
+	defer func() {
+		cancelHub()
+		<-hubDone
+	}()
+	s.setReady(true)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		s.setReady(false)
+		s.stop()
+		return fmt.Errorf("serve on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	s.setReady(false)
+	s.log.Info("stopping: requests in flight finish", "timeout", s.opts.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+		return fmt.Errorf("stop serving: %w", err)
+	}
+	return nil
+}
+
+// stop ends the streams: they tell their clients the server is stopping.
+func (s *Server) stop() { s.stopOnce.Do(func() { close(s.stopping) }) }
+
+func (s *Server) setReady(ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ready = ok
+}
+
+// healthz answers that the process serves: no vault data, no token.
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	io.WriteString(w, `{"status":"ok"}`+"\n")
+}
+
+// readyz answers whether the server takes requests: it serves and the
+// vault's database answers. No vault data, no token.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	ready := s.ready
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if ready {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if _, err := s.app.LastEvent(ctx); err != nil {
+			s.log.Warn("readiness: the database does not answer", "err", err)
+			ready = false
+		}
+	}
+	if !ready {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, `{"status":"unavailable"}`+"\n")
+		return
+	}
+	io.WriteString(w, `{"status":"ready"}`+"\n")
+}
+
+// notFound answers every path no route has, as a problem.
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	writeProblem(w, newProblem(cairn.ENOTFOUND, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path),
+		"GET /openapi.json lists the routes; they are under /api/v1."))
+}
+
+// writeProblem writes p as the response.
+func writeProblem(w http.ResponseWriter, p *Problem) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(p.Status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(p)
+}
+
+// recoverPanics turns a handler's panic into a 500 problem and a logged
+// stack, and keeps serving.
+func (s *Server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("handler panicked", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+				writeProblem(w, newProblem(cairn.EINTERNAL, "the server failed to answer this request",
+					"This is a bug in cairn; the server's log has the details."))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// checkHost refuses requests whose Host names a host the server does not
+// answer for: a web page that got a name of its own resolved to this
+// address (DNS rebinding) cannot reach the API. Loopback names, IP
+// addresses and Options.Hosts are answered.
+func (s *Server) checkHost(addr net.Addr, next http.Handler) http.Handler {
+	allowed := map[string]bool{"localhost": true}
+	for _, h := range s.opts.Hosts {
+		allowed[strings.ToLower(h)] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+		if _, err := netip.ParseAddr(host); err != nil && !allowed[host] {
+			writeProblem(w, newProblem(codeMisdirected, fmt.Sprintf("this server does not answer for the host %q", r.Host),
+				"Reach it by its address or a loopback name, or start it with --host NAME for each name it is reached by."))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authorize is the middleware of a route that needs scope: it
+// authenticates the bearer token, checks the scope, applies the token's
+// rate limit, runs the route as the token's principal and, for a route
+// that asks for a change, audits it with its status.
+func (s *Server) authorize(scope auth.Scope, mutates bool) func(huma.Context, func(huma.Context)) {
+	return func(ctx huma.Context, next func(huma.Context)) {
+		_, w := humago.Unwrap(ctx)
+		h := ctx.Header("Authorization")
+		secret, ok := strings.CutPrefix(h, "Bearer ")
+		if h == "" || !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="cairn"`)
+			writeProblem(w, newProblem(cairn.EUNAUTHORIZED, "the request has no bearer token",
+				"Send Authorization: Bearer <secret>, a token made with cairn token create."))
+			return
+		}
+		tok, err := s.app.Authorizer().Authenticate(ctx.Context(), strings.TrimSpace(secret))
+		if err != nil {
+			if cairn.ErrorCode(err) == cairn.EUNAUTHORIZED {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="cairn", error="invalid_token"`)
+			} else {
+				s.log.Error("authenticate", "err", err)
+			}
+			writeProblem(w, problemOf(err))
+			return
+		}
+		if err := auth.Allow(tok, scope); err != nil {
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="cairn", error="insufficient_scope", scope=%q`, scope))
+			writeProblem(w, problemOf(err))
+			return
+		}
+		if wait, ok := s.limits.allow(ctx.Context(), tok.ID); !ok {
+			secs := max(1, int(wait.Round(time.Second)/time.Second))
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			writeProblem(w, newProblem(codeRateLimited, fmt.Sprintf("token %s sent more requests than its rate allows", tok.ID),
+				fmt.Sprintf("Wait %d s (Retry-After); the rate is the vault's setting server.rate.", secs)))
+			return
+		}
+		next(huma.WithContext(ctx, auth.NewContext(ctx.Context(), tok)))
+		if mutates {
+			s.audit(ctx, tok)
+		}
+	}
+}
+
+// audit records a change asked: who, with which token, by which route,
+// from where, and the status it got. A failure to record is logged.
+func (s *Server) audit(ctx huma.Context, tok *auth.Token) {
+	op := ctx.Operation()
+	r := &auth.Request{
+		Principal: tok.Principal, Token: tok.ID, Surface: "http",
+		Route: op.Method + " " + op.Path, Remote: ctx.RemoteAddr(), Status: ctx.Status(),
+	}
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx.Context()), 10*time.Second)
+	defer cancel()
+	if err := s.app.AuditRequest(actx, r); err != nil {
+		s.log.Error("audit a request", "route", r.Route, "principal", r.Principal, "err", err)
+	}
+}
+
+// errStopping ends a stream when the server stops.
+var errStopping = errors.New("the server is stopping")

@@ -1,0 +1,150 @@
+package httpapi
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"cairn"
+)
+
+// ServerFileName is the file, in a vault's .cairn folder, by which cairn
+// serve tells the commands run in the vault's folder where it is and
+// gives them a token for the vault's owner.
+const ServerFileName = "server.json"
+
+// ServerFile is what a running server writes in its vault's .cairn folder
+// (mode 0600: it holds a token with every scope).
+type ServerFile struct {
+	// URL is where the server answers: http://127.0.0.1:7420.
+	URL string `json:"url"`
+	// Token is the secret of the owner's token, made when the server
+	// started and revoked when it stops; TokenID names it.
+	Token   string `json:"token"`
+	TokenID string `json:"token_id"`
+	// Cert is the server's TLS certificate file, for a client to trust
+	// (none without TLS).
+	Cert string `json:"cert,omitempty"`
+	// Root is the vault's folder as the server opened it.
+	Root    string    `json:"root"`
+	PID     int       `json:"pid"`
+	Started time.Time `json:"started"`
+}
+
+// ServerFilePath returns where the server file of the vault in folder
+// root is.
+func ServerFilePath(root string) string {
+	return filepath.Join(root, ".cairn", ServerFileName)
+}
+
+// WriteServerFile writes f as the server file of the vault in root, whole
+// or not at all, readable only by its owner.
+func WriteServerFile(root string, f *ServerFile) error {
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := ServerFilePath(root)
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".server-*.json")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadServerFile reads the server file of the vault in root: ENOTFOUND
+// when there is none. A file another user owns, or that others may read
+// or write, is refused (EFORBIDDEN): it could send this user's commands
+// to a server of someone else's.
+func ReadServerFile(root string) (*ServerFile, error) {
+	path := ServerFilePath(root)
+	fh, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, cairn.Errorf(cairn.ENOTFOUND, "no server runs on the vault at %s", root)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 || !fi.Mode().IsRegular() {
+		return nil, cairn.Errorf(cairn.EFORBIDDEN, "%s is not this user's alone (mode %v): it is not used", path, fi.Mode()).
+			WithHint("Remove it; cairn serve writes it anew, readable only by the user who runs it.")
+	}
+	var f ServerFile
+	if err := json.NewDecoder(fh).Decode(&f); err != nil {
+		return nil, cairn.Errorf(cairn.EINVALID, "%s does not parse: %v", path, err).WithHint("Remove it; cairn serve writes it anew.")
+	}
+	return &f, nil
+}
+
+// RemoveServerFile removes the server file of the vault in root if it is
+// still the one of the token tokenID (a server that starts after this one
+// keeps its own).
+func RemoveServerFile(root, tokenID string) error {
+	f, err := ReadServerFile(root)
+	if err != nil {
+		if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+			return nil
+		}
+		return err
+	}
+	if f.TokenID != tokenID {
+		return nil
+	}
+	return os.Remove(ServerFilePath(root))
+}
+
+// Transport returns the HTTP transport a client of the server f describes
+// needs: one that also trusts its certificate, when it has one.
+func (f *ServerFile) Transport() (http.RoundTripper, error) {
+	if f.Cert == "" {
+		return nil, nil
+	}
+	return TrustTransport(f.Cert)
+}
+
+// TrustTransport returns an HTTP transport that trusts the certificates of
+// the PEM file certFile beside the system's.
+func TrustTransport(certFile string) (http.RoundTripper, error) {
+	pem, err := os.ReadFile(certFile)
+	if err != nil {
+		return nil, fmt.Errorf("read the server's certificate: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, cairn.Errorf(cairn.EINVALID, "%s holds no PEM certificate", certFile)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return tr, nil
+}
