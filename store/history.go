@@ -26,10 +26,13 @@ func (s *Store) Resolve(ctx context.Context, rev string) (cairn.Hash, error) {
 	if base == "" {
 		return cairn.Hash{}, cairn.Errorf(cairn.EINVALID, "revision %q names no commit", rev).WithHint(revHint)
 	}
-	h, err := s.resolveBase(ctx, base)
-	if err != nil {
-		return cairn.Hash{}, err
+	// The whole revision is read before any commit is: a malformed one is
+	// EINVALID whatever the history holds.
+	type step struct {
+		op byte
+		n  int
 	}
+	var steps []step
 	for rest != "" {
 		op := rest[0]
 		if op != '~' && op != '^' {
@@ -42,26 +45,34 @@ func (s *Store) Resolve(ctx context.Context, rev string) (cairn.Hash, error) {
 		}
 		n := 1
 		if j > 0 {
+			var err error
 			if n, err = strconv.Atoi(rest[:j]); err != nil || n > 1<<20 {
 				return cairn.Hash{}, cairn.Errorf(cairn.EINVALID, "revision %q: bad number", rev).WithHint(revHint)
 			}
 		}
 		rest = rest[j:]
-		if op == '^' {
-			if n == 0 {
+		steps = append(steps, step{op, n})
+	}
+	h, err := s.resolveBase(ctx, base)
+	if err != nil {
+		return cairn.Hash{}, err
+	}
+	for _, st := range steps {
+		if st.op == '^' {
+			if st.n == 0 {
 				continue
 			}
 			c, err := s.ReadCommit(ctx, h)
 			if err != nil {
 				return cairn.Hash{}, err
 			}
-			if n > len(c.Parents) {
+			if st.n > len(c.Parents) {
 				return cairn.Hash{}, cairn.Errorf(cairn.ENOTFOUND, "revision %q: commit %s has %d parents", rev, h.Short(), len(c.Parents))
 			}
-			h = c.Parents[n-1]
+			h = c.Parents[st.n-1]
 			continue
 		}
-		for range n {
+		for range st.n {
 			c, err := s.ReadCommit(ctx, h)
 			if err != nil {
 				return cairn.Hash{}, err
