@@ -318,9 +318,24 @@ func (c *Client) ShowCommit(ctx context.Context, rev string) (*app.CommitDetail,
 	return &d, nil
 }
 
+// needTree refuses what works on a working tree's folder when the client
+// works in none, as App.NeedTree does.
+func (c *Client) needTree() error {
+	if c.tree == "" {
+		return cairn.Errorf(cairn.EINVALID, "this command works in a working tree, and the current folder is not one of the vault %s serves", c.base).
+			WithHint("Run it inside the vault's folder on the server's machine, or in one made with cairn worktree add")
+	}
+	return nil
+}
+
 // Diff returns the changes from the revision from to the revision to, or
 // to the client's working tree's folder.
 func (c *Client) Diff(ctx context.Context, from, to string, opts app.DiffOptions) (*app.TreeDiff, error) {
+	if to == "" {
+		if err := c.needTree(); err != nil {
+			return nil, err
+		}
+	}
 	var d app.TreeDiff
 	if err := c.get(ctx, "/diff", query("from", from, "to", to, "patch", flag(opts.Patch), "tree", c.tree), &d); err != nil {
 		return nil, err
@@ -330,6 +345,9 @@ func (c *Client) Diff(ctx context.Context, from, to string, opts app.DiffOptions
 
 // Status returns the local edits of the client's working tree.
 func (c *Client) Status(ctx context.Context, paths ...string) (*worktree.Status, error) {
+	if err := c.needTree(); err != nil {
+		return nil, err
+	}
 	q := query("tree", c.tree)
 	for _, p := range paths {
 		q.Add("path", p)
@@ -457,6 +475,9 @@ func (c *Client) Revert(ctx context.Context, req app.RevertRequest) (*app.Revert
 
 // CommitEdits commits the local edits of the client's working tree.
 func (c *Client) CommitEdits(ctx context.Context, req app.CommitEditsRequest) (*app.CommitEditsResult, error) {
+	if err := c.needTree(); err != nil {
+		return nil, err
+	}
 	var res app.CommitEditsResult
 	body := map[string]any{"tree": c.tree, "message": req.Message, "paths": req.Paths}
 	if err := c.post(ctx, "/commit", body, &res); err != nil {

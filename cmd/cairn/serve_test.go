@@ -1,0 +1,412 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"cairn/httpapi"
+)
+
+// serveProc is a cairn serve running as a child process.
+type serveProc struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	out   *syncBuffer
+	done  chan struct{}
+	err   error
+	vault string
+	file  *httpapi.ServerFile
+}
+
+// startServe starts cairn serve on a free loopback port in vault, with
+// args, and waits until it has written its server file.
+func startServe(t *testing.T, vault string, args ...string) *serveProc {
+	t.Helper()
+	cmd := exec.Command(cairnBin(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Dir = vault
+	cmd.Env = append(os.Environ(), "CAIRN_USER=tester")
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &serveProc{t: t, cmd: cmd, out: out, done: make(chan struct{}), vault: vault}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-p.done
+	})
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		select {
+		case <-p.done:
+			t.Fatalf("cairn serve exited (%v):\n%s", p.err, out.String())
+		default:
+		}
+		if f, err := httpapi.ReadServerFile(vault); err == nil && f.PID == cmd.Process.Pid {
+			p.file = f
+			return p
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cairn serve wrote no server file within 30s:\n%s", out.String())
+		}
+	}
+}
+
+// stop sends sig and waits for the process; it returns its exit code (-1
+// when a signal ended it).
+func (p *serveProc) stop(sig syscall.Signal) int {
+	p.t.Helper()
+	p.cmd.Process.Signal(sig)
+	select {
+	case <-p.done:
+	case <-time.After(60 * time.Second):
+		p.t.Fatalf("cairn serve did not stop within 60s after %v:\n%s", sig, p.out.String())
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// get sends GET path to the server with the owner's token and decodes the
+// JSON answer into out.
+func (p *serveProc) get(path string, out any) int {
+	p.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, p.file.URL+path, nil)
+	req.Header.Set("Authorization", "Bearer "+p.file.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		p.t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	if out != nil {
+		json.NewDecoder(resp.Body).Decode(out)
+	}
+	return resp.StatusCode
+}
+
+// audited returns the routes of the changes the server has audited.
+func (p *serveProc) audited() []string {
+	p.t.Helper()
+	var a struct{ Items []struct{ Route string } }
+	if code := p.get("/api/v1/audit?limit=1000", &a); code != 200 {
+		p.t.Fatalf("GET /api/v1/audit = %d", code)
+	}
+	var out []string
+	for _, it := range a.Items {
+		out = append(out, it.Route)
+	}
+	return out
+}
+
+// TestServe_Refusals: flags that cannot be served are usage errors (exit
+// 2) with a hint, and a second server on a vault that has one is refused.
+func TestServe_Refusals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs servers")
+	}
+	vault := filepath.Join(t.TempDir(), "vault")
+	writeFiles(t, vault, map[string]string{"index.md": "# Home\n"})
+	must(t, run(t, vault, nil, "init"), "init")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--addr", "0.0.0.0:0"}, "not a loopback address"},
+		{[]string{"serve", "--addr", "192.0.2.1:7420"}, "without TLS"},
+		{[]string{"serve", "--addr", "7420"}, "is not HOST:PORT"},
+		{[]string{"serve", "--tls-cert", "cert.pem"}, "needs both --tls-cert and --tls-key"},
+		{[]string{"serve", "--max-body", "lots"}, "--max-body"},
+		{[]string{"serve", "--workers", "-1"}, "--workers"},
+		{[]string{"--server", "http://127.0.0.1:1", "serve"}, "does not go through a server"},
+	} {
+		r := run(t, vault, nil, tc.args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) || !strings.Contains(r.stderr, "Hint:") {
+			t.Errorf("cairn %v = exit %d\n%s; want exit 2 saying %q with a hint", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+	if _, err := os.Stat(httpapi.ServerFilePath(vault)); !os.IsNotExist(err) {
+		t.Errorf("a refused serve left a server file: %v", err)
+	}
+	s := startServe(t, vault)
+	r := run(t, vault, nil, "serve", "--addr", "127.0.0.1:0")
+	if r.code != exitRefused || !strings.Contains(r.stderr, "already serves this vault") {
+		t.Errorf("a second cairn serve = exit %d\n%s; want exit 1: a server already serves it", r.code, r.stderr)
+	}
+	if f, err := httpapi.ReadServerFile(vault); err != nil || f.PID != s.cmd.Process.Pid {
+		t.Errorf("the second serve touched the first's server file: %+v, %v", f, err)
+	}
+}
+
+// TestServe_Graceful: commands in the folder go through the server; on
+// SIGTERM it exits 0, removes its server file and revokes its token, and
+// commands open the vault themselves again.
+func TestServe_Graceful(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs servers")
+	}
+	vault := filepath.Join(t.TempDir(), "vault")
+	writeFiles(t, vault, map[string]string{"index.md": "# Home\n", "a.md": "# A\n\n[[index]]\n"})
+	must(t, run(t, vault, nil, "init"), "init")
+	s := startServe(t, vault)
+	fi, err := os.Stat(httpapi.ServerFilePath(vault))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("server file: %v, %v; want mode 0600", fi, err)
+	}
+	writeFiles(t, vault, map[string]string{"a.md": "# A\n\nEdited. [[index]]\n"})
+	must(t, run(t, vault, nil, "commit", "-m", "through the server"), "commit")
+	if routes := s.audited(); !strings.Contains(strings.Join(routes, ","), "POST /api/v1/commit") {
+		t.Errorf("the commit did not go through the server: audited %v", routes)
+	}
+	if code := s.stop(syscall.SIGTERM); code != 0 {
+		t.Fatalf("cairn serve after SIGTERM exited %d:\n%s", code, s.out.String())
+	}
+	if _, err := os.Stat(httpapi.ServerFilePath(vault)); !os.IsNotExist(err) {
+		t.Errorf("the server file outlived the server: %v", err)
+	}
+	r := run(t, vault, nil, "token", "list", "--json")
+	must(t, r, "token list")
+	if !strings.Contains(r.stdout, `"state": "revoked"`) || strings.Contains(r.stdout, `"state": "active"`) {
+		t.Errorf("the owner's token is not revoked after the server stopped:\n%s", r.stdout)
+	}
+	r = run(t, vault, nil, "log", "-n", "1")
+	if r.code != 0 || !strings.Contains(r.stdout, "through the server") {
+		t.Errorf("cairn log after the server stopped = %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestServe_Remote: --server with $CAIRN_TOKEN acts as the token says: a
+// read-only token reads and is refused a change (exit 2, forbidden); a
+// command that works on local folders refuses --server; no token is a
+// usage error.
+func TestServe_Remote(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs servers")
+	}
+	root := t.TempDir()
+	vault := filepath.Join(root, "vault")
+	writeFiles(t, vault, map[string]string{"index.md": "# Home\n", "a.md": "# A\n\n[[index]]\n"})
+	must(t, run(t, vault, nil, "init"), "init")
+	s := startServe(t, vault)
+	r := run(t, vault, nil, "token", "create", "--name", "reader", "--scope", "read", "--json")
+	must(t, r, "token create")
+	var made struct {
+		Items []struct{ Secret string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &made); err != nil || len(made.Items) != 1 {
+		t.Fatalf("token create --json: %v\n%s", err, r.stdout)
+	}
+	env := []string{"CAIRN_SERVER=" + s.file.URL, "CAIRN_TOKEN=" + made.Items[0].Secret}
+	elsewhere := filepath.Join(root, "elsewhere")
+	os.MkdirAll(elsewhere, 0o755)
+	r = run(t, elsewhere, env, "search", "home")
+	if r.code != 0 || !strings.Contains(r.stdout, "index.md") {
+		t.Errorf("cairn search with a read token = %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = run(t, elsewhere, env, "branch", "draft")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "lacks the admin scope") {
+		t.Errorf("cairn branch with a read token = %d\n%s; want exit 2, forbidden", r.code, r.stderr)
+	}
+	r = run(t, elsewhere, env, "status")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "works in a working tree") {
+		t.Errorf("cairn status outside the vault's folder through a server = %d\n%s; want exit 2: no working tree", r.code, r.stderr)
+	}
+	r = run(t, elsewhere, env, "export", filepath.Join(root, "out"))
+	if r.code != exitUsage || !strings.Contains(r.stderr, "does not go through a server") {
+		t.Errorf("cairn export --server = %d\n%s; want a usage error", r.code, r.stderr)
+	}
+	r = run(t, elsewhere, []string{"CAIRN_SERVER=" + s.file.URL}, "log")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "CAIRN_TOKEN") {
+		t.Errorf("cairn log --server without a token = %d\n%s; want a usage error naming $CAIRN_TOKEN", r.code, r.stderr)
+	}
+	r = run(t, elsewhere, []string{"CAIRN_SERVER=" + s.file.URL, "CAIRN_TOKEN=cairn_000000000000_" + strings.Repeat("A", 43)}, "log")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "not known") {
+		t.Errorf("cairn log --server with an unknown token = %d\n%s; want exit 2, unauthorized", r.code, r.stderr)
+	}
+	r = run(t, vault, []string{"CAIRN_TOKEN=" + made.Items[0].Secret}, "--server", s.file.URL, "--as", "user:someone", "log")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "you act as user:reader") {
+		t.Errorf("--as another principal through a server = %d\n%s; want it refused", r.code, r.stderr)
+	}
+}
+
+// TestServe_TLS: a server with a certificate answers over TLS only; the
+// commands in its folder trust the certificate its server file names.
+func TestServe_TLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs servers")
+	}
+	root := t.TempDir()
+	cert, key := selfSigned(t, root)
+	vault := filepath.Join(root, "vault")
+	writeFiles(t, vault, map[string]string{"index.md": "# Home\n\nA page about ink.\n"})
+	must(t, run(t, vault, nil, "init"), "init")
+	s := startServe(t, vault, "--tls-cert", cert, "--tls-key", key)
+	if !strings.HasPrefix(s.file.URL, "https://") {
+		t.Fatalf("server file URL %s, want https", s.file.URL)
+	}
+	r := run(t, vault, nil, "search", "ink")
+	if r.code != 0 || !strings.Contains(r.stdout, "index.md") {
+		t.Errorf("cairn search through the TLS server = %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	resp, err := http.Get(strings.Replace(s.file.URL, "https", "http", 1) + "/healthz")
+	if err == nil && resp.StatusCode == 200 {
+		t.Errorf("the TLS server answered plain HTTP")
+	}
+}
+
+// selfSigned writes a certificate for 127.0.0.1 and its key.
+func selfSigned(t *testing.T, dir string) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "cairn test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true, IsCA: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600)
+	return certFile, keyFile
+}
+
+// events follows a server's event stream from after (a Last-Event-ID) and
+// sends the ids it reads; the channel closes when the stream ends.
+func events(t *testing.T, f *httpapi.ServerFile, after int64) (<-chan int64, context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.URL+"/api/v1/events", nil)
+	req.Header.Set("Authorization", "Bearer "+f.Token)
+	req.Header.Set("Last-Event-ID", strconv.FormatInt(after, 10))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		cancel()
+		t.Fatalf("GET /api/v1/events: %v", err)
+	}
+	ids := make(chan int64, 10000)
+	go func() {
+		defer close(ids)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
+				id, _ := strconv.ParseInt(v, 10, 64)
+				ids <- id
+			}
+		}
+	}()
+	return ids, cancel
+}
+
+// TestServe_KillDuringIngest kills the server (kill -9) while its worker
+// runs an agent and a client follows the event stream. A new server
+// rescues the job and runs it; the client, reconnecting with the last id
+// it saw, gets every later event once; every source ends merged once and
+// doctor is clean.
+func TestServe_KillDuringIngest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills child processes")
+	}
+	const slow = `job=$(basename "$(dirname "$PWD")")
+echo "working"
+sleep 2
+printf -- '---\ntitle: Mills '$job'\ntype: concept\n---\n# Mills\n\nSee [[concepts/paper|Paper]].\n' > concepts/mills-$job.md
+sed -i 's|- \[\[concepts/ink|- [[concepts/mills-'$job'\|Mills]]\n- [[concepts/ink|' index.md
+echo "Wrote a page on mills."`
+	_, vault, sources := ingestVault(t, slow)
+	s := startServe(t, vault)
+	ids, cancel := events(t, s.file, 0)
+	defer cancel()
+	must(t, run(t, vault, nil, append([]string{"ingest", "--detach"}, sources...)...), "ingest --detach")
+	deadline := time.Now().Add(time.Minute)
+	for running := false; !running; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no job started within a minute")
+		}
+		for _, src := range sourcesOf(t, vault) {
+			running = running || src.Status == "running"
+		}
+	}
+	if code := s.stop(syscall.SIGKILL); code != -1 {
+		t.Fatalf("cairn serve after kill -9 exited %d", code)
+	}
+	var seen []int64
+	for id := range ids {
+		seen = append(seen, id)
+	}
+	if len(seen) == 0 {
+		t.Fatal("the event stream sent nothing before the kill")
+	}
+	last := seen[len(seen)-1]
+
+	s2 := startServe(t, vault)
+	resumed, cancel2 := events(t, s2.file, last)
+	defer cancel2()
+	deadline = time.Now().Add(2 * time.Minute)
+	for pending := true; pending; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("sources unfinished two minutes after the restart: %+v\n%s", sourcesOf(t, vault), s2.out.String())
+		}
+		pending = false
+		for _, src := range sourcesOf(t, vault) {
+			pending = pending || src.Status == "queued" || src.Status == "running"
+		}
+	}
+	var table struct{ Items []struct{ ID int64 } }
+	s2.get("/api/v1/events/log?after="+strconv.FormatInt(last, 10)+"&limit=1000", &table)
+	want := map[int64]bool{}
+	for _, it := range table.Items {
+		want[it.ID] = true
+	}
+	got := map[int64]bool{}
+	for len(got) < len(want) {
+		select {
+		case id, ok := <-resumed:
+			if !ok {
+				t.Fatal("the resumed stream ended")
+			}
+			if id <= last || got[id] || !want[id] {
+				t.Fatalf("resumed after %d, the stream sent %d (seen: %v)", last, id, got)
+			}
+			got[id] = true
+		case <-time.After(10 * time.Second):
+			t.Fatalf("resumed after %d, the stream sent %d of the %d events the table holds", last, len(got), len(want))
+		}
+	}
+	if code := s2.stop(syscall.SIGTERM); code != 0 {
+		t.Fatalf("the second server exited %d:\n%s", code, s2.out.String())
+	}
+	accounted(t, vault, sources, "merged")
+}
+
