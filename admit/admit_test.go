@@ -289,6 +289,40 @@ func TestSubmit_Rebase(t *testing.T) {
 	})
 }
 
+// TestSubmit_OnHead: a submission whose OnHead refuses main's head ends
+// before any gate with that error, and nothing is recorded; one that
+// accepts it is admitted.
+func TestSubmit_OnHead(t *testing.T) {
+	e := setup(t)
+	base, baseTree := e.head()
+	b, proposed := e.edit(baseTree, map[string]string{"concepts/a.md": "---\ntitle: A\ntype: concept\n---\n# A\n\nSee [[concepts/b|B]]. Mine.\n"})
+	e.submit(cairn.User("ada"), map[string]string{"concepts/b.md": "---\ntitle: B\ntype: concept\n---\n# B\n\nSee [[concepts/a|A]]. Moved.\n"}, nil)
+	moved, _ := e.head()
+	before, _ := e.p.List(e.ctx, admit.ProposalFilter{Status: "all"})
+	refuse := cairn.Errorf(cairn.ECONFLICT, "moved")
+	var saw []cairn.Hash
+	_, err := e.p.Submit(e.ctx, admit.Request{Route: "test", Base: base, Tree: proposed, Batch: b, Principal: cairn.User("ada"), Message: "cas",
+		OnHead: func(_ context.Context, head cairn.Hash) error {
+			saw = append(saw, head)
+			if head != base {
+				return refuse
+			}
+			return nil
+		}})
+	if err != refuse || !slices.Equal(saw, []cairn.Hash{moved}) {
+		t.Fatalf("Submit with OnHead refusing a moved head = %v (saw %v), want its error, seeing %s once", err, saw, moved.Short())
+	}
+	if ps, _ := e.p.List(e.ctx, admit.ProposalFilter{Status: "all"}); len(ps) != len(before) {
+		t.Errorf("a refused submission recorded %d proposals", len(ps)-len(before))
+	}
+	out := e.submit(cairn.User("ada"), map[string]string{"concepts/a.md": "# A again\n"}, func(r *admit.Request) {
+		r.OnHead = func(context.Context, cairn.Hash) error { return nil }
+	})
+	if !out.Admitted() {
+		t.Errorf("a submission whose OnHead accepts the head was not admitted: %v", out.Findings)
+	}
+}
+
 func TestSubmit_Replay(t *testing.T) {
 	e := setup(t)
 	edit := map[string]string{"concepts/a.md": "---\ntitle: A\ntype: concept\n---\n# A\n\nSee [[concepts/b|B]]. Once.\n"}

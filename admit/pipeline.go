@@ -193,6 +193,11 @@ type Request struct {
 	// the functions registered with OnDecided, for the caller's own rows
 	// (a job's completion). An error rolls everything back.
 	Within func(ctx context.Context, tx *store.Tx, out *Outcome) error
+	// OnHead, when set, runs in each judgement with main's head as it is
+	// judged against, before any gate: an error ends the submission and
+	// nothing is recorded. A compare-and-swap refuses a head that moved
+	// from its base here, before the work of judging it.
+	OnHead func(ctx context.Context, head cairn.Hash) error
 }
 
 // Outcome is what admission decided.
@@ -476,6 +481,11 @@ func (p *Pipeline) judge(ctx context.Context, req *Request, preview bool) (*judg
 	head, err := p.s.Head(ctx, Branch)
 	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
 		return nil, fmt.Errorf("admission: read main: %w", err)
+	}
+	if req.OnHead != nil {
+		if err := req.OnHead(ctx, head); err != nil {
+			return nil, err
+		}
 	}
 	headTree, err := treeOf(ctx, p.s, head)
 	if err != nil {

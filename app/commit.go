@@ -264,6 +264,14 @@ func (a *App) changeset(ctx context.Context, req ChangesRequest, propose bool) (
 			Within: func(ctx context.Context, tx *store.Tx, out *admit.Outcome) error {
 				return checkBase(ctx, tx, out, req.Base)
 			},
+			// A changeset lands on its base or not at all: a head that
+			// moved is refused before the gates run.
+			OnHead: func(ctx context.Context, head cairn.Hash) error {
+				if head != req.Base {
+					return movedError(res.Branch, head, req.Base)
+				}
+				return nil
+			},
 		})
 		if err != nil {
 			return nil, err

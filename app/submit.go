@@ -35,6 +35,9 @@ type submission struct {
 	// Within runs inside the transaction that records the outcome; an
 	// error rolls everything back.
 	Within func(ctx context.Context, tx *store.Tx, out *admit.Outcome) error
+	// OnHead runs before each judgement with main's head (see
+	// admit.Request.OnHead).
+	OnHead func(ctx context.Context, head cairn.Hash) error
 }
 
 // submit submits s for admission into main, made by the principal of ctx,
@@ -49,7 +52,7 @@ func (a *App) submit(ctx context.Context, s submission) (*admit.Outcome, error) 
 	}
 	out, err := a.v.Admit.Submit(ctx, admit.Request{
 		Route: s.Route, Base: s.Base, BaseTree: s.BaseTree, Tree: s.Tree, Batch: s.Batch, Parents: s.Parents,
-		Principal: p, Message: s.Message, Meta: s.Meta, AllowEmpty: s.AllowEmpty, Propose: s.Propose, Within: s.Within,
+		Principal: p, Message: s.Message, Meta: s.Meta, AllowEmpty: s.AllowEmpty, Propose: s.Propose, Within: s.Within, OnHead: s.OnHead,
 	})
 	if err != nil {
 		return nil, a.v.ExplainBusy(err)
