@@ -21,16 +21,8 @@ import (
 
 func benchRun(b *testing.B, dir string, args ...string) time.Duration {
 	b.Helper()
-	d, _ := benchProc(b, dir, false, cairnBinB(b), args...)
+	d, _ := benchProc(b, dir, false, cairnBin(b), args...)
 	return d
-}
-
-func cairnBinB(b *testing.B) string {
-	p, err := exec.LookPath("cairn")
-	if err != nil {
-		b.Fatal(err)
-	}
-	return p
 }
 
 func p50(ds []time.Duration) float64 {
@@ -90,7 +82,7 @@ func BenchmarkAdopt(b *testing.B) {
 					}
 				}
 				b.StartTimer()
-				d, rss := benchProc(b, mine, true, cairnBinB(b), "init")
+				d, rss := benchProc(b, mine, true, cairnBin(b), "init")
 				ours, ourRSS = append(ours, d), max(ourRSS, rss)
 				var took time.Duration
 				for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", "adopt"}} {
@@ -191,7 +183,7 @@ func BenchmarkRead(b *testing.B) {
 	var common string
 	var share float64
 	for _, c := range commonWords(v, 200) {
-		cmd := exec.Command(cairnBinB(b), "search", c.word)
+		cmd := exec.Command(cairnBin(b), "search", c.word)
 		cmd.Dir, cmd.Env = dir, append(os.Environ(), "CAIRN_USER=bench")
 		out, err := cmd.CombinedOutput()
 		if err == nil {
@@ -294,7 +286,7 @@ func BenchmarkCommitPath(b *testing.B) {
 			var ourRSS, theirRSS int64
 			for i := range b.N {
 				p := edit(i * 7919 % v.Len())
-				d, rss := benchProc(b, dir, true, cairnBinB(b), "commit", "-m", "e", p)
+				d, rss := benchProc(b, dir, true, cairnBin(b), "commit", "-m", "e", p)
 				ours, ourRSS = append(ours, d), max(ourRSS, rss)
 				p = edit((i*7919 + 1) % v.Len())
 				d1, rss1 := git("add", p)
@@ -310,7 +302,7 @@ func BenchmarkCommitPath(b *testing.B) {
 			var ours, theirs []time.Duration
 			for i := range b.N {
 				p := edit(i * 104729 % v.Len())
-				d, _ := benchProc(b, dir, true, cairnBinB(b), "status", p)
+				d, _ := benchProc(b, dir, true, cairnBin(b), "status", p)
 				ours = append(ours, d)
 				d, _ = git("status", "--short", p)
 				theirs = append(theirs, d)

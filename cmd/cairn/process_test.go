@@ -19,7 +19,7 @@ import (
 // cairnBin is the cairn command that testscript.Main puts on $PATH (a copy
 // of this test binary): the crash and concurrency tests run it as a child
 // process.
-func cairnBin(t *testing.T) string {
+func cairnBin(t testing.TB) string {
 	t.Helper()
 	p, err := exec.LookPath("cairn")
 	if err != nil {

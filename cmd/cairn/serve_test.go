@@ -27,7 +27,7 @@ import (
 
 // serveProc is a cairn serve running as a child process.
 type serveProc struct {
-	t     *testing.T
+	t     testing.TB
 	cmd   *exec.Cmd
 	out   *syncBuffer
 	done  chan struct{}
@@ -38,7 +38,7 @@ type serveProc struct {
 
 // startServe starts cairn serve on a free loopback port in vault, with
 // args, and waits until it has written its server file.
-func startServe(t *testing.T, vault string, args ...string) *serveProc {
+func startServe(t testing.TB, vault string, args ...string) *serveProc {
 	t.Helper()
 	cmd := exec.Command(cairnBin(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Dir = vault
