@@ -409,4 +409,3 @@ echo "Wrote a page on mills."`
 	}
 	accounted(t, vault, sources, "merged")
 }
-
