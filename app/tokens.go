@@ -111,7 +111,8 @@ func (a *App) Tokens(ctx context.Context) ([]*auth.Token, error) {
 }
 
 // RevokeToken revokes token id as the principal in ctx and returns it: it
-// stops working at once. A token revoked before stays revoked. Errors: no
+// stops working at once in this process, and within a second in a server
+// running elsewhere on the vault. A token revoked before stays revoked. Errors: no
 // principal (EUNAUTHORIZED); no such token (ENOTFOUND).
 func (a *App) RevokeToken(ctx context.Context, id string) (*auth.Token, error) {
 	if _, err := Principal(ctx); err != nil {
@@ -123,6 +124,7 @@ func (a *App) RevokeToken(ctx context.Context, id string) (*auth.Token, error) {
 	if err != nil {
 		return nil, a.v.ExplainBusy(err)
 	}
+	a.authorizer.Forget(id)
 	return a.tokens.Token(ctx, id)
 }
 
@@ -131,17 +133,23 @@ func (a *App) RevokeToken(ctx context.Context, id string) (*auth.Token, error) {
 // asks.
 func (a *App) Authorizer() *auth.Authorizer { return a.authorizer }
 
-// AuditRequest records a change asked over a network surface: who, with
-// which token, by which route, from where, and the status it got.
-func (a *App) AuditRequest(ctx context.Context, r *auth.Request) error {
-	if r.Time.IsZero() {
-		r.Time = a.now()
-	}
+// AuditRequests records changes asked over a network surface, in one
+// transaction: who, with which token, by which route, from where, and the
+// status each got.
+func (a *App) AuditRequests(ctx context.Context, rs ...*auth.Request) error {
 	err := a.v.Store.Update(ctx, func(tx *store.Tx) error {
-		return a.tokens.AddRequest(ctx, tx.Backend(), r)
+		for _, r := range rs {
+			if r.Time.IsZero() {
+				r.Time = a.now()
+			}
+			if err := a.tokens.AddRequest(ctx, tx.Backend(), r); err != nil {
+				return fmt.Errorf("audit %s: %w", r.Route, err)
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		return a.v.ExplainBusy(fmt.Errorf("audit %s: %w", r.Route, err))
+		return a.v.ExplainBusy(err)
 	}
 	return nil
 }

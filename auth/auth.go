@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"cairn"
@@ -199,11 +200,25 @@ type Request struct {
 }
 
 // Authorizer authenticates secrets against the stored tokens and checks
-// scopes: the one authorizer every surface asks.
+// scopes: the one authorizer every surface asks. It keeps the tokens it
+// read for a second (tokenTTL), so that a busy server does not read the
+// token of every request: a token revoked by this process stops working at
+// once, one revoked by another process within the second.
 type Authorizer struct {
 	st  Storage
 	now func() time.Time
+
+	mu     sync.Mutex
+	tokens map[string]cachedToken
 }
+
+type cachedToken struct {
+	t    *Token
+	read time.Time
+}
+
+// tokenTTL is how long the authorizer trusts a token it read.
+const tokenTTL = time.Second
 
 // NewAuthorizer returns an authorizer over the tokens st keeps; now
 // defaults to time.Now.
@@ -211,7 +226,37 @@ func NewAuthorizer(st Storage, now func() time.Time) *Authorizer {
 	if now == nil {
 		now = time.Now
 	}
-	return &Authorizer{st: st, now: now}
+	return &Authorizer{st: st, now: now, tokens: map[string]cachedToken{}}
+}
+
+// Forget drops what the authorizer holds of token id: a revocation made
+// here takes effect at once.
+func (a *Authorizer) Forget(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.tokens, id)
+}
+
+// token returns token id as stored, read again when the one held is older
+// than tokenTTL.
+func (a *Authorizer) token(ctx context.Context, id string) (*Token, error) {
+	a.mu.Lock()
+	c, ok := a.tokens[id]
+	a.mu.Unlock()
+	if ok && time.Since(c.read) < tokenTTL {
+		return c.t, nil
+	}
+	t, err := a.st.Token(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.tokens) >= 4096 {
+		clear(a.tokens) // bounded: a flood of made-up ids finds none anyway
+	}
+	a.tokens[id] = cachedToken{t: t, read: time.Now()}
+	return t, nil
 }
 
 // Authenticate returns the token whose secret is secret. A secret that is
@@ -223,7 +268,7 @@ func (a *Authorizer) Authenticate(ctx context.Context, secret string) (*Token, e
 	if !ok {
 		return nil, cairn.Errorf(cairn.EUNAUTHORIZED, "the bearer token is not a cairn token").WithHint(hint)
 	}
-	t, err := a.st.Token(ctx, id)
+	t, err := a.token(ctx, id)
 	if cairn.ErrorCode(err) == cairn.ENOTFOUND {
 		return nil, cairn.Errorf(cairn.EUNAUTHORIZED, "the bearer token is not known to this vault").WithHint(hint)
 	}

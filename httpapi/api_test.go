@@ -298,12 +298,19 @@ func TestServer_API(t *testing.T) {
 	tok := decode[map[string]any](t, c.call(post, "/api/v1/tokens", "/api/v1/tokens", map[string]any{"name": "ci", "scopes": []string{"read"}}, 201))
 	c.call(get, "/api/v1/tokens", "/api/v1/tokens", nil, 200)
 	c.call(del, "/api/v1/tokens/{id}", "/api/v1/tokens/"+tok["token"].(map[string]any)["id"].(string), nil, 200)
-	audit := decode[struct {
-		Items []struct {
-			Route, Principal, Remote string
-			Status                   int
+	// The audit is written moments after the answers: the last change's
+	// row comes within a few seconds.
+	type row struct {
+		Route, Principal, Remote string
+		Status                   int
+	}
+	var audit struct{ Items []row }
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		audit = decode[struct{ Items []row }](t, c.call(get, "/api/v1/audit", "/api/v1/audit?limit=1000", nil, 200))
+		if n := len(audit.Items); n > 0 && audit.Items[n-1].Route == "DELETE /api/v1/tokens/{id}" || time.Now().After(deadline) {
+			break
 		}
-	}](t, c.call(get, "/api/v1/audit", "/api/v1/audit?limit=1000", nil, 200))
+	}
 	routes := map[string]bool{}
 	for _, r := range audit.Items {
 		routes[r.Route] = true

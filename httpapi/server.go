@@ -90,22 +90,27 @@ type Server struct {
 	api     huma.API
 	limits  *limiter
 	hub     *hub
+	audits  *auditor
 	handler http.Handler
 	// stopping is closed when the server begins to stop: streams end.
-	stopping chan struct{}
-	stopOnce sync.Once
+	stopping  chan struct{}
+	stopOnce  sync.Once
+	closeOnce sync.Once
 	// ready is set while Serve serves; /readyz answers 503 otherwise.
 	mu    sync.Mutex
 	ready bool
 }
 
 // New returns the HTTP API of the vault a has open. Serve serves it; or
-// Handler returns it for a server of the caller's.
+// Handler returns it for a server of the caller's, who calls Close once it
+// serves no more.
 func New(a *app.App, opts *Options) *Server {
 	o := cmp.Or(opts, &Options{}).withDefaults()
 	s := &Server{app: a, opts: o, log: o.Logger, mux: http.NewServeMux(), stopping: make(chan struct{})}
 	s.limits = newLimiter(a)
 	s.hub = newHub(a, o.Logger)
+	s.audits = newAuditor(a, o.Logger)
+	go s.audits.run()
 	s.api = humago.New(s.mux, s.config())
 	s.routes()
 	s.mux.HandleFunc("GET /healthz", s.healthz)
@@ -191,6 +196,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case err := <-errc:
 		s.setReady(false)
 		s.stop()
+		s.Close()
 		return fmt.Errorf("serve on %s: %w", ln.Addr(), err)
 	case <-ctx.Done():
 	}
@@ -198,11 +204,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.log.Info("stopping: requests in flight finish", "timeout", s.opts.ShutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	err := srv.Shutdown(sctx)
+	if err != nil {
 		srv.Close()
-		return fmt.Errorf("stop serving: %w", err)
+		err = fmt.Errorf("stop serving: %w", err)
 	}
-	return nil
+	s.Close()
+	return err
 }
 
 // stop ends the streams: they tell their clients the server is stopping.
@@ -348,18 +356,20 @@ func (s *Server) authorize(scope auth.Scope, mutates bool) func(huma.Context, fu
 }
 
 // audit records a change asked: who, with which token, by which route,
-// from where, and the status it got. A failure to record is logged.
+// from where, and the status it got (see auditor).
 func (s *Server) audit(ctx huma.Context, tok *auth.Token) {
 	op := ctx.Operation()
-	r := &auth.Request{
+	s.audits.add(&auth.Request{
 		Principal: tok.Principal, Token: tok.ID, Surface: "http",
 		Route: op.Method + " " + op.Path, Remote: ctx.RemoteAddr(), Status: ctx.Status(),
-	}
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx.Context()), 10*time.Second)
-	defer cancel()
-	if err := s.app.AuditRequest(actx, r); err != nil {
-		s.log.Error("audit a request", "route", r.Route, "principal", r.Principal, "err", err)
-	}
+	})
+}
+
+// Close writes the audit rows still queued and stops taking more; call it
+// once no request is served any more (Serve returned, or the caller's own
+// server stopped).
+func (s *Server) Close() {
+	s.closeOnce.Do(s.audits.close)
 }
 
 // errStopping ends a stream when the server stops.

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"cairn/httpapi"
+	"cairn/index"
 	"cairn/internal/vaultgen"
 )
 
@@ -34,6 +35,11 @@ type loadConfig struct {
 	// writeEvery makes one operation in writeEvery a changeset; the
 	// others are reads. Default 10.
 	writeEvery int
+	// think is the mean pause of a client between two requests
+	// (exponentially distributed, so the requests of all clients arrive
+	// as a Poisson stream); 0: none, each client sends its next request
+	// as soon as it has an answer.
+	think time.Duration
 	// kill, when set, is called once, halfway through.
 	kill func()
 }
@@ -113,6 +119,13 @@ func runLoad(tb testing.TB, f *httpapi.ServerFile, cfg loadConfig) *loadResult {
 				res.mu.Unlock()
 			}()
 			for n := 0; ctx.Err() == nil; n++ {
+				if cfg.think > 0 {
+					select {
+					case <-time.After(time.Duration(rng.ExpFloat64() * float64(cfg.think))):
+					case <-ctx.Done():
+						return
+					}
+				}
 				if rng.IntN(writeEvery) != 0 {
 					u := f.URL + "/api/v1/files?path=" + url.QueryEscape(cfg.pages[rng.IntN(len(cfg.pages))])
 					if len(cfg.words) > 0 && rng.IntN(5) == 0 {
@@ -360,19 +373,26 @@ func rssKiB(pid int) (now, peak int64) {
 
 // BenchmarkServeLoad runs 64 clients for 60 seconds against cairn serve on
 // a generated vault, 90% reads (four in five a page by path, one a search
-// from the benchmark query mix of title words) and 10% changesets against the head they read: the
+// from the benchmark query mix of title words) and 10% changesets against
+// the head they read. Each client pauses 100 ms on average between two
+// requests (640 requests a second offered in all); the saturated runs
+// (think=0) send each request as soon as the last is answered, so their
+// latency is the clients' number divided by the throughput. It reports the
 // reads' p50 and p99, the rates, the 5xx answers (which fail it, as a
 // change admitted twice or a refused one in main does), and the server's
 // memory afterwards.
 func BenchmarkServeLoad(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
-		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {
-			vault, pages, words := loadVault(b, n)
+	for _, tc := range []struct {
+		pages int
+		think time.Duration
+	}{{10_000, 100 * time.Millisecond}, {10_000, 0}, {100_000, 100 * time.Millisecond}} {
+		b.Run(fmt.Sprintf("pages=%d/think=%v", tc.pages, tc.think), func(b *testing.B) {
+			vault, pages, words := loadVault(b, tc.pages)
 			s := startServe(b, vault)
 			_, startPeak := rssKiB(s.cmd.Process.Pid)
 			var res *loadResult
 			for range b.N {
-				res = runLoad(b, s.file, loadConfig{clients: 64, duration: 60 * time.Second, pages: pages, words: words})
+				res = runLoad(b, s.file, loadConfig{clients: 64, duration: 60 * time.Second, pages: pages, words: words, think: tc.think})
 			}
 			b.StopTimer()
 			rss, peak := rssKiB(s.cmd.Process.Pid)
@@ -392,5 +412,106 @@ func BenchmarkServeLoad(b *testing.B) {
 			b.ReportMetric(float64(peak)/1024, "peak-MiB")
 			b.ReportMetric(float64(startPeak)/1024, "start-peak-MiB")
 		})
+	}
+}
+
+// BenchmarkServeRead reads pages at main (GET /api/v1/files) and searches
+// (GET /api/v1/search, the benchmark query mix) through cairn serve, one
+// request at a time, on a generated vault: each request's whole round
+// trip over loopback, token checked, JSON encoded.
+func BenchmarkServeRead(b *testing.B) {
+	for _, n := range []int{100_000} {
+		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {
+			vault, pages, queries := loadVault(b, n)
+			s := startServe(b, vault)
+			c, err := httpapi.NewClient(s.file.URL, s.file.Token)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			// Warm: the first search reads the index's totals.
+			c.Search(ctx, index.SearchQuery{Text: queries[0]})
+			var reads, searches []time.Duration
+			b.ResetTimer()
+			for i := range b.N {
+				t0 := time.Now()
+				if _, err := c.ReadFile(ctx, "main", pages[i%len(pages)]); err != nil {
+					b.Fatal(err)
+				}
+				reads = append(reads, time.Since(t0))
+				if i%5 == 0 {
+					t0 = time.Now()
+					if _, err := c.Search(ctx, index.SearchQuery{Text: queries[(i/5)%len(queries)]}); err != nil {
+						b.Fatal(err)
+					}
+					searches = append(searches, time.Since(t0))
+				}
+			}
+			b.StopTimer()
+			rss, _ := rssKiB(s.cmd.Process.Pid)
+			s.stop(syscall.SIGTERM)
+			b.ReportMetric(percentile(reads, 0.50), "read-p50-ms")
+			b.ReportMetric(percentile(reads, 0.99), "read-p99-ms")
+			b.ReportMetric(percentile(searches, 0.50), "search-p50-ms")
+			b.ReportMetric(percentile(searches, 0.95), "search-p95-ms")
+			b.ReportMetric(float64(rss)/1024, "rss-MiB")
+		})
+	}
+}
+
+// TestServe_RaceWithLocal runs a load of changesets through the server
+// while other processes on the vault's machine import folders into main
+// directly (cairn import opens the vault itself, beside the server), round
+// after round: every change the server admitted is in main once, every
+// refused one absent, every import's files are in main, and doctor is
+// clean: no process lost another's change.
+func TestServe_RaceWithLocal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("races processes")
+	}
+	vault, pages, words := loadVault(t, 200)
+	root := filepath.Dir(vault)
+	s := startServe(t, vault)
+	const importers, rounds = 2, 4
+	var wg sync.WaitGroup
+	imported := make([][]string, importers)
+	for i := range importers {
+		wg.Go(func() {
+			for r := range rounds {
+				dir := filepath.Join(root, fmt.Sprintf("in-%d-%d", i, r))
+				name := fmt.Sprintf("page-%d-%d.md", i, r)
+				os.MkdirAll(dir, 0o755)
+				os.WriteFile(filepath.Join(dir, name), []byte(fmt.Sprintf("---\ntitle: Imported %d %d\ntype: note\n---\nImported beside the server. [[index]]\n", i, r)), 0o644)
+				res := run(t, vault, nil, "import", "--prefix", fmt.Sprintf("imp/%d-%d", i, r), dir)
+				if res.code != 0 {
+					t.Errorf("import %d/%d: exit %d\n%s%s", i, r, res.code, res.stdout, res.stderr)
+					continue
+				}
+				imported[i] = append(imported[i], fmt.Sprintf("imp/%d-%d/%s", i, r, name))
+			}
+		})
+	}
+	res := runLoad(t, s.file, loadConfig{clients: 8, duration: 5 * time.Second, pages: pages, words: words, writeEvery: 3})
+	wg.Wait()
+	t.Logf("%d reads, %d admitted, %d refused, %d unknown; statuses %v", len(res.reads), len(res.admitted), len(res.refused), len(res.unknown), res.status)
+	if n := res.serverErrors(); n != 0 || res.transportErrors != 0 {
+		t.Errorf("%d answers were 5xx, %d got none: %v", n, res.transportErrors, res.status)
+	}
+	if code := s.stop(syscall.SIGTERM); code != 0 {
+		t.Fatalf("cairn serve exited %d:\n%s", code, s.out.String())
+	}
+	checkOnce(t, vault, res)
+	for i, paths := range imported {
+		if len(paths) != rounds {
+			t.Errorf("importer %d landed %d of %d imports", i, len(paths), rounds)
+		}
+		for _, p := range paths {
+			if r := run(t, vault, nil, "show", "main:"+p); r.code != 0 {
+				t.Errorf("%s, imported beside the server, is not in main: %s", p, r.stderr)
+			}
+		}
+	}
+	if d := run(t, vault, nil, "doctor"); d.code != 0 {
+		t.Errorf("doctor:\n%s%s", d.stdout, d.stderr)
 	}
 }

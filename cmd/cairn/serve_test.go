@@ -173,8 +173,14 @@ func TestServe_Graceful(t *testing.T) {
 	}
 	writeFiles(t, vault, map[string]string{"a.md": "# A\n\nEdited. [[index]]\n"})
 	must(t, run(t, vault, nil, "commit", "-m", "through the server"), "commit")
-	if routes := s.audited(); !strings.Contains(strings.Join(routes, ","), "POST /api/v1/commit") {
-		t.Errorf("the commit did not go through the server: audited %v", routes)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		routes := s.audited() // written moments after the answer
+		if strings.Contains(strings.Join(routes, ","), "POST /api/v1/commit") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the commit did not go through the server: audited %v", routes)
+		}
 	}
 	if code := s.stop(syscall.SIGTERM); code != 0 {
 		t.Fatalf("cairn serve after SIGTERM exited %d:\n%s", code, s.out.String())
