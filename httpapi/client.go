@@ -322,7 +322,7 @@ func (c *Client) ShowCommit(ctx context.Context, rev string) (*app.CommitDetail,
 // works in none, as App.NeedTree does.
 func (c *Client) needTree() error {
 	if c.tree == "" {
-		return cairn.Errorf(cairn.EINVALID, "this command works in a working tree, and the current folder is not one of the vault %s serves", c.base).
+		return cairn.Errorf(cairn.EINVALID, "this command works in a working tree, and the current folder is not in one (of the vault %s serves)", c.base).
 			WithHint("Run it inside the vault's folder on the server's machine, or in one made with cairn worktree add")
 	}
 	return nil
