@@ -96,18 +96,20 @@ type Service interface {
 
 var _ Service = (*App)(nil)
 
-// InTree returns the App working in the working tree whose folder is dir
-// (its path as the vault records it): what a server does for a client in
-// that folder. The App returned shares a's vault: close a, never it.
-// A dir that is no working tree of the vault is ENOTFOUND.
-func (a *App) InTree(ctx context.Context, dir string) (*App, error) {
-	t, err := a.v.Trees.Get(ctx, dir)
+// InTree returns the App working in the working tree whose folder is dir:
+// what a server does for a client in that folder. A secondary working tree
+// moved to dir is recorded there, as opening the vault from it would do,
+// and moved says so. The App returned shares a's vault: close a, never
+// it. A dir that is no working tree of the vault is ENOTFOUND; a copy of
+// a tree still in its place EINVALID.
+func (a *App) InTree(ctx context.Context, dir string) (c *App, moved string, err error) {
+	t, moved, err := a.v.TreeAt(ctx, dir)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	c := *a
-	c.tree = t
-	return &c, nil
+	cp := *a
+	cp.tree = t
+	return &cp, moved, nil
 }
 
 // WorkTree returns the folder of the working tree the App works in, ""

@@ -81,22 +81,18 @@ func (c *Client) Branch() string { return c.branch }
 // for none.
 func (c *Client) WorkTree() string { return c.tree }
 
-// UseTree makes the client work in the working tree whose folder is dir,
-// as the server's vault records it: its local edits, its branch. A dir
-// that is no working tree of the vault is ENOTFOUND.
-func (c *Client) UseTree(ctx context.Context, dir string) error {
-	trees, err := c.Worktrees(ctx)
-	if err != nil {
-		return err
+// UseTree makes the client work in the working tree whose folder is dir
+// (a folder of the server's machine): its local edits, its branch. A
+// secondary working tree moved to dir is recorded there, and repaired
+// says so. A dir that is no working tree of the vault is ENOTFOUND; a copy
+// of a tree still in its place EINVALID.
+func (c *Client) UseTree(ctx context.Context, dir string) (repaired []string, err error) {
+	var f WorktreeFound
+	if err := c.post(ctx, "/worktree", map[string]string{"path": dir}, &f); err != nil {
+		return nil, err
 	}
-	for _, t := range trees {
-		if t.Path == dir {
-			c.tree, c.branch = t.Path, t.Branch
-			return nil
-		}
-	}
-	return cairn.Errorf(cairn.ENOTFOUND, "%s is not a working tree of the vault the server at %s serves", dir, c.base).
-		WithHint("cairn worktree list names the vault's working trees.")
+	c.tree, c.branch = f.Tree.Path, f.Tree.Branch
+	return f.Repaired, nil
 }
 
 // Vault returns what the server says of its vault and of the client's

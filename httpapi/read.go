@@ -34,10 +34,18 @@ type VaultInfo struct {
 	// who the client acts as, and what it may do.
 	Principal cairn.Principal `json:"principal"`
 	Scopes    []auth.Scope    `json:"scopes"`
+	// Repaired says what the server's opening of the vault put right (it
+	// moved, it is a copy): told to the first client that asks, as a
+	// command that opens the vault tells it once.
+	Repaired []string `json:"repaired"`
+	// Problems says what opening the vault found wrong and could not put
+	// right.
+	Problems []string `json:"problems"`
 }
 
 func (s *Server) vault(ctx context.Context, _ *struct{}) (*body[VaultInfo], error) {
-	info := VaultInfo{Root: s.app.Root(), Bare: s.app.Bare(), Version: s.opts.Version, MaxBody: s.opts.MaxBody}
+	info := VaultInfo{Root: s.app.Root(), Bare: s.app.Bare(), Version: s.opts.Version, MaxBody: s.opts.MaxBody,
+		Repaired: s.takeRepaired(), Problems: nonNil(s.app.Problems())}
 	if t := auth.FromContext(ctx); t != nil {
 		info.Principal, info.Scopes = t.Principal, t.Scopes
 	}
@@ -278,7 +286,35 @@ func (s *Server) inTree(ctx context.Context, tree string) (*app.App, error) {
 	if tree == "" {
 		return s.app, nil
 	}
-	return s.app.InTree(ctx, tree)
+	a, _, err := s.app.InTree(ctx, tree)
+	return a, err
+}
+
+type worktreeIn struct {
+	Body struct {
+		Path string `json:"path" minLength:"1" doc:"A folder on the server's machine: a working tree of the vault, or a secondary one moved there."`
+	}
+}
+
+// WorktreeFound is the working tree at a folder, and what finding it
+// repaired (a secondary tree moved there is recorded there).
+type WorktreeFound struct {
+	Tree     *worktree.Tree `json:"tree"`
+	Repaired []string       `json:"repaired"`
+}
+
+// worktree finds the working tree at a folder, as a command run in it
+// does: a client uses it to work in its folder's tree.
+func (s *Server) worktree(ctx context.Context, in *worktreeIn) (*body[WorktreeFound], error) {
+	a, moved, err := s.app.InTree(ctx, in.Body.Path)
+	if err != nil {
+		return nil, err
+	}
+	f := WorktreeFound{Tree: a.Tree(), Repaired: []string{}}
+	if moved != "" {
+		f.Repaired = append(f.Repaired, moved)
+	}
+	return &body[WorktreeFound]{Body: f}, nil
 }
 
 type diffIn struct {

@@ -99,6 +99,7 @@ func (s *Server) routes() {
 
 	// Working trees on the server's machine.
 	register(s, route{method: get, path: "/worktrees", id: "list-worktrees", summary: "The vault's working trees", scope: R}, s.worktrees)
+	register(s, route{method: post, path: "/worktree", id: "find-worktree", summary: "The working tree at a folder (a secondary tree moved there is recorded there)", scope: R}, s.worktree)
 	register(s, route{method: get, path: "/status", id: "status", summary: "A working tree's local edits", scope: R}, s.status)
 	register(s, route{method: post, path: "/commit", id: "commit-edits", summary: "Commit a working tree's local edits (through admission on main)", scope: P}, s.commitEdits)
 

@@ -97,8 +97,20 @@ type Server struct {
 	stopOnce  sync.Once
 	closeOnce sync.Once
 	// ready is set while Serve serves; /readyz answers 503 otherwise.
-	mu    sync.Mutex
-	ready bool
+	// repaired is what opening the vault put right, until a client is
+	// told (GET /api/v1/vault).
+	mu       sync.Mutex
+	ready    bool
+	repaired []string
+}
+
+// takeRepaired returns what opening the vault put right, once.
+func (s *Server) takeRepaired() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := nonNil(s.repaired)
+	s.repaired = nil
+	return r
 }
 
 // New returns the HTTP API of the vault a has open. Serve serves it; or
@@ -106,7 +118,7 @@ type Server struct {
 // serves no more.
 func New(a *app.App, opts *Options) *Server {
 	o := cmp.Or(opts, &Options{}).withDefaults()
-	s := &Server{app: a, opts: o, log: o.Logger, mux: http.NewServeMux(), stopping: make(chan struct{})}
+	s := &Server{app: a, opts: o, log: o.Logger, mux: http.NewServeMux(), stopping: make(chan struct{}), repaired: a.Repaired()}
 	s.limits = newLimiter(a)
 	s.hub = newHub(a, o.Logger)
 	s.audits = newAuditor(a, o.Logger)

@@ -37,7 +37,9 @@ cooldown
 folders ./cmd/cairn 'Import' 3x
 cooldown
 folders ./cmd/cairn 'Adopt' 2x
-run ./cmd/cairn 'Read' 50x
+run ./cmd/cairn 'BenchmarkRead$' 50x
+run ./cmd/cairn 'ServeRead' 3000x
+run ./cmd/cairn 'ServeLoad' 1x
 run ./admit 'Admit' 40x
 cooldown
 run ./ingest 'Ingest' 10x

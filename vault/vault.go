@@ -222,23 +222,57 @@ func Open(ctx context.Context, dir string, opts *Options) (*Vault, *worktree.Tre
 		v.Close()
 		return nil, nil, err
 	}
-	t, err := v.Trees.Get(ctx, treeRoot)
+	t, moved, err := v.TreeAt(ctx, treeRoot)
 	switch {
 	case err == nil:
-	case cairn.ErrorCode(err) == cairn.ENOTFOUND && ptr != nil:
-		// A secondary working tree that was moved.
-		if t, err = v.Trees.Relink(ctx, treeRoot, ptr); err != nil {
-			v.Close()
-			return nil, nil, err
+		if moved != "" {
+			v.Repaired = append(v.Repaired, moved)
 		}
-		v.Repaired = append(v.Repaired, fmt.Sprintf("recorded that the working tree of %s moved to %s", t.Branch, t.Path))
-	case cairn.ErrorCode(err) == cairn.ENOTFOUND:
-		t = nil
+	case cairn.ErrorCode(err) == cairn.ENOTFOUND && ptr == nil:
+		t = nil // a folder of the vault that is no working tree (a bare vault's)
 	default:
 		v.Close()
 		return nil, nil, err
 	}
 	return v, t, nil
+}
+
+// TreeAt returns the working tree whose folder is dir: the one the vault
+// records there, or a secondary working tree that was moved there (its
+// pointer file names it and this vault: the vault records the move, and
+// says so in moved), or a tree reached through a symbolic link. A folder
+// that is no working tree of this vault is ENOTFOUND; a copy of a tree
+// still in its place EINVALID, with a hint.
+func (v *Vault) TreeAt(ctx context.Context, dir string) (t *worktree.Tree, moved string, err error) {
+	t, err = v.Trees.Get(ctx, dir)
+	if cairn.ErrorCode(err) != cairn.ENOTFOUND {
+		return t, "", err
+	}
+	ptr, perr := worktree.ReadPointer(dir)
+	if perr != nil {
+		return nil, "", err // not a secondary working tree
+	}
+	if !sameFolder(ptr.Vault, v.Root) || ptr.ID != "" && v.Trees.VaultID != "" && ptr.ID != v.Trees.VaultID {
+		return nil, "", cairn.Errorf(cairn.ENOTFOUND, "%s is a working tree of the vault at %s, not of this one at %s", dir, ptr.Vault, v.Root).
+			WithHint("Run the command in the folder of that vault, or one of its working trees.")
+	}
+	if t, err = v.Trees.Relink(ctx, dir, ptr); err != nil {
+		return nil, "", err
+	}
+	if t.Path == dir {
+		moved = fmt.Sprintf("recorded that the working tree of %s moved to %s", t.Branch, t.Path)
+	}
+	return t, moved, nil
+}
+
+// sameFolder reports whether two paths name one folder.
+func sameFolder(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
 func open(ctx context.Context, root string, opts *Options) (*Vault, error) {

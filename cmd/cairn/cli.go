@@ -391,11 +391,13 @@ func (a *cli) service() (app.Service, error) {
 		if err != nil {
 			return nil, err
 		}
+		var repaired []string
 		if loc, err := vault.Locate(a.dir()); err == nil && sameDir(loc.Vault, info.Root) {
-			if err := c.UseTree(a.ctx, loc.Tree); err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+			if repaired, err = c.UseTree(a.ctx, loc.Tree); err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
 				return nil, err
 			}
 		}
+		a.printRepairs(append(info.Repaired, repaired...), info.Problems)
 		return c, a.checkAs(c, info)
 	}
 	if loc, err := vault.Locate(a.dir()); err == nil {
@@ -443,17 +445,26 @@ func (a *cli) discover(loc *vault.Location) (*httpapi.Client, error) {
 		a.logger().Debug("the server file names a server of another folder", "url", f.URL, "root", info.Root)
 		return nil, nil
 	}
-	if err := c.UseTree(a.ctx, loc.Tree); err != nil {
-		if cairn.ErrorCode(err) != cairn.ENOTFOUND {
-			return nil, err
-		}
-		if loc.Tree != loc.Vault {
-			// A working tree the vault does not know at this folder (it
-			// moved): opening the vault here finds it again.
-			return nil, nil
-		}
+	repaired, err := c.UseTree(a.ctx, loc.Tree)
+	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+		return nil, err
 	}
+	a.printRepairs(append(info.Repaired, repaired...), info.Problems)
 	return c, a.checkAs(c, info)
+}
+
+// printRepairs prints what opening the vault put right and what it found
+// wrong, unless the command reports them itself.
+func (a *cli) printRepairs(repaired, problems []string) {
+	if a.quiet {
+		return
+	}
+	for _, r := range repaired {
+		fmt.Fprintf(a.stderr, "cairn: %s\n", r)
+	}
+	for _, p := range problems {
+		fmt.Fprintf(a.stderr, "cairn: warning: %s\n", p)
+	}
 }
 
 // checkAs refuses an explicit --as that is not the principal of the
@@ -499,14 +510,7 @@ func (a *cli) openApp() (*app.App, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !a.quiet {
-		for _, r := range c.Repaired() {
-			fmt.Fprintf(a.stderr, "cairn: %s\n", r)
-		}
-		for _, p := range c.Problems() {
-			fmt.Fprintf(a.stderr, "cairn: warning: %s\n", p)
-		}
-	}
+	a.printRepairs(c.Repaired(), c.Problems())
 	return c, nil
 }
 
