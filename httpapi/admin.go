@@ -11,11 +11,7 @@ import (
 )
 
 func (s *Server) settings(ctx context.Context, _ *struct{}) (*body[Items[admit.Setting]], error) {
-	ss, err := s.app.Settings(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return items(ss), nil
+	return list(s.app.Settings(ctx))
 }
 
 type settingIn struct {
@@ -23,11 +19,7 @@ type settingIn struct {
 }
 
 func (s *Server) setting(ctx context.Context, in *settingIn) (*body[*admit.Setting], error) {
-	st, err := s.app.Setting(ctx, in.Key)
-	if err != nil {
-		return nil, err
-	}
-	return &body[*admit.Setting]{Body: st}, nil
+	return ok(s.app.Setting(ctx, in.Key))
 }
 
 type setSettingIn struct {
@@ -38,11 +30,7 @@ type setSettingIn struct {
 }
 
 func (s *Server) setSetting(ctx context.Context, in *setSettingIn) (*body[*app.SettingChange], error) {
-	c, err := s.app.SetSetting(ctx, in.Key, in.Body.Value)
-	if err != nil {
-		return nil, err
-	}
-	return &body[*app.SettingChange]{Body: c}, nil
+	return ok(s.app.SetSetting(ctx, in.Key, in.Body.Value))
 }
 
 type doctorIn struct {
@@ -87,11 +75,7 @@ func (s *Server) gc(ctx context.Context, in *gcIn) (*body[*app.Collected], error
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.app.GC(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	return &body[*app.Collected]{Body: c}, nil
+	return ok(s.app.GC(ctx, opts))
 }
 
 type purgeIn struct {
@@ -103,27 +87,15 @@ type purgeIn struct {
 }
 
 func (s *Server) purge(ctx context.Context, in *purgeIn) (*body[*app.Purged], error) {
-	p, err := s.app.Purge(ctx, in.Body.Path, in.Body.At, in.Body.Reason)
-	if err != nil {
-		return nil, err
-	}
-	return &body[*app.Purged]{Body: p}, nil
+	return ok(s.app.Purge(ctx, in.Body.Path, in.Body.At, in.Body.Reason))
 }
 
 func (s *Server) reindex(ctx context.Context, _ *struct{}) (*body[*app.Reindexed], error) {
-	r, err := s.app.Reindex(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &body[*app.Reindexed]{Body: r}, nil
+	return ok(s.app.Reindex(ctx))
 }
 
 func (s *Server) tokens(ctx context.Context, _ *struct{}) (*body[Items[*auth.Token]], error) {
-	ts, err := s.app.Tokens(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return items(ts), nil
+	return list(s.app.Tokens(ctx))
 }
 
 type createTokenIn struct {
@@ -131,11 +103,7 @@ type createTokenIn struct {
 }
 
 func (s *Server) createToken(ctx context.Context, in *createTokenIn) (*body[*app.NewToken], error) {
-	t, err := s.app.CreateToken(ctx, in.Body)
-	if err != nil {
-		return nil, err
-	}
-	return &body[*app.NewToken]{Body: t}, nil
+	return ok(s.app.CreateToken(ctx, in.Body))
 }
 
 type tokenIn struct {
@@ -143,11 +111,7 @@ type tokenIn struct {
 }
 
 func (s *Server) revokeToken(ctx context.Context, in *tokenIn) (*body[*auth.Token], error) {
-	t, err := s.app.RevokeToken(ctx, in.ID)
-	if err != nil {
-		return nil, err
-	}
-	return &body[*auth.Token]{Body: t}, nil
+	return ok(s.app.RevokeToken(ctx, in.ID))
 }
 
 type auditIn struct {
@@ -156,9 +120,5 @@ type auditIn struct {
 }
 
 func (s *Server) auditLog(ctx context.Context, in *auditIn) (*body[Items[*auth.Request]], error) {
-	rs, err := s.app.AuditedRequests(ctx, in.After, in.Limit)
-	if err != nil {
-		return nil, err
-	}
-	return items(rs), nil
+	return list(s.app.AuditedRequests(ctx, in.After, in.Limit))
 }

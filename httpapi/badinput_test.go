@@ -112,7 +112,7 @@ func TestServer_BadInput(t *testing.T) {
 			if tc.body != "" {
 				body = strings.NewReader(tc.body)
 			}
-			code, data, h := e.doHost(tc.method, tc.path, tc.secret, "application/json", body, tc.header...)
+			code, data, h := e.do(tc.method, tc.path, tc.secret, "application/json", body, tc.header...)
 			p := problem(t, tc.name, data)
 			if code != tc.status || p.Status != tc.status || p.Code != tc.code {
 				t.Fatalf("%s %s = %d %s (code %s), want %d %s", tc.method, tc.path, code, p.Detail, p.Code, tc.status, tc.code)
@@ -137,33 +137,6 @@ func mustTokens(t *testing.T, e *env) []*auth.Token {
 		t.Fatal(err)
 	}
 	return ts
-}
-
-// doHost is do with a Host header taken from the header pairs.
-func (e *env) doHost(method, path, secret, contentType string, body io.Reader, header ...string) (int, []byte, http.Header) {
-	e.t.Helper()
-	req, err := http.NewRequestWithContext(e.t.Context(), method, e.url+path, body)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if secret != "" {
-		req.Header.Set("Authorization", "Bearer "+secret)
-	}
-	req.Header.Set("Content-Type", contentType)
-	for i := 0; i+1 < len(header); i += 2 {
-		if header[i] == "Host" {
-			req.Host = header[i+1]
-			continue
-		}
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, data, resp.Header
 }
 
 // TestServer_SlowBody: a client that sends its headers and part of its

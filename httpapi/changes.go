@@ -10,11 +10,7 @@ import (
 )
 
 func (s *Server) branches(ctx context.Context, _ *struct{}) (*body[Items[cairn.Ref]], error) {
-	refs, err := s.app.Branches(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return items(refs), nil
+	return list(s.app.Branches(ctx))
 }
 
 type branchIn struct {
@@ -82,11 +78,7 @@ func (s *Server) deleteBranch(ctx context.Context, in *deleteBranchIn) (*body[De
 }
 
 func (s *Server) tags(ctx context.Context, _ *struct{}) (*body[Items[cairn.Ref]], error) {
-	refs, err := s.app.Tags(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return items(refs), nil
+	return list(s.app.Tags(ctx))
 }
 
 type createTagIn struct {
@@ -117,11 +109,7 @@ func (s *Server) merge(ctx context.Context, in *mergeIn) (*body[*app.MergeResult
 	if in.Body.Into == "" {
 		in.Body.Into = admit.Branch
 	}
-	res, err := s.app.Merge(ctx, in.Body)
-	if err != nil {
-		return nil, err
-	}
-	return &body[*app.MergeResult]{Body: res}, nil
+	return ok(s.app.Merge(ctx, in.Body))
 }
 
 type revertIn struct {
@@ -132,11 +120,7 @@ func (s *Server) revert(ctx context.Context, in *revertIn) (*body[*app.RevertRes
 	if in.Body.Branch == "" {
 		in.Body.Branch = admit.Branch
 	}
-	res, err := s.app.Revert(ctx, in.Body)
-	if err != nil {
-		return nil, err
-	}
-	return &body[*app.RevertResult]{Body: res}, nil
+	return ok(s.app.Revert(ctx, in.Body))
 }
 
 // FileEdit is one change of a changeset: a file's new content (as text, or
@@ -267,11 +251,7 @@ type proposalsIn struct {
 }
 
 func (s *Server) proposals(ctx context.Context, in *proposalsIn) (*body[Items[*cairn.Proposal]], error) {
-	ps, err := s.app.Proposals(ctx, admit.ProposalFilter{Status: in.Status, Limit: in.Limit})
-	if err != nil {
-		return nil, err
-	}
-	return items(ps), nil
+	return list(s.app.Proposals(ctx, admit.ProposalFilter{Status: in.Status, Limit: in.Limit}))
 }
 
 type proposalIn struct {
@@ -293,11 +273,7 @@ type decideIn struct {
 }
 
 func (s *Server) accept(ctx context.Context, in *decideIn) (*body[*app.Decision], error) {
-	d, err := s.app.Accept(ctx, in.ID)
-	if err != nil {
-		return nil, err
-	}
-	return &body[*app.Decision]{Body: d}, nil
+	return ok(s.app.Accept(ctx, in.ID))
 }
 
 type rejectIn struct {
@@ -308,17 +284,9 @@ type rejectIn struct {
 }
 
 func (s *Server) reject(ctx context.Context, in *rejectIn) (*body[*app.Decision], error) {
-	d, err := s.app.Reject(ctx, in.ID, in.Body.Reason)
-	if err != nil {
-		return nil, err
-	}
-	return &body[*app.Decision]{Body: d}, nil
+	return ok(s.app.Reject(ctx, in.ID, in.Body.Reason))
 }
 
 func (s *Server) recheck(ctx context.Context, in *decideIn) (*body[*app.Decision], error) {
-	d, err := s.app.Recheck(ctx, in.ID)
-	if err != nil {
-		return nil, err
-	}
-	return &body[*app.Decision]{Body: d}, nil
+	return ok(s.app.Recheck(ctx, in.ID))
 }

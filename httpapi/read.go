@@ -345,11 +345,7 @@ type Items[T any] struct {
 func items[T any](xs []T) *body[Items[T]] { return &body[Items[T]]{Body: Items[T]{Items: nonNil(xs)}} }
 
 func (s *Server) worktrees(ctx context.Context, _ *struct{}) (*body[Items[*worktree.Tree]], error) {
-	ts, err := s.app.Worktrees(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return items(ts), nil
+	return list(s.app.Worktrees(ctx))
 }
 
 type statusIn struct {
@@ -406,19 +402,11 @@ type pageRefIn struct {
 }
 
 func (s *Server) links(ctx context.Context, in *pageRefIn) (*body[Items[index.LinkInfo]], error) {
-	ls, err := s.app.Links(ctx, in.Page)
-	if err != nil {
-		return nil, err
-	}
-	return items(ls), nil
+	return list(s.app.Links(ctx, in.Page))
 }
 
 func (s *Server) backlinks(ctx context.Context, in *pageRefIn) (*body[Items[index.LinkInfo]], error) {
-	ls, err := s.app.Backlinks(ctx, in.Page)
-	if err != nil {
-		return nil, err
-	}
-	return items(ls), nil
+	return list(s.app.Backlinks(ctx, in.Page))
 }
 
 type lintIn struct {

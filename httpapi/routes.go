@@ -14,6 +14,23 @@ type body[T any] struct {
 	Body T
 }
 
+// ok answers v, or the error: a handler's last line, around the call of
+// the application layer it makes.
+func ok[T any](v T, err error) (*body[T], error) {
+	if err != nil {
+		return nil, err
+	}
+	return &body[T]{Body: v}, nil
+}
+
+// list answers xs as Items (an empty list, never null), or the error.
+func list[T any](xs []T, err error) (*body[Items[T]], error) {
+	if err != nil {
+		return nil, err
+	}
+	return items(xs), nil
+}
+
 // Base is the prefix of every route of the API.
 const Base = "/api/v1"
 

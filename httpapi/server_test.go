@@ -140,8 +140,9 @@ func (e *env) client() *httpapi.Client {
 	return c
 }
 
-// do sends a request with the secret (none when "") and returns the
-// status and the body.
+// do sends a request with the secret (none when "") and the header pairs
+// (a "Host" pair sets the request's host), and returns the status, the
+// body and the answer's header.
 func (e *env) do(method, path, secret, contentType string, body io.Reader, header ...string) (int, []byte, http.Header) {
 	e.t.Helper()
 	req, err := http.NewRequestWithContext(e.t.Context(), method, e.url+path, body)
@@ -155,6 +156,10 @@ func (e *env) do(method, path, secret, contentType string, body io.Reader, heade
 		req.Header.Set("Content-Type", contentType)
 	}
 	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+			continue
+		}
 		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)

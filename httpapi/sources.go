@@ -47,11 +47,7 @@ func (s *Server) addSources(ctx context.Context, in *uploadIn) (*body[*app.Inges
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.app.IngestData(ctx, items, app.IngestOptions{Detach: true})
-	if err != nil {
-		return nil, err
-	}
-	return &body[*app.IngestResult]{Body: res}, nil
+	return ok(s.app.IngestData(ctx, items, app.IngestOptions{Detach: true}))
 }
 
 // IngestLine is one line of an ingest's stream (JSON lines): exactly one
@@ -146,11 +142,7 @@ type sourcesIn struct {
 }
 
 func (s *Server) sources(ctx context.Context, in *sourcesIn) (*body[Items[*ingest.Source]], error) {
-	srcs, err := s.app.Sources(ctx, in.Status)
-	if err != nil {
-		return nil, err
-	}
-	return items(srcs), nil
+	return list(s.app.Sources(ctx, in.Status))
 }
 
 type sourceIn struct {
@@ -158,19 +150,11 @@ type sourceIn struct {
 }
 
 func (s *Server) source(ctx context.Context, in *sourceIn) (*body[*ingest.Source], error) {
-	src, err := s.app.Source(ctx, in.Ref)
-	if err != nil {
-		return nil, err
-	}
-	return &body[*ingest.Source]{Body: src}, nil
+	return ok(s.app.Source(ctx, in.Ref))
 }
 
 func (s *Server) retrySource(ctx context.Context, in *sourceIn) (*body[*ingest.Source], error) {
-	src, err := s.app.RetrySource(ctx, in.Ref)
-	if err != nil {
-		return nil, err
-	}
-	return &body[*ingest.Source]{Body: src}, nil
+	return ok(s.app.RetrySource(ctx, in.Ref))
 }
 
 type jobsIn struct {
@@ -183,11 +167,7 @@ func (s *Server) jobs(ctx context.Context, in *jobsIn) (*body[Items[*app.Job]], 
 	if in.State != "" {
 		states = strings.Split(in.State, ",")
 	}
-	js, err := s.app.Jobs(ctx, app.JobFilter{States: states, Limit: in.Limit})
-	if err != nil {
-		return nil, err
-	}
-	return items(js), nil
+	return list(s.app.Jobs(ctx, app.JobFilter{States: states, Limit: in.Limit}))
 }
 
 type jobIn struct {
@@ -195,25 +175,13 @@ type jobIn struct {
 }
 
 func (s *Server) job(ctx context.Context, in *jobIn) (*body[*app.Job], error) {
-	j, err := s.app.Job(ctx, in.ID)
-	if err != nil {
-		return nil, err
-	}
-	return &body[*app.Job]{Body: j}, nil
+	return ok(s.app.Job(ctx, in.ID))
 }
 
 func (s *Server) cancelJob(ctx context.Context, in *jobIn) (*body[*app.Job], error) {
-	j, err := s.app.CancelJob(ctx, in.ID)
-	if err != nil {
-		return nil, err
-	}
-	return &body[*app.Job]{Body: j}, nil
+	return ok(s.app.CancelJob(ctx, in.ID))
 }
 
 func (s *Server) retryJob(ctx context.Context, in *jobIn) (*body[*app.Job], error) {
-	j, err := s.app.RetryJob(ctx, in.ID)
-	if err != nil {
-		return nil, err
-	}
-	return &body[*app.Job]{Body: j}, nil
+	return ok(s.app.RetryJob(ctx, in.ID))
 }
