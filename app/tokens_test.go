@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -118,4 +119,49 @@ func TestApp_Tokens(t *testing.T) {
 			t.Errorf("bad requests made %d tokens", len(after)-len(before))
 		}
 	})
+}
+
+// TestApp_TokensRevokedElsewhere: a token revoked by one process stops
+// working in another within a second (the authorizer keeps the tokens it
+// read that long), and at once in the process that revoked it.
+func TestApp_TokensRevokedElsewhere(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
+	dir := filepath.Join(t.TempDir(), "vault")
+	a, err := app.Init(t.Context(), dir, false, &app.Options{Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	b, err := app.Open(t.Context(), dir, &app.Options{Now: clock}) // another process on the vault
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	ctx := cairn.NewContextWithPrincipal(t.Context(), cairn.User("owner"))
+	nt, err := a.CreateToken(ctx, app.TokenRequest{Name: "shared", Scopes: []auth.Scope{auth.Read}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []*app.App{a, b} {
+		if _, err := x.Authorizer().Authenticate(t.Context(), nt.Secret); err != nil {
+			t.Fatalf("Authenticate before the revocation = %v", err)
+		}
+	}
+	if _, err := a.RevokeToken(ctx, nt.Token.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Authorizer().Authenticate(t.Context(), nt.Secret); cairn.ErrorCode(err) != cairn.EUNAUTHORIZED {
+		t.Errorf("Authenticate where it was revoked = %v, want EUNAUTHORIZED at once", err)
+	}
+	advance(500 * time.Millisecond)
+	if _, err := b.Authorizer().Authenticate(t.Context(), nt.Secret); err != nil {
+		t.Errorf("Authenticate elsewhere half a second later = %v, want the token it holds", err)
+	}
+	advance(600 * time.Millisecond)
+	if _, err := b.Authorizer().Authenticate(t.Context(), nt.Secret); cairn.ErrorCode(err) != cairn.EUNAUTHORIZED {
+		t.Errorf("Authenticate elsewhere after a second = %v, want EUNAUTHORIZED", err)
+	}
 }

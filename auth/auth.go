@@ -243,7 +243,7 @@ func (a *Authorizer) token(ctx context.Context, id string) (*Token, error) {
 	a.mu.Lock()
 	c, ok := a.tokens[id]
 	a.mu.Unlock()
-	if ok && time.Since(c.read) < tokenTTL {
+	if ok && a.now().Sub(c.read) < tokenTTL {
 		return c.t, nil
 	}
 	t, err := a.st.Token(ctx, id)
@@ -255,7 +255,7 @@ func (a *Authorizer) token(ctx context.Context, id string) (*Token, error) {
 	if len(a.tokens) >= 4096 {
 		clear(a.tokens) // bounded: a flood of made-up ids finds none anyway
 	}
-	a.tokens[id] = cachedToken{t: t, read: time.Now()}
+	a.tokens[id] = cachedToken{t: t, read: a.now()}
 	return t, nil
 }
 
