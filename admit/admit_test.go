@@ -444,6 +444,38 @@ func TestReview(t *testing.T) {
 			t.Errorf("the rejected proposal's branch is gone: %v", err)
 		}
 	})
+	t.Run("ErrAcceptChangedSinceJudged", func(t *testing.T) {
+		e := setup(t)
+		out := hold(e)
+		branch := admit.ProposalBranch(out.Proposal.ID)
+		ph, _ := e.s.Head(e.ctx, branch)
+		pc, _ := e.s.ReadCommit(e.ctx, ph)
+		b, changed := e.edit(pc.Tree, map[string]string{"concepts/a.md": "---\ntitle: A\ntype: concept\n---\n# A\n\nDefaced after the review was shown.\n"})
+		fix, err := e.s.Commit(e.ctx, b, store.CommitRequest{Branch: branch, Expected: ph, Tree: changed, Principal: cairn.User("mallory"), Message: "change"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, _ := e.head()
+		if _, err := e.p.Accept(e.ctx, out.Proposal.ID, cairn.User("bob")); cairn.ErrorCode(err) != cairn.ECONFLICT {
+			t.Fatalf("Accept of a proposal whose branch moved since it was judged = %v, want ECONFLICT", err)
+		}
+		if now, _ := e.head(); now != before {
+			t.Fatalf("main moved")
+		}
+		// Judged again (still held: the picture), it can be accepted: what
+		// is merged is what the recheck judged.
+		re, err := e.p.Recheck(e.ctx, out.Proposal.ID)
+		if err != nil || re.Admitted() {
+			t.Fatalf("Recheck = %+v, %v; want it held again", re, err)
+		}
+		if got, _ := e.p.Get(e.ctx, out.Proposal.ID); got.Commit != fix.Hash {
+			t.Errorf("after the recheck the proposal records commit %s, want the branch's head %s", got.Commit.Short(), fix.Hash.Short())
+		}
+		acc, err := e.p.Accept(e.ctx, out.Proposal.ID, cairn.User("bob"))
+		if err != nil || !acc.Admitted() {
+			t.Fatalf("Accept after the recheck = %+v, %v", acc, err)
+		}
+	})
 	t.Run("Recheck", func(t *testing.T) {
 		e := setup(t)
 		out := hold(e)

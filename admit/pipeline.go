@@ -757,6 +757,9 @@ func (p *Pipeline) record(ctx context.Context, tx *store.Tx, req *Request, out *
 			return cairn.Errorf(cairn.ECONFLICT, "proposal %d is %s; only a held proposal can be decided", prop.ID, prop.Status)
 		}
 		prop.Status, prop.Verdict, prop.Findings = status, out.Verdict, out.Findings
+		if !req.Commit.IsZero() {
+			prop.Commit = req.Commit // the branch's head, as judged now (a fix)
+		}
 		if status == cairn.ProposalRejected {
 			prop.Decided, prop.DecidedBy = now, cairn.PrincipalSystem
 		}

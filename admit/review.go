@@ -32,15 +32,21 @@ func (p *Pipeline) held(ctx context.Context, id int64) (*cairn.Proposal, cairn.H
 	return prop, head, c.Tree, nil
 }
 
-// Accept admits a held proposal by a person's decision: its branch's head
-// (with any fix the person committed there) is merged onto main, whatever
-// the gates say, and recorded as decided by who. When main changed the
-// same places, nothing is merged: the proposal stays held with the error
-// (ECONFLICT).
+// Accept admits a held proposal by a person's decision: the change its
+// gates last judged (Recheck judges a fix committed on its branch) is
+// merged onto main, whatever the gates say, and recorded as decided by
+// who. A branch that moved since that judgement is ECONFLICT, and nothing
+// changes: what a reviewer accepts is what was judged and shown. When
+// main changed the same places, nothing is merged: the proposal stays
+// held with the error (ECONFLICT).
 func (p *Pipeline) Accept(ctx context.Context, id int64, who cairn.Principal) (*Outcome, error) {
 	prop, head, tree, err := p.held(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	if !prop.Commit.IsZero() && head != prop.Commit {
+		return nil, cairn.Errorf(cairn.ECONFLICT, "proposal %d changed since its gates judged it: its branch is at %s, not %s", id, head.Short(), prop.Commit.Short()).
+			WithHint(fmt.Sprintf("Judge it again, then decide: cairn review recheck %d; cairn review show %d", id, id))
 	}
 	return p.Submit(ctx, Request{
 		Key: "accept:" + strconv.FormatInt(id, 10), Route: prop.Route,
