@@ -121,6 +121,14 @@ func bringsFiles(route string) bool { return route == "import" || route == "merg
 // contractFiles are the vault's contract at the root: cairn's and Eva's.
 var contractFiles = []string{PolicyFile, "eva.json", "EVA.md", "AGENTS.md", "CLAUDE.md"}
 
+// IsContract reports whether path is a file of the vault's contract
+// (cairn.yaml, eva.json, EVA.md, AGENTS.md, CLAUDE.md at the root, in any
+// case): what decides what agents run, what they are told and what the
+// gates say.
+func IsContract(path string) bool {
+	return slices.ContainsFunc(contractFiles, func(cf string) bool { return strings.EqualFold(path, cf) })
+}
+
 // scriptTypes are extensions of programs and scripts.
 var scriptTypes = []string{
 	".sh", ".bash", ".zsh", ".fish", ".ksh", ".csh", ".py", ".pyw", ".rb", ".pl", ".pm", ".php", ".lua", ".tcl",

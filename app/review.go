@@ -5,6 +5,7 @@ import (
 
 	"cairn"
 	"cairn/admit"
+	"cairn/auth"
 	"cairn/worktree"
 )
 
@@ -88,6 +89,9 @@ func (a *App) Accept(ctx context.Context, id int64) (*Decision, error) {
 	if err := checkProposalID(id); err != nil {
 		return nil, err
 	}
+	if err := a.proposalAuthority(ctx, id); err != nil {
+		return nil, err
+	}
 	defer a.v.MarkBusy("cairn review accept")()
 	out, err := a.v.Admit.Accept(ctx, id, p)
 	if err != nil {
@@ -138,6 +142,9 @@ func (a *App) Recheck(ctx context.Context, id int64) (*Decision, error) {
 	if err := checkProposalID(id); err != nil {
 		return nil, err
 	}
+	if err := a.proposalAuthority(ctx, id); err != nil {
+		return nil, err
+	}
 	defer a.v.MarkBusy("cairn review recheck")()
 	out, err := a.v.Admit.Recheck(ctx, id)
 	if err != nil {
@@ -151,4 +158,23 @@ func (a *App) Recheck(ctx context.Context, id int64) (*Decision, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// proposalAuthority refuses to a client whose token lacks the admin scope
+// a decision that would admit a change to the vault's contract (see
+// contractAuthority): accepting it, or a recheck that may admit it.
+func (a *App) proposalAuthority(ctx context.Context, id int64) error {
+	tok := auth.FromContext(ctx)
+	if tok == nil || tok.Has(auth.Admin) {
+		return nil
+	}
+	p, err := a.v.Admit.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	_, _, changes, err := a.v.Admit.Changes(ctx, p)
+	if err != nil {
+		return err
+	}
+	return contractChange(tok, changes)
 }

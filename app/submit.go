@@ -5,6 +5,7 @@ import (
 
 	"cairn"
 	"cairn/admit"
+	"cairn/auth"
 	"cairn/store"
 	"cairn/worktree"
 )
@@ -48,6 +49,9 @@ type submission struct {
 func (a *App) submit(ctx context.Context, s submission) (*admit.Outcome, error) {
 	p, err := Principal(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := a.contractAuthority(ctx, s); err != nil {
 		return nil, err
 	}
 	out, err := a.v.Admit.Submit(ctx, admit.Request{
@@ -103,4 +107,49 @@ func (a *App) syncBranchFolders(ctx context.Context, branch string) (*worktree.S
 		all.LeftAlone = append(all.LeftAlone, rep.LeftAlone...)
 	}
 	return all, nil
+}
+
+// contractAuthority refuses a change to the vault's contract (cairn.yaml
+// and the agents' instructions: admit.IsContract) asked by a client whose
+// token lacks the admin scope: the contract decides what agents run and
+// what they may read, and changing it is changing the settings, which are
+// admin's. A change asked without a token (the vault opened here, by
+// whoever may write its files) is left to admission's gates.
+func (a *App) contractAuthority(ctx context.Context, s submission) error {
+	tok := auth.FromContext(ctx)
+	if tok == nil || tok.Has(auth.Admin) {
+		return nil
+	}
+	from := s.BaseTree
+	if from.IsZero() {
+		var err error
+		if from, err = a.TreeOf(ctx, s.Base); err != nil {
+			return err
+		}
+	}
+	var changes []cairn.Change
+	var err error
+	if s.Batch != nil {
+		changes, err = s.Batch.Diff(ctx, from, s.Tree, nil)
+	} else {
+		changes, err = a.v.Store.Diff(ctx, from, s.Tree, nil)
+	}
+	if err != nil {
+		return err
+	}
+	return contractChange(tok, changes)
+}
+
+// contractChange returns EFORBIDDEN when changes touch the contract and
+// tok lacks the admin scope.
+func contractChange(tok *auth.Token, changes []cairn.Change) error {
+	for _, c := range changes {
+		for _, p := range []string{c.Path, c.Old.Path} {
+			if p != "" && admit.IsContract(p) {
+				return cairn.Errorf(cairn.EFORBIDDEN, "%s is the vault's contract; changing it needs the admin scope, which token %s (%s) lacks", p, tok.ID, tok.Principal).
+					WithHint("Change the settings with a token holding admin (cairn settings set KEY VALUE), or ask who has one.")
+			}
+		}
+	}
+	return nil
 }
