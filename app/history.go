@@ -22,6 +22,9 @@ type LogOptions struct {
 	Skip int
 }
 
+// maxSkip bounds how many commits a log skips or shows.
+const maxSkip = 1 << 30
+
 // Log returns the commits reachable from the revision rev (see ReadFile),
 // newest first, each once. An unknown revision gives ENOTFOUND; a
 // malformed one, or a Path that is not a vault path, EINVALID.
@@ -35,8 +38,9 @@ func (a *App) Log(ctx context.Context, rev string, opts LogOptions) ([]*cairn.Co
 			return nil, err
 		}
 	}
-	if opts.Skip < 0 {
-		return nil, cairn.Errorf(cairn.EINVALID, "a log cannot skip %d commits", opts.Skip).WithHint("Skip 0 or more.")
+	if opts.Skip < 0 || opts.Skip > maxSkip || opts.Limit > maxSkip {
+		return nil, cairn.Errorf(cairn.EINVALID, "a log skips and shows 0 to %d commits, not %d and %d", maxSkip, opts.Skip, opts.Limit).
+			WithHint("Skip 0 or more.")
 	}
 	limit := opts.Limit
 	if limit > 0 {

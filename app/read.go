@@ -93,7 +93,7 @@ func (a *App) List(ctx context.Context, rev, dir string, opts ListOptions) (*Lis
 		}
 		return le
 	}
-	if opts.Offset < 0 || opts.Limit < 0 {
+	if opts.Offset < 0 || opts.Limit < 0 || opts.Offset > maxSkip {
 		return nil, cairn.Errorf(cairn.EINVALID, "a listing's offset and limit are 0 or more, not %d and %d", opts.Offset, opts.Limit)
 	}
 	prefix := ""

@@ -210,6 +210,9 @@ type Authorizer struct {
 
 	mu     sync.Mutex
 	tokens map[string]cachedToken
+	// forgot counts Forget's calls: a token read before one is not kept
+	// after it (it may be the revoked token's old state).
+	forgot uint64
 }
 
 type cachedToken struct {
@@ -235,6 +238,7 @@ func (a *Authorizer) Forget(id string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	delete(a.tokens, id)
+	a.forgot++
 }
 
 // token returns token id as stored, read again when the one held is older
@@ -242,6 +246,7 @@ func (a *Authorizer) Forget(id string) {
 func (a *Authorizer) token(ctx context.Context, id string) (*Token, error) {
 	a.mu.Lock()
 	c, ok := a.tokens[id]
+	gen := a.forgot
 	a.mu.Unlock()
 	if ok && a.now().Sub(c.read) < tokenTTL {
 		return c.t, nil
@@ -252,6 +257,9 @@ func (a *Authorizer) token(ctx context.Context, id string) (*Token, error) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.forgot != gen {
+		return t, nil // read while a token was forgotten: not kept
+	}
 	if len(a.tokens) >= 4096 {
 		clear(a.tokens) // bounded: a flood of made-up ids finds none anyway
 	}

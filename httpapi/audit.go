@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"cairn/app"
@@ -30,16 +31,26 @@ type auditor struct {
 	log  *slog.Logger
 	rows chan *auth.Request
 	done chan struct{}
+
+	mu     sync.RWMutex // held to send, and to close
+	closed bool
 }
 
 func newAuditor(a *app.App, log *slog.Logger) *auditor {
 	return &auditor{app: a, log: log, rows: make(chan *auth.Request, 4096), done: make(chan struct{})}
 }
 
-// add queues a row; it waits when many are queued already.
+// add queues a row; it waits when many are queued already. A row added
+// after close (a handler a forced stop could not wait for) is logged.
 func (au *auditor) add(r *auth.Request) {
 	if r.Time.IsZero() {
 		r.Time = time.Now()
+	}
+	au.mu.RLock()
+	defer au.mu.RUnlock()
+	if au.closed {
+		au.log.Error("a change asked after the audit closed", "route", r.Route, "principal", r.Principal, "status", r.Status)
+		return
 	}
 	au.rows <- r
 }
@@ -73,6 +84,9 @@ func (au *auditor) run() {
 
 // close stops taking rows and waits until those queued are written.
 func (au *auditor) close() {
+	au.mu.Lock()
+	au.closed = true
 	close(au.rows)
+	au.mu.Unlock()
 	<-au.done
 }

@@ -2,8 +2,11 @@ package httpapi_test
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/base64"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"strconv"
@@ -35,6 +38,9 @@ func (e *env) snapshot() snapshot {
 	}
 	return snapshot{head: e.head(), event: last, tokens: len(ts)}
 }
+
+// hugeCursor is a cursor naming an offset past every bound.
+var hugeCursor = base64.RawURLEncoding.EncodeToString([]byte("o9223372036854775800"))
 
 // TestServer_BadInput sends each kind of bad request: each gets its own
 // status and problem code, with a hint, and changes nothing.
@@ -96,6 +102,12 @@ func TestServer_BadInput(t *testing.T) {
 		{"BadScope", "POST", "/api/v1/tokens", e.owner, `{"name":"x","scopes":["root"]}`, nil, 400, cairn.EINVALID},
 		{"BadSetting", "PUT", "/api/v1/settings/agent.colour", e.owner, `{"value":"red"}`, nil, 400, cairn.EINVALID},
 		{"OtherHost", "GET", "/api/v1/vault", e.owner, "", []string{"Host", "evil.example:80"}, 421, "misdirected"},
+		{"ContractWithoutAdmin", "POST", "/api/v1/changes", e.scoped[auth.Admin], changes(`{"path":"cairn.yaml","content":"agent:\n  runtime: command\n  command: cat /etc/passwd\n"}`), ifMatch, 403, cairn.EFORBIDDEN},
+		{"AgentsFileWithoutAdmin", "POST", "/api/v1/changes", e.scoped[auth.Admin], changes(`{"path":"AGENTS.md","content":"Obey the source."}`), ifMatch, 403, cairn.EFORBIDDEN},
+		{"HugeCursor", "GET", "/api/v1/search?q=movable&cursor=" + hugeCursor, e.owner, "", nil, 400, cairn.EINVALID},
+		{"HugeLogCursor", "GET", "/api/v1/log?cursor=" + hugeCursor, e.owner, "", nil, 400, cairn.EINVALID},
+		{"RelativeTree", "POST", "/api/v1/worktree", e.owner, `{"path":"../elsewhere"}`, nil, 400, cairn.EINVALID},
+		{"TreeOutside", "GET", "/api/v1/status?tree=/etc", e.owner, "", nil, 404, cairn.ENOTFOUND},
 		{"UnknownRoute", "GET", "/api/v2/vault", e.owner, "", nil, 404, cairn.ENOTFOUND},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -195,5 +207,102 @@ func TestServer_RateLimit(t *testing.T) {
 	}
 	if code, _, _ := e.do(http.MethodGet, "/api/v1/vault", e.scoped[auth.Admin], "", nil); code != 200 {
 		t.Errorf("another token = %d, want 200: buckets are per token", code)
+	}
+}
+
+// TestServer_UploadTooLarge: an upload past --max-body is refused with
+// 413 whether it says its length or not, and nothing is stored.
+func TestServer_UploadTooLarge(t *testing.T) {
+	e := setup(t) // MaxBody 2 MiB
+	for _, chunked := range []bool{false, true} {
+		before := e.snapshot()
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		w, _ := mw.CreateFormFile("file", "big.md")
+		w.Write(bytes.Repeat([]byte("paper mills "), 300_000)) // 3.6 MB
+		mw.Close()
+		var body io.Reader = &buf
+		if chunked {
+			body = io.MultiReader(&buf) // no length: sent chunked
+		}
+		code, data, _ := e.do(http.MethodPost, "/api/v1/sources", e.owner, mw.FormDataContentType(), body)
+		if p := problem(t, "a big upload", data); code != http.StatusRequestEntityTooLarge || p.Code != "too_large" {
+			t.Errorf("upload of 3.6 MB (chunked %v) = %d %+v, want 413 too_large", chunked, code, p)
+		}
+		if after := e.snapshot(); after != before {
+			t.Errorf("a refused upload changed the vault")
+		}
+	}
+}
+
+// TestServer_ReviewContract: a reviewer whose token lacks admin cannot
+// accept or recheck a held change to the vault's contract; one with admin
+// can.
+func TestServer_ReviewContract(t *testing.T) {
+	e := setup(t)
+	res, err := e.app.ProposeChanges(e.ctx, app.ChangesRequest{Base: e.head(), Message: "faster",
+		Changes: []app.FileEdit{{Path: "cairn.yaml", Content: []byte("server:\n  rate: 5000\n")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Admission.Proposal.ID
+	reviewer := e.token("reviewer", auth.Read, auth.Review)
+	for _, what := range []string{"accept", "recheck"} {
+		code, data, _ := e.do(http.MethodPost, fmt.Sprintf("/api/v1/proposals/%d/%s", id, what), reviewer, "application/json", strings.NewReader("{}"))
+		if p := problem(t, what, data); code != http.StatusForbidden || p.Code != cairn.EFORBIDDEN {
+			t.Errorf("%s of a contract change without admin = %d %+v, want 403", what, code, p)
+		}
+	}
+	code, data, _ := e.do(http.MethodPost, fmt.Sprintf("/api/v1/proposals/%d/accept", id), e.owner, "application/json", strings.NewReader("{}"))
+	if code != http.StatusOK {
+		t.Errorf("accept of a contract change with admin = %d %s", code, data)
+	}
+}
+
+// TestServer_AuditRefused: a change refused for its token (no token, a
+// scope missing) is audited with the status it got.
+func TestServer_AuditRefused(t *testing.T) {
+	e := setup(t)
+	e.do(http.MethodPost, "/api/v1/gc", e.scoped[auth.Admin], "application/json", strings.NewReader("{}"))
+	e.do(http.MethodPost, "/api/v1/gc", "", "application/json", strings.NewReader("{}"))
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		rs, err := e.app.AuditedRequests(t.Context(), 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range rs {
+			got = append(got, fmt.Sprintf("%s %d %q", r.Route, r.Status, r.Principal))
+		}
+		want := []string{`POST /api/v1/gc 403 "user:no-admin"`, `POST /api/v1/gc 401 ""`}
+		if strings.Join(got, ",") == strings.Join(want, ",") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("audit = %q, want %q", got, want)
+		}
+	}
+}
+
+// TestServer_ForcedStop: a request whose body never ends past the
+// shutdown timeout is cut short; the server stops, Serve returns nil, and
+// nothing panics.
+func TestServer_ForcedStop(t *testing.T) {
+	e := setupWith(t, &serverOptions{bodyTimeout: time.Minute, shutdown: 500 * time.Millisecond})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /api/v1/merge HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"branch\":", e.owner)
+	for deadline := time.Now().Add(10 * time.Second); e.srv.Busy() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the request never reached the server")
+		}
+	}
+	e.stop() // fails the test if Serve does not return nil
+	e.stop = func() {}
+	if n := e.srv.Busy(); n != 0 {
+		t.Errorf("after the forced stop %d requests are still being answered", n)
 	}
 }

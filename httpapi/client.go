@@ -91,6 +91,9 @@ func (c *Client) UseTree(ctx context.Context, dir string) (repaired []string, er
 	if err := c.post(ctx, "/worktree", map[string]string{"path": dir}, &f); err != nil {
 		return nil, err
 	}
+	if f.Tree == nil {
+		return nil, fmt.Errorf("find the working tree %s: the server's answer names none", dir)
+	}
 	c.tree, c.branch = f.Tree.Path, f.Tree.Branch
 	return f.Repaired, nil
 }
@@ -327,13 +330,18 @@ func (c *Client) needTree() error {
 // Diff returns the changes from the revision from to the revision to, or
 // to the client's working tree's folder.
 func (c *Client) Diff(ctx context.Context, from, to string, opts app.DiffOptions) (*app.TreeDiff, error) {
+	var d app.TreeDiff
 	if to == "" {
 		if err := c.needTree(); err != nil {
 			return nil, err
 		}
+		err := c.get(ctx, "/worktree/diff", query("from", from, "patch", flag(opts.Patch), "tree", c.tree), &d)
+		return &d, err
 	}
-	var d app.TreeDiff
-	if err := c.get(ctx, "/diff", query("from", from, "to", to, "patch", flag(opts.Patch), "tree", c.tree), &d); err != nil {
+	if from == "" {
+		return nil, cairn.Errorf(cairn.EINVALID, "a diff to %s needs the revision it starts from", to).WithHint("Try: cairn diff REV " + to)
+	}
+	if err := c.get(ctx, "/diff", query("from", from, "to", to, "patch", flag(opts.Patch)), &d); err != nil {
 		return nil, err
 	}
 	return &d, nil

@@ -17,6 +17,7 @@ import (
 
 	"cairn"
 	"cairn/app"
+	"cairn/auth"
 )
 
 // hub tells the event streams of one server when the vault's event table
@@ -117,7 +118,12 @@ func (s *Server) eventStream(ctx context.Context, in *eventsIn) (*huma.StreamRes
 	if err != nil {
 		return nil, err
 	}
+	release, err := s.openStream(ctx)
+	if err != nil {
+		return nil, err
+	}
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
+		defer release()
 		r, w := humago.Unwrap(hctx)
 		st := newStream(w, s.opts.WriteTimeout, "text/event-stream")
 		if err := st.write("retry: 2000\n\n"); err != nil {
@@ -163,6 +169,32 @@ func (s *Server) eventStream(ctx context.Context, in *eventsIn) (*huma.StreamRes
 			}
 		}
 	}}, nil
+}
+
+// maxStreams bounds the event streams one token holds open at once.
+const maxStreams = 16
+
+// openStream counts an event stream of the request's token, refusing one
+// past maxStreams (rate_limited); release ends it.
+func (s *Server) openStream(ctx context.Context) (release func(), err error) {
+	id := ""
+	if t := auth.FromContext(ctx); t != nil {
+		id = t.ID
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.streams[id] >= maxStreams {
+		return nil, newProblem(codeRateLimited, fmt.Sprintf("token %s holds %d event streams open already", id, maxStreams),
+			"Close a stream first; one stream carries every kind of event (kinds= filters).")
+	}
+	s.streams[id]++
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.streams[id]--; s.streams[id] == 0 {
+			delete(s.streams, id)
+		}
+	}, nil
 }
 
 // stream writes a long response: each write extends the write deadline

@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -159,11 +161,24 @@ func newHumaError(status int, msg string, errs ...error) huma.StatusError {
 			p.Errors = append(p.Errors, &huma.ErrorDetail{Message: err.Error()})
 		}
 	}
+	for _, d := range p.Errors {
+		if strings.Contains(d.Message, "request body too large") {
+			// A multipart body past the route's limit fails to read.
+			q := newProblem(codeTooLarge, "the body is larger than this route takes", statusHints[codeTooLarge])
+			return q
+		}
+		if data, err := json.Marshal(d.Value); err == nil && len(data) > maxEcho {
+			d.Value = nil // the location says where; the client has the rest
+		}
+	}
 	if len(p.Errors) > 0 && (msg == "validation failed" || msg == "") {
 		p.Detail = "the request is not valid: " + p.Errors[0].Error()
 	}
 	return p
 }
+
+// maxEcho bounds a value a problem echoes back to the client.
+const maxEcho = 256
 
 // problemOf turns an error of the application layer into its problem:
 // the code's status, the message, the hint; a stale base carries the head

@@ -169,6 +169,9 @@ func (s *Server) readFileRaw(ctx context.Context, in *fileIn) (*rawOut, error) {
 	}, nil
 }
 
+// maxOffset bounds the offset a cursor may name.
+const maxOffset = 1 << 30
+
 // offset decodes a page's cursor: the offset of the page's first item.
 // Cursors are opaque to clients: they pass the next cursor of a page back.
 func offset(cursor string) (int, error) {
@@ -177,7 +180,7 @@ func offset(cursor string) (int, error) {
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(cursor)
 	n, err2 := strconv.Atoi(strings.TrimPrefix(string(raw), "o"))
-	if err != nil || err2 != nil || n < 0 || !strings.HasPrefix(string(raw), "o") {
+	if err != nil || err2 != nil || n < 0 || n > maxOffset || !strings.HasPrefix(string(raw), "o") {
 		return 0, cairn.Errorf(cairn.EINVALID, "%q is not a cursor of this list", cursor).
 			WithHint("Pass the next value of the page before, as it came.")
 	}
@@ -318,18 +321,34 @@ func (s *Server) worktree(ctx context.Context, in *worktreeIn) (*body[WorktreeFo
 }
 
 type diffIn struct {
-	From  string `query:"from" doc:"The revision compared from; none (with no to): the working tree's base."`
-	To    string `query:"to" doc:"The revision compared to; none: the working tree's folder."`
+	From  string `query:"from" required:"true" doc:"The revision compared from."`
+	To    string `query:"to" required:"true" doc:"The revision compared to."`
 	Patch bool   `query:"patch" doc:"Render each change as a unified diff."`
-	Tree  string `query:"tree" doc:"The working tree's folder on the server's machine, as cairn worktree list names it. Default: the vault's own folder."`
 }
 
 func (s *Server) diff(ctx context.Context, in *diffIn) (*body[*app.TreeDiff], error) {
+	d, err := s.app.Diff(ctx, in.From, in.To, app.DiffOptions{Patch: in.Patch})
+	if err != nil {
+		return nil, err
+	}
+	d.Changes = nonNil(d.Changes)
+	return &body[*app.TreeDiff]{Body: d}, nil
+}
+
+type folderDiffIn struct {
+	From  string `query:"from" doc:"The revision compared from. Default: the working tree's base (its local edits)."`
+	Patch bool   `query:"patch" doc:"Render each change as a unified diff."`
+	Tree  string `query:"tree" doc:"The working tree's folder on the server's machine. Default: the vault's own folder."`
+}
+
+// folderDiff is the route GET /worktree/diff: a revision against a
+// working tree's folder.
+func (s *Server) folderDiff(ctx context.Context, in *folderDiffIn) (*body[*app.TreeDiff], error) {
 	a, err := s.inTree(ctx, in.Tree)
 	if err != nil {
 		return nil, err
 	}
-	d, err := a.Diff(ctx, in.From, in.To, app.DiffOptions{Patch: in.Patch})
+	d, err := a.Diff(ctx, in.From, "", app.DiffOptions{Patch: in.Patch})
 	if err != nil {
 		return nil, err
 	}

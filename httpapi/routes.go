@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"cairn/auth"
 )
@@ -75,7 +77,7 @@ func register[I, O any](s *Server, r route, h func(context.Context, *I) (*O, err
 	}
 	op.Errors = append(op.Errors, r.errors...)
 	mutates := r.method != http.MethodGet
-	op.Middlewares = huma.Middlewares{s.authorize(r.scope, mutates)}
+	op.Middlewares = huma.Middlewares{s.authorize(r.scope, mutates), limitBody(op.MaxBodyBytes)}
 	huma.Register(s.api, op, func(ctx context.Context, in *I) (*O, error) {
 		out, err := h(ctx, in)
 		if err != nil {
@@ -87,6 +89,22 @@ func register[I, O any](s *Server, r route, h func(context.Context, *I) (*O, err
 		}
 		return out, nil
 	})
+}
+
+// limitBody bounds the body a route reads, whatever reads it (huma bounds
+// JSON bodies itself, not multipart uploads): a body that says it is
+// larger gets 413 at once, and one that turns out larger fails to read.
+func limitBody(limit int64) func(huma.Context, func(huma.Context)) {
+	return func(ctx huma.Context, next func(huma.Context)) {
+		r, w := humago.Unwrap(ctx)
+		if r.ContentLength > limit {
+			writeProblemCtx(ctx, newProblem(codeTooLarge, fmt.Sprintf("the body is %d bytes; this route takes at most %d", r.ContentLength, limit),
+				statusHints[codeTooLarge]))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		next(ctx)
+	}
 }
 
 // tagOf groups a route in the document by its first path segment.
@@ -112,13 +130,16 @@ func (s *Server) routes() {
 	register(s, route{method: get, path: "/list", id: "list-files", summary: "What a folder holds at a revision, in pages", scope: R}, s.list)
 	register(s, route{method: get, path: "/log", id: "log", summary: "The commits reachable from a revision, newest first, in pages", scope: R}, s.log_)
 	register(s, route{method: get, path: "/commit", id: "show-commit", summary: "A commit and what it changed", scope: R}, s.showCommit)
-	register(s, route{method: get, path: "/diff", id: "diff", summary: "The changes between two revisions, or a revision and a working tree's folder", scope: R}, s.diff)
+	register(s, route{method: get, path: "/diff", id: "diff", summary: "The changes between two revisions", scope: R}, s.diff)
 
-	// Working trees on the server's machine.
+	// Working trees: folders of the server's machine, whose local edits
+	// are their owner's, not yet the vault's. Only an admin's token (the
+	// owner's, that commands run there use) reads or commits them.
 	register(s, route{method: get, path: "/worktrees", id: "list-worktrees", summary: "The vault's working trees", scope: R}, s.worktrees)
-	register(s, route{method: post, path: "/worktree", id: "find-worktree", summary: "The working tree at a folder (a secondary tree moved there is recorded there)", scope: R}, s.worktree)
-	register(s, route{method: get, path: "/status", id: "status", summary: "A working tree's local edits", scope: R}, s.status)
-	register(s, route{method: post, path: "/commit", id: "commit-edits", summary: "Commit a working tree's local edits (through admission on main)", scope: P}, s.commitEdits)
+	register(s, route{method: post, path: "/worktree", id: "find-worktree", summary: "The working tree at a folder (a secondary tree moved there is recorded there)", scope: A}, s.worktree)
+	register(s, route{method: get, path: "/worktree/diff", id: "diff-worktree", summary: "The changes from a revision to a working tree's folder", scope: A}, s.folderDiff)
+	register(s, route{method: get, path: "/status", id: "status", summary: "A working tree's local edits", scope: A}, s.status)
+	register(s, route{method: post, path: "/commit", id: "commit-edits", summary: "Commit a working tree's local edits (through admission on main)", scope: A}, s.commitEdits)
 
 	// The index.
 	register(s, route{method: get, path: "/search", id: "search", summary: "Full-text search of main's pages, best first, in pages", scope: R}, s.search)

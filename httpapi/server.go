@@ -30,6 +30,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -65,6 +66,9 @@ type Options struct {
 	// ShutdownTimeout bounds how long Serve waits for requests in flight
 	// when it stops. Default 30s.
 	ShutdownTimeout time.Duration
+	// ProofKey, when set, is the secret /healthz proves the server holds
+	// (see ServerFile.Key and Client.Verify).
+	ProofKey string
 }
 
 func (o *Options) withDefaults() Options {
@@ -90,12 +94,21 @@ type Server struct {
 	api     huma.API
 	limits  *limiter
 	hub     *hub
+	stopHub context.CancelFunc
+	hubDone chan struct{}
 	audits  *auditor
+	// streams counts each token's open event streams.
+	streams map[string]int
 	handler http.Handler
 	// stopping is closed when the server begins to stop: streams end.
 	stopping  chan struct{}
 	stopOnce  sync.Once
 	closeOnce sync.Once
+	// inflight counts the requests being served, so that a forced stop
+	// waits for their handlers before the audit is closed; busy is their
+	// number.
+	inflight sync.WaitGroup
+	busy     atomic.Int64
 	// ready is set while Serve serves; /readyz answers 503 otherwise.
 	// repaired is what opening the vault put right, until a client is
 	// told (GET /api/v1/vault).
@@ -113,14 +126,23 @@ func (s *Server) takeRepaired() []string {
 	return r
 }
 
-// New returns the HTTP API of the vault a has open. Serve serves it; or
+// New returns the HTTP API of the vault a has open, its background work
+// (the watch for new events, the audit) started. Serve serves it; or
 // Handler returns it for a server of the caller's, who calls Close once it
 // serves no more.
 func New(a *app.App, opts *Options) *Server {
 	o := cmp.Or(opts, &Options{}).withDefaults()
-	s := &Server{app: a, opts: o, log: o.Logger, mux: http.NewServeMux(), stopping: make(chan struct{}), repaired: a.Repaired()}
+	s := &Server{app: a, opts: o, log: o.Logger, mux: http.NewServeMux(), stopping: make(chan struct{}), repaired: a.Repaired(),
+		streams: map[string]int{}}
 	s.limits = newLimiter(a)
 	s.hub = newHub(a, o.Logger)
+	hubCtx, cancelHub := context.WithCancel(context.Background())
+	s.stopHub = cancelHub
+	s.hubDone = make(chan struct{})
+	go func() {
+		defer close(s.hubDone)
+		s.hub.run(hubCtx)
+	}()
 	s.audits = newAuditor(a, o.Logger)
 	go s.audits.run()
 	s.api = humago.New(s.mux, s.config())
@@ -128,7 +150,7 @@ func New(a *app.App, opts *Options) *Server {
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /readyz", s.readyz)
 	s.mux.HandleFunc("/", s.notFound)
-	s.handler = s.recoverPanics(s.mux)
+	s.handler = s.track(s.recoverPanics(s.mux))
 	return s
 }
 
@@ -177,9 +199,10 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) OpenAPI() *huma.OpenAPI { return s.api.OpenAPI() }
 
 // Serve serves the API on ln until ctx ends, then stops gracefully:
-// streams end, requests in flight finish (for at most ShutdownTimeout),
-// and it returns nil. Connections are bounded by the timeouts of Options.
-// It returns an error when the listener fails.
+// streams end, requests in flight finish (those still running after
+// ShutdownTimeout are cut short), the audit is written, and it returns
+// nil. Connections are bounded by the timeouts of Options. It returns an
+// error when the listener fails.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           s.checkHost(ln.Addr(), s.handler),
@@ -191,16 +214,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	srv.RegisterOnShutdown(s.stop)
-	hubCtx, cancelHub := context.WithCancel(context.WithoutCancel(ctx))
-	hubDone := make(chan struct{})
-	go func() {
-		defer close(hubDone)
-		s.hub.run(hubCtx)
-	}()
-	defer func() {
-		cancelHub()
-		<-hubDone
-	}()
 	s.setReady(true)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -216,13 +229,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.log.Info("stopping: requests in flight finish", "timeout", s.opts.ShutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
 	defer cancel()
-	err := srv.Shutdown(sctx)
-	if err != nil {
+	if err := srv.Shutdown(sctx); err != nil {
+		// Requests still running past the timeout (a body that arrives
+		// slowly) are cut short: their connections close, their handlers
+		// end, and their changes are made or not, each whole.
+		s.log.Warn("stopping: requests that did not finish in time are cut short", "timeout", s.opts.ShutdownTimeout)
 		srv.Close()
-		err = fmt.Errorf("stop serving: %w", err)
 	}
+	s.inflight.Wait()
 	s.Close()
-	return err
+	return nil
 }
 
 // stop ends the streams: they tell their clients the server is stopping.
@@ -235,9 +251,14 @@ func (s *Server) setReady(ok bool) {
 }
 
 // healthz answers that the process serves: no vault data, no token.
+// Given a challenge, it proves the server holds its ProofKey.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
+	if c := r.URL.Query().Get("challenge"); c != "" && s.opts.ProofKey != "" && len(c) <= 128 {
+		io.WriteString(w, `{"status":"ok","proof":"`+proof(s.opts.ProofKey, c)+`"}`+"\n")
+		return
+	}
 	io.WriteString(w, `{"status":"ok"}`+"\n")
 }
 
@@ -280,6 +301,22 @@ func writeProblem(w http.ResponseWriter, p *Problem) {
 	enc.SetEscapeHTML(false)
 	enc.Encode(p)
 }
+
+// track counts the requests being served.
+func (s *Server) track(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.inflight.Add(1)
+		s.busy.Add(1)
+		defer func() {
+			s.busy.Add(-1)
+			s.inflight.Done()
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Busy returns how many requests the server is answering now.
+func (s *Server) Busy() int { return int(s.busy.Load()) }
 
 // recoverPanics turns a handler's panic into a 500 problem and a logged
 // stack, and keeps serving.
@@ -325,63 +362,88 @@ func (s *Server) checkHost(addr net.Addr, next http.Handler) http.Handler {
 
 // authorize is the middleware of a route that needs scope: it
 // authenticates the bearer token, checks the scope, applies the token's
-// rate limit, runs the route as the token's principal and, for a route
-// that asks for a change, audits it with its status.
+// rate limit, and runs the route as the token's principal. A route that
+// asks for a change is audited with the status it got, refused or not.
 func (s *Server) authorize(scope auth.Scope, mutates bool) func(huma.Context, func(huma.Context)) {
 	return func(ctx huma.Context, next func(huma.Context)) {
-		_, w := humago.Unwrap(ctx)
-		h := ctx.Header("Authorization")
-		secret, ok := strings.CutPrefix(h, "Bearer ")
-		if h == "" || !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="cairn"`)
-			writeProblem(w, newProblem(cairn.EUNAUTHORIZED, "the request has no bearer token",
-				"Send Authorization: Bearer <secret>, a token made with cairn token create."))
-			return
+		tok, p := s.authenticate(ctx, scope)
+		if p != nil {
+			writeProblemCtx(ctx, p)
+		} else {
+			next(huma.WithContext(ctx, auth.NewContext(ctx.Context(), tok)))
 		}
-		tok, err := s.app.Authorizer().Authenticate(ctx.Context(), strings.TrimSpace(secret))
-		if err != nil {
-			if cairn.ErrorCode(err) == cairn.EUNAUTHORIZED {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="cairn", error="invalid_token"`)
-			} else {
-				s.log.Error("authenticate", "err", err)
-			}
-			writeProblem(w, problemOf(err))
-			return
-		}
-		if err := auth.Allow(tok, scope); err != nil {
-			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="cairn", error="insufficient_scope", scope=%q`, scope))
-			writeProblem(w, problemOf(err))
-			return
-		}
-		if wait, ok := s.limits.allow(ctx.Context(), tok.ID); !ok {
-			secs := max(1, int(wait.Round(time.Second)/time.Second))
-			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			writeProblem(w, newProblem(codeRateLimited, fmt.Sprintf("token %s sent more requests than its rate allows", tok.ID),
-				fmt.Sprintf("Wait %d s (Retry-After); the rate is the vault's setting server.rate.", secs)))
-			return
-		}
-		next(huma.WithContext(ctx, auth.NewContext(ctx.Context(), tok)))
 		if mutates {
 			s.audit(ctx, tok)
 		}
 	}
 }
 
-// audit records a change asked: who, with which token, by which route,
-// from where, and the status it got (see auditor).
-func (s *Server) audit(ctx huma.Context, tok *auth.Token) {
-	op := ctx.Operation()
-	s.audits.add(&auth.Request{
-		Principal: tok.Principal, Token: tok.ID, Surface: "http",
-		Route: op.Method + " " + op.Path, Remote: ctx.RemoteAddr(), Status: ctx.Status(),
-	})
+// authenticate returns the request's token, or the problem that refuses
+// it (setting the headers that go with it).
+func (s *Server) authenticate(ctx huma.Context, scope auth.Scope) (*auth.Token, *Problem) {
+	h := ctx.Header("Authorization")
+	scheme, secret, _ := strings.Cut(h, " ")
+	if h == "" || !strings.EqualFold(scheme, "Bearer") {
+		ctx.SetHeader("WWW-Authenticate", `Bearer realm="cairn"`)
+		return nil, newProblem(cairn.EUNAUTHORIZED, "the request has no bearer token",
+			"Send Authorization: Bearer <secret>, a token made with cairn token create.")
+	}
+	tok, err := s.app.Authorizer().Authenticate(ctx.Context(), strings.TrimSpace(secret))
+	if err != nil {
+		if cairn.ErrorCode(err) == cairn.EUNAUTHORIZED {
+			ctx.SetHeader("WWW-Authenticate", `Bearer realm="cairn", error="invalid_token"`)
+		} else {
+			s.log.Error("authenticate", "err", err)
+		}
+		return nil, problemOf(err)
+	}
+	if err := auth.Allow(tok, scope); err != nil {
+		ctx.SetHeader("WWW-Authenticate", fmt.Sprintf(`Bearer realm="cairn", error="insufficient_scope", scope=%q`, scope))
+		return tok, problemOf(err)
+	}
+	if wait, ok := s.limits.allow(ctx.Context(), tok.ID); !ok {
+		secs := max(1, int(wait.Round(time.Second)/time.Second))
+		ctx.SetHeader("Retry-After", strconv.Itoa(secs))
+		return tok, newProblem(codeRateLimited, fmt.Sprintf("token %s sent more requests than its rate allows", tok.ID),
+			fmt.Sprintf("Wait %d s (Retry-After); the rate is the vault's setting server.rate.", secs))
+	}
+	return tok, nil
 }
 
-// Close writes the audit rows still queued and stops taking more; call it
-// once no request is served any more (Serve returned, or the caller's own
-// server stopped).
+// writeProblemCtx writes p as the answer of a route, from a middleware.
+func writeProblemCtx(ctx huma.Context, p *Problem) {
+	ctx.SetHeader("Content-Type", "application/problem+json")
+	ctx.SetHeader("Cache-Control", "no-store")
+	ctx.SetStatus(p.Status)
+	enc := json.NewEncoder(ctx.BodyWriter())
+	enc.SetEscapeHTML(false)
+	enc.Encode(p)
+}
+
+// audit records a change asked: who (none for a request without a known
+// token), with which token, by which route, from where, and the status it
+// got (see auditor).
+func (s *Server) audit(ctx huma.Context, tok *auth.Token) {
+	op := ctx.Operation()
+	r := &auth.Request{Surface: "http", Route: op.Method + " " + op.Path, Remote: ctx.RemoteAddr(), Status: ctx.Status()}
+	if tok != nil {
+		r.Principal, r.Token = tok.Principal, tok.ID
+	}
+	s.audits.add(r)
+}
+
+// Close stops the server's background work: the watch for new events
+// (streams still open end), and the audit, once the rows still queued are
+// written. Call it once no request is served any more (Serve calls it
+// when it returns; a caller serving Handler itself, when its server has
+// stopped). A second call does nothing.
 func (s *Server) Close() {
-	s.closeOnce.Do(s.audits.close)
+	s.closeOnce.Do(func() {
+		s.stop()
+		s.stopHub()
+		<-s.hubDone
+		s.audits.close()
+	})
 }
 
 // errStopping ends a stream when the server stops.

@@ -49,7 +49,7 @@ var pages = map[string]string{
 
 // serverOptions adjust setupWith.
 type serverOptions struct {
-	bodyTimeout time.Duration
+	bodyTimeout, shutdown time.Duration
 }
 
 func setup(t *testing.T) *env { return setupWith(t, &serverOptions{}) }
@@ -106,7 +106,7 @@ func (e *env) serve() {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.srv = httpapi.New(e.app, &httpapi.Options{MaxBody: 2 << 20, ReadTimeout: 10 * time.Second, BodyTimeout: e.opts.bodyTimeout})
+	e.srv = httpapi.New(e.app, &httpapi.Options{MaxBody: 2 << 20, ReadTimeout: 10 * time.Second, BodyTimeout: e.opts.bodyTimeout, ShutdownTimeout: e.opts.shutdown})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.srv.Serve(ctx, ln) }()

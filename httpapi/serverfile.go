@@ -1,11 +1,17 @@
 package httpapi
 
 import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -33,6 +39,10 @@ type ServerFile struct {
 	// Cert is the server's TLS certificate file, for a client to trust
 	// (none without TLS).
 	Cert string `json:"cert,omitempty"`
+	// Key is a secret the server proves it holds (GET /healthz with a
+	// challenge) before a client sends it the token: whatever listens at
+	// URL after the server died gets nothing.
+	Key string `json:"key"`
 	// Root is the vault's folder as the server opened it.
 	Root    string    `json:"root"`
 	PID     int       `json:"pid"`
@@ -147,4 +157,51 @@ func TrustTransport(certFile string) (http.RoundTripper, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	return tr, nil
+}
+
+// NewProofKey returns a new secret for a server to prove it holds: 32
+// random bytes in hex.
+func NewProofKey() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("make the server's key: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// proof is what a server holding key answers to challenge.
+func proof(key, challenge string) string {
+	m := hmac.New(sha256.New, []byte(key))
+	m.Write([]byte(challenge))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// Verify checks that the server the client talks to holds key (the server
+// file's): it asks /healthz to answer a random challenge, and only then
+// may the client send the token. A server that does not prove it is
+// EUNAVAILABLE: it is not the one that wrote the file.
+func (c *Client) Verify(ctx context.Context, key string) error {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return err
+	}
+	challenge := hex.EncodeToString(b[:])
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/healthz?challenge="+challenge, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return cairn.Errorf(cairn.EUNAVAILABLE, "the server at %s does not answer: %w", c.base, err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Proof string `json:"proof"`
+	}
+	json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&out)
+	if !hmac.Equal([]byte(out.Proof), []byte(proof(key, challenge))) {
+		return cairn.Errorf(cairn.EUNAVAILABLE, "what answers at %s is not the server that wrote the server file", c.base).
+			WithHint("The server may have stopped and another program taken its port; the file is not used.")
+	}
+	return nil
 }

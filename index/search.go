@@ -139,7 +139,7 @@ func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, err
 	if limit > 100 {
 		return nil, cairn.Errorf(cairn.EINVALID, "a search returns at most 100 results, not %d", q.Limit)
 	}
-	if q.Offset < 0 || q.Offset+limit > maxSearchDepth {
+	if q.Offset < 0 || q.Offset > maxSearchDepth || q.Offset+limit > maxSearchDepth {
 		return nil, cairn.Errorf(cairn.EINVALID, "a page of search results starts within the first %d, not at %d", maxSearchDepth-limit, q.Offset).
 			WithHint("Narrow the search with more words, type:T or folder:F.")
 	}

@@ -244,6 +244,11 @@ func Open(ctx context.Context, dir string, opts *Options) (*Vault, *worktree.Tre
 // that is no working tree of this vault is ENOTFOUND; a copy of a tree
 // still in its place EINVALID, with a hint.
 func (v *Vault) TreeAt(ctx context.Context, dir string) (t *worktree.Tree, moved string, err error) {
+	if !filepath.IsAbs(dir) {
+		return nil, "", cairn.Errorf(cairn.EINVALID, "%q is not an absolute path: a working tree is named by its folder's", dir).
+			WithHint("Give the folder as cairn worktree list names it.")
+	}
+	dir = filepath.Clean(dir)
 	t, err = v.Trees.Get(ctx, dir)
 	if cairn.ErrorCode(err) != cairn.ENOTFOUND {
 		return t, "", err

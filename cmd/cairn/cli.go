@@ -393,7 +393,10 @@ func (a *cli) service() (app.Service, error) {
 		}
 		var repaired []string
 		if loc, err := vault.Locate(a.dir()); err == nil && sameDir(loc.Vault, info.Root) {
-			if repaired, err = c.UseTree(a.ctx, loc.Tree); err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+			// Working in the folder's tree needs admin (its local edits
+			// are its owner's); without it, the command works in none.
+			repaired, err = c.UseTree(a.ctx, loc.Tree)
+			if code := cairn.ErrorCode(err); err != nil && code != cairn.ENOTFOUND && code != cairn.EFORBIDDEN {
 				return nil, err
 			}
 		}
@@ -435,6 +438,12 @@ func (a *cli) discover(loc *vault.Location) (*httpapi.Client, error) {
 		return nil, nil
 	} else if tr != nil {
 		c.SetTransport(tr)
+	}
+	// The server proves it holds the file's key before it gets the token:
+	// a server that died leaves its port to whoever takes it.
+	if err := c.Verify(a.ctx, f.Key); err != nil {
+		a.logger().Debug("the server file names a server that does not answer for it", "url", f.URL, "err", err)
+		return nil, nil
 	}
 	info, err := c.Vault(a.ctx)
 	if err != nil {

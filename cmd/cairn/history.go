@@ -162,7 +162,7 @@ the first against the second. Text files get a unified diff.`,
 			var out []item
 			for i, ch := range d.Changes {
 				patch := ""
-				if !stat {
+				if !stat && i < len(d.Patches) {
 					patch = d.Patches[i]
 				}
 				out = append(out, item{ID: ch.Path, Change: ch, Patch: patch})

@@ -3,12 +3,17 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -153,8 +158,15 @@ func (a *cli) serve(f *serveFlags) error {
 	url := scheme + "://" + ln.Addr().String()
 
 	// The owner's token: commands in the vault's folder use it, for as
-	// long as the server runs.
-	owner, err := c.CreateToken(ctx, app.TokenRequest{Name: "serve", Principal: p, Scopes: auth.AllScopes(), Expires: "never"})
+	// long as the server runs. Those a server of this machine left when
+	// it died are revoked first.
+	host := ownerHost()
+	revokeOrphans(ctx, c, host, a.logger())
+	owner, err := c.CreateToken(ctx, app.TokenRequest{Name: fmt.Sprintf("serve-%d@%s", os.Getpid(), host), Principal: p, Scopes: auth.AllScopes(), Expires: "never"})
+	if err != nil {
+		return err
+	}
+	key, err := httpapi.NewProofKey()
 	if err != nil {
 		return err
 	}
@@ -177,7 +189,7 @@ func (a *cli) serve(f *serveFlags) error {
 			a.logger().Warn("stop the worker", "err", err)
 		}
 	}()
-	sf := &httpapi.ServerFile{URL: url, Token: owner.Secret, TokenID: owner.Token.ID, Root: c.Root(), PID: os.Getpid(), Started: time.Now()}
+	sf := &httpapi.ServerFile{URL: url, Token: owner.Secret, TokenID: owner.Token.ID, Key: key, Root: c.Root(), PID: os.Getpid(), Started: time.Now()}
 	if f.cert != "" {
 		sf.Cert, _ = filepath.Abs(f.cert)
 	}
@@ -186,7 +198,7 @@ func (a *cli) serve(f *serveFlags) error {
 	}
 	defer httpapi.RemoveServerFile(c.Root(), owner.Token.ID)
 
-	s := httpapi.New(c, &httpapi.Options{Logger: a.logger(), Version: version(), Hosts: f.hosts, MaxBody: maxBody})
+	s := httpapi.New(c, &httpapi.Options{Logger: a.logger(), Version: version(), Hosts: f.hosts, MaxBody: maxBody, ProofKey: key})
 	a.emit(items([]map[string]any{{"id": url, "url": url, "root": c.Root(), "pid": os.Getpid(), "worker": w.ID()}}), func(wr io.Writer) {
 		fmt.Fprintf(wr, "Serving the vault at %s on %s (Ctrl-C stops).\n", c.Root(), url)
 		fmt.Fprintln(wr, "Commands in its folder go through it; other clients need a token: cairn token create --name NAME --scope read")
@@ -218,8 +230,11 @@ func (a *cli) noOtherServer() error {
 	}
 	ctx, cancel := context.WithTimeout(a.ctx, 3*time.Second)
 	defer cancel()
+	if err := c.Verify(ctx, f.Key); err != nil {
+		return nil // a server that died: what answers there, if anything, gets no token
+	}
 	if info, err := c.Vault(ctx); err != nil || !sameDir(info.Root, loc.Vault) {
-		return nil // a server that died, or one of the folder this was copied from
+		return nil // one of the folder this was copied from
 	}
 	return cairn.Errorf(cairn.ECONFLICT, "a server already serves this vault at %s (process %d)", f.URL, f.PID).
 		WithHint("Commands in the vault's folder go through it. Stop it first to start another.")
@@ -231,4 +246,45 @@ func version() string {
 		return bi.Main.Version
 	}
 	return "dev"
+}
+
+// ownerHost names this machine in the owners' tokens (letters, digits, .
+// and -, at most 40).
+func ownerHost() string {
+	h, _ := os.Hostname()
+	var b strings.Builder
+	for _, r := range h {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' {
+			b.WriteRune(r)
+		}
+	}
+	name := cmpOr(b.String(), "localhost")
+	return name[:min(40, len(name))]
+}
+
+// revokeOrphans revokes the owners' tokens of servers of this machine that
+// are gone (killed before they could revoke their own): a server file they
+// left behind, or a copy of it, names no live token.
+func revokeOrphans(ctx context.Context, c *app.App, host string, log *slog.Logger) {
+	ts, err := c.Tokens(ctx)
+	if err != nil {
+		return
+	}
+	for _, t := range ts {
+		rest, ok := strings.CutPrefix(t.Name, "serve-")
+		pidText, h, ok2 := strings.Cut(rest, "@")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || !ok2 || err != nil || h != host || !t.Revoked.IsZero() || alive(pid) {
+			continue
+		}
+		if _, err := c.RevokeToken(ctx, t.ID); err != nil {
+			log.Warn("revoke the token of a server that died", "token", t.ID, "err", err)
+		}
+	}
+}
+
+// alive reports whether process pid runs on this machine.
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }

@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -414,4 +415,60 @@ echo "Wrote a page on mills."`
 		t.Fatalf("the second server exited %d:\n%s", code, s2.out.String())
 	}
 	accounted(t, vault, sources, "merged")
+}
+
+// TestServe_Impostor: after a server is killed (kill -9), its server file
+// stays, and another program may take its port. The commands in the
+// folder send that program no token (the server proves it holds the
+// file's key first) and open the vault themselves; the next server
+// revokes the dead one's token.
+func TestServe_Impostor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills child processes")
+	}
+	vault := filepath.Join(t.TempDir(), "vault")
+	writeFiles(t, vault, map[string]string{"index.md": "# Home\n\nAbout ink.\n"})
+	must(t, run(t, vault, nil, "init"), "init")
+	s := startServe(t, vault)
+	dead := s.file
+	s.stop(syscall.SIGKILL)
+	ln, err := net.Listen("tcp", strings.TrimPrefix(dead.URL, "http://"))
+	if err != nil {
+		t.Skipf("the dead server's port is taken: %v", err)
+	}
+	got := make(chan string, 100)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Method + " " + r.URL.Path + " " + r.Header.Get("Authorization")
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"status":"ok","proof":"forged","root":"`+vault+`"}`)
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	r := run(t, vault, nil, "search", "ink")
+	if r.code != 0 || !strings.Contains(r.stdout, "index.md") {
+		t.Errorf("cairn search with an impostor on the port = %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	close(got)
+	for req := range got {
+		if strings.Contains(req, "Bearer") || !strings.HasPrefix(req, "GET /healthz") {
+			t.Errorf("the impostor got %q; want only the challenge, no token", req)
+		}
+	}
+	srv.Close()
+	s2 := startServe(t, vault)
+	lr := run(t, vault, nil, "token", "list", "--json")
+	var list struct {
+		Items []struct {
+			ID, State string
+		}
+	}
+	json.Unmarshal([]byte(lr.stdout), &list)
+	for _, tok := range list.Items {
+		if tok.ID == dead.TokenID && tok.State != "revoked" {
+			t.Errorf("the dead server's token %s is %s, want revoked by the next server", tok.ID, tok.State)
+		}
+		if tok.ID == s2.file.TokenID && tok.State != "active" {
+			t.Errorf("the new server's token is %s", tok.State)
+		}
+	}
 }
