@@ -219,10 +219,11 @@ func (p *Prewritten) match(path string, e cairn.Entry) (prewritten, bool) {
 	return f, ok && !e.Blob.IsZero() && f.blob == e.Blob && f.mode == e.Mode
 }
 
-// place renames the file staged for path to abs when it holds what e
-// holds, and reports whether it did. When the rename fails (the tree is on
-// another file system), the caller writes the file itself.
-func (p *Prewritten) place(path string, e cairn.Entry, abs string) bool {
+// place renames the file staged for path into the tree root opened, at
+// rel, when it holds what e holds, and reports whether it did. The rename
+// goes into the target's folder as root opens it (no symbolic link on the
+// way is followed out of the tree).
+func (p *Prewritten) place(path string, e cairn.Entry, root *os.Root, rel string) bool {
 	if p == nil {
 		return false
 	}
@@ -235,7 +236,7 @@ func (p *Prewritten) place(path string, e cairn.Entry, abs string) bool {
 	if !ok {
 		return false
 	}
-	if err := os.Rename(f.tmp, abs); err != nil {
+	if err := renameInto(f.tmp, root, rel); err != nil {
 		os.Remove(f.tmp)
 		return false
 	}

@@ -25,6 +25,10 @@ type SyncReport struct {
 	// LeftAlone are the files the branch changed but the person had edited:
 	// they keep the person's version, and the next commit merges the two.
 	LeftAlone []string `json:"left_alone"`
+	// Failed says why a folder could not be brought up to its branch after
+	// the change had landed: the change stands, and the next command in the
+	// folder catches it up.
+	Failed []string `json:"failed,omitempty"`
 }
 
 // Sync brings a working tree to commit target. Every file the branch
@@ -299,6 +303,14 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 	results := make([]*onDisk, len(writes))
 	errs := make([]error, len(writes))
 	dirs := &madeDirs{}
+	// Every write, rename, removal and change of mode goes through the
+	// tree's folder opened once: a folder swapped for a symbolic link
+	// meanwhile cannot send a write outside it.
+	root, err := os.OpenRoot(t.Path)
+	if err != nil {
+		return nil, fmt.Errorf("sync %s: %w", t.Path, err)
+	}
+	defer root.Close()
 	for _, deleting := range []bool{true, false} {
 		var wg sync.WaitGroup
 		workers := min(len(writes), 2*runtime.GOMAXPROCS(0))
@@ -317,7 +329,7 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 							data = []byte(fmt.Sprintf("(the content of %s was purged)\n", o.path))
 						}
 					}
-					results[i], errs[i] = m.write(t, o.path, o.want, data, pre, dirs)
+					results[i], errs[i] = m.write(t, root, o.path, o.want, data, pre, dirs)
 					m.point("sync:file-written")
 				}
 			}()
@@ -329,7 +341,7 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 	}
 	for _, o := range writes {
 		if o.want.Blob.IsZero() {
-			removeEmptyParents(t.Path, filepath.Dir(filepath.Join(t.Path, filepath.FromSlash(o.path))))
+			removeEmptyParents(root, filepath.Dir(filepath.FromSlash(o.path)))
 		}
 	}
 	rewritten := map[string]bool{}
@@ -376,35 +388,37 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 // write puts one file of the target on disk (a zero entry deletes it,
 // leaving its folder for the caller) and returns its new stat, or nil after
 // a deletion. Files are written to a temporary name and renamed into place,
-// so neither a reader (an editor) nor a crash ever leaves half a file.
-func (m *Manager) write(t *Tree, p string, e cairn.Entry, data []byte, pre *Prewritten, dirs *madeDirs) (*onDisk, error) {
-	abs := filepath.Join(t.Path, filepath.FromSlash(p))
+// so neither a reader (an editor) nor a crash ever leaves half a file. All
+// of it happens through root, the tree's folder opened: nothing is written
+// or removed outside it, whatever a path's folders turn out to be.
+func (m *Manager) write(t *Tree, root *os.Root, p string, e cairn.Entry, data []byte, pre *Prewritten, dirs *madeDirs) (*onDisk, error) {
+	rel := filepath.FromSlash(p)
+	abs := filepath.Join(t.Path, rel)
 	if e.Blob.IsZero() {
-		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("sync %s: %w", p, err)
 		}
 		return nil, nil
 	}
-	dir := filepath.Dir(abs)
-	if err := dirs.ensure(t.Path, dir); err != nil {
+	if err := dirs.ensure(root, filepath.Dir(rel)); err != nil {
 		return nil, fmt.Errorf("sync %s: %w", p, err)
 	}
-	if !pre.place(p, e, abs) {
-		tmp, err := writeTemp(dir, data, e.Mode)
+	if !pre.place(p, e, root, rel) {
+		tmp, err := writeTemp(root, filepath.Dir(rel), data, e.Mode)
 		if err != nil {
 			return nil, fmt.Errorf("sync %s: %w", p, err)
 		}
-		if err := os.Rename(tmp, abs); err != nil {
-			os.Remove(tmp)
+		if err := root.Rename(tmp, rel); err != nil {
+			root.Remove(tmp)
 			return nil, fmt.Errorf("sync %s: %w", p, err)
 		}
 	}
 	if e.Mode == cairn.ModeExecutable {
-		if err := os.Chmod(abs, 0o755); err != nil {
+		if err := root.Chmod(rel, 0o755); err != nil {
 			return nil, fmt.Errorf("sync %s: %w", p, err)
 		}
 	}
-	info, err := os.Lstat(abs)
+	info, err := root.Lstat(rel)
 	if err != nil {
 		return nil, err
 	}
@@ -414,9 +428,9 @@ func (m *Manager) write(t *Tree, p string, e cairn.Entry, data []byte, pre *Prew
 	}, nil
 }
 
-// writeTemp writes data to a new temporary file in dir and returns its
-// path.
-func writeTemp(dir string, data []byte, mode cairn.Mode) (string, error) {
+// writeTemp writes data to a new temporary file in the folder dir of root
+// and returns its path in root.
+func writeTemp(root *os.Root, dir string, data []byte, mode cairn.Mode) (string, error) {
 	perm := os.FileMode(0o644)
 	if mode == cairn.ModeExecutable {
 		perm = 0o755
@@ -424,18 +438,27 @@ func writeTemp(dir string, data []byte, mode cairn.Mode) (string, error) {
 	var rnd [6]byte
 	rand.Read(rnd[:])
 	tmp := filepath.Join(dir, tmpPrefix+hex.EncodeToString(rnd[:]))
-	if err := os.WriteFile(tmp, data, perm); err != nil {
-		os.Remove(tmp)
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		root.Remove(tmp)
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		root.Remove(tmp)
 		return "", err
 	}
 	return tmp, nil
 }
 
-// madeDirs remembers the folders a sync (or a prewrite) has checked or
-// made with mkdirInside, so that a folder of many files is checked once.
+// madeDirs remembers the folders a sync has checked or made with
+// mkdirInside, so that a folder of many files is checked once.
 type madeDirs struct{ m sync.Map }
 
-func (d *madeDirs) ensure(root, dir string) error {
+func (d *madeDirs) ensure(root *os.Root, dir string) error {
 	if _, ok := d.m.Load(dir); ok {
 		return nil
 	}
@@ -446,41 +469,38 @@ func (d *madeDirs) ensure(root, dir string) error {
 	return nil
 }
 
-// mkdirInside creates dir and its parents, refusing to go through a
-// symbolic link or a file on the way: a sync writes only inside the tree.
-func mkdirInside(root, dir string) error {
-	rel, err := filepath.Rel(root, dir)
-	if err != nil || strings.HasPrefix(rel, "..") {
-		return fmt.Errorf("%s is outside %s", dir, root)
-	}
-	cur := root
-	if rel == "." {
+// mkdirInside creates the folder dir of root and its parents, refusing to
+// go through a symbolic link or a file on the way: a sync writes only
+// inside the tree, and only where a person would see the file.
+func mkdirInside(root *os.Root, dir string) error {
+	if dir == "." || dir == "" {
 		return nil
 	}
-	for _, seg := range strings.Split(rel, string(filepath.Separator)) {
+	cur := ""
+	for _, seg := range strings.Split(dir, string(filepath.Separator)) {
 		cur = filepath.Join(cur, seg)
-		info, err := os.Lstat(cur)
+		info, err := root.Lstat(cur)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			if err := os.Mkdir(cur, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			if err := root.Mkdir(cur, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 				return err
 			}
 		case err != nil:
 			return err
 		case info.Mode()&fs.ModeSymlink != 0:
-			return fmt.Errorf("%s is a symbolic link; cairn does not write through it", cur)
+			return fmt.Errorf("%s is a symbolic link; cairn does not write through it", filepath.Join(root.Name(), cur))
 		case !info.IsDir():
-			return fmt.Errorf("%s is a file where a folder is needed", cur)
+			return fmt.Errorf("%s is a file where a folder is needed", filepath.Join(root.Name(), cur))
 		}
 	}
 	return nil
 }
 
-// removeEmptyParents removes dir and its parents while they are empty,
-// never root.
-func removeEmptyParents(root, dir string) {
-	for dir != root && strings.HasPrefix(dir, root) {
-		if err := os.Remove(dir); err != nil {
+// removeEmptyParents removes the folder dir of root and its parents while
+// they are empty, never root itself.
+func removeEmptyParents(root *os.Root, dir string) {
+	for dir != "." && dir != string(filepath.Separator) && dir != "" {
+		if err := root.Remove(dir); err != nil {
 			return
 		}
 		dir = filepath.Dir(dir)
