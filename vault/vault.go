@@ -77,13 +77,22 @@ func Init(ctx context.Context, dir string, bare bool, opts *Options) (*Vault, er
 	if root, err := find(abs); err == nil {
 		return nil, cairn.Errorf(cairn.EINVALID, "%s is already inside the vault at %s", dir, root).WithHint("Try: cairn status")
 	}
-	if err := os.MkdirAll(filepath.Join(abs, DirName), 0o755); err != nil {
+	// The database holds the whole history, the tokens' hashes and the
+	// audit: only its owner reads it.
+	if err := os.MkdirAll(filepath.Join(abs, DirName), 0o700); err != nil {
 		return nil, fmt.Errorf("init %s: %w", dir, err)
 	}
 	v, err := open(ctx, abs, opts)
 	if err != nil {
 		os.RemoveAll(filepath.Join(abs, DirName))
 		return nil, err
+	}
+	for _, f := range []string{DBName, DBName + "-wal", DBName + "-shm"} {
+		if err := os.Chmod(filepath.Join(abs, DirName, f), 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			v.Close()
+			os.RemoveAll(filepath.Join(abs, DirName))
+			return nil, fmt.Errorf("init %s: %w", dir, err)
+		}
 	}
 	v.Bare = bare
 	if !bare {
@@ -257,9 +266,13 @@ func (v *Vault) TreeAt(ctx context.Context, dir string) (t *worktree.Tree, moved
 	if perr != nil {
 		return nil, "", err // not a secondary working tree
 	}
-	if !sameFolder(ptr.Vault, v.Root) || ptr.ID != "" && v.Trees.VaultID != "" && ptr.ID != v.Trees.VaultID {
-		return nil, "", cairn.Errorf(cairn.ENOTFOUND, "%s is a working tree of the vault at %s, not of this one at %s", dir, ptr.Vault, v.Root).
-			WithHint("Run the command in the folder of that vault, or one of its working trees.")
+	if !sameFolder(ptr.Vault, v.Root) || v.Trees.VaultID != "" && ptr.ID != v.Trees.VaultID {
+		return nil, "", cairn.Errorf(cairn.ENOTFOUND, "%s is not a working tree of this vault at %s (its pointer file names another, or none)", dir, v.Root).
+			WithHint("Run the command in the folder of its vault; a tree whose pointer file is older than the vault's identity is made anew with cairn worktree add.")
+	}
+	if own, err := v.Trees.Get(ctx, v.Root); err == nil && own.ID == ptr.Tree {
+		return nil, "", cairn.Errorf(cairn.EINVALID, "%s names the vault's own folder as its working tree; that folder never moves by a pointer file", dir).
+			WithHint("Remove the .cairn file of " + dir + ": it is not the vault's.")
 	}
 	if t, err = v.Trees.Relink(ctx, dir, ptr); err != nil {
 		return nil, "", err

@@ -2,6 +2,11 @@ package vault_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 
 	"cairn"
@@ -9,6 +14,7 @@ import (
 	"cairn/index"
 	"cairn/store"
 	"cairn/vault"
+	"cairn/worktree"
 )
 
 // TestOpen_RebuildsEmptiedIndex checks what a migration that changes the
@@ -58,5 +64,69 @@ func TestOpen_RebuildsEmptiedIndex(t *testing.T) {
 	back, err := v.Index.Main().Backlinks(ctx, "notes/beta.md")
 	if err != nil || len(back) != 1 {
 		t.Fatalf("backlinks after the rebuild: %+v, %v", back, err)
+	}
+}
+
+// TestTreeAt_Forged: a folder whose .cairn was made up to take a working
+// tree of the vault gets none: not the vault's own folder (even naming its
+// identity), not a tree whose folder is still there, not a tree without
+// the vault's identity; and a pointer file that is a named pipe, a link or
+// a huge file is refused without being read.
+func TestTreeAt_Forged(t *testing.T) {
+	ctx := t.Context()
+	root := t.TempDir()
+	dir := filepath.Join(root, "vault")
+	v, err := vault.Init(ctx, dir, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	own, err := v.Trees.Get(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forge := func(name, content string) string {
+		t.Helper()
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, ".cairn"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name, pointer, code string
+	}{
+		{"own-no-id", fmt.Sprintf("vault: %s\ntree: %d\n", dir, own.ID), cairn.ENOTFOUND},
+		{"own-with-id", fmt.Sprintf("vault: %s\ntree: %d\nid: %s\n", dir, own.ID, v.Trees.VaultID), cairn.EINVALID},
+		{"other-vault", fmt.Sprintf("vault: %s\ntree: %d\nid: %s\n", root, own.ID, v.Trees.VaultID), cairn.ENOTFOUND},
+	} {
+		p := forge(tc.name, tc.pointer)
+		if _, _, err := v.TreeAt(ctx, p); cairn.ErrorCode(err) != tc.code {
+			t.Errorf("TreeAt(%s) = %v, want %s", tc.name, err, tc.code)
+		}
+	}
+	if _, _, err := v.TreeAt(ctx, "relative/path"); cairn.ErrorCode(err) != cairn.EINVALID {
+		t.Errorf("TreeAt(a relative path) = %v, want EINVALID", err)
+	}
+	if got, err := v.Trees.Get(ctx, dir); err != nil || got.Path != dir {
+		t.Fatalf("the vault's own tree is at %v (%v), want %s", got, err, dir)
+	}
+	// Pointer files that are not small regular files.
+	fifo := filepath.Join(root, "fifo")
+	os.MkdirAll(fifo, 0o755)
+	if err := syscall.Mkfifo(filepath.Join(fifo, ".cairn"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big := forge("big", strings.Repeat("vault: x\n", 10000))
+	link := filepath.Join(root, "link")
+	os.MkdirAll(link, 0o755)
+	os.Symlink(filepath.Join(big, ".cairn"), filepath.Join(link, ".cairn"))
+	for _, p := range []string{fifo, big, link} {
+		if _, err := worktree.ReadPointer(p); cairn.ErrorCode(err) != cairn.EINVALID {
+			t.Errorf("ReadPointer(%s) = %v, want EINVALID", filepath.Base(p), err)
+		}
 	}
 }

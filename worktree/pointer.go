@@ -6,11 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"cairn"
 	"cairn/store"
@@ -34,12 +36,12 @@ type Pointer struct {
 // has none, EINVALID when the file is not a pointer.
 func ReadPointer(dir string) (*Pointer, error) {
 	file := filepath.Join(dir, PointerFile)
-	data, err := os.ReadFile(file)
+	data, err := readSmall(file, maxPointer)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, cairn.Errorf(cairn.ENOTFOUND, "%s has no pointer file", dir)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", file, err)
+		return nil, err
 	}
 	p := &Pointer{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -59,6 +61,36 @@ func ReadPointer(dir string) (*Pointer, error) {
 			WithHint("A working tree's .cairn file names its vault (vault: /path/to/vault); make a new tree with cairn worktree add.")
 	}
 	return p, nil
+}
+
+// maxPointer bounds a pointer file: a few lines.
+const maxPointer = 4096
+
+// readSmall reads file when it is a regular file of at most max bytes: it
+// does not follow a symbolic link, nor wait on a named pipe, nor read a
+// huge file someone left in its place (EINVALID for each).
+func readSmall(file string, max int64) ([]byte, error) {
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, cairn.Errorf(cairn.EINVALID, "%s is a symbolic link, not a cairn pointer file", file)
+		}
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	if !info.Mode().IsRegular() || info.Size() > max {
+		return nil, cairn.Errorf(cairn.EINVALID, "%s is not a cairn pointer file (%v, %d bytes)", file, info.Mode().Type(), info.Size()).
+			WithHint("A working tree's .cairn file is a few lines naming its vault; make a new tree with cairn worktree add.")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	return data, nil
 }
 
 // WritePointer writes the pointer file of the folder dir.
@@ -104,7 +136,9 @@ func (m *Manager) Relink(ctx context.Context, dir string, p *Pointer) (*Tree, er
 			return t, nil // the same folder, through a symbolic link
 		}
 	}
-	if there, err := ReadPointer(t.Path); err == nil && there.Tree == t.ID {
+	if info, err := os.Stat(t.Path); err == nil && info.IsDir() {
+		// The tree's folder is still where the vault records it: dir is a
+		// copy of it, or a pointer file made up to take it.
 		return nil, cairn.Errorf(cairn.EINVALID, "%s is a copy of the working tree %s, which is still there", dir, t.Path).
 			WithHint("Work in " + t.Path + ", or make a new tree with cairn worktree add DIR " + t.Branch + ".")
 	}
