@@ -812,7 +812,11 @@ func (p *Pipeline) record(ctx context.Context, tx *store.Tx, req *Request, out *
 }
 
 // ProposalBranch is the branch that keeps a proposal's tree.
-func ProposalBranch(id int64) string { return "proposals/" + strconv.FormatInt(id, 10) }
+func ProposalBranch(id int64) string { return ProposalPrefix + strconv.FormatInt(id, 10) }
+
+// ProposalPrefix starts the names of the branches that hold proposals:
+// admission's own, made only by it.
+const ProposalPrefix = "proposals/"
 
 func (p *Pipeline) newProposal(req *Request, out *Outcome) *cairn.Proposal {
 	return &cairn.Proposal{

@@ -58,7 +58,9 @@ func (p *Pipeline) Accept(ctx context.Context, id int64, who cairn.Principal) (*
 
 // Recheck runs the gates again on a held proposal (after a person fixed it
 // on its branch, or after main changed): admitted when they now admit it,
-// else held or rejected with the new findings.
+// else held or rejected with the new findings. A change its submitter
+// proposed for review (Request.Propose) stays held for it: only a
+// reviewer's accept admits it.
 func (p *Pipeline) Recheck(ctx context.Context, id int64) (*Outcome, error) {
 	prop, head, tree, err := p.held(ctx, id)
 	if err != nil {
@@ -68,7 +70,7 @@ func (p *Pipeline) Recheck(ctx context.Context, id int64) (*Outcome, error) {
 		Key: "recheck:" + strconv.FormatInt(id, 10), Route: prop.Route,
 		Base: prop.Base, Tree: tree, Commit: head, Principal: prop.Principal, Origin: Origin(prop.Origin),
 		Message: prop.Message, Summary: prop.Summary, Log: prop.Log, Source: prop.Source, Job: prop.Job,
-		Proposal: id,
+		Proposal: id, Propose: forReview(prop),
 	})
 }
 
@@ -221,4 +223,15 @@ func (p *Pipeline) Check(ctx context.Context) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// forReview reports whether a proposal was submitted for review whatever
+// the gates say (Request.Propose).
+func forReview(prop *cairn.Proposal) bool {
+	for _, f := range prop.Findings {
+		if f.Gate == GateReview && f.Rule == "proposed" {
+			return true
+		}
+	}
+	return false
 }

@@ -224,6 +224,9 @@ func (a *App) changeset(ctx context.Context, req ChangesRequest, propose bool) (
 				WithHint("Commit the changes to " + res.Branch + " instead, and merge it into main when it is ready.")
 		}
 	}
+	if err := branchAuthority(ctx, res.Branch); err != nil {
+		return nil, err
+	}
 	changes, err := a.fileChanges(req)
 	if err != nil {
 		return nil, err
@@ -286,9 +289,7 @@ func (a *App) changeset(ctx context.Context, req ChangesRequest, propose bool) (
 			return res, nil
 		}
 	}
-	if res.Sync, err = a.syncBranchFolders(ctx, res.Branch); err != nil {
-		return nil, err
-	}
+	res.Sync = a.syncBranchFolders(ctx, res.Branch)
 	return res, nil
 }
 

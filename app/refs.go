@@ -32,6 +32,10 @@ func (a *App) CreateBranch(ctx context.Context, name, from string) (cairn.Ref, e
 	if err != nil {
 		return cairn.Ref{}, err
 	}
+	if strings.HasPrefix(name, admit.ProposalPrefix) {
+		return cairn.Ref{}, cairn.Errorf(cairn.EINVALID, "branch names under proposals/ are admission's: it keeps each held proposal there").
+			WithHint("Choose another name, like drafts/" + strings.TrimPrefix(name, "proposals/") + ".")
+	}
 	from = cmp.Or(from, a.Branch())
 	at, err := a.v.Store.Resolve(ctx, from)
 	if err != nil {
@@ -144,6 +148,9 @@ func (a *App) Merge(ctx context.Context, req MergeRequest) (*MergeResult, error)
 		return nil, cairn.Errorf(cairn.EINVALID, "merge: name the branch to merge").WithHint("Try: cairn branch")
 	}
 	res := &MergeResult{Branch: req.Branch, Into: cmp.Or(req.Into, a.Branch())}
+	if err := branchAuthority(ctx, res.Into); err != nil {
+		return nil, err
+	}
 	defer a.v.MarkBusy("cairn merge " + req.Branch)()
 	theirs, err := a.v.Store.Head(ctx, res.Branch)
 	if err != nil {
@@ -160,9 +167,7 @@ func (a *App) Merge(ctx context.Context, req MergeRequest) (*MergeResult, error)
 	if res.Commit == nil {
 		return res, nil
 	}
-	if res.Sync, err = a.syncBranchFolders(ctx, res.Into); err != nil {
-		return nil, err
-	}
+	res.Sync = a.syncBranchFolders(ctx, res.Into)
 	return res, nil
 }
 
@@ -270,6 +275,9 @@ func (a *App) Revert(ctx context.Context, req RevertRequest) (*RevertResult, err
 		return nil, err
 	}
 	res := &RevertResult{Branch: cmp.Or(req.Branch, a.Branch())}
+	if err := branchAuthority(ctx, res.Branch); err != nil {
+		return nil, err
+	}
 	target, err := a.ResolveCommit(ctx, req.Commit)
 	if err != nil {
 		return nil, err
@@ -336,9 +344,7 @@ func (a *App) Revert(ctx context.Context, req RevertRequest) (*RevertResult, err
 	}); err != nil {
 		return nil, err
 	}
-	if res.Sync, err = a.syncBranchFolders(ctx, res.Branch); err != nil {
-		return nil, err
-	}
+	res.Sync = a.syncBranchFolders(ctx, res.Branch)
 	return res, nil
 }
 

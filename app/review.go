@@ -97,11 +97,7 @@ func (a *App) Accept(ctx context.Context, id int64) (*Decision, error) {
 	if err != nil {
 		return nil, a.v.ExplainBusy(err)
 	}
-	rep, err := a.v.SyncMain(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &Decision{Proposal: out.Proposal, Outcome: out, Sync: rep}, nil
+	return &Decision{Proposal: out.Proposal, Outcome: out, Sync: a.syncMain(ctx)}, nil
 }
 
 // Reject rejects held proposal id as the decision of the principal in ctx,
@@ -122,11 +118,7 @@ func (a *App) Reject(ctx context.Context, id int64, reason string) (*Decision, e
 	if err != nil {
 		return nil, a.v.ExplainBusy(err)
 	}
-	rep, err := a.v.SyncMain(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &Decision{Proposal: prop, Sync: rep}, nil
+	return &Decision{Proposal: prop, Sync: a.syncMain(ctx)}, nil
 }
 
 // Recheck runs the gates again on held proposal id (after it was fixed on
@@ -154,9 +146,7 @@ func (a *App) Recheck(ctx context.Context, id int64) (*Decision, error) {
 	if !out.Admitted() {
 		return d, nil
 	}
-	if d.Sync, err = a.v.SyncMain(ctx); err != nil {
-		return nil, err
-	}
+	d.Sync = a.syncMain(ctx)
 	return d, nil
 }
 

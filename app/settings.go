@@ -114,8 +114,6 @@ func (a *App) SetSetting(ctx context.Context, key, value string) (*SettingChange
 	if !res.Outcome.Admitted() {
 		return res, nil
 	}
-	if res.Sync, err = a.v.SyncMain(ctx); err != nil {
-		return nil, err
-	}
+	res.Sync = a.syncMain(ctx)
 	return res, nil
 }

@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"cairn"
 	"cairn/admit"
@@ -86,27 +88,49 @@ func (a *App) landOnMain(route, message string, outcome **admit.Outcome) func(co
 	}
 }
 
-// syncBranchFolders brings every working tree of branch to its head and
-// returns what that did to the folders, together: files updated, and files
-// left alone because they hold local edits.
-func (a *App) syncBranchFolders(ctx context.Context, branch string) (*worktree.SyncReport, error) {
+// syncBranchFolders brings every working tree of branch to its head, once
+// a change to it has landed, and returns what that did to the folders,
+// together: files updated, files left alone because they hold local
+// edits, and the folders it could not bring up (the change stands; the
+// next command in such a folder catches it up).
+func (a *App) syncBranchFolders(ctx context.Context, branch string) *worktree.SyncReport {
+	all := &worktree.SyncReport{}
 	trees, err := a.v.Trees.List(ctx)
 	if err != nil {
-		return nil, err
+		return a.syncFailed(all, branch, err)
 	}
-	all := &worktree.SyncReport{}
 	for _, t := range trees {
 		if t.Branch != branch {
 			continue
 		}
 		rep, err := a.v.Trees.SyncHead(ctx, t)
 		if err != nil {
-			return nil, err
+			a.syncFailed(all, t.Path, err)
+			continue
 		}
 		all.Updated = append(all.Updated, rep.Updated...)
 		all.LeftAlone = append(all.LeftAlone, rep.LeftAlone...)
 	}
-	return all, nil
+	return all
+}
+
+// syncMain brings main's folder up to main once a change has landed,
+// reporting a failure in the report rather than as an error: the change
+// stands.
+func (a *App) syncMain(ctx context.Context) *worktree.SyncReport {
+	rep, err := a.v.SyncMain(ctx)
+	if err != nil {
+		return a.syncFailed(&worktree.SyncReport{}, "main's folder", err)
+	}
+	return rep
+}
+
+// syncFailed records in rep that the folder what could not be brought up
+// to its branch, and logs it.
+func (a *App) syncFailed(rep *worktree.SyncReport, what string, err error) *worktree.SyncReport {
+	a.log.Warn("a change landed but a folder could not be brought up to it; the next command there catches it up", "folder", what, "err", err)
+	rep.Failed = append(rep.Failed, fmt.Sprintf("%s: %v", what, err))
+	return rep
 }
 
 // contractAuthority refuses a change to the vault's contract (cairn.yaml
@@ -152,4 +176,18 @@ func contractChange(tok *auth.Token, changes []cairn.Change) error {
 		}
 	}
 	return nil
+}
+
+// branchAuthority refuses a write to a held proposal's branch (proposals/N)
+// asked by a client whose token lacks the admin scope: fixing a proposal
+// changes what a reviewer is asked to accept. (Accept merges only what the
+// gates last judged, so a change there is rechecked first, whoever made
+// it.)
+func branchAuthority(ctx context.Context, branch string) error {
+	tok := auth.FromContext(ctx)
+	if tok == nil || tok.Has(auth.Admin) || !strings.HasPrefix(branch, admit.ProposalPrefix) {
+		return nil
+	}
+	return cairn.Errorf(cairn.EFORBIDDEN, "%s holds a proposal under review; changing it needs the admin scope, which token %s (%s) lacks", branch, tok.ID, tok.Principal).
+		WithHint("Make a new proposal instead: POST /api/v1/proposals.")
 }

@@ -87,6 +87,7 @@ func (a *App) CreateToken(ctx context.Context, req TokenRequest) (*NewToken, err
 	if err != nil {
 		return nil, a.v.ExplainBusy(fmt.Errorf("create token %s: %w", req.Name, err))
 	}
+	a.authorizer.Forget(id)
 	return &NewToken{Token: t, Secret: secret}, nil
 }
 

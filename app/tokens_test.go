@@ -54,8 +54,12 @@ func TestApp_Tokens(t *testing.T) {
 		}
 	})
 	t.Run("ErrUnauthenticated", func(t *testing.T) {
+		other := "A" // the key with its last character changed
+		if strings.HasSuffix(nt.Secret, other) {
+			other = "B"
+		}
 		for _, secret := range []string{
-			"", "Bearer x", nt.Secret + "x", nt.Secret[:len(nt.Secret)-1] + "A",
+			"", "Bearer x", nt.Secret + "x", nt.Secret[:len(nt.Secret)-1] + other,
 			"cairn_000000000000_" + strings.Repeat("A", 43), "cairn_zzzzzzzzzzzz_" + strings.Repeat("A", 43),
 		} {
 			if _, err := az.Authenticate(t.Context(), secret); cairn.ErrorCode(err) != cairn.EUNAUTHORIZED {

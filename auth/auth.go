@@ -233,7 +233,7 @@ func NewAuthorizer(st Storage, now func() time.Time) *Authorizer {
 }
 
 // Forget drops what the authorizer holds of token id: a revocation made
-// here takes effect at once.
+// here takes effect at once, and a token made here is found at once.
 func (a *Authorizer) Forget(id string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -249,22 +249,26 @@ func (a *Authorizer) token(ctx context.Context, id string) (*Token, error) {
 	gen := a.forgot
 	a.mu.Unlock()
 	if ok && a.now().Sub(c.read) < tokenTTL {
+		if c.t == nil {
+			return nil, cairn.Errorf(cairn.ENOTFOUND, "there is no token %s", id)
+		}
 		return c.t, nil
 	}
 	t, err := a.st.Token(ctx, id)
-	if err != nil {
+	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
 		return nil, err
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.forgot != gen {
-		return t, nil // read while a token was forgotten: not kept
-	}
-	if len(a.tokens) >= 4096 {
-		clear(a.tokens) // bounded: a flood of made-up ids finds none anyway
-	}
-	a.tokens[id] = cachedToken{t: t, read: a.now()}
-	return t, nil
+	if a.forgot == gen {
+		// An id that names no token is remembered too, so that a flood of
+		// made-up ids costs one read of each a second.
+		if len(a.tokens) >= 4096 {
+			clear(a.tokens) // bounded
+		}
+		a.tokens[id] = cachedToken{t: t, read: a.now()}
+	} // else read while a token was forgotten: not kept
+	return t, err
 }
 
 // Authenticate returns the token whose secret is secret. A secret that is

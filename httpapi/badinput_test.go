@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime/multipart"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,6 +111,8 @@ func TestServer_BadInput(t *testing.T) {
 		{"RelativeTree", "POST", "/api/v1/worktree", e.owner, `{"path":"../elsewhere"}`, nil, 400, cairn.EINVALID},
 		{"TreeOutside", "GET", "/api/v1/status?tree=/etc", e.owner, "", nil, 404, cairn.ENOTFOUND},
 		{"UnknownRoute", "GET", "/api/v2/vault", e.owner, "", nil, 404, cairn.ENOTFOUND},
+		{"WrongMethod", "PATCH", "/api/v1/vault", e.owner, "", nil, 405, "method_not_allowed"},
+		{"LongUnknownField", "POST", "/api/v1/merge", e.owner, `{"branch":"x","` + strings.Repeat("k", 100_000) + `":1}`, nil, 422, "unprocessable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.name == "ExpiredToken" {
@@ -131,6 +135,9 @@ func TestServer_BadInput(t *testing.T) {
 			}
 			if p.Hint == "" && tc.code != cairn.ENOTFOUND {
 				t.Errorf("%s: the problem has no hint: %+v", tc.name, p)
+			}
+			if len(data) > 4096 {
+				t.Errorf("%s: the problem is %d bytes; it echoes too much of the request", tc.name, len(data))
 			}
 			if tc.status == 401 && h.Get("WWW-Authenticate") == "" {
 				t.Errorf("%s: 401 without WWW-Authenticate", tc.name)
@@ -304,5 +311,66 @@ func TestServer_ForcedStop(t *testing.T) {
 	e.stop = func() {}
 	if n := e.srv.Busy(); n != 0 {
 		t.Errorf("after the forced stop %d requests are still being answered", n)
+	}
+}
+
+// TestServer_ProposalTamper: a held proposal's branch is not a token's to
+// change without admin; a recheck keeps a change proposed for review held;
+// and no branch can be made in the proposals' namespace.
+func TestServer_ProposalTamper(t *testing.T) {
+	e := setup(t)
+	res, err := e.app.ProposeChanges(e.ctx, app.ChangesRequest{Base: e.head(), Message: "for review",
+		Changes: []app.FileEdit{{Path: "notes/p.md", Content: []byte("---\ntitle: P\ntype: note\n---\n[[index]]\n")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Admission.Proposal.ID
+	branch := fmt.Sprintf("proposals/%d", id)
+	_, data, h := e.do(http.MethodGet, "/api/v1/branch?name="+branch, e.owner, "", nil)
+	if h.Get("ETag") == "" {
+		t.Fatalf("GET /branch?name=%s: %s", branch, data)
+	}
+	before := e.snapshot()
+	body := fmt.Sprintf(`{"branch":%q,"message":"sneak","changes":[{"path":"notes/p.md","content":"EVIL"}]}`, branch)
+	code, data, _ := e.do(http.MethodPost, "/api/v1/changes", e.scoped[auth.Admin], "application/json", strings.NewReader(body), "If-Match", h.Get("ETag"))
+	if p := problem(t, "tamper", data); code != http.StatusForbidden || p.Code != cairn.EFORBIDDEN {
+		t.Errorf("a changeset to %s without admin = %d %+v, want 403", branch, code, p)
+	}
+	if after := e.snapshot(); after.head != before.head {
+		t.Errorf("the refused changeset moved main")
+	}
+	code, data, _ = e.do(http.MethodPost, fmt.Sprintf("/api/v1/proposals/%d/recheck", id), e.owner, "application/json", strings.NewReader("{}"))
+	var d struct {
+		Proposal struct{ Status string }
+	}
+	json.Unmarshal(data, &d)
+	if code != http.StatusOK || d.Proposal.Status != "held" {
+		t.Errorf("recheck of a change proposed for review = %d %s, want it still held", code, data)
+	}
+	code, data, _ = e.do(http.MethodPost, "/api/v1/branches", e.owner, "application/json", strings.NewReader(`{"name":"proposals/999"}`))
+	if p := problem(t, "reserved", data); code != http.StatusBadRequest || p.Code != cairn.EINVALID {
+		t.Errorf("making the branch proposals/999 = %d %+v, want 400", code, p)
+	}
+	for _, name := range []string{"HEAD", "refs/heads/x", "-x"} {
+		code, _, _ = e.do(http.MethodPost, "/api/v1/branches", e.owner, "application/json", strings.NewReader(fmt.Sprintf(`{"name":%q}`, name)))
+		if code != http.StatusBadRequest {
+			t.Errorf("making the branch %q = %d, want 400", name, code)
+		}
+	}
+}
+
+// TestServer_SearchBounds: a search of more than 32 words or 1000 bytes is
+// refused at once; one that repeats a word counts it once.
+func TestServer_SearchBounds(t *testing.T) {
+	e := setup(t)
+	for _, q := range []string{strings.Repeat("zebra ", 200), strings.Repeat("w", 1001)} {
+		code, data, _ := e.do(http.MethodGet, "/api/v1/search?q="+url.QueryEscape(q), e.owner, "", nil)
+		if p := problem(t, "a long search", data); code != http.StatusBadRequest || p.Code != cairn.EINVALID {
+			t.Errorf("a search of %d bytes = %d %+v, want 400", len(q), code, p)
+		}
+	}
+	code, data, _ := e.do(http.MethodGet, "/api/v1/search?q="+url.QueryEscape(strings.Repeat("movable ", 40)), e.owner, "", nil)
+	if code != http.StatusOK {
+		t.Errorf("a search repeating one word 40 times = %d %s, want 200", code, data)
 	}
 }

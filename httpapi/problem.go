@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -162,7 +163,7 @@ func newHumaError(status int, msg string, errs ...error) huma.StatusError {
 		}
 	}
 	for _, d := range p.Errors {
-		if strings.Contains(d.Message, "request body too large") {
+		if strings.Contains(d.Message, "request body too large") || strings.Contains(d.Message, "message too large") {
 			// A multipart body past the route's limit fails to read.
 			q := newProblem(codeTooLarge, "the body is larger than this route takes", statusHints[codeTooLarge])
 			return q
@@ -170,6 +171,7 @@ func newHumaError(status int, msg string, errs ...error) huma.StatusError {
 		if data, err := json.Marshal(d.Value); err == nil && len(data) > maxEcho {
 			d.Value = nil // the location says where; the client has the rest
 		}
+		d.Location, d.Message = clip(d.Location), clip(d.Message)
 	}
 	if len(p.Errors) > 0 && (msg == "validation failed" || msg == "") {
 		p.Detail = "the request is not valid: " + p.Errors[0].Error()
@@ -179,6 +181,19 @@ func newHumaError(status int, msg string, errs ...error) huma.StatusError {
 
 // maxEcho bounds a value a problem echoes back to the client.
 const maxEcho = 256
+
+// clip cuts what a problem repeats of a request (a field's name, say) to
+// maxEcho bytes, at a whole character.
+func clip(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	cut := maxEcho
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
 
 // problemOf turns an error of the application layer into its problem:
 // the code's status, the message, the hint; a stale base carries the head

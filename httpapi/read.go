@@ -35,8 +35,9 @@ type VaultInfo struct {
 	Principal cairn.Principal `json:"principal"`
 	Scopes    []auth.Scope    `json:"scopes"`
 	// Repaired says what the server's opening of the vault put right (it
-	// moved, it is a copy): told to the first client that asks, as a
-	// command that opens the vault tells it once.
+	// moved, it is a copy): told once, to the first client with the admin
+	// scope that asks (the owner's command), as a command that opens the
+	// vault tells it once.
 	Repaired []string `json:"repaired"`
 	// Problems says what opening the vault found wrong and could not put
 	// right.
@@ -45,9 +46,12 @@ type VaultInfo struct {
 
 func (s *Server) vault(ctx context.Context, _ *struct{}) (*body[VaultInfo], error) {
 	info := VaultInfo{Root: s.app.Root(), Bare: s.app.Bare(), Version: s.opts.Version, MaxBody: s.opts.MaxBody,
-		Repaired: s.takeRepaired(), Problems: nonNil(s.app.Problems())}
+		Repaired: []string{}, Problems: nonNil(s.app.Problems())}
 	if t := auth.FromContext(ctx); t != nil {
 		info.Principal, info.Scopes = t.Principal, t.Scopes
+		if t.Has(auth.Admin) {
+			info.Repaired = s.takeRepaired() // the owner's, whose command tells them
+		}
 	}
 	c, err := s.app.ResolveCommit(ctx, admit.Branch)
 	switch {

@@ -8,6 +8,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
+	"cairn"
 	"cairn/auth"
 )
 
@@ -82,8 +83,17 @@ func register[I, O any](s *Server, r route, h func(context.Context, *I) (*O, err
 		out, err := h(ctx, in)
 		if err != nil {
 			p := problemOf(err)
-			if p.Status >= 500 {
+			switch {
+			case ctx.Err() != nil:
+				// The client went away; nothing to answer or report.
+			case p.Status >= 500:
 				s.log.Error("request failed", "route", r.method+" "+r.path, "err", err)
+				if p.Code == cairn.EINTERNAL {
+					// What went wrong is in the log; the answer names no
+					// file or table of the server's.
+					p = newProblem(cairn.EINTERNAL, "the server failed to answer this request",
+						"This is a bug in cairn or a damaged vault; the server's log has the details (cairn doctor checks the vault).")
+				}
 			}
 			return nil, p
 		}

@@ -286,8 +286,22 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, `{"status":"ready"}`+"\n")
 }
 
-// notFound answers every path no route has, as a problem.
+// notFound answers every request no route takes, as a problem: 405 with
+// the methods the path takes, or 404.
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
+		if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeProblem(w, newProblem(codeMethodNotAllowed, fmt.Sprintf("%s does not take %s", r.URL.Path, r.Method),
+			"It takes "+strings.Join(allow, ", ")+"; GET /openapi.json lists the routes."))
+		return
+	}
 	writeProblem(w, newProblem(cairn.ENOTFOUND, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path),
 		"GET /openapi.json lists the routes; they are under /api/v1."))
 }

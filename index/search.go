@@ -17,6 +17,8 @@ import (
 // English words (the, of, and, ...) are not indexed and are ignored outside
 // phrases.
 type SearchQuery struct {
+	// Text is the query: at most 1000 bytes, 32 words, phrases and
+	// prefixes (a word repeated counts once).
 	Text   string
 	Type   string // only pages of this type
 	Folder string // only files under this folder
@@ -45,6 +47,30 @@ type SearchResult struct {
 	// Matches are the [start, end) byte offsets of the matching words in
 	// Snippet, in order.
 	Matches [][2]int `json:"matches"`
+}
+
+// Bounds of a query: every term is looked up, every phrase checked.
+const (
+	maxQueryBytes = 1000
+	maxQueryTerms = 32
+)
+
+// dedupTerms drops the terms a query repeats: a page holding one holds it
+// again.
+func dedupTerms(terms []term) []term {
+	seen := map[string]bool{}
+	out := terms[:0]
+	for _, t := range terms {
+		k := strings.Join(t.words, " ")
+		if t.prefix {
+			k += "*"
+		}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // term is one word, prefix or phrase of a query.
@@ -126,7 +152,15 @@ func phrases(terms []term) []term {
 // those whose title holds every term, then shorter pages (the order of
 // [Storage]).
 func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, error) {
-	terms := parseQuery(&q)
+	if len(q.Text) > maxQueryBytes {
+		return nil, cairn.Errorf(cairn.EINVALID, "the search is %d bytes; at most %d", len(q.Text), maxQueryBytes).
+			WithHint("Search for fewer words: the few that best pick the pages out.")
+	}
+	terms := dedupTerms(parseQuery(&q))
+	if len(terms) > maxQueryTerms {
+		return nil, cairn.Errorf(cairn.EINVALID, "the search has %d words, phrases and prefixes; at most %d", len(terms), maxQueryTerms).
+			WithHint("Search for fewer words: the few that best pick the pages out.")
+	}
 	ft := FullTextQuery{Terms: fullText(terms), Type: q.Type}
 	if len(ft.Terms) == 0 {
 		return nil, cairn.Errorf(cairn.EINVALID, "the search %q has no words to look for (common words like \"the\" are not indexed)", q.Text).

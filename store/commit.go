@@ -36,6 +36,9 @@ func ValidateRefName(name string) error {
 	if strings.Contains(name, "..") {
 		return cairn.Errorf(cairn.EINVALID, "ref name %q contains \"..\"", name).WithHint(refHint)
 	}
+	if name == "HEAD" || strings.HasPrefix(name, "refs/") || strings.HasPrefix(name, "-") {
+		return cairn.Errorf(cairn.EINVALID, "ref name %q would read as git's HEAD, a full ref or an option", name).WithHint(refHint)
+	}
 	for _, part := range strings.Split(name, "/") {
 		if part == "" || part[0] == '.' || strings.HasSuffix(part, ".lock") {
 			return cairn.Errorf(cairn.EINVALID, "ref name %q has an empty part or a part starting with '.'", name).WithHint(refHint)

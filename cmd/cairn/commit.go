@@ -100,4 +100,7 @@ func printSync(w io.Writer, rep *worktree.SyncReport) {
 			fmt.Fprintf(w, "  %s\n", p)
 		}
 	}
+	for _, f := range rep.Failed {
+		fmt.Fprintf(w, "The change stands, but a folder was not brought up to it (the next command there catches up): %s\n", f)
+	}
 }
