@@ -34,6 +34,11 @@ done
 echo ready
 `
 
+// stopAfter is the timeout and the inactivity limit of the runs that are
+// stopped: long enough for the script to start its processes and say
+// "ready" on a loaded machine, since a run stopped earlier proves nothing.
+const stopAfter = 4 * time.Second
+
 func TestRun_Stop(t *testing.T) {
 	for _, mode := range []confine.Mode{confine.ModeLandlock, confine.ModeSnapshot} {
 		for _, contain := range []confine.Containment{confine.ContainNamespace, confine.ContainTracking} {
@@ -96,8 +101,8 @@ func testStop(t *testing.T, mode confine.Mode, contain confine.Containment) {
 		wantExit   int
 	}{
 		{name: "Exited", tail: "exit 0", want: "", wantExit: 0},
-		{name: "Timeout", tail: "while :; do echo tick; sleep 0.05; done", timeout: time.Second, inactivity: time.Minute, want: confine.ReasonTimeout, wantExit: -1},
-		{name: "Inactive", tail: "exec sleep 1000", inactivity: time.Second, want: confine.ReasonInactive, wantExit: -1},
+		{name: "Timeout", tail: "while :; do echo tick; sleep 0.05; done", timeout: stopAfter, inactivity: time.Minute, want: confine.ReasonTimeout, wantExit: -1},
+		{name: "Inactive", tail: "exec sleep 1000", inactivity: stopAfter, want: confine.ReasonInactive, wantExit: -1},
 		{name: "Cancelled", tail: "exec sleep 1000", cancel: true, want: confine.ReasonCancelled, wantExit: -1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -124,21 +124,31 @@ func (t *tree) belongs(p proc, byPid map[int]proc) bool {
 	if t.foreign[key] {
 		return false
 	}
-	if t.hasMarker(p.pid) {
+	has, known := t.hasMarker(p.pid)
+	if has {
 		return true
 	}
-	t.foreign[key] = true
+	if known {
+		t.foreign[key] = true
+	}
 	return false
 }
 
 // hasMarker reports whether the process's environment holds the run's
-// marker. A zombie's, and another user's, cannot be read: then it is false.
-func (t *tree) hasMarker(pid int) bool {
+// marker, and whether the answer is final. Another user's environment
+// cannot be read: then it is false for good. An empty one is not final: a
+// process in the middle of execve shows none until the new program's stack
+// is set up, and neither does a zombie, so it is read again at the next
+// scan rather than remembered as foreign.
+func (t *tree) hasMarker(pid int) (has, known bool) {
 	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
-		return false
+		return false, !errors.Is(err, os.ErrNotExist)
 	}
-	return bytes.HasPrefix(env, t.marker) || bytes.Contains(env, append([]byte{0}, t.marker...))
+	if len(env) == 0 {
+		return false, false
+	}
+	return bytes.HasPrefix(env, t.marker) || bytes.Contains(env, append([]byte{0}, t.marker...)), true
 }
 
 // alive counts the tracked processes that have not exited.
