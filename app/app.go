@@ -48,6 +48,9 @@ type Options struct {
 	// Workers is how many jobs this process runs at once. Default: the
 	// vault's setting agent.workers.
 	Workers int
+	// Resident is set by a process that stays up serving requests while
+	// commits land (cairn serve); see vault.Options.Resident.
+	Resident bool
 }
 
 // App is an open vault and the operations on it.
@@ -94,7 +97,7 @@ func Init(ctx context.Context, dir string, bare bool, opts *Options) (*App, erro
 }
 
 func vaultOptions(opts *Options) *vault.Options {
-	return &vault.Options{Logger: opts.Logger, BusyTimeout: opts.BusyTimeout, Crash: opts.Crash}
+	return &vault.Options{Logger: opts.Logger, BusyTimeout: opts.BusyTimeout, Crash: opts.Crash, Resident: opts.Resident}
 }
 
 func newApp(v *vault.Vault, t *worktree.Tree, opts *Options) *App {

@@ -40,6 +40,10 @@ type Options struct {
 	BusyTimeout time.Duration
 	// Crash, when set, is called at named points (crash tests).
 	Crash func(string)
+	// Resident is set by a process that stays up serving reads while
+	// commits land (cairn serve): its database readers do not map the
+	// file (see sqlite.Options.Unmapped).
+	Resident bool
 }
 
 // Vault is an open vault.
@@ -299,7 +303,7 @@ func open(ctx context.Context, root string, opts *Options) (*Vault, error) {
 	}
 	log := cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	db, err := sqlite.Open(ctx, filepath.Join(root, DirName, DBName), &sqlite.Options{
-		BusyTimeout: opts.BusyTimeout, Logger: log, Crash: opts.Crash,
+		BusyTimeout: opts.BusyTimeout, Logger: log, Crash: opts.Crash, Unmapped: opts.Resident,
 	})
 	if err != nil {
 		return nil, err

@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"cairn/internal/confine"
@@ -28,8 +30,10 @@ func runMain() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// CAIRN_CPUPROFILE=FILE writes a CPU profile of the run, for
-	// investigating performance (go tool pprof).
+	// investigating performance (go tool pprof); a %p in FILE is the
+	// process id, so that each of several processes keeps its own.
 	if path := os.Getenv("CAIRN_CPUPROFILE"); path != "" {
+		path = strings.ReplaceAll(path, "%p", strconv.Itoa(os.Getpid()))
 		if f, err := os.Create(path); err == nil {
 			pprof.StartCPUProfile(f)
 			defer f.Close()

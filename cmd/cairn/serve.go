@@ -132,6 +132,7 @@ func (a *cli) serve(f *serveFlags) error {
 	}
 	opts := a.appOptions()
 	opts.Workers = f.workers
+	opts.Resident = true
 	c, err := app.Open(a.ctx, a.dir(), opts)
 	if err != nil {
 		return err
