@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,22 @@ import (
 type checker struct {
 	e   *env
 	doc *openapi3.T
+	// called holds "METHOD /template" of every route an answer came from.
+	called map[string]bool
+}
+
+// uncalled returns the routes of the document that no call reached.
+func (c *checker) uncalled() []string {
+	var out []string
+	for path, item := range c.doc.Paths.Map() {
+		for method := range item.Operations() {
+			if !c.called[method+" "+path] {
+				out = append(out, method+" "+path)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // call sends method to the route template (path parameters filled in
@@ -56,6 +73,10 @@ func (c *checker) call(method, template, path string, body any, want int, header
 func (c *checker) check(method, template string, code int, data []byte, h http.Header) {
 	t := c.e.t
 	t.Helper()
+	if c.called == nil {
+		c.called = map[string]bool{}
+	}
+	c.called[method+" "+template] = true
 	item := c.doc.Paths.Find(template)
 	if item == nil {
 		t.Fatalf("%s %s: no such route in the document", method, template)
@@ -150,6 +171,7 @@ func TestServer_API(t *testing.T) {
 		t.Errorf("GET /files of bytes that are not text = %v, want content_base64", bin)
 	}
 	code, raw, h := e.do(get, "/api/v1/files/raw?path=notes/pixel.png", e.owner, "", nil)
+	c.check(get, "/api/v1/files/raw", code, raw, h)
 	if code != 200 || string(raw) != pages["notes/pixel.png"] || h.Get("Content-Type") != "image/png" || h.Get("X-Content-Type-Options") != "nosniff" {
 		t.Errorf("GET /files/raw = %d %q %v, want the bytes as image/png, nosniff", code, raw, h)
 	}
@@ -220,7 +242,10 @@ func TestServer_API(t *testing.T) {
 	if ch, _ := st["changes"].([]any); len(ch) != 1 {
 		t.Errorf("GET /status = %v, want notes/b.md modified", st)
 	}
+	c.call(get, "/api/v1/worktree/diff", "/api/v1/worktree/diff?patch=true", nil, 200)
 	c.call(post, "/api/v1/commit", "/api/v1/commit", map[string]any{"message": "edit b"}, 200)
+	c.call(post, "/api/v1/worktree", "/api/v1/worktree", map[string]string{"path": e.app.Root()}, 200)
+	c.call(post, "/api/v1/worktree", "/api/v1/worktree", map[string]string{"path": t.TempDir()}, 404)
 	c.call(get, "/api/v1/status", "/api/v1/status?tree="+e.app.Root()+"-nope", nil, 404)
 
 	// Branches and tags, a merge and a revert.
@@ -325,5 +350,11 @@ func TestServer_API(t *testing.T) {
 	}
 	if routes["GET /api/v1/vault"] {
 		t.Errorf("the audit records reads; want only the changes asked")
+	}
+	// The streams are the routes of TestServer_Events and of the CLI's
+	// ingest through a server (TestScriptsServed).
+	c.called["GET /api/v1/events"], c.called["POST /api/v1/ingest"] = true, true
+	if left := c.uncalled(); len(left) > 0 {
+		t.Errorf("routes of the document this test never called: %v", left)
 	}
 }

@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
@@ -47,6 +49,7 @@ type route struct {
 	method, path, id, summary string
 	scope                     auth.Scope
 	big                       bool
+	raw                       bool  // the answer is a file's bytes, of the media type its name says
 	status                    int   // the status of success; default 200
 	errors                    []int // statuses it may answer beside the usual errors
 }
@@ -77,6 +80,12 @@ func register[I, O any](s *Server, r route, h func(context.Context, *I) (*O, err
 		op.Errors = append(op.Errors, http.StatusRequestEntityTooLarge)
 	}
 	op.Errors = append(op.Errors, r.errors...)
+	if r.raw {
+		op.Responses = map[string]*huma.Response{strconv.Itoa(cmp.Or(r.status, http.StatusOK)): {
+			Description: "The bytes, as the Content-Type header says.",
+			Content:     map[string]*huma.MediaType{"*/*": {Schema: &huma.Schema{Type: huma.TypeString, Format: "binary"}}},
+		}}
+	}
 	mutates := r.method != http.MethodGet
 	op.Middlewares = huma.Middlewares{s.authorize(r.scope, mutates), limitBody(op.MaxBodyBytes)}
 	huma.Register(s.api, op, func(ctx context.Context, in *I) (*O, error) {
@@ -136,7 +145,7 @@ func (s *Server) routes() {
 	// The vault, its files and history.
 	register(s, route{method: get, path: "/vault", id: "get-vault", summary: "The vault: its folder, its branch heads, the server's limits", scope: R}, s.vault)
 	register(s, route{method: get, path: "/files", id: "read-file", summary: "A file at a revision (ETag: the file's object hash)", scope: R}, s.readFile)
-	register(s, route{method: get, path: "/files/raw", id: "read-file-raw", summary: "A file's bytes at a revision", scope: R}, s.readFileRaw)
+	register(s, route{method: get, path: "/files/raw", id: "read-file-raw", summary: "A file's bytes at a revision", scope: R, raw: true}, s.readFileRaw)
 	register(s, route{method: get, path: "/list", id: "list-files", summary: "What a folder holds at a revision, in pages", scope: R}, s.list)
 	register(s, route{method: get, path: "/log", id: "log", summary: "The commits reachable from a revision, newest first, in pages", scope: R}, s.log_)
 	register(s, route{method: get, path: "/commit", id: "show-commit", summary: "A commit and what it changed", scope: R}, s.showCommit)
