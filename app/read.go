@@ -240,7 +240,7 @@ func (a *App) Lint(ctx context.Context, opts LintOptions) ([]lint.Finding, error
 		return nil, err
 	}
 	var fs []lint.Finding
-	err = a.v.Index.View(ctx, c.Tree, func(r *index.Reader) error {
+	err = a.v.Index.View(ctx, nil, c.Tree, func(r *index.Reader) error {
 		fs, err = r.Findings(ctx, filter)
 		return err
 	})

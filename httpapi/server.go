@@ -392,9 +392,85 @@ func (s *Server) authorize(scope auth.Scope, mutates bool) func(huma.Context, fu
 	}
 }
 
+// authRequest is what authenticating a request reads and writes: its
+// headers and context. A huma.Context is one; plainRequest makes one of
+// an http.Request.
+type authRequest interface {
+	Header(name string) string
+	SetHeader(name, value string)
+	Context() context.Context
+}
+
+// plainRequest is an authRequest of a handler mounted beside the API's
+// routes.
+type plainRequest struct {
+	w http.ResponseWriter
+	r *http.Request
+}
+
+func (p plainRequest) Header(name string) string    { return p.r.Header.Get(name) }
+func (p plainRequest) SetHeader(name, value string) { p.w.Header().Set(name, value) }
+func (p plainRequest) Context() context.Context     { return p.r.Context() }
+
+// Mount serves h at pattern (an http.ServeMux pattern) behind the API's
+// authorizer: each request needs a bearer token holding scope, is rate
+// limited as the token's, runs with the token in its context
+// (auth.FromContext), and, when its method is not GET, is audited as a
+// request of surface. challenge, when set, is added to the
+// WWW-Authenticate header of a refusal (resource_metadata="…"). Mount
+// before the server serves.
+func (s *Server) Mount(pattern string, scope auth.Scope, surface string, challenge func(*http.Request) string, h http.Handler) {
+	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, p := s.authenticate(plainRequest{w, r}, scope)
+		if r.Method != http.MethodGet {
+			rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+			w = rec
+			defer func() {
+				a := &auth.Request{Surface: surface, Route: r.Method + " " + r.URL.Path, Remote: r.RemoteAddr, Status: rec.status}
+				if tok != nil {
+					a.Principal, a.Token = tok.Principal, tok.ID
+				}
+				s.audits.add(a)
+			}()
+		}
+		if p != nil {
+			if challenge != nil && (p.Status == http.StatusUnauthorized || p.Status == http.StatusForbidden) {
+				w.Header().Set("WWW-Authenticate", w.Header().Get("WWW-Authenticate")+", "+challenge(r))
+			}
+			writeProblem(w, p)
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(auth.NewContext(r.Context(), tok)))
+	}))
+}
+
+// MountPublic serves h at pattern without a token. h must answer nothing
+// of the vault's (metadata about the server, like RFC 9728's). Mount
+// before the server serves.
+func (s *Server) MountPublic(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+// statusRecorder remembers the status a handler answered.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
 // authenticate returns the request's token, or the problem that refuses
 // it (setting the headers that go with it).
-func (s *Server) authenticate(ctx huma.Context, scope auth.Scope) (*auth.Token, *Problem) {
+func (s *Server) authenticate(ctx authRequest, scope auth.Scope) (*auth.Token, *Problem) {
 	h := ctx.Header("Authorization")
 	scheme, secret, _ := strings.Cut(h, " ")
 	if h == "" || !strings.EqualFold(scheme, "Bearer") {

@@ -160,10 +160,15 @@ var errRollback = errors.New("index view: roll back")
 // write transaction, calls fn with a Reader of the result, and rolls back:
 // nothing is kept. It serves branches, proposals and old commits without
 // indexing them; the cost follows the size of the difference. It holds the
-// write lock while fn runs, so fn should be quick.
-func (ix *Index) View(ctx context.Context, tree cairn.Hash, fn func(*Reader) error) error {
+// write lock while fn runs, so fn should be quick. b, when not nil, holds
+// objects of tree that are not stored (a draft's): they are read from it
+// and never written.
+func (ix *Index) View(ctx context.Context, b *store.Batch, tree cairn.Hash, fn func(*Reader) error) error {
 	var fnErr error
 	err := ix.s.Update(ctx, func(tx *store.Tx) error {
+		if b != nil {
+			tx.Use(b)
+		}
 		err := ix.inTx(ctx, tx, func(q StorageTx) error {
 			st, err := readState(ctx, q)
 			if err != nil {

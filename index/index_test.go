@@ -372,7 +372,7 @@ func TestIndex_View(t *testing.T) {
 		t.Fatal(err)
 	}
 	var inView []lint.Finding
-	err = e.ix.View(e.ctx, tree, func(r *index.Reader) error {
+	err = e.ix.View(e.ctx, nil, tree, func(r *index.Reader) error {
 		var err error
 		inView, err = r.Findings(e.ctx, index.FindingFilter{Rule: lint.BrokenLink})
 		return err

@@ -249,10 +249,12 @@ type Title struct {
 	Title   string   `json:"title"`
 	Type    string   `json:"type,omitempty"`
 	Aliases []string `json:"aliases,omitempty"`
+	// Inbound counts the resolved links from other files.
+	Inbound int `json:"inbound"`
 }
 
-// Titles returns every page's path, title, type and aliases, by path: what
-// an agent needs to link new text to existing pages.
+// Titles returns every page's path, title, type, aliases and inbound
+// links, by path: what an agent needs to link new text to existing pages.
 func (r *Reader) Titles(ctx context.Context) ([]Title, error) {
 	rows, err := r.q.Titles(ctx)
 	if err != nil {
@@ -260,7 +262,7 @@ func (r *Reader) Titles(ctx context.Context) ([]Title, error) {
 	}
 	var out []Title
 	for _, row := range rows {
-		t := Title{Path: row.Path, Title: row.Title, Type: row.Type}
+		t := Title{Path: row.Path, Title: row.Title, Type: row.Type, Inbound: row.Inbound}
 		if row.Aliases != "" {
 			if err := json.Unmarshal([]byte(row.Aliases), &t.Aliases); err != nil {
 				return nil, err

@@ -328,6 +328,7 @@ type FindingRow struct {
 // TitleRow is a page's names, Aliases as JSON ("": none).
 type TitleRow struct {
 	Path, Title, Type, Aliases string
+	Inbound                    int
 }
 
 // FullTextQuery is a search as the storage runs it: every term must match.

@@ -386,7 +386,7 @@ func (r *indexReader) Stats(ctx context.Context) (index.Stats, error) {
 
 // Titles returns every page's names, by path.
 func (r *indexReader) Titles(ctx context.Context) ([]index.TitleRow, error) {
-	rows, err := r.q.QueryContext(ctx, `SELECT path, coalesce(title, ''), coalesce(type, ''), coalesce(aliases, '')
+	rows, err := r.q.QueryContext(ctx, `SELECT path, coalesce(title, ''), coalesce(type, ''), coalesce(aliases, ''), inbound
 		FROM files WHERE kind = ? ORDER BY path`, int(lint.KindPage))
 	if err != nil {
 		return nil, fmt.Errorf("index: read titles: %w", translate(err))
@@ -395,7 +395,7 @@ func (r *indexReader) Titles(ctx context.Context) ([]index.TitleRow, error) {
 	var out []index.TitleRow
 	for rows.Next() {
 		var t index.TitleRow
-		if err := rows.Scan(&t.Path, &t.Title, &t.Type, &t.Aliases); err != nil {
+		if err := rows.Scan(&t.Path, &t.Title, &t.Type, &t.Aliases, &t.Inbound); err != nil {
 			return nil, translate(err)
 		}
 		out = append(out, t)

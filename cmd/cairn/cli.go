@@ -138,7 +138,7 @@ cairn worker also what it does (--log-level info).`,
 		a.searchCmd(), a.linksCmd(), a.backlinksCmd(), a.lintCmd(),
 		a.reindexCmd(), a.doctorCmd(), a.gcCmd(), a.purgeCmd(),
 		a.importCmd(), a.exportCmd(), a.worktreeCmd(), a.demoCmd(),
-		a.ingestCmd(), a.workerCmd(), a.sourcesCmd(), a.jobsCmd(), a.reviewCmd(), a.settingsCmd(), a.tokenCmd(), a.serveCmd(),
+		a.ingestCmd(), a.workerCmd(), a.sourcesCmd(), a.jobsCmd(), a.reviewCmd(), a.settingsCmd(), a.tokenCmd(), a.serveCmd(), a.mcpCmd(),
 	)
 	return root
 }

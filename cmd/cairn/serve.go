@@ -23,6 +23,7 @@ import (
 	"cairn/app"
 	"cairn/auth"
 	"cairn/httpapi"
+	"cairn/mcpserver"
 	"cairn/vault"
 )
 
@@ -40,9 +41,9 @@ func (a *cli) serveCmd() *cobra.Command {
 		Use:   "serve [--addr 127.0.0.1:7420]",
 		Short: "Serve the vault: the HTTP API, the job worker and the event stream",
 		Long: `Serve runs the vault as a service: the HTTP API under /api/v1 (its OpenAPI
-document at /openapi.json), the job worker (what cairn worker does), and the
-live event stream at /api/v1/events. /healthz and /readyz answer without a
-token.
+document at /openapi.json), the MCP server at /mcp (streamable HTTP), the
+job worker (what cairn worker does), and the live event stream at
+/api/v1/events. /healthz and /readyz answer without a token.
 
 Every request needs a bearer token with the scope its route names (cairn
 token create); loopback too. While the server runs, cairn commands run in
@@ -200,6 +201,10 @@ func (a *cli) serve(f *serveFlags) error {
 	defer httpapi.RemoveServerFile(c.Root(), owner.Token.ID)
 
 	s := httpapi.New(c, &httpapi.Options{Logger: a.logger(), Version: version(), Hosts: f.hosts, MaxBody: maxBody, ProofKey: key})
+	ms := mcpserver.New(c, &mcpserver.Options{Version: version(), Logger: a.logger()})
+	s.Mount(mcpserver.Path, auth.Read, "mcp", mcpserver.Challenge, ms.Handler(mcpserver.FromToken, mcpMaxBody))
+	s.MountPublic("GET "+mcpserver.MetadataPath, mcpserver.Metadata())
+	s.MountPublic("GET "+mcpserver.MetadataPath+mcpserver.Path, mcpserver.Metadata())
 	a.emit(items([]map[string]any{{"id": url, "url": url, "root": c.Root(), "pid": os.Getpid(), "worker": w.ID()}}), func(wr io.Writer) {
 		fmt.Fprintf(wr, "Serving the vault at %s on %s (Ctrl-C stops).\n", c.Root(), url)
 		fmt.Fprintln(wr, "Commands in its folder go through it; other clients need a token: cairn token create --name NAME --scope read")
@@ -289,3 +294,7 @@ func alive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
+
+// mcpMaxBody bounds the body of one MCP request: a page written whole,
+// or a few with propose.
+const mcpMaxBody = 8 << 20

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"io"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"cairn"
+	"cairn/auth"
+	"cairn/mcpserver"
+)
+
+// mcpFlags are the flags of cairn mcp.
+type mcpFlags struct {
+	view   string
+	scopes string
+}
+
+func (a *cli) mcpCmd() *cobra.Command {
+	var f mcpFlags
+	cmd := &cobra.Command{
+		Use:   "mcp [-C VAULT] [--view REF] [--scope read,propose]",
+		Short: "Serve the vault to an agent over MCP on standard input and output",
+		Long: `Mcp serves the vault's MCP tools, resources and prompts to one client over
+standard input and output: the command a local agent's MCP configuration
+starts, as in
+
+  {"command": "cairn", "args": ["mcp", "-C", "/path/to/vault"]}
+
+The client acts as agent:<its name> (from its initialize request), or as
+--as says. It may read (scope read) and propose changes (scope propose):
+every change goes through admission like any other, so an agent cannot
+accept its own held changes unless --scope also gives it review.
+
+The read tools read main as it is at each call, or, with --view, a branch,
+a tag, a proposal's branch (proposals/4) or a commit. docs/mcp.md lists the
+tools. cairn serve serves the same tools over HTTP at /mcp.`,
+		Example: `  cairn mcp -C ~/brain
+  cairn mcp -C ~/brain --view proposals/4 --scope read
+  cairn mcp -C ~/brain --as agent:librarian --scope read,propose,review`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return a.mcp(&f) },
+	}
+	cmd.Flags().StringVar(&f.view, "view", "", "what the read tools read: a branch, tag, proposals/N or commit (default: main, live)")
+	cmd.Flags().StringVar(&f.scopes, "scope", "read,propose", "what the client may do: read, propose, review, admin (comma-separated)")
+	return cmd
+}
+
+func (a *cli) mcp(f *mcpFlags) error {
+	scopes, err := auth.ParseScopes(f.scopes)
+	if err != nil {
+		return usage{msg: err.Error(), hint: "Try: --scope read,propose"}
+	}
+	var as cairn.Principal
+	if a.as != "" {
+		if as, err = a.principal(); err != nil {
+			return err
+		}
+	}
+	if a.serverURL() != "" {
+		return usage{msg: "cairn mcp serves a vault of this machine; a server serves MCP itself at /mcp",
+			hint: "Point the MCP client at the server's URL + /mcp with a token, or run cairn mcp without --server."}
+	}
+	c, err := a.openApp()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	view := c.View(f.view)
+	if f.view != "" {
+		if _, err := c.ResolveCommit(a.ctx, f.view); err != nil {
+			return err
+		}
+	}
+	s := mcpserver.New(c, &mcpserver.Options{View: view, Version: version(), Logger: a.logger()})
+	t := &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
+	err = s.Run(a.ctx, t, mcpserver.Stdio(as, scopes))
+	if err != nil && (a.ctx.Err() != nil || strings.Contains(err.Error(), "EOF")) {
+		return nil // the client went, or we were told to stop
+	}
+	return err
+}
+
+// nopWriteCloser is a Writer whose Close does nothing: standard output
+// stays open for what the command prints after.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
