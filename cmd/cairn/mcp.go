@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"cairn"
+	"cairn/app"
 	"cairn/auth"
 	"cairn/mcpserver"
 )
@@ -63,11 +64,16 @@ func (a *cli) mcp(f *mcpFlags) error {
 		return usage{msg: "cairn mcp serves a vault of this machine; a server serves MCP itself at /mcp",
 			hint: "Point the MCP client at the server's URL + /mcp with a token, or run cairn mcp without --server."}
 	}
-	c, err := a.openApp()
+	// A long-lived reader, as a server is: its readers keep pages rather
+	// than a mapping each commit of another process would drop.
+	opts := a.appOptions()
+	opts.Resident = true
+	c, err := app.Open(a.ctx, a.dir(), opts)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	a.printRepairs(c.Repaired(), c.Problems())
 	view := c.View(f.view)
 	if f.view != "" {
 		if _, err := c.ResolveCommit(a.ctx, f.view); err != nil {
