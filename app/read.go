@@ -149,20 +149,30 @@ func (a *App) List(ctx context.Context, rev, dir string, opts ListOptions) (*Lis
 // main's head first if it lags (a vault written by an older cairn). It
 // takes the write lock only then: a current index is read without it.
 func (a *App) mainIndex(ctx context.Context) (*index.Reader, error) {
+	if _, err := a.mainState(ctx); err != nil {
+		return nil, err
+	}
+	return a.v.Index.Main(), nil
+}
+
+// mainState brings main's index up to main's head if it lags (see
+// mainIndex) and returns the commit and tree it reflects.
+func (a *App) mainState(ctx context.Context) (index.State, error) {
 	st, err := a.v.Index.State(ctx)
 	if err != nil {
-		return nil, err
+		return st, err
 	}
 	head, err := a.v.Store.Head(ctx, index.Branch)
 	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
-		return nil, err
+		return st, err
 	}
 	if st.Commit != head {
 		if err := a.v.Index.Update(ctx); err != nil {
-			return nil, a.v.ExplainBusy(err)
+			return st, a.v.ExplainBusy(err)
 		}
+		return a.v.Index.State(ctx)
 	}
-	return a.v.Index.Main(), nil
+	return st, nil
 }
 
 // Search returns the pages of main that match q, best first (see

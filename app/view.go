@@ -73,10 +73,7 @@ func (v *View) Name() string { return v.name }
 // holding the vault's write lock while fn runs, so fn should be quick.
 func (v *View) Read(ctx context.Context, fn func(*Snapshot) error) error {
 	a := v.a
-	if _, err := a.mainIndex(ctx); err != nil {
-		return err
-	}
-	st, err := a.v.Index.State(ctx)
+	st, err := a.mainState(ctx)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/base64"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -81,12 +82,12 @@ func searchTool(ctx context.Context, c *call, in searchIn) (*searchOut, error) {
 	limit := cmp.Or(in.Limit, 10)
 	out := &searchOut{Query: in.Query, Matches: []searchMatch{}}
 	err = c.read(ctx, func(s *app.Snapshot) error {
-		rs, err := s.Search(ctx, index.SearchQuery{Text: in.Query, Type: in.Type, Folder: in.Folder, Limit: limit + 1, Offset: off})
+		rs, err := s.Search(ctx, index.SearchQuery{Text: in.Query, Type: in.Type, Folder: in.Folder, Limit: limit, Offset: off})
 		if err != nil {
 			return err
 		}
-		if len(rs) > limit {
-			rs = rs[:limit]
+		if len(rs) == limit && off+2*limit <= 1000 {
+			// There may be more: the next page says (it may be empty).
 			out.NextCursor = cursor(off + limit)
 		}
 		for _, r := range rs {
@@ -162,11 +163,18 @@ func readPageTool(ctx context.Context, c *call, in readPageIn) (*readPageOut, er
 				out.OutgoingLinks = append(out.OutgoingLinks, l.Target)
 			}
 		}
-		n, err := s.Neighbors(ctx, p.Path)
+		bs, err := s.Backlinks(ctx, p.Path)
 		if err != nil {
 			return err
 		}
-		out.IncomingFrom = n.Incoming
+		from := map[string]bool{}
+		for _, l := range bs {
+			if id := strings.TrimSuffix(l.From, ".md"); l.From != p.Path && !from[id] {
+				from[id] = true
+				out.IncomingFrom = append(out.IncomingFrom, id)
+			}
+		}
+		slices.Sort(out.IncomingFrom)
 		return nil
 	})
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"cairn"
@@ -53,9 +54,13 @@ type Server struct {
 	opts  Options
 	log   *slog.Logger
 	tools []tool
-	// cache keeps the tools' schemas: a stateless HTTP server builds an
-	// mcp.Server for each request.
+	// cache keeps the tools' schemas.
 	cache *mcp.SchemaCache
+	// servers keeps the mcp.Server of each token a stateless HTTP request
+	// came with: making one adds every tool, which costs more than most
+	// calls. A token's principal and scopes never change; one revoked or
+	// expired is refused before its server is looked up.
+	servers *lru.Cache[string, *mcp.Server]
 }
 
 // New returns the MCP server of the vault a has open.
@@ -64,7 +69,8 @@ func New(a *app.App, opts *Options) *Server {
 	o.Version = cmp.Or(o.Version, "dev")
 	o.MaxResult = cmp.Or(o.MaxResult, 32<<10)
 	o.Logger = cmp.Or(o.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	s := &Server{a: a, view: cmp.Or(o.View, a.View("")), opts: o, log: o.Logger, cache: mcp.NewSchemaCache()}
+	servers, _ := lru.New[string, *mcp.Server](256)
+	s := &Server{a: a, view: cmp.Or(o.View, a.View("")), opts: o, log: o.Logger, cache: mcp.NewSchemaCache(), servers: servers}
 	s.tools = s.catalog()
 	return s
 }
@@ -174,7 +180,13 @@ func (s *Server) Handler(caller Authenticate, maxBody int64) http.Handler {
 		if c == nil {
 			return nil
 		}
-		return s.MCP(c)
+		key := c.Token.ID + "\x00" + string(c.Token.Principal)
+		if srv, ok := s.servers.Get(key); ok {
+			return srv
+		}
+		srv := s.MCP(c)
+		s.servers.Add(key, srv)
+		return srv
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.log, MaxRequestBodyBytes: maxBody})
 	return h
 }

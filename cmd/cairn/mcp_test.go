@@ -45,7 +45,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // httpSession connects a go-sdk client to the server's /mcp with token.
-func httpSession(t *testing.T, url, token string) (*mcp.ClientSession, error) {
+func httpSession(t testing.TB, url, token string) (*mcp.ClientSession, error) {
 	t.Helper()
 	tr := &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}, MaxRetries: -1}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -251,6 +251,8 @@ type mcpLoad struct {
 	// search of queries) a client makes between two writes.
 	reads   int
 	queries []string
+	// readPages are the pages reads read; default pages.
+	readPages []string
 }
 
 // mcpLoadResult is what the clients were told: the lines admitted, the
@@ -266,6 +268,10 @@ type mcpLoadResult struct {
 // neither admitted nor a conflict, or a read that fails, fails tb.
 func runMCPLoad(tb testing.TB, sessions []*mcp.ClientSession, cfg mcpLoad) *mcpLoadResult {
 	res := &mcpLoadResult{admitted: map[string]bool{}, refused: map[string]bool{}}
+	readPages := cfg.readPages
+	if len(readPages) == 0 {
+		readPages = cfg.pages
+	}
 	var wg sync.WaitGroup
 	start := time.Now()
 	callTool := func(cs *mcp.ClientSession, name string, args map[string]any, out any) (bool, error) {
@@ -299,7 +305,7 @@ func runMCPLoad(tb testing.TB, sessions []*mcp.ClientSession, cfg mcpLoad) *mcpL
 					if i%3 == 2 && len(cfg.queries) > 0 {
 						isErr, err = callTool(cs, "search", map[string]any{"query": cfg.queries[(w*7+r*3+i)%len(cfg.queries)]}, &out)
 					} else {
-						isErr, err = callTool(cs, "read_page", map[string]any{"id": cfg.pages[(w*13+r*5+i)%len(cfg.pages)]}, &out)
+						isErr, err = callTool(cs, "read_page", map[string]any{"id": readPages[(w*13+r*5+i)%len(readPages)]}, &out)
 					}
 					if err != nil || isErr {
 						tb.Errorf("client %d: a read: %v %v", w, err, out)
