@@ -367,4 +367,3 @@ func cutText(s string, n int) string {
 	}
 	return s[:n]
 }
-
