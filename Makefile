@@ -11,9 +11,11 @@ help: ## Show this help.
 build: ## Build the cairn binary into ./cairn.
 	$(GO) build -o cairn ./cmd/cairn
 
-test: ## Run every test (what CI runs): vet, then the tests with fuzz seeds.
+test: ## Run every test (what CI runs): vet, then the tests with fuzz seeds, and the MCP conformance suite (installed once with npm).
 	$(GO) vet $(PKGS)
-	$(GO) test -count=1 $(PKGS)
+	@conf="$$(./scripts/conformance.sh)" && eval "$$conf" && \
+	  export CAIRN_CONFORMANCE_SUMMARY="$$(mktemp)" && $(GO) test -count=1 $(PKGS) && \
+	  { cat "$$CAIRN_CONFORMANCE_SUMMARY"; rm -f "$$CAIRN_CONFORMANCE_SUMMARY"; }
 
 test-short: ## Run the tests without the slow crash and multi-process ones.
 	$(GO) test -short $(PKGS)

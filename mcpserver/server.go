@@ -188,7 +188,9 @@ func (s *Server) Handler(caller Authenticate, maxBody int64) http.Handler {
 		s.servers.Add(key, srv)
 		return srv
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.log, MaxRequestBodyBytes: maxBody})
-	return h
+	// A browser's request from another origin is refused (403): a web page
+	// cannot reach the server by DNS rebinding with a name of its own.
+	return http.NewCrossOriginProtection().Handler(h)
 }
 
 // tool is one tool of the catalog: its definition, the scope it needs,
@@ -277,7 +279,7 @@ var typeSchemas = func() map[reflect.Type]*jsonschema.Schema {
 	return map[reflect.Type]*jsonschema.Schema{
 		reflect.TypeFor[cairn.Hash]():      str("a SHA-256 hash, 64 hex digits"),
 		reflect.TypeFor[time.Time]():       str("a time, RFC 3339"),
-		reflect.TypeFor[json.RawMessage](): {},
+		reflect.TypeFor[json.RawMessage](): {Description: "any JSON value"},
 	}
 }
 
@@ -305,6 +307,8 @@ func annotations(title string, read, destructive, idempotent bool) *mcp.ToolAnno
 func define[In, Out any](name, title, desc string, scope auth.Scope, ann *mcp.ToolAnnotations,
 	run func(ctx context.Context, c *call, in In) (Out, error)) tool {
 	in, out := schemaOf[In](), schemaOf[Out]()
+	// A result is an object, never null (Out is a pointer to one).
+	out.Types, out.Type = nil, "object"
 	if in.Type == "object" && in.AdditionalProperties == nil {
 		in.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
 	}
