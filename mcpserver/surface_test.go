@@ -3,6 +3,8 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -203,6 +205,25 @@ func TestViews(t *testing.T) {
 	}
 	if _, err := a.ReadFile(ctx, "main", "concepts/quill.md"); cairn.ErrorCode(err) != cairn.ENOTFOUND {
 		t.Errorf("reading a draft wrote it into main: %v", err)
+	}
+
+	// An agent's workspace: main's files in a folder, one page added and
+	// one removed by the agent, read at each call.
+	ws := filepath.Join(t.TempDir(), "ws")
+	if _, err := a.ExportFiles(ctx, ws, "main"); err != nil {
+		t.Fatal(err)
+	}
+	fc := connect(t, mcpserver.New(a, &mcpserver.Options{View: a.FolderView("", ws)}), mcpserver.Stdio("", []auth.Scope{auth.Read}))
+	if out, _ := call(t, fc, "search", map[string]any{"query": "zinnober"}); len(out["matches"].([]any)) != 0 {
+		t.Fatalf("zinnober is in the sample brain: %v", out)
+	}
+	os.WriteFile(filepath.Join(ws, "concepts", "lampblack.md"), []byte("---\ntitle: Lampblack\ntype: concept\n---\n# Lampblack\n\nSoot and zinnober for [[Printing ink]].\n"), 0o644)
+	os.Remove(filepath.Join(ws, "concepts", "paper.md"))
+	if out, _ := call(t, fc, "search", map[string]any{"query": "zinnober soot"}); !strings.Contains(jsonOf(out), "concepts/lampblack.md") {
+		t.Errorf("a page the agent wrote into its workspace is not found: %v", out)
+	}
+	if out, isErr := call(t, fc, "read_page", map[string]any{"id": "concepts/paper.md"}); !isErr {
+		t.Errorf("a page the agent removed from its workspace is still read: %v", out)
 	}
 }
 
