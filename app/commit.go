@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 
 	"cairn"
 	"cairn/admit"
@@ -168,6 +170,11 @@ type ChangesRequest struct {
 	Changes []FileEdit `json:"changes"`
 	// Message says why (required).
 	Message string `json:"message"`
+	// files, set by Write, makes the changeset a check of files rather
+	// than of the head: it lands on main wherever main is, merged onto it,
+	// provided each file named is still at the hash given ("" absent) in
+	// the transaction that admits it; a *StaleFile error otherwise.
+	files map[string]string
 }
 
 // ChangesResult is what a changeset did.
@@ -235,9 +242,10 @@ func (a *App) changeset(ctx context.Context, req ChangesRequest, propose bool) (
 	if err != nil {
 		return nil, err
 	}
-	if head != req.Base {
+	if head != req.Base && req.files == nil {
 		return nil, movedError(res.Branch, head, req.Base)
 	}
+	head = req.Base
 	baseTree, err := a.TreeOf(ctx, head)
 	if err != nil {
 		return nil, err
@@ -262,7 +270,7 @@ func (a *App) changeset(ctx context.Context, req ChangesRequest, propose bool) (
 			return nil, a.v.ExplainBusy(err)
 		}
 	} else {
-		out, err := a.submit(ctx, submission{
+		s := submission{
 			Route: "api", Base: req.Base, BaseTree: baseTree, Tree: tree, Batch: b, Message: req.Message, Propose: propose,
 			Within: func(ctx context.Context, tx *store.Tx, out *admit.Outcome) error {
 				return checkBase(ctx, tx, out, req.Base)
@@ -275,7 +283,16 @@ func (a *App) changeset(ctx context.Context, req ChangesRequest, propose bool) (
 				}
 				return nil
 			},
-		})
+		}
+		if req.files != nil {
+			// Checked by file: admission merges the change onto a head
+			// that moved, and the files must still be as they were read.
+			s.OnHead = nil
+			s.Within = func(ctx context.Context, tx *store.Tx, out *admit.Outcome) error {
+				return checkFiles(ctx, tx, out, req.files)
+			}
+		}
+		out, err := a.submit(ctx, s)
 		if err != nil {
 			return nil, err
 		}
@@ -348,6 +365,46 @@ func checkBase(ctx context.Context, tx *store.Tx, out *admit.Outcome, base cairn
 	}
 	if head != base || out.Rebased || len(out.Conflicts) > 0 {
 		return movedError(admit.Branch, head, base)
+	}
+	return nil
+}
+
+// checkFiles fails with a *StaleFile when a file of files is not at its
+// hash ("" absent) in main's head as admission found it: the head the
+// admitting commit follows, or main's head when the change was not
+// admitted.
+func checkFiles(ctx context.Context, tx *store.Tx, out *admit.Outcome, files map[string]string) error {
+	head := cairn.Hash{}
+	if out.Admitted() {
+		if len(out.Commit.Parents) > 0 {
+			head = out.Commit.Parents[0]
+		}
+	} else {
+		h, err := tx.Head(ctx, admit.Branch)
+		if err != nil {
+			return fmt.Errorf("check main's head: %w", err)
+		}
+		head = h
+	}
+	c, err := tx.ReadCommit(ctx, head)
+	if err != nil {
+		return fmt.Errorf("read main's head: %w", err)
+	}
+	for _, path := range slices.Sorted(maps.Keys(files)) {
+		cur := ""
+		e, err := tx.Get(ctx, c.Tree, path)
+		switch {
+		case err == nil:
+			cur = e.Blob.String()
+		case cairn.ErrorCode(err) != cairn.ENOTFOUND:
+			return err
+		}
+		if cur != files[path] {
+			return staleError(&StaleFile{Path: path, Expected: files[path], Current: cur, Head: head.String()})
+		}
+	}
+	if len(out.Conflicts) > 0 {
+		return movedError(admit.Branch, head, cairn.Hash{}, out.Conflicts...)
 	}
 	return nil
 }

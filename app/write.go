@@ -69,13 +69,13 @@ func (s *StaleFile) Error() string {
 // between its read and its commit.
 const writeAttempts = 8
 
-// Write changes the files of req on main's head through admission (route
-// "api"), if each is still the version its writer read: a file that is
-// not is a *StaleFile (ECONFLICT) and nothing changes. When main moves
-// between the check and the commit for another reason, the check is made
-// again on the new head; a file someone else changed meanwhile is then
-// stale. Errors are those of CommitChanges; an Edit's error is returned
-// as it is.
+// Write changes the files of req on main through admission (route "api"),
+// if each is still the version its writer read: a file that is not is a
+// *StaleFile (ECONFLICT) and nothing changes. The check is made on main's
+// head and again in the transaction that admits the change: when main
+// moved meanwhile by changes to other files, admission merges this one
+// onto it; a file someone else changed meanwhile is stale. Errors are
+// those of CommitChanges; an Edit's error is returned as it is.
 func (a *App) Write(ctx context.Context, req WriteRequest) (*ChangesResult, error) {
 	if _, err := Principal(ctx); err != nil {
 		return nil, err
@@ -88,11 +88,11 @@ func (a *App) Write(ctx context.Context, req WriteRequest) (*ChangesResult, erro
 		if err != nil {
 			return nil, err
 		}
-		edits, err := a.writeEdits(ctx, head, req.Writes)
+		edits, files, err := a.writeEdits(ctx, head, req.Writes)
 		if err != nil {
 			return nil, err
 		}
-		cr := ChangesRequest{Branch: admit.Branch, Base: head, Changes: edits, Message: req.Message}
+		cr := ChangesRequest{Branch: admit.Branch, Base: head, Changes: edits, Message: req.Message, files: files}
 		var res *ChangesResult
 		if req.Propose {
 			res, err = a.ProposeChanges(ctx, cr)
@@ -107,17 +107,19 @@ func (a *App) Write(ctx context.Context, req WriteRequest) (*ChangesResult, erro
 	}
 }
 
-// writeEdits checks each write against main's head and returns the edits.
-func (a *App) writeEdits(ctx context.Context, head cairn.Hash, ws []PageWrite) ([]FileEdit, error) {
+// writeEdits checks each write against main's head and returns the edits,
+// with the hash each file must still have when they land ("" absent).
+func (a *App) writeEdits(ctx context.Context, head cairn.Hash, ws []PageWrite) ([]FileEdit, map[string]string, error) {
 	tree, err := a.TreeOf(ctx, head)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]FileEdit, 0, len(ws))
+	files := make(map[string]string, len(ws))
 	for _, w := range ws {
 		p, err := cairn.CleanPath(w.Path)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		cur := ""
 		var data []byte
@@ -126,28 +128,29 @@ func (a *App) writeEdits(ctx context.Context, head cairn.Hash, ws []PageWrite) (
 		case err == nil:
 			cur = e.Blob.String()
 		case cairn.ErrorCode(err) != cairn.ENOTFOUND:
-			return nil, err
+			return nil, nil, err
 		}
 		if !w.AnyVersion && !sameHash(w.Expected, cur) {
-			return nil, staleError(&StaleFile{Path: p, Expected: w.Expected, Current: cur, Head: head.String()})
+			return nil, nil, staleError(&StaleFile{Path: p, Expected: w.Expected, Current: cur, Head: head.String()})
 		}
 		edit := FileEdit{Path: p, Content: w.Content, Delete: w.Delete}
 		if w.Edit != nil {
 			if cur != "" {
 				if data, err = a.v.Store.ReadBlob(ctx, e.Blob); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 			}
 			if edit.Content, err = w.Edit(data, cur != ""); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if cur != "" && bytes.Equal(edit.Content, data) {
-				return nil, cairn.Errorf(cairn.EINVALID, "the edit leaves %s as it is", cairn.Quote(p))
+				return nil, nil, cairn.Errorf(cairn.EINVALID, "the edit leaves %s as it is", cairn.Quote(p))
 			}
 		}
 		out = append(out, edit)
+		files[p] = cur
 	}
-	return out, nil
+	return out, files, nil
 }
 
 // sameHash compares a hash a writer sent (a full hash, or a prefix of at

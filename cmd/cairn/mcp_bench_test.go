@@ -51,7 +51,7 @@ func BenchmarkMCPRead(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer httpCS.Close()
-			stdio := stdioSessionTB(b, vault)
+			stdio := stdioSession(b, vault)
 			sessions := []struct {
 				name string
 				cs   *mcp.ClientSession
@@ -83,20 +83,13 @@ func BenchmarkMCPRead(b *testing.B) {
 	}
 }
 
-// stdioSessionTB is stdioSession for a benchmark.
-func stdioSessionTB(tb testing.TB, vault string, args ...string) *mcp.ClientSession {
-	tb.Helper()
-	cmd := exec.Command(cairnBin(tb), append([]string{"mcp", "-C", vault}, args...)...)
-	cmd.Env = append(os.Environ(), "CAIRN_USER=tester")
-	return commandSession(tb, cmd)
-}
-
 // commandSession connects a go-sdk client to an MCP server started as cmd.
-func commandSession(tb testing.TB, cmd *exec.Cmd) *mcp.ClientSession {
+// The client introduces itself as name.
+func commandSession(tb testing.TB, cmd *exec.Cmd, name string) *mcp.ClientSession {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		tb.Fatalf("connect to %v: %v", cmd.Args, err)
 	}
@@ -117,13 +110,13 @@ func BenchmarkMCPEva(b *testing.B) {
 	if eva == "" {
 		b.Skip("CAIRN_EVA_MCP names no Eva MCP server: CAIRN_EVA_MCP=$(scripts/eva-mcp.sh EVA_CHECKOUT)")
 	}
-	for _, n := range []int{1_000, 10_000} {
+	for _, n := range benchPages(1_000, 10_000) {
 		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {
 			vault, pages, queries := loadVault(b, n)
-			cairnCS := stdioSessionTB(b, vault)
+			cairnCS := stdioSession(b, vault)
 			cmd := exec.Command("node", eva)
 			cmd.Env = append(os.Environ(), "EVA_VAULT="+vault)
-			evaCS := commandSession(b, cmd)
+			evaCS := commandSession(b, cmd, "bench")
 			sessions := []struct {
 				name string
 				cs   *mcp.ClientSession

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"cairn"
+	"cairn/app"
 	"cairn/markdown"
 )
 
@@ -54,18 +57,11 @@ func httpSession(t testing.TB, url, token string) (*mcp.ClientSession, error) {
 }
 
 // stdioSession starts cairn mcp in vault with args and connects to it.
-func stdioSession(t *testing.T, vault string, args ...string) *mcp.ClientSession {
-	t.Helper()
-	cmd := exec.Command(cairnBin(t), append([]string{"mcp", "-C", vault}, args...)...)
+func stdioSession(tb testing.TB, vault string, args ...string) *mcp.ClientSession {
+	tb.Helper()
+	cmd := exec.Command(cairnBin(tb), append([]string{"mcp", "-C", vault}, args...)...)
 	cmd.Env = append(os.Environ(), "CAIRN_USER=tester")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "session-test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect to cairn mcp: %v", err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return commandSession(tb, cmd, "session-test")
 }
 
 // tool calls a tool and decodes its structured result.
@@ -253,6 +249,9 @@ type mcpLoad struct {
 	queries []string
 	// readPages are the pages reads read; default pages.
 	readPages []string
+	// slots makes each client rewrite its own line ("slot N: …") instead
+	// of appending one.
+	slots bool
 }
 
 // mcpLoadResult is what the clients were told: the lines admitted, the
@@ -260,14 +259,16 @@ type mcpLoad struct {
 type mcpLoadResult struct {
 	mu                sync.Mutex
 	admitted, refused map[string]bool
-	reads             []time.Duration
-	took              time.Duration
+	// read is the hash of the page each admitted line's writer read.
+	read  map[string]string
+	reads []time.Duration
+	took  time.Duration
 }
 
 // runMCPLoad runs cfg with one client per session. A write that is
 // neither admitted nor a conflict, or a read that fails, fails tb.
 func runMCPLoad(tb testing.TB, sessions []*mcp.ClientSession, cfg mcpLoad) *mcpLoadResult {
-	res := &mcpLoadResult{admitted: map[string]bool{}, refused: map[string]bool{}}
+	res := &mcpLoadResult{admitted: map[string]bool{}, refused: map[string]bool{}, read: map[string]string{}}
 	readPages := cfg.readPages
 	if len(readPages) == 0 {
 		readPages = cfg.pages
@@ -320,7 +321,17 @@ func runMCPLoad(tb testing.TB, sessions []*mcp.ClientSession, cfg mcpLoad) *mcpL
 					return
 				}
 				line := fmt.Sprintf("client %d round %d", w, r)
+				if cfg.slots {
+					line = "slots: " + line
+				}
 				content := cfg.heads[p.Path] + p.Body + line + "\n"
+				if cfg.slots {
+					// Each client rewrites a line of its own: changes of
+					// others merge cleanly, so only the check of the hash
+					// read refuses a stale write.
+					slot := regexp.MustCompile(fmt.Sprintf(`(?m)^slot %d:.*$`, w))
+					content = cfg.heads[p.Path] + slot.ReplaceAllString(p.Body, fmt.Sprintf("slot %d: %s", w, line))
+				}
 				var o struct{ Status string }
 				if _, err := callTool(cs, "write_page", map[string]any{"path": p.Path, "content": content, "expected_hash": p.Hash, "message": line}, &o); err != nil {
 					tb.Errorf("client %d: write: %v", w, err)
@@ -330,6 +341,7 @@ func runMCPLoad(tb testing.TB, sessions []*mcp.ClientSession, cfg mcpLoad) *mcpL
 				switch o.Status {
 				case "admitted":
 					res.admitted[line] = true
+					res.read[line] = p.Hash
 				case "conflict":
 					res.refused[line] = true
 				default:
@@ -379,6 +391,46 @@ func checkLines(t testing.TB, vault string, pages []string, admitted, refused ma
 	}
 }
 
+// checkRead fails unless each admitted line's commit on main (its
+// first-parent line: the commit that admitted it, merged onto main or
+// not) changed its page from the version the writer read: the page in the
+// commit's first parent has the hash the writer sent. A write merged onto
+// a change it did not see would break it.
+func checkRead(tb testing.TB, vault string, pages []string, read map[string]string) {
+	tb.Helper()
+	ctx := context.Background()
+	a, err := app.Open(ctx, vault, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer a.Close()
+	seen := 0
+	for _, p := range pages {
+		cs, err := a.Log(ctx, "main", app.LogOptions{Path: p, FirstParent: true})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, c := range cs {
+			want, ok := read[c.Message]
+			if !ok {
+				continue
+			}
+			seen++
+			before, err := a.ReadFile(ctx, c.Parents[0].String(), p)
+			if err != nil || before.Entry.Blob.String() != want {
+				got := ""
+				if before != nil {
+					got = before.Entry.Blob.Short()
+				}
+				tb.Errorf("%q (commit %s, %d parents, by %s) landed on %s of %s, its writer read %.12s (%v)", c.Message, c.Hash.Short(), len(c.Parents), c.Principal, got, p, want, err)
+			}
+		}
+	}
+	if seen != len(read) {
+		tb.Errorf("%d admitted writes found in the history of the pages, %d were admitted", seen, len(read))
+	}
+}
+
 // TestMCP_RaceWriters: four cairn mcp processes append to two pages at
 // once, each with the hash it read, 25 times each: every write is
 // admitted or a conflict, no admitted line is lost or doubled, no refused
@@ -404,4 +456,33 @@ func TestMCP_RaceWriters(t *testing.T) {
 	}
 	t.Logf("%d admitted, %d conflicts", len(res.admitted), len(res.refused))
 	checkLines(t, dir, pages, res.admitted, res.refused)
+	checkRead(t, dir, pages, res.read)
+
+	// Each client rewrites a line of its own: every stale write must be a
+	// conflict even though it would merge.
+	slots := make([]string, 4)
+	for w := range slots {
+		slots[w] = fmt.Sprintf("slot %d: -\n\nkeep %d\n", w, w)
+	}
+	body := "# Slots\n\n[[index]]\n\n" + strings.Join(slots, "\n")
+	var edits []app.FileEdit
+	for _, p := range pages {
+		edits = append(edits, app.FileEdit{Path: p, Content: []byte(headsOf(t, dir, []string{p})[p] + body)})
+	}
+	ctx := cairn.NewContextWithPrincipal(context.Background(), cairn.User("tester"))
+	a, err := app.Open(ctx, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _ := a.ResolveCommit(ctx, "main")
+	if _, err := a.CommitChanges(ctx, app.ChangesRequest{Base: head.Hash, Changes: edits, Message: "slots"}); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	res = runMCPLoad(t, sessions, mcpLoad{pages: pages, heads: headsOf(t, dir, pages), rounds: 25, slots: true})
+	t.Logf("slots: %d admitted, %d conflicts", len(res.admitted), len(res.refused))
+	if len(res.refused) == 0 {
+		t.Errorf("no write was stale: the race should see conflicts")
+	}
+	checkRead(t, dir, pages, res.read)
 }
