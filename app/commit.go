@@ -351,17 +351,9 @@ func (a *App) fileChanges(req ChangesRequest) ([]store.FileChange, error) {
 // change to main whose head is no longer base: admission would merge it
 // onto the new head, which a compare-and-swap must not do.
 func checkBase(ctx context.Context, tx *store.Tx, out *admit.Outcome, base cairn.Hash) error {
-	var head cairn.Hash
-	if out.Admitted() {
-		if len(out.Commit.Parents) > 0 {
-			head = out.Commit.Parents[0]
-		}
-	} else {
-		h, err := tx.Head(ctx, admit.Branch)
-		if err != nil {
-			return fmt.Errorf("check main's head: %w", err)
-		}
-		head = h
+	head, err := judgedHead(ctx, tx, out)
+	if err != nil {
+		return err
 	}
 	if head != base || out.Rebased || len(out.Conflicts) > 0 {
 		return movedError(admit.Branch, head, base)
@@ -369,22 +361,29 @@ func checkBase(ctx context.Context, tx *store.Tx, out *admit.Outcome, base cairn
 	return nil
 }
 
-// checkFiles fails with a *StaleFile when a file of files is not at its
-// hash ("" absent) in main's head as admission found it: the head the
-// admitting commit follows, or main's head when the change was not
-// admitted.
-func checkFiles(ctx context.Context, tx *store.Tx, out *admit.Outcome, files map[string]string) error {
-	head := cairn.Hash{}
+// judgedHead is main's head as admission found it, inside the transaction
+// that records out: the head the admitting commit follows, or main's head
+// when the change was not admitted (zero: main was empty).
+func judgedHead(ctx context.Context, tx *store.Tx, out *admit.Outcome) (cairn.Hash, error) {
 	if out.Admitted() {
 		if len(out.Commit.Parents) > 0 {
-			head = out.Commit.Parents[0]
+			return out.Commit.Parents[0], nil
 		}
-	} else {
-		h, err := tx.Head(ctx, admit.Branch)
-		if err != nil {
-			return fmt.Errorf("check main's head: %w", err)
-		}
-		head = h
+		return cairn.Hash{}, nil
+	}
+	h, err := tx.Head(ctx, admit.Branch)
+	if err != nil {
+		return cairn.Hash{}, fmt.Errorf("check main's head: %w", err)
+	}
+	return h, nil
+}
+
+// checkFiles fails with a *StaleFile when a file of files is not at its
+// hash ("" absent) in main's head as admission found it (judgedHead).
+func checkFiles(ctx context.Context, tx *store.Tx, out *admit.Outcome, files map[string]string) error {
+	head, err := judgedHead(ctx, tx, out)
+	if err != nil {
+		return err
 	}
 	c, err := tx.ReadCommit(ctx, head)
 	if err != nil {

@@ -135,10 +135,7 @@ func editPageTool(ctx context.Context, c *call, in editPageIn) (*writeOut, error
 		return nil, cairn.Errorf(cairn.EINVALID, "an edit is one of section, set_field, remove_field or replace; %d were given", n)
 	}
 	path := in.Path
-	edit := func(cur []byte, exists bool) ([]byte, error) {
-		if !exists {
-			return nil, cairn.Errorf(cairn.ENOTFOUND, "%s is not in main", cairn.Quote(path)).WithHint("Make it with write_page.")
-		}
+	return c.edit(ctx, path, in.ExpectedHash, in.Message, func(cur []byte) ([]byte, error) {
 		switch {
 		case in.Section != nil:
 			return app.ReplaceSection(path, cur, app.SectionEdit{Heading: in.Section.Heading, Content: in.Section.Content})
@@ -149,9 +146,20 @@ func editPageTool(ctx context.Context, c *call, in editPageIn) (*writeOut, error
 		default:
 			return app.ReplaceText(path, cur, in.Replace.Old, in.Replace.New, in.Replace.Count)
 		}
+	})
+}
+
+// edit changes the page at path, which must exist, by fn applied to what
+// it holds: at the version expected when set, else as it is.
+func (c *call) edit(ctx context.Context, path, expected, message string, fn func(cur []byte) ([]byte, error)) (*writeOut, error) {
+	edit := func(cur []byte, exists bool) ([]byte, error) {
+		if !exists {
+			return nil, cairn.Errorf(cairn.ENOTFOUND, "%s is not in main", cairn.Quote(path)).WithHint("Make it with write_page.")
+		}
+		return fn(cur)
 	}
-	return c.write(ctx, app.WriteRequest{Message: in.Message, Writes: []app.PageWrite{
-		{Path: path, Expected: in.ExpectedHash, AnyVersion: in.ExpectedHash == "", Edit: edit},
+	return c.write(ctx, app.WriteRequest{Message: message, Writes: []app.PageWrite{
+		{Path: path, Expected: expected, AnyVersion: expected == "", Edit: edit},
 	}})
 }
 
@@ -166,11 +174,7 @@ func appendTool(ctx context.Context, c *call, in appendIn) (*writeOut, error) {
 	if in.Content == "" {
 		return nil, cairn.Errorf(cairn.EINVALID, "there is nothing to append")
 	}
-	path := in.Path
-	edit := func(cur []byte, exists bool) ([]byte, error) {
-		if !exists {
-			return nil, cairn.Errorf(cairn.ENOTFOUND, "%s is not in main", cairn.Quote(path)).WithHint("Make it with write_page.")
-		}
+	return c.edit(ctx, in.Path, in.ExpectedHash, in.Message, func(cur []byte) ([]byte, error) {
 		out := append([]byte{}, cur...)
 		if len(out) > 0 && out[len(out)-1] != '\n' {
 			out = append(out, '\n')
@@ -180,10 +184,7 @@ func appendTool(ctx context.Context, c *call, in appendIn) (*writeOut, error) {
 			out = append(out, '\n')
 		}
 		return out, nil
-	}
-	return c.write(ctx, app.WriteRequest{Message: in.Message, Writes: []app.PageWrite{
-		{Path: path, Expected: in.ExpectedHash, AnyVersion: in.ExpectedHash == "", Edit: edit},
-	}})
+	})
 }
 
 type moveIn struct {

@@ -40,6 +40,13 @@ folders ./cmd/cairn 'Adopt' 2x
 run ./cmd/cairn 'BenchmarkRead$' 50x
 run ./cmd/cairn 'ServeRead' 3000x
 run ./cmd/cairn 'ServeLoad' 1x
+run ./cmd/cairn 'MCPRead' 3000x
+run ./cmd/cairn 'MCPLoad' 1x
+# Beside Eva's MCP server, when scripts/eva-mcp.sh installed it.
+if [ -n "${CAIRN_EVA_MCP:-}" ]; then
+  CAIRN_BENCH_PAGES=1000 run ./cmd/cairn 'MCPEva' 200x
+  CAIRN_BENCH_PAGES=10000 run ./cmd/cairn 'MCPEva' 3x
+fi
 run ./admit 'Admit' 40x
 cooldown
 run ./ingest 'Ingest' 10x

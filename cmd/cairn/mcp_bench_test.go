@@ -172,6 +172,7 @@ func BenchmarkMCPLoad(b *testing.B) {
 	rss, _ := rssKiB(s.cmd.Process.Pid)
 	s.stop(syscall.SIGTERM)
 	checkLines(b, vault, written, res.admitted, res.refused)
+	checkRead(b, vault, written, res.read)
 	secs := res.took.Seconds()
 	b.ReportMetric(percentile(res.reads, 0.50), "read-p50-ms")
 	b.ReportMetric(percentile(res.reads, 0.99), "read-p99-ms")
