@@ -221,11 +221,11 @@ func (s *Server) handler(t tool, caller *Caller) mcp.ToolHandler {
 		}
 		out, err := t.run(ctx, &call{s: s, caller: caller, req: req}, req.Params.Arguments)
 		var res *mcp.CallToolResult
+		var re *resultError
 		switch {
 		case err == nil:
 			res = &mcp.CallToolResult{}
-		case errors.As(err, new(*resultError)):
-			re := err.(*resultError)
+		case errors.As(err, &re):
 			res, out = &mcp.CallToolResult{IsError: true}, re.out
 		default:
 			if cairn.ErrorCode(err) == cairn.EINTERNAL {
