@@ -170,6 +170,12 @@ func (s *Snapshot) Backlinks(ctx context.Context, ref string) ([]index.LinkInfo,
 	return s.ix.Backlinks(ctx, ref)
 }
 
+// Edges returns the links of the file at path (exactly) and the links
+// into it (see index.Reader.Edges).
+func (s *Snapshot) Edges(ctx context.Context, path string) (out, in []index.LinkInfo, err error) {
+	return s.ix.Edges(ctx, path)
+}
+
 // Findings returns the view's lint findings that f selects.
 func (s *Snapshot) Findings(ctx context.Context, f index.FindingFilter) ([]lint.Finding, error) {
 	if f.Min != "" && f.Min.Rank() == 0 {
@@ -220,11 +226,7 @@ func (s *Snapshot) Neighbors(ctx context.Context, ref string) (*Neighbors, error
 // edges returns the paths path links to and is linked from, each once, by
 // path, without path itself.
 func (s *Snapshot) edges(ctx context.Context, path string) (out, in []string, err error) {
-	ls, err := s.ix.Links(ctx, path)
-	if err != nil {
-		return nil, nil, err
-	}
-	bs, err := s.ix.Backlinks(ctx, path)
+	ls, bs, err := s.ix.Edges(ctx, path)
 	if err != nil {
 		return nil, nil, err
 	}

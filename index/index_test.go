@@ -146,6 +146,13 @@ func TestIndex_Basics(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Backlinks(alpha) mismatch (-want +got):\n%s", diff)
 	}
+	out, in, err := r.Edges(e.ctx, "entities/alpha.md")
+	if err != nil || !cmp.Equal(out, links) || !cmp.Equal(in, back) {
+		t.Errorf("Edges(alpha) = %v, %v, %v; want Links and Backlinks", out, in, err)
+	}
+	if _, _, err := r.Edges(e.ctx, "Alpha"); cairn.ErrorCode(err) != cairn.ENOTFOUND {
+		t.Errorf("Edges of a title, not a path: %v, want not found", err)
+	}
 	res, err := r.Search(e.ctx, index.SearchQuery{Text: "quantum gard*"})
 	if err != nil {
 		t.Fatal(err)

@@ -197,6 +197,36 @@ func (r *Reader) Backlinks(ctx context.Context, ref string) ([]LinkInfo, error) 
 	return linkInfos(rows)
 }
 
+// Edges returns the links of the file at path (an exact path, as Resolve
+// gives) in order, and the links from other files into it: Links and
+// Backlinks at once, the file looked up once. A path the index does not
+// hold gives ENOTFOUND.
+func (r *Reader) Edges(ctx context.Context, path string) (out, in []LinkInfo, err error) {
+	id, _, err := fileID(ctx, r.q, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if id == 0 {
+		return nil, nil, cairn.Errorf(cairn.ENOTFOUND, "no page or file is at %q", path).WithHint("Try: cairn search " + path)
+	}
+	from, err := r.q.LinksFrom(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range from {
+		from[i].SrcPath = path
+	}
+	if out, err = linkInfos(from); err != nil {
+		return nil, nil, err
+	}
+	to, err := r.q.LinksTo(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	in, err = linkInfos(to)
+	return out, in, err
+}
+
 // FindingFilter selects findings. The zero value selects all.
 type FindingFilter struct {
 	Page string        // a path; "" for every file

@@ -152,7 +152,7 @@ func readPageTool(ctx context.Context, c *call, in readPageIn) (*readPageOut, er
 		if strings.HasSuffix(p.Path, ".md") {
 			out.Body = string(bodyOf([]byte(f.Content)))
 		}
-		ls, err := s.Links(ctx, p.Path)
+		ls, bs, err := s.Edges(ctx, p.Path)
 		if err != nil {
 			return err
 		}
@@ -162,10 +162,6 @@ func readPageTool(ctx context.Context, c *call, in readPageIn) (*readPageOut, er
 				seen[l.Target] = true
 				out.OutgoingLinks = append(out.OutgoingLinks, l.Target)
 			}
-		}
-		bs, err := s.Backlinks(ctx, p.Path)
-		if err != nil {
-			return err
 		}
 		from := map[string]bool{}
 		for _, l := range bs {
