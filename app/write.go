@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -215,9 +216,9 @@ func ReplaceSection(path string, src []byte, e SectionEdit) ([]byte, error) {
 			break
 		}
 	}
-	body := e.Content
-	if body != "" && !strings.HasSuffix(body, "\n") {
-		body += "\n"
+	body := strings.Trim(e.Content, "\n")
+	if body != "" {
+		body = "\n" + body + "\n" // a blank line under the heading
 	}
 	if end < len(lines) && body != "" && !strings.HasSuffix(body, "\n\n") {
 		body += "\n"
@@ -303,4 +304,34 @@ func SetField(path string, src []byte, field string, value any, remove bool) ([]
 		return src, nil
 	}
 	return slices.Concat(head, y.Bytes(), tail, body), nil
+}
+
+// Move moves the file from to the path to (which must be free) on main,
+// through admission like any Write, if from is still at the hash expected
+// its mover read: its content moves whole or not at all. Links to it are
+// not rewritten.
+func (a *App) Move(ctx context.Context, from, to, expected, message string) (*ChangesResult, error) {
+	f, err := a.ReadFile(ctx, admit.Branch, from)
+	if err != nil {
+		return nil, err
+	}
+	// Write checks again that from is the version read, in the
+	// transaction that admits the move.
+	return a.Write(ctx, WriteRequest{Message: cmp.Or(message, "move "+from+" to "+to), Writes: []PageWrite{
+		{Path: from, Expected: expected, Delete: true},
+		{Path: to, Content: []byte(f.Content)},
+	}})
+}
+
+// AppendText returns src with text added at its end, on lines of its own.
+func AppendText(src []byte, text string) []byte {
+	out := append([]byte{}, src...)
+	if len(out) > 0 && out[len(out)-1] != '\n' {
+		out = append(out, '\n')
+	}
+	out = append(out, text...)
+	if !strings.HasSuffix(text, "\n") {
+		out = append(out, '\n')
+	}
+	return out
 }

@@ -32,11 +32,21 @@ type writeOut struct {
 	Conflict *app.StaleFile `json:"conflict,omitempty"`
 }
 
-// write runs a change through admission and renders the outcome; a stale
-// file is a conflict result (an error result with structured content).
+// write runs a change through admission and renders the outcome.
 func (c *call) write(ctx context.Context, req app.WriteRequest) (*writeOut, error) {
 	req.Message = cmp.Or(strings.TrimSpace(req.Message), "change from "+string(cairn.PrincipalFromContext(ctx)))
-	res, err := c.s.a.Write(ctx, req)
+	paths := make([]string, 0, len(req.Writes))
+	for _, w := range req.Writes {
+		paths = append(paths, w.Path)
+	}
+	return c.render(ctx, func(ctx context.Context) (*app.ChangesResult, error) { return c.s.a.Write(ctx, req) }, paths)
+}
+
+// render runs a checked write and renders its outcome, with the new
+// hashes of paths; a stale file is a conflict result (an error result
+// with structured content).
+func (c *call) render(ctx context.Context, write func(context.Context) (*app.ChangesResult, error), paths []string) (*writeOut, error) {
+	res, err := write(ctx)
 	var stale *app.StaleFile
 	if errors.As(err, &stale) {
 		return nil, &resultError{out: &writeOut{Status: "conflict", Message: err.Error() + ". " + cairn.ErrorHint(err),
@@ -55,11 +65,11 @@ func (c *call) write(ctx context.Context, req app.WriteRequest) (*writeOut, erro
 	case res.Commit != nil:
 		out.Status, out.Commit = "admitted", res.Commit.Hash.String()
 		out.Message = "admitted: main is at " + res.Commit.Hash.Short()
-		for _, w := range req.Writes {
-			if f, err := c.s.a.ReadFile(ctx, res.Commit.Hash.String(), w.Path); err == nil {
-				out.Files[w.Path] = f.Entry.Blob.String()
+		for _, p := range paths {
+			if f, err := c.s.a.ReadFile(ctx, res.Commit.Hash.String(), p); err == nil {
+				out.Files[p] = f.Entry.Blob.String()
 			} else {
-				out.Files[w.Path] = ""
+				out.Files[p] = ""
 			}
 		}
 	case o != nil && o.Proposal != nil && o.Proposal.Status == "rejected":
@@ -175,15 +185,7 @@ func appendTool(ctx context.Context, c *call, in appendIn) (*writeOut, error) {
 		return nil, cairn.Errorf(cairn.EINVALID, "there is nothing to append")
 	}
 	return c.edit(ctx, in.Path, in.ExpectedHash, in.Message, func(cur []byte) ([]byte, error) {
-		out := append([]byte{}, cur...)
-		if len(out) > 0 && out[len(out)-1] != '\n' {
-			out = append(out, '\n')
-		}
-		out = append(out, in.Content...)
-		if !strings.HasSuffix(in.Content, "\n") {
-			out = append(out, '\n')
-		}
-		return out, nil
+		return app.AppendText(cur, in.Content), nil
 	})
 }
 
@@ -195,16 +197,9 @@ type moveIn struct {
 }
 
 func moveTool(ctx context.Context, c *call, in moveIn) (*writeOut, error) {
-	f, err := c.s.a.ReadFile(ctx, "main", in.From)
-	if err != nil {
-		return nil, err
-	}
-	// The write checks again that the page is the version read: its
-	// content moves whole or not at all.
-	return c.write(ctx, app.WriteRequest{Message: cmp.Or(in.Message, "move "+in.From+" to "+in.To), Writes: []app.PageWrite{
-		{Path: in.From, Expected: in.ExpectedHash, Delete: true},
-		{Path: in.To, Content: []byte(f.Content)},
-	}})
+	return c.render(ctx, func(ctx context.Context) (*app.ChangesResult, error) {
+		return c.s.a.Move(ctx, in.From, in.To, in.ExpectedHash, in.Message)
+	}, []string{in.From, in.To})
 }
 
 type deleteIn struct {
