@@ -301,12 +301,7 @@ func (c *Client) Log(ctx context.Context, rev string, opts app.LogOptions) ([]*c
 	}
 }
 
-func cursorOf(off int) string {
-	if off == 0 {
-		return ""
-	}
-	return cursorAt(off)
-}
+func cursorOf(off int) string { return app.Cursor(off) }
 
 // ShowCommit returns the commit rev names and what it changed.
 func (c *Client) ShowCommit(ctx context.Context, rev string) (*app.CommitDetail, error) {

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"mime"
 	"path"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -173,28 +172,11 @@ func (s *Server) readFileRaw(ctx context.Context, in *fileIn) (*rawOut, error) {
 	}, nil
 }
 
-// maxOffset bounds the offset a cursor may name.
-const maxOffset = 1 << 30
-
 // offset decodes a page's cursor: the offset of the page's first item.
-// Cursors are opaque to clients: they pass the next cursor of a page back.
-func offset(cursor string) (int, error) {
-	if cursor == "" {
-		return 0, nil
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(cursor)
-	n, err2 := strconv.Atoi(strings.TrimPrefix(string(raw), "o"))
-	if err != nil || err2 != nil || n < 0 || n > maxOffset || !strings.HasPrefix(string(raw), "o") {
-		return 0, cairn.Errorf(cairn.EINVALID, "%q is not a cursor of this list", cursor).
-			WithHint("Pass the next value of the page before, as it came.")
-	}
-	return n, nil
-}
+func offset(cursor string) (int, error) { return app.CursorOffset(cursor) }
 
 // cursorAt encodes the cursor of the page that starts at offset n.
-func cursorAt(n int) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("o" + strconv.Itoa(n)))
-}
+func cursorAt(n int) string { return app.Cursor(n) }
 
 // next is the cursor after a page of got items at offset off, when a full
 // page says there may be more.

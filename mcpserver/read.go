@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"cmp"
 	"context"
-	"encoding/base64"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,29 +15,6 @@ import (
 	"cairn/ingest"
 	"cairn/lint"
 )
-
-// cursor encodes an offset into a listing as an opaque string.
-func cursor(offset int) string {
-	if offset <= 0 {
-		return ""
-	}
-	return base64.RawURLEncoding.EncodeToString([]byte("o" + strconv.Itoa(offset)))
-}
-
-// offsetOf decodes a cursor; "" is the start.
-func offsetOf(c string) (int, error) {
-	if c == "" {
-		return 0, nil
-	}
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err == nil && len(b) > 1 && b[0] == 'o' {
-		if n, err := strconv.Atoi(string(b[1:])); err == nil && n >= 0 && n <= 1_000_000 {
-			return n, nil
-		}
-	}
-	return 0, cairn.Errorf(cairn.EINVALID, "%q is not a cursor this server gave", c).
-		WithHint("Send the next_cursor of the previous result, or none for the first page.")
-}
 
 // read runs fn on a snapshot of the server's view.
 func (c *call) read(ctx context.Context, fn func(*app.Snapshot) error) error {
@@ -72,7 +48,7 @@ type searchOut struct {
 }
 
 func searchTool(ctx context.Context, c *call, in searchIn) (*searchOut, error) {
-	off, err := offsetOf(in.Cursor)
+	off, err := app.CursorOffset(in.Cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +64,7 @@ func searchTool(ctx context.Context, c *call, in searchIn) (*searchOut, error) {
 		}
 		if len(rs) == limit && off+2*limit <= 1000 {
 			// There may be more: the next page says (it may be empty).
-			out.NextCursor = cursor(off + limit)
+			out.NextCursor = app.Cursor(off + limit)
 		}
 		for _, r := range rs {
 			out.Matches = append(out.Matches, searchMatch{ID: r.ID, Path: r.Path, Title: r.Title, Type: r.Type, Score: r.Score, Excerpt: r.Snippet})
@@ -99,7 +75,7 @@ func searchTool(ctx context.Context, c *call, in searchIn) (*searchOut, error) {
 		return nil, err
 	}
 	if n, cut := fit(c, out, &out.Matches); cut {
-		out.NextCursor = cursor(off + n)
+		out.NextCursor = app.Cursor(off + n)
 		out.Note = "cut to fit the result budget; next_cursor continues"
 	}
 	return out, nil
@@ -259,7 +235,7 @@ type listPagesOut struct {
 }
 
 func listPagesTool(ctx context.Context, c *call, in listPagesIn) (*listPagesOut, error) {
-	off, err := offsetOf(in.Cursor)
+	off, err := app.CursorOffset(in.Cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -274,9 +250,9 @@ func listPagesTool(ctx context.Context, c *call, in listPagesIn) (*listPagesOut,
 	if err != nil {
 		return nil, err
 	}
-	out := &listPagesOut{Pages: l.Pages, Total: l.Total, NextCursor: cursor(l.Next)}
+	out := &listPagesOut{Pages: l.Pages, Total: l.Total, NextCursor: app.Cursor(l.Next)}
 	if n, cut := fit(c, out, &out.Pages); cut {
-		out.NextCursor = cursor(off + n)
+		out.NextCursor = app.Cursor(off + n)
 		out.Note = "cut to fit the result budget; next_cursor continues"
 	}
 	return out, nil
@@ -325,7 +301,7 @@ type linksOut struct {
 
 func linksTool(back bool) func(ctx context.Context, c *call, in linksIn) (*linksOut, error) {
 	return func(ctx context.Context, c *call, in linksIn) (*linksOut, error) {
-		off, err := offsetOf(in.Cursor)
+		off, err := app.CursorOffset(in.Cursor)
 		if err != nil {
 			return nil, err
 		}
@@ -350,7 +326,7 @@ func linksTool(back bool) func(ctx context.Context, c *call, in linksIn) (*links
 			return nil, err
 		}
 		if n, _ := fit(c, out, &out.Links); off+n < out.Total {
-			out.NextCursor = cursor(off + n)
+			out.NextCursor = app.Cursor(off + n)
 		}
 		return out, nil
 	}
@@ -370,7 +346,7 @@ type lintOut struct {
 }
 
 func lintTool(ctx context.Context, c *call, in lintIn) (*lintOut, error) {
-	off, err := offsetOf(in.Cursor)
+	off, err := app.CursorOffset(in.Cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -391,7 +367,7 @@ func lintTool(ctx context.Context, c *call, in lintIn) (*lintOut, error) {
 		return nil, err
 	}
 	if n, _ := fit(c, out, &out.Findings); off+n < out.Total {
-		out.NextCursor = cursor(off + n)
+		out.NextCursor = app.Cursor(off + n)
 	}
 	return out, nil
 }
@@ -409,7 +385,7 @@ type logOut struct {
 }
 
 func logTool(ctx context.Context, c *call, in logIn) (*logOut, error) {
-	off, err := offsetOf(in.Cursor)
+	off, err := app.CursorOffset(in.Cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -437,7 +413,7 @@ func logTool(ctx context.Context, c *call, in logIn) (*logOut, error) {
 	}
 	n, cut := fit(c, out, &out.Commits)
 	if cut || len(cs) > limit {
-		out.NextCursor = cursor(off + n)
+		out.NextCursor = app.Cursor(off + n)
 	}
 	return out, nil
 }
