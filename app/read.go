@@ -175,6 +175,20 @@ func (a *App) mainState(ctx context.Context) (index.State, error) {
 	return st, nil
 }
 
+// IndexCurrent reports whether main's index reflects main's head. It
+// brings nothing up to date (a read does, when it must).
+func (a *App) IndexCurrent(ctx context.Context) (bool, error) {
+	st, err := a.v.Index.State(ctx)
+	if err != nil {
+		return false, err
+	}
+	head, err := a.v.Store.Head(ctx, index.Branch)
+	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+		return false, err
+	}
+	return st.Commit == head, nil
+}
+
 // Search returns the pages of main that match q, best first (see
 // index.SearchQuery for its syntax, filters and limit). Each result has a
 // snippet and the byte offsets of the matches in it. A query with no

@@ -521,15 +521,9 @@ func healthTool(ctx context.Context, c *call, _ noIn) (*healthOut, error) {
 	if err != nil {
 		return nil, err
 	}
-	head, err := c.s.a.ResolveCommit(ctx, admit.Branch)
-	if err != nil {
+	if out.IndexCurrent, err = c.s.a.IndexCurrent(ctx); err != nil {
 		return nil, err
 	}
-	st, err := c.s.a.Vault().Index.State(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out.IndexCurrent = st.Commit == head.Hash
 	jobs, err := c.s.a.Jobs(ctx, app.JobFilter{Limit: 1000})
 	if err != nil {
 		return nil, err

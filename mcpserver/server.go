@@ -93,9 +93,9 @@ func Stdio(as cairn.Principal, scopes []auth.Scope) *Caller {
 }
 
 // principal returns the caller's principal for a request of session ss.
-func (c *Caller) principal(ss *mcp.ServerSession) (cairn.Principal, error) {
+func (c *Caller) principal(ss *mcp.ServerSession) cairn.Principal {
 	if !c.FromClient {
-		return c.Token.Principal, nil
+		return c.Token.Principal
 	}
 	name := "mcp"
 	if ss != nil {
@@ -103,7 +103,7 @@ func (c *Caller) principal(ss *mcp.ServerSession) (cairn.Principal, error) {
 			name = ip.ClientInfo.Name
 		}
 	}
-	return clientPrincipal(name), nil
+	return clientPrincipal(name)
 }
 
 // clientPrincipal makes agent:<name> of a client's name, keeping only the
@@ -125,14 +125,11 @@ func clientPrincipal(name string) cairn.Principal {
 }
 
 // context returns ctx acting as the caller.
-func (c *Caller) context(ctx context.Context, ss *mcp.ServerSession) (context.Context, error) {
-	p, err := c.principal(ss)
-	if err != nil {
-		return nil, err
-	}
+func (c *Caller) context(ctx context.Context, ss *mcp.ServerSession) context.Context {
+	p := c.principal(ss)
 	tok := *c.Token
 	tok.Principal = p
-	return cairn.NewContextWithPrincipal(auth.NewContext(ctx, &tok), p), nil
+	return cairn.NewContextWithPrincipal(auth.NewContext(ctx, &tok), p)
 }
 
 // MCP returns an mcp.Server holding what caller may use.
@@ -215,10 +212,7 @@ func (s *Server) handler(t tool, caller *Caller) mcp.ToolHandler {
 		if !caller.Token.Has(t.scope) {
 			return errorResult(cairn.Errorf(cairn.EFORBIDDEN, "%s needs the %s scope, which %s lacks", t.def.Name, t.scope, caller.Token.Principal)), nil
 		}
-		ctx, err := caller.context(ctx, req.Session)
-		if err != nil {
-			return errorResult(err), nil
-		}
+		ctx = caller.context(ctx, req.Session)
 		out, err := t.run(ctx, &call{s: s, caller: caller, req: req}, req.Params.Arguments)
 		var res *mcp.CallToolResult
 		var re *resultError
