@@ -211,7 +211,8 @@ func (p *Policy) gateChanges(changes []cairn.Change, next *Policy, script func(c
 //
 // The other settings that widen what an agent may do are named too, with
 // their new values: agent.read (what it may read), agent.env (which of
-// cairn's variables, secrets perhaps, it gets) and agent.unconfined.
+// cairn's variables, secrets perhaps, it gets), agent.base_url (where its
+// key goes), agent.key_env (which key) and agent.unconfined.
 func agentChange(before, after *Policy) string {
 	var parts []string
 	bRun, aRun := before.Runtime(), after.Runtime()
@@ -224,6 +225,13 @@ func agentChange(before, after *Policy) string {
 		parts = append(parts, fmt.Sprintf("ingests will run the command %q (agent.runtime: command)", aCmd))
 	case bRun == "command":
 		parts = append(parts, fmt.Sprintf("ingests will run the %s agent, no longer the command %q", aRun, bCmd))
+	case bRun != aRun:
+		parts = append(parts, fmt.Sprintf("ingests will run the %s agent, not the %s agent (agent.runtime)", aRun, bRun))
+		if bCmd != aCmd {
+			parts = append(parts, fmt.Sprintf("agent.command becomes %q", aCmd))
+		}
+	case aRun != "extractive":
+		parts = append(parts, fmt.Sprintf("the %s agent's program becomes %q (agent.command), not %q", aRun, aCmd, bCmd))
 	default:
 		parts = append(parts, fmt.Sprintf("agent.command becomes %q, which ingests run once agent.runtime is command (it is %s)", aCmd, aRun))
 	}
@@ -238,6 +246,12 @@ func agentChange(before, after *Policy) string {
 	}
 	if !slices.Equal(before.Agent.Env, after.Agent.Env) {
 		parts = append(parts, "agents get the variables "+list(after.Agent.Env)+" (agent.env)")
+	}
+	if before.Agent.BaseURL != after.Agent.BaseURL {
+		parts = append(parts, fmt.Sprintf("agents talk to the model provider at %q, with its key (agent.base_url)", cmpOr(after.Agent.BaseURL, "their CLI's own")))
+	}
+	if before.Agent.KeyEnv != after.Agent.KeyEnv {
+		parts = append(parts, fmt.Sprintf("agents get the key in %q (agent.key_env)", cmpOr(after.Agent.KeyEnv, "their CLI's usual variable")))
 	}
 	if before.Agent.Unconfined != after.Agent.Unconfined {
 		parts = append(parts, fmt.Sprintf("agent.unconfined becomes %q", cmpOr(after.Agent.Unconfined, "refuse")))

@@ -3,6 +3,7 @@ package admit
 import (
 	"bytes"
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,6 +71,24 @@ type AgentPolicy struct {
 	// Unconfined says whether a command agent may run where the kernel
 	// offers no Landlock: "refuse" (default) or "allow".
 	Unconfined string `yaml:"unconfined,omitempty"`
+
+	// For the agent CLIs (claude, codex, opencode):
+
+	// Model and Effort are the model and reasoning effort the CLI uses.
+	// Default: the CLI's own.
+	Model  string `yaml:"model,omitempty"`
+	Effort string `yaml:"effort,omitempty"`
+	// Turns bounds a run's turns where the CLI can (claude). Default 120.
+	Turns int `yaml:"turns,omitempty"`
+	// Budget bounds a run's cost in US dollars where the CLI can
+	// (claude). Default none.
+	Budget float64 `yaml:"budget,omitempty"`
+	// BaseURL is the model provider's API address. Default: the CLI's
+	// own provider.
+	BaseURL string `yaml:"base_url,omitempty"`
+	// KeyEnv names the variable of cairn's environment holding the
+	// provider's API key. Default: the CLI's usual one.
+	KeyEnv string `yaml:"key_env,omitempty"`
 }
 
 // SourcePolicy limits what may be ingested.
@@ -140,6 +159,7 @@ func (s Size) MarshalYAML() (any, error) { return humanize.IBytes(uint64(s)), ni
 const (
 	DefaultTimeout    = 30 * time.Minute
 	DefaultInactivity = 180 * time.Second
+	DefaultTurns      = 120
 	DefaultAttempts   = 3
 	DefaultWorkers    = 2
 	DefaultMaxSize    = 64 << 20
@@ -168,6 +188,8 @@ func (p *Policy) AgentSettings() agent.Settings {
 		Runtime: p.Runtime(), Command: p.Agent.Command,
 		Read: p.Agent.Read, Env: p.Agent.Env, Unconfined: p.Agent.Unconfined == "allow",
 		Timeout: p.Timeout(), Inactivity: p.Inactivity(),
+		Model: p.Agent.Model, Effort: p.Agent.Effort, Turns: p.Agent.Turns, Budget: p.Agent.Budget,
+		BaseURL: p.Agent.BaseURL, KeyEnv: p.Agent.KeyEnv,
 	}
 }
 
@@ -243,6 +265,16 @@ func (p *Policy) Validate() error {
 	}
 	if p.Server.Rate < 0 || p.Server.Rate > maxRate || p.Server.Burst < 0 || p.Server.Burst > maxRate {
 		return bad("server.rate and server.burst must be from 1 to %d", maxRate)
+	}
+	for key, value := range map[string]string{
+		"agent.turns": strconv.Itoa(p.Agent.Turns), "agent.budget": strconv.FormatFloat(p.Agent.Budget, 'f', -1, 64),
+		"agent.base_url": p.Agent.BaseURL, "agent.key_env": p.Agent.KeyEnv,
+	} {
+		if value != "" && value != "0" {
+			if err := checkValue(key, value); err != nil {
+				return err
+			}
+		}
 	}
 	switch p.Agent.Unconfined {
 	case "", "refuse", "allow":
@@ -331,6 +363,12 @@ var settingKeys = []struct{ key, help string }{
 	{"agent.read", "further folders a confined command agent may read (comma-separated absolute paths)"},
 	{"agent.env", "variables of cairn's environment passed to a command agent (comma-separated names)"},
 	{"agent.unconfined", "without Landlock, refuse (default) or allow a command agent, which then runs unconfined"},
+	{"agent.model", "the model an agent CLI uses (claude, codex, opencode); empty: the CLI's default"},
+	{"agent.effort", "the reasoning effort an agent CLI uses, like low, medium or high; empty: the CLI's default"},
+	{"agent.turns", "the most turns a claude agent may take"},
+	{"agent.budget", "the most one claude run may cost, in US dollars; empty: no bound"},
+	{"agent.base_url", "the model provider's API address for an agent CLI (a proxy, a local model); empty: the CLI's own"},
+	{"agent.key_env", "the variable of cairn's environment holding the provider's API key; empty: the CLI's usual one"},
 	{"sources.max_size", "the largest source accepted"},
 	{"paths.protected", "further paths only people may change (comma-separated; folders end in /)"},
 	{"paths.allowed", "where agents may write (comma-separated; empty: anywhere not protected)"},
@@ -411,6 +449,21 @@ func (p *Policy) get(key string) (string, error) {
 		return strings.Join(p.Agent.Env, ","), nil
 	case "agent.unconfined":
 		return cmpOr(p.Agent.Unconfined, "refuse"), nil
+	case "agent.model":
+		return p.Agent.Model, nil
+	case "agent.effort":
+		return p.Agent.Effort, nil
+	case "agent.turns":
+		return strconv.Itoa(cmpOr(p.Agent.Turns, DefaultTurns)), nil
+	case "agent.budget":
+		if p.Agent.Budget == 0 {
+			return "", nil
+		}
+		return strconv.FormatFloat(p.Agent.Budget, 'f', -1, 64), nil
+	case "agent.base_url":
+		return p.Agent.BaseURL, nil
+	case "agent.key_env":
+		return p.Agent.KeyEnv, nil
 	case "sources.max_size":
 		return humanize.IBytes(uint64(p.MaxSize())), nil
 	case "paths.protected":
@@ -453,6 +506,8 @@ const (
 	maxDuration = 7 * 24 * time.Hour
 	maxSize     = 1 << 40
 	maxRate     = 1_000_000
+	maxTurns    = 10_000
+	maxBudget   = 10_000
 )
 
 // checkValue reports what is wrong with value for a key that takes one
@@ -482,6 +537,25 @@ func checkValue(key, value string) error {
 		n, err := strconv.Atoi(value)
 		if err != nil || n < 1 || n > limit {
 			return bad(fmt.Sprintf("a whole number from 1 to %d", limit))
+		}
+	case "agent.turns":
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 || n > maxTurns {
+			return bad(fmt.Sprintf("a whole number from 1 to %d", maxTurns))
+		}
+	case "agent.budget":
+		f, err := strconv.ParseFloat(value, 64)
+		if err != nil || !(f > 0 && f <= maxBudget) {
+			return bad(fmt.Sprintf("an amount of US dollars above 0, at most %d", maxBudget))
+		}
+	case "agent.base_url":
+		u, err := url.Parse(value)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return bad("an http or https address without credentials, like https://api.example.com/v1")
+		}
+	case "agent.key_env":
+		if err := confine.CheckVar(value); err != nil {
+			return bad("the name of a variable, like ANTHROPIC_API_KEY")
 		}
 	case "sources.max_size":
 		n, err := humanize.ParseBytes(value)
@@ -520,6 +594,8 @@ var settingExample = map[string]string{
 	"agent.timeout": "30m", "agent.inactivity": "180s",
 	"agent.attempts": "3", "agent.workers": "2", "sources.max_size": "64MiB", "lint.strict": "true",
 	"server.rate": "100", "server.burst": "200",
+	"agent.turns": "120", "agent.budget": "2.5", "agent.base_url": "https://api.example.com/v1",
+	"agent.key_env": "ANTHROPIC_API_KEY",
 }
 
 // scalars returns the scalar settings of a cairn.yaml document, by key

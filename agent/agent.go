@@ -27,9 +27,35 @@ type Task struct {
 	Base cairn.Hash
 	// Date is today, "YYYY-MM-DD", for pages that record it.
 	Date string
-	// Activity, when set, receives what the agent does as it does it:
-	// kind "file" (a path written), "text" (a line of output).
+	// Activity, when set, receives what the agent does as it does it, one
+	// line of one kind at a time: "file" (a path written), "tool" (a tool
+	// called, with its argument), "text" (what the agent said, or a line
+	// of its output), "usage" (tokens and cost, when its CLI reports
+	// them), "error" (what went wrong, as its CLI reports it).
 	Activity func(kind, text string)
+}
+
+// Usage is what a run cost, as the agent's CLI reported it.
+type Usage struct {
+	// Turns is how many turns the agent took (model calls, for most).
+	Turns int
+	// InputTokens, OutputTokens and CachedTokens are the tokens it read,
+	// wrote and read from the provider's cache.
+	InputTokens, OutputTokens, CachedTokens int64
+	// CostUSD is what the run cost in US dollars; 0 when not reported.
+	CostUSD float64
+}
+
+// String says it in a line: "3 turns, 1200 tokens in, 340 out, $0.0123".
+func (u *Usage) String() string {
+	s := fmt.Sprintf("%d turns, %d tokens in, %d out", u.Turns, u.InputTokens, u.OutputTokens)
+	if u.CachedTokens > 0 {
+		s += fmt.Sprintf(", %d cached", u.CachedTokens)
+	}
+	if u.CostUSD > 0 {
+		s += fmt.Sprintf(", $%.4f", u.CostUSD)
+	}
+	return s
 }
 
 // Result is what an agent made: a proposed tree, and its account of it.
@@ -51,6 +77,10 @@ type Result struct {
 	Outside []string
 	// Skipped are files its workspace held that cannot be vault files.
 	Skipped []worktree.Skip
+	// Usage is what the run cost, when the agent's CLI reported it.
+	Usage *Usage
+	// Version is the agent CLI's version, when it has one: "2.1.332".
+	Version string
 }
 
 // Runtime is a kind of agent.
@@ -76,8 +106,10 @@ type Confined interface {
 // by itself; `cairn jobs retry` tries again.
 type Failure struct {
 	// Reason is "exit", "timeout", "inactive", "empty", "start" (the
-	// command could not start), "unconfined" (refused without Landlock)
-	// or "sealed" (an unconfined agent changed .cairn/).
+	// command could not start), "unconfined" (refused without Landlock),
+	// "sealed" (an unconfined agent changed .cairn/), "missing" (its CLI
+	// is not installed, too old, or lacks credentials) or "agent" (its CLI
+	// reported a failure: max turns, budget, an error).
 	Reason string
 	// ExitCode is the agent's exit code, for Reason "exit".
 	ExitCode int

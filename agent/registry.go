@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"strings"
@@ -41,6 +42,32 @@ type Settings struct {
 	// printed nothing for that long (agent.inactivity). Zero means none;
 	// admit fills in the policy's defaults, 30m and 180s.
 	Timeout, Inactivity time.Duration
+
+	// What the agent CLIs (claude, codex, opencode) read; the others
+	// ignore them. For them Command, when set, is the CLI's program.
+
+	// Model and Effort are the model and the reasoning effort the CLI is
+	// told to use (agent.model, agent.effort); "": the CLI's own default.
+	Model, Effort string
+	// Turns bounds the agent's turns where the CLI can (agent.turns).
+	// Zero: the runtime's default.
+	Turns int
+	// Budget bounds what one run may cost, in US dollars, where the CLI
+	// can (agent.budget). Zero: no bound.
+	Budget float64
+	// BaseURL is the model provider's API address (agent.base_url); "":
+	// the CLI's own provider.
+	BaseURL string
+	// KeyEnv names the variable of cairn's environment that holds the
+	// provider's API key (agent.key_env); "": the CLI's usual one.
+	KeyEnv string
+	// Language is the language pages are written in (an Eva vault's
+	// working language); "": the sources' own.
+	Language string
+	// ToolsName is the name cairn's MCP server has for the agent: "cairn",
+	// or "eva" in an Eva vault, whose prompts name mcp__eva__search.
+	// "": "cairn".
+	ToolsName string
 }
 
 // Env is what a runtime is built from: the vault's agent settings and
@@ -67,7 +94,19 @@ type Env struct {
 	Crash func(point string)
 	// Logger receives what goes wrong beside a run. Default: discard.
 	Logger *slog.Logger
+	// Tools, when set, serves cairn's MCP tools, read-only, on a view of
+	// an agent's workspace (see ServeTools). Runtimes whose agent speaks
+	// MCP offer them to it; without Tools they offer none.
+	Tools ServeTools
+	// Program is cairn's own executable, which an agent's MCP client
+	// starts to reach Tools (cairn mcp --relay). "": the running one.
+	Program string
 }
+
+// ServeTools serves cairn's MCP tools over conn until it closes or ctx
+// ends, reading a view of the folder dir as a draft on the commit base:
+// what the agent wrote so far is what it reads and finds.
+type ServeTools func(ctx context.Context, conn io.ReadWriteCloser, base cairn.Hash, dir string) error
 
 // Factory is one kind of runtime, as its package registers it.
 type Factory struct {

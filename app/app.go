@@ -24,6 +24,7 @@ import (
 
 	"cairn"
 	"cairn/admit"
+	"cairn/agent"
 	"cairn/auth"
 	"cairn/ingest"
 	"cairn/sqlite"
@@ -51,6 +52,11 @@ type Options struct {
 	// Resident is set by a process that stays up serving requests while
 	// commits land (cairn serve); see vault.Options.Resident.
 	Resident bool
+	// Tools, when set, makes what serves cairn's MCP tools to the agents
+	// of the jobs this process runs, on a view of their workspace (the
+	// program wires package mcpserver here: it builds on this package).
+	// Without it, agents get no MCP tools.
+	Tools func(*App) agent.ServeTools
 }
 
 // App is an open vault and the operations on it.
@@ -111,7 +117,11 @@ func newApp(v *vault.Vault, t *worktree.Tree, opts *Options) *App {
 	if a.now == nil {
 		a.now = time.Now
 	}
-	a.ingest = ingest.New(v, sqlingest.New(v.DB), sqldurable.New(v.DB), &ingest.Options{Logger: a.log, Now: a.now, Crash: a.crash})
+	iopts := &ingest.Options{Logger: a.log, Now: a.now, Crash: a.crash}
+	if opts.Tools != nil {
+		iopts.Tools = opts.Tools(a)
+	}
+	a.ingest = ingest.New(v, sqlingest.New(v.DB), sqldurable.New(v.DB), iopts)
 	a.tokens = sqlite.NewAuthStorage(v.DB)
 	a.authorizer = auth.NewAuthorizer(a.tokens, a.now)
 	// Sources follow their proposals, whatever decides them.

@@ -22,6 +22,7 @@ import (
 
 	"cairn"
 	"cairn/admit"
+	"cairn/agent"
 	"cairn/durable"
 	"cairn/store"
 	"cairn/vault"
@@ -41,6 +42,11 @@ type Options struct {
 	// as they do it; every process records it as "ingest.activity" events
 	// whether or not this is set.
 	Activity func(source *Source, kind, text string)
+	// Tools, when set, serves cairn's MCP tools to agents on their
+	// workspaces; Program is the cairn executable their MCP clients start
+	// to reach them (default: this one). See agent.Env.
+	Tools   agent.ServeTools
+	Program string
 }
 
 // Service ingests sources into one vault.
@@ -59,6 +65,8 @@ type Service struct {
 	crash    func(string)
 	env      []string
 	activity func(*Source, string, string)
+	tools    agent.ServeTools
+	program  string
 	// folder is held while main's folder is synced and while a command
 	// agent runs in snapshot mode, so the one is never taken for the other.
 	folder sync.Mutex
@@ -88,6 +96,8 @@ func New(v *vault.Vault, st Storage, jobs durable.Storage, opts *Options) *Servi
 		crash:    opts.Crash,
 		env:      opts.Env,
 		activity: opts.Activity,
+		tools:    opts.Tools,
+		program:  opts.Program,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -651,7 +661,11 @@ func (s *Service) Decided(ctx context.Context, tx *store.Tx, p *cairn.Proposal) 
 	if err != nil {
 		return err
 	}
-	return s.v.Admit.Event(ctx, tx, now, "ingest."+status, p.Source, map[string]any{"proposal": p.ID})
+	data := map[string]any{"proposal": p.ID}
+	if p.Job != 0 {
+		data["job"] = p.Job
+	}
+	return s.v.Admit.Event(ctx, tx, now, "ingest."+status, p.Source, data)
 }
 
 // Get returns a source, with its history, by id prefix or name.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,7 +48,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		return err
 	}
 	pol, polErr := s.policy(ctx)
-	rt, rterr := s.runtime(pol)
+	rt, rterr := s.runtime(ctx, pol, head)
 	if polErr != nil {
 		// Not the default agent in its place: the vault names its own.
 		rterr = cairn.Errorf(cairn.EINVALID, "%w", polErr).
@@ -254,10 +255,16 @@ func (s *Service) infra(ctx context.Context, src *Source, job *river.Job[Args], 
 // error with a hint when it may not run: an unknown runtime, or one whose
 // agent may not run here (a bad agent.read, say, or a command agent where
 // it would run unconfined and agent.unconfined does not allow that).
-func (s *Service) runtime(pol *admit.Policy) (agent.Runtime, error) {
+func (s *Service) runtime(ctx context.Context, pol *admit.Policy, head cairn.Hash) (agent.Runtime, error) {
 	dir := filepath.Join(s.v.Root, vault.DirName)
+	set := pol.AgentSettings()
+	if eva, ok, err := s.eva(ctx, head); err != nil {
+		return nil, err
+	} else if ok {
+		set = eva.Apply(set, pol.Agent.Runtime != "")
+	}
 	return agent.New(agent.Env{
-		Settings: pol.AgentSettings(),
+		Settings: set,
 		Store:    s.v.Store, Index: s.v.Index,
 		Root: s.v.Root, Internal: dir, Database: filepath.Join(dir, vault.DBName),
 		Verify:  s.v.DB.QuickCheck,
@@ -265,7 +272,30 @@ func (s *Service) runtime(pol *admit.Policy) (agent.Runtime, error) {
 		Folder:  &s.folder,
 		Crash:   s.crash,
 		Logger:  s.log,
+		Tools:   s.tools,
+		Program: s.program,
 	})
+}
+
+// eva reads the settings of an Eva vault's EVA.md on the commit head;
+// ok is false when the vault has none.
+func (s *Service) eva(ctx context.Context, head cairn.Hash) (agent.Eva, bool, error) {
+	c, err := s.v.Store.ReadCommit(ctx, head)
+	if err != nil {
+		return agent.Eva{}, false, err
+	}
+	e, err := s.v.Store.Get(ctx, c.Tree, agent.EvaFile)
+	if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+		return agent.Eva{}, false, nil
+	}
+	if err != nil {
+		return agent.Eva{}, false, err
+	}
+	data, err := s.v.Store.ReadBlob(ctx, e.Blob)
+	if err != nil {
+		return agent.Eva{}, false, err
+	}
+	return agent.ParseEva(data), true, nil
 }
 
 func (s *Service) readRaw(ctx context.Context, head cairn.Hash, path string) ([]byte, error) {
@@ -324,12 +354,24 @@ func modeOf(rt agent.Runtime) string {
 }
 
 // agentMeta is what the commit of an agent's proposal records about the
-// run: how the agent worked (agent.mode) and, for a command agent, how its
-// process tree was contained (agent.contain).
+// run: how the agent worked (agent.mode), for a command agent how its
+// process tree was contained (agent.contain), and for an agent CLI its
+// version and the turns, tokens and cost it reported.
 func agentMeta(res *agent.Result) map[string]string {
 	meta := map[string]string{"agent.mode": res.Mode}
 	if res.Contain != "" {
 		meta["agent.contain"] = res.Contain
+	}
+	if res.Version != "" {
+		meta["agent.version"] = res.Version
+	}
+	if u := res.Usage; u != nil {
+		meta["agent.turns"] = strconv.Itoa(u.Turns)
+		meta["agent.tokens_in"] = strconv.FormatInt(u.InputTokens, 10)
+		meta["agent.tokens_out"] = strconv.FormatInt(u.OutputTokens, 10)
+		if u.CostUSD > 0 {
+			meta["agent.cost_usd"] = strconv.FormatFloat(u.CostUSD, 'f', 6, 64)
+		}
 	}
 	return meta
 }

@@ -20,9 +20,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -30,6 +32,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"cairn"
+	"cairn/agent"
 	"cairn/app"
 	"cairn/auth"
 )
@@ -364,4 +367,36 @@ func cutText(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// AgentTools returns what serves the MCP tools to the agent of an ingest
+// job (app.Options.Tools): read-only, on a view of its workspace folder
+// as a draft on the job's base commit, so that what the agent wrote so
+// far is what it finds. The agent acts as agent:<its client's name>.
+func AgentTools(version string, logger *slog.Logger) func(*app.App) agent.ServeTools {
+	return func(a *app.App) agent.ServeTools {
+		return func(ctx context.Context, conn io.ReadWriteCloser, base cairn.Hash, dir string) error {
+			s := New(a, &Options{View: a.FolderView(base.String(), dir), Version: version, Logger: logger})
+			// The transport closes its reader and its writer: one
+			// connection, closed once.
+			once := &closeOnce{ReadWriteCloser: conn}
+			err := s.Run(ctx, &mcp.IOTransport{Reader: once, Writer: once}, Stdio("", []auth.Scope{auth.Read}))
+			if err != nil && (ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || strings.Contains(err.Error(), "EOF")) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// closeOnce is a connection whose Close closes it the first time only.
+type closeOnce struct {
+	io.ReadWriteCloser
+	once sync.Once
+	err  error
+}
+
+func (c *closeOnce) Close() error {
+	c.once.Do(func() { c.err = c.ReadWriteCloser.Close() })
+	return c.err
 }

@@ -1,12 +1,14 @@
 package command
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -69,7 +71,103 @@ type Runtime struct {
 	// Logger receives what goes wrong beside the run: a workspace that
 	// cannot be removed. Default: discard.
 	Logger *slog.Logger
+	// Adapter, when set, specialises the runtime for one agent CLI: its
+	// argv, config and output (package agent/cli). Nil: Argv is run with
+	// the prompt on stdin, and its output is read as plain text.
+	Adapter Adapter
+	// Tools, when set, serves cairn's MCP tools on a view of the
+	// workspace; an Adapter offers them to its CLI through Program.
+	Tools agent.ServeTools
+	// Program is cairn's own executable, started by the agent's MCP client
+	// as "cairn mcp --relay ADDR" to reach Tools; ToolsName is the name
+	// the agent knows the tools by (default "cairn").
+	Program, ToolsName string
 }
+
+// Adapter specialises the command runtime for one agent CLI.
+type Adapter interface {
+	// Start says how to start the CLI for a run in w: its argv, input,
+	// environment and output parser. It may write the CLI's config into
+	// w.Home or w.Temp. An error that is an *agent.Failure fails the job
+	// (a missing CLI, say); any other is the infrastructure's.
+	Start(ctx context.Context, w *Workspace, t *agent.Task) (*Start, error)
+}
+
+// Workspace is where one run works: Dir holds the vault's files (the
+// working directory), Temp and Home are the run's private temp and home
+// folders, all writable by the agent.
+type Workspace struct {
+	Dir, Temp, Home string
+	// Tools is how the agent reaches cairn's MCP tools, on a view of Dir:
+	// an MCP server over stdio for its CLI's config. Nil when cairn serves
+	// none.
+	Tools *StdioServer
+}
+
+// StdioServer is an MCP server an agent's CLI starts over stdio.
+type StdioServer struct {
+	Name    string            // the server's name for the agent: "cairn", or "eva"
+	Command string            // the program, absolute
+	Args    []string          // its arguments
+	Env     map[string]string // its environment, beside what the CLI passes on
+}
+
+// Start is how one run of an agent CLI starts.
+type Start struct {
+	// Argv is the command; Argv[0] is absolute.
+	Argv []string
+	// Stdin is given on standard input, then closed.
+	Stdin []byte
+	// Env is added to the CLI's environment ("KEY=value").
+	Env []string
+	// Pass names further variables of cairn's environment the CLI gets
+	// (its API key), beside agent.env.
+	Pass []string
+	// Read are further files and folders the CLI may read and execute:
+	// its install folder. Write are further folders it may write, which
+	// must exist: what a CLI insists on (see confine.Spec.Write).
+	Read, Write []string
+	// Parser reads its output; MaxLine is the longest line it gets whole
+	// (default 64 KiB: see confine.Spec).
+	Parser  Parser
+	MaxLine int
+	// Version is the CLI's version, for the record.
+	Version string
+}
+
+// Parser reads an agent CLI's output as it comes, and says at the end
+// what the run gave.
+type Parser interface {
+	// Line takes one line of "stdout" or "stderr"; never called
+	// concurrently.
+	Line(stream, line string)
+	// End returns the agent's summary, its usage when its CLI reported
+	// one, and the failure its CLI reported (max turns, budget, an error),
+	// or nil. exitCode is the CLI's exit code.
+	End(exitCode int) (summary string, usage *agent.Usage, fail *agent.Failure)
+	// Tail is the end of its output, for failure messages.
+	Tail() string
+}
+
+// textParser reads a generic command's output: every line is activity,
+// and the summary is the Transcript's.
+type textParser struct {
+	tr       agent.Transcript
+	activity func(kind, text string)
+}
+
+func (p *textParser) Line(stream, line string) {
+	p.tr.Line(stream, line)
+	if p.activity != nil {
+		p.activity("text", line)
+	}
+}
+
+func (p *textParser) End(int) (string, *agent.Usage, *agent.Failure) {
+	return p.tr.Summary(), nil, nil
+}
+
+func (p *textParser) Tail() string { return p.tr.Tail() }
 
 var _ agent.Confined = (*Runtime)(nil)
 
@@ -132,20 +230,34 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 			return nil, fmt.Errorf("command agent: %w", err)
 		}
 	}
-	tr := &agent.Transcript{}
+	w := &Workspace{Dir: dir, Temp: tmp, Home: home}
+	if c.Adapter != nil && c.Tools != nil {
+		stop, err := c.serveTools(ctx, w, t)
+		if err != nil {
+			return nil, fmt.Errorf("command agent: %w", err)
+		}
+		defer stop()
+	}
+	st := &Start{Argv: c.Argv, Stdin: []byte(agent.Prompt(t)), Parser: &textParser{activity: t.Activity}}
+	if c.Adapter != nil {
+		st, err = c.Adapter.Start(ctx, w, t)
+		if err != nil {
+			if _, ok := agent.IsFailure(err); ok {
+				return nil, err
+			}
+			return nil, fmt.Errorf("command agent: %w", err)
+		}
+	}
 	first := true
 	spec := confine.Spec{
-		Argv: c.Argv, Dir: dir, Temp: tmp, Home: home, Read: c.Read, Deny: c.Deny,
-		Stdin: []byte(agent.Prompt(t)), Env: c.Env, Pass: c.Pass,
-		Timeout: c.Timeout, Inactivity: c.Inactivity,
+		Argv: st.Argv, Dir: dir, Temp: tmp, Home: home, Read: c.read(w, st), Write: st.Write, Deny: c.Deny,
+		Stdin: st.Stdin, Env: slices.Concat(c.Env, st.Env), Pass: slices.Concat(c.Pass, st.Pass),
+		Timeout: c.Timeout, Inactivity: c.Inactivity, MaxLine: st.MaxLine,
 		Watch: c.Watch, WatchSkip: append(append([]string{}, c.WatchSkip...), ws),
 		Seal: c.Seal, SealDB: c.SealDB,
 		// Output is never called concurrently.
 		Output: func(stream, line string) {
-			tr.Line(stream, line)
-			if t.Activity != nil {
-				t.Activity("text", line)
-			}
+			st.Parser.Line(stream, line)
 			if first && c.Crash != nil {
 				first = false
 				c.Crash("agent:running")
@@ -158,11 +270,11 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 			return nil, ctx.Err()
 		}
 		if cairn.ErrorCode(err) == cairn.EINVALID {
-			return nil, &agent.Failure{Reason: "start", Message: fmt.Sprintf("the agent command %q could not start: %v", c.Argv[0], err)}
+			return nil, &agent.Failure{Reason: "start", Message: fmt.Sprintf("the agent command %q could not start: %v", st.Argv[0], err)}
 		}
 		return nil, fmt.Errorf("command agent: %w", err)
 	}
-	output := tr.Tail()
+	output := st.Parser.Tail()
 	if err := c.sealed(ctx, res); err != nil {
 		return nil, err
 	}
@@ -179,6 +291,14 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 		return nil, &agent.Failure{Reason: "inactive", Output: output,
 			Message: fmt.Sprintf("the agent printed nothing for %s and was stopped", c.Inactivity)}
 	}
+	summary, usage, fail := st.Parser.End(res.ExitCode)
+	if usage != nil && t.Activity != nil {
+		t.Activity("usage", usage.String())
+	}
+	if fail != nil {
+		fail.ExitCode, fail.Output = res.ExitCode, cmp.Or(fail.Output, output)
+		return nil, fail
+	}
 	if res.ExitCode != 0 {
 		return nil, &agent.Failure{Reason: "exit", ExitCode: res.ExitCode, Output: output,
 			Message: fmt.Sprintf("the agent exited with status %d", res.ExitCode)}
@@ -191,8 +311,20 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 	if tree == cm.Tree && len(skips) == 0 && len(res.Outside) == 0 {
 		return nil, &agent.Failure{Reason: "empty", Output: output, Message: "the agent changed nothing"}
 	}
-	return &agent.Result{Batch: b, Tree: tree, Summary: tr.Summary(), Mode: string(res.Mode),
-		Contain: string(res.Contain), Outside: res.Outside, Skipped: skips}, nil
+	return &agent.Result{Batch: b, Tree: tree, Summary: summary, Mode: string(res.Mode),
+		Contain: string(res.Contain), Outside: res.Outside, Skipped: skips, Usage: usage, Version: st.Version}, nil
+}
+
+// read returns what the agent may read beside the system's folders: the
+// Read folders, its CLI's install folder, and, when it has tools, the
+// program that relays to them.
+func (c *Runtime) read(w *Workspace, st *Start) []string {
+	out := slices.Concat(c.Read, st.Read)
+	if w.Tools != nil {
+		out = append(out, programRead(w.Tools.Command)...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // logger returns c.Logger, or one that discards.

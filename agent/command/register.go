@@ -2,6 +2,8 @@ package command
 
 import (
 	"cmp"
+	"os"
+	"os/exec"
 	"path/filepath"
 
 	"github.com/google/shlex"
@@ -53,11 +55,18 @@ func Argv(command string) ([]string, error) {
 // the home folder or overlaps .cairn), and EFORBIDDEN when the kernel
 // offers no Landlock and agent.unconfined does not allow that (Check).
 func New(env agent.Env) (agent.Runtime, error) {
-	set := env.Settings
-	argv, err := Argv(set.Command)
+	argv, err := Argv(env.Settings.Command)
 	if err != nil {
 		return nil, err
 	}
+	return NewRuntime(env, argv)
+}
+
+// NewRuntime returns the command runtime for a vault with the command
+// argv, as New does; the agent CLI runtimes (package agent/cli) build on
+// it and set its Adapter.
+func NewRuntime(env agent.Env, argv []string) (*Runtime, error) {
+	set := env.Settings
 	dir := env.Internal
 	if err := confine.CheckRead(set.Read, []string{dir}); err != nil {
 		return nil, cairn.Errorf(cairn.EINVALID, "agent.read: %w", err).
@@ -79,9 +88,52 @@ func New(env agent.Env) (agent.Runtime, error) {
 		Exclusive:  env.Folder,
 		Crash:      env.Crash,
 		Logger:     env.Logger,
+		Tools:      env.Tools,
+		Program:    env.Program,
+		ToolsName:  set.ToolsName,
+	}
+	if rt.Program == "" {
+		rt.Program = self()
 	}
 	if err := rt.Check(); err != nil {
 		return nil, err
 	}
 	return rt, nil
+}
+
+// self returns the path this program was started as, absolute: the name
+// it has, not the file a link names, since a program may act on its name
+// (a test binary standing in for cairn does). "" when it cannot be found.
+func self() string {
+	p := os.Args[0]
+	if !filepath.IsAbs(p) {
+		if lp, err := exec.LookPath(p); err == nil {
+			p = lp
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return ""
+		}
+		p = abs
+	}
+	if _, err := os.Stat(p); err != nil {
+		if exe, err := os.Executable(); err == nil {
+			return exe
+		}
+		return ""
+	}
+	return p
+}
+
+// programRead returns what an agent must be able to read to start
+// program: the file, and the file a link names.
+func programRead(program string) []string {
+	if program == "" {
+		return nil
+	}
+	out := []string{program}
+	if real, err := filepath.EvalSymlinks(program); err == nil && real != program {
+		out = append(out, real)
+	}
+	return out
 }

@@ -21,6 +21,7 @@ import (
 
 	"cairn"
 	"cairn/app"
+	"cairn/mcpserver"
 	"cairn/httpapi"
 	"cairn/vault"
 )
@@ -527,7 +528,8 @@ func (a *cli) openApp() (*app.App, error) {
 // test hooks of vaultOptions.
 func (a *cli) appOptions() *app.Options {
 	vo := a.vaultOptions()
-	return &app.Options{Logger: a.logger(), BusyTimeout: vo.BusyTimeout, Crash: vo.Crash}
+	return &app.Options{Logger: a.logger(), BusyTimeout: vo.BusyTimeout, Crash: vo.Crash,
+		Tools: mcpserver.AgentTools(version(), a.logger())}
 }
 
 func (a *cli) vaultOptions() *vault.Options {

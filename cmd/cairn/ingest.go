@@ -278,8 +278,15 @@ func (e *eventPrinter) line(ev *app.Event) string {
 		if text == "" {
 			return ""
 		}
-		if d.Activity == "file" {
+		switch d.Activity {
+		case "file":
 			text = "wrote " + text
+		case "tool":
+			text = "called " + text
+		case "usage":
+			text = "used " + text
+		case "error":
+			text = "error: " + text
 		}
 		return fmt.Sprintf("  %s │ %s", e.name(ev), text)
 	case "ingest.merged":

@@ -25,8 +25,9 @@ queued waits for a worker, scheduled for its time, retrying for the pause
 after a failed attempt; failed used up its attempts. --state keeps the jobs
 in the states given (comma-separated).
 
-cairn jobs cancel ID stops one (its agent's whole process tree); cairn jobs
-retry ID runs a failed one again.`,
+cairn jobs show ID shows one with what its agent did; cairn jobs cancel ID
+stops one (its agent's whole process tree); cairn jobs retry ID runs a
+failed one again.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := a.service()
@@ -55,7 +56,7 @@ retry ID runs a failed one again.`,
 	}
 	cmd.Flags().StringVar(&state, "state", "", "only jobs in these states (comma-separated: "+strings.Join(app.JobStates(), ", ")+")")
 	cmd.Flags().IntVar(&limit, "limit", 50, "the most jobs to list")
-	cmd.AddCommand(a.jobsCancelCmd(), a.jobsRetryCmd())
+	cmd.AddCommand(a.jobsShowCmd(), a.jobsCancelCmd(), a.jobsRetryCmd())
 	return cmd
 }
 
@@ -70,6 +71,47 @@ func printJob(w io.Writer, j *app.Job) {
 	}
 	fmt.Fprintf(w, "%-5d %-8s %-10s attempt %d/%d  %s  %s%s\n", j.ID, j.Kind, j.State, j.Attempt, j.MaxAttempts,
 		j.Created.Local().Format(time.DateTime), what, last)
+}
+
+func (a *cli) jobsShowCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "show ID",
+		Short: "Show a job and what happened under it: its agent's activity, tokens and cost, the verdict",
+		Long: `Show prints one job — its state, attempts and errors — and what happened
+to its source under it, in order: each attempt's start, its agent's
+activity as it was recorded (files written, tools called, messages, the
+tokens and cost its CLI reported, errors), and how it ended.`,
+		Example: `  cairn jobs show 4
+  cairn jobs show 4 --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := jobID(args[0])
+			if err != nil {
+				return err
+			}
+			c, err := a.service()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			j, err := c.Job(a.ctx, id)
+			if err != nil {
+				return err
+			}
+			return a.emit(j, func(w io.Writer) {
+				printJob(w, j)
+				for _, e := range j.Errors {
+					fmt.Fprintf(w, "  error: %s\n", e)
+				}
+				p := &eventPrinter{a: a, w: w}
+				for _, ev := range j.Events {
+					if line := p.line(ev); line != "" {
+						fmt.Fprintf(w, "%s  %s\n", ev.Time.Local().Format(time.TimeOnly), line)
+					}
+				}
+			})
+		},
+	}
 }
 
 func (a *cli) jobsCancelCmd() *cobra.Command {

@@ -2,12 +2,14 @@ package main
 
 import (
 	"io"
+	"os"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"cairn"
+	agentcmd "cairn/agent/command"
 	"cairn/app"
 	"cairn/auth"
 	"cairn/mcpserver"
@@ -17,6 +19,7 @@ import (
 type mcpFlags struct {
 	view   string
 	scopes string
+	relay  string
 }
 
 func (a *cli) mcpCmd() *cobra.Command {
@@ -46,10 +49,20 @@ tools. cairn serve serves the same tools over HTTP at /mcp.`,
 	}
 	cmd.Flags().StringVar(&f.view, "view", "", "what the read tools read: a branch, tag, proposals/N or commit (default: main, live)")
 	cmd.Flags().StringVar(&f.scopes, "scope", "read,propose", "what the client may do: read, propose, review, admin (comma-separated)")
+	cmd.Flags().StringVar(&f.relay, "relay", "", "relay standard input and output to the tool server of an ingest job's agent at this address (what agent CLIs start; the token is in $"+agentcmd.RelayTokenEnv+")")
+	cmd.Flags().MarkHidden("relay")
 	return cmd
 }
 
 func (a *cli) mcp(f *mcpFlags) error {
+	if f.relay != "" {
+		token := os.Getenv(agentcmd.RelayTokenEnv)
+		if token == "" {
+			return usage{msg: "cairn mcp --relay needs the job's token in $" + agentcmd.RelayTokenEnv,
+				hint: "It is what an ingest job's agent CLI starts; the job's MCP config gives the token."}
+		}
+		return agentcmd.Relay(a.ctx, f.relay, token, a.stdin, a.stdout)
+	}
 	scopes, err := auth.ParseScopes(f.scopes)
 	if err != nil {
 		return usage{msg: err.Error(), hint: "Try: --scope read,propose"}

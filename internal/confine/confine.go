@@ -79,6 +79,7 @@ type Spec struct {
 	Temp       string                    // a private temp folder, writable; TMPDIR/TMP/TEMP point at it (required, absolute, must exist)
 	Home       string                    // a private home folder, writable; HOME points at it (absolute, must exist); default Temp
 	Read       []string                  // further files and folders the agent may read and execute (clean, absolute, must exist; see CheckReadPaths): the runtime's install folder, folders the settings name
+	Write      []string                  // further folders the agent may read and write (absolute, must exist, none in a Deny folder): what a CLI insists on, like Codex's /tmp/codex-daemon-UID; left out of snapshots
 	Deny       []string                  // folders the agent must never read (absolute): Run refuses a Read entry that is one, lies in one or holds one
 	Stdin      []byte                    // given on standard input, then closed (the prompt); nil: standard input is empty
 	Env        []string                  // extra environment (KEY=VALUE), on top of what is passed through
@@ -86,6 +87,7 @@ type Spec struct {
 	Timeout    time.Duration             // the whole run; 0 = none
 	Inactivity time.Duration             // no output for this long ends the run; 0 = none
 	Output     func(stream, line string) // called for each line of "stdout" and "stderr", in order per stream, never concurrently; may be nil
+	MaxLine    int                       // the longest line Output gets whole; longer ones come in pieces of this size; default DefaultMaxLine (64 KiB)
 	Watch      []string                  // folders to snapshot in snapshot mode (absolute); writes there are reported
 	WatchSkip  []string                  // absolute paths under Watch to leave out of snapshots; Dir, Temp and Home are always left out
 	Seal       []string                  // snapshot mode: folders the agent must not change at all (absolute; Dir, Temp and Home are left out); Result.Sealed lists what changed
@@ -119,10 +121,10 @@ func (s Spec) Validate() error {
 		return cairn.Errorf(cairn.EINVALID, "agent home folder %q is not an absolute path", s.Home)
 	case s.Self != "" && !filepath.IsAbs(s.Self):
 		return cairn.Errorf(cairn.EINVALID, "confinement wrapper %q is not an absolute path", s.Self)
-	case s.Timeout < 0 || s.Inactivity < 0 || s.Grace < 0:
+	case s.Timeout < 0 || s.Inactivity < 0 || s.Grace < 0 || s.MaxLine < 0:
 		return cairn.Errorf(cairn.EINVALID, "agent timeouts must not be negative")
 	}
-	for _, p := range slices.Concat(s.Watch, s.WatchSkip, s.Seal, s.SealDB) {
+	for _, p := range slices.Concat(s.Watch, s.WatchSkip, s.Seal, s.SealDB, s.Write) {
 		if !filepath.IsAbs(p) {
 			return cairn.Errorf(cairn.EINVALID, "watched path %q is not an absolute path", p)
 		}
@@ -200,7 +202,7 @@ func run(ctx context.Context, spec Spec, ways []containment) (*Result, error) {
 		return nil, fmt.Errorf("start agent: %w", err)
 	}
 	spec.Home = cmp.Or(spec.Home, spec.Temp)
-	for _, dir := range []string{spec.Dir, spec.Temp, spec.Home} {
+	for _, dir := range slices.Concat([]string{spec.Dir, spec.Temp, spec.Home}, spec.Write) {
 		fi, err := os.Stat(dir)
 		if err != nil {
 			return nil, cairn.Errorf(cairn.EINVALID, "check agent folder: %w", err)
@@ -216,6 +218,13 @@ func run(ctx context.Context, spec Spec, ways []containment) (*Result, error) {
 	if err := CheckRead(spec.Read, spec.Deny); err != nil {
 		return nil, err
 	}
+	for _, w := range spec.Write {
+		for _, d := range spec.Deny {
+			if within(w, d) || within(d, w) {
+				return nil, cairn.Errorf(cairn.EINVALID, "agent write folder %s overlaps %s, which the agent must never read", w, d)
+			}
+		}
+	}
 	if err := prepareParent(); err != nil {
 		return nil, err
 	}
@@ -228,7 +237,7 @@ func run(ctx context.Context, spec Spec, ways []containment) (*Result, error) {
 	if Available() > 0 {
 		mode = ModeLandlock
 	}
-	private := []string{spec.Dir, spec.Temp, spec.Home}
+	private := slices.Concat([]string{spec.Dir, spec.Temp, spec.Home}, spec.Write)
 	var skip map[string]bool
 	var before map[string]fileState
 	var sealed sealState
@@ -322,8 +331,9 @@ func supervise(ctx context.Context, cmd *exec.Cmd, spec Spec, marker string, con
 		}
 	}
 	var readers, writer sync.WaitGroup
-	readers.Go(func() { readLines(outR, "stdout", emit, notify) })
-	readers.Go(func() { readLines(errR, "stderr", emit, notify) })
+	maxLine := cmp.Or(spec.MaxLine, DefaultMaxLine)
+	readers.Go(func() { readLines(outR, "stdout", maxLine, emit, notify) })
+	readers.Go(func() { readLines(errR, "stderr", maxLine, emit, notify) })
 	writer.Go(func() {
 		// A write error means the agent closed its standard input: fine.
 		stdinW.Write(spec.Stdin)
@@ -422,7 +432,7 @@ func wrap(cmd *exec.Cmd, spec Spec, path string, landlock, init bool) error {
 	payload, err := json.Marshal(wrapperSpec{
 		Landlock: landlock,
 		Read:     append(append([]string(nil), spec.Read...), exe),
-		Write:    []string{spec.Dir, spec.Temp, spec.Home},
+		Write:    slices.Concat([]string{spec.Dir, spec.Temp, spec.Home}, spec.Write),
 		Dir:      spec.Dir,
 		Path:     path,
 		Argv:     spec.Argv,

@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"cairn/agent"
+)
+
+// maxEventLine is the longest line of an agent CLI's output read as an
+// event: an event carrying a whole page it wrote can be long. Longer lines
+// come in pieces, which are not JSON, and are shown as text.
+const maxEventLine = 16 << 20
+
+// Bounds on what activity shows of a tool call's argument and a message.
+const (
+	toolArgBytes = 300
+	sayBytes     = 1000
+)
+
+// stream is what the three CLIs' parsers share: the run's activity, the
+// tail of the output, and the agent's last message.
+type stream struct {
+	task  *agent.Task
+	dir   string // the workspace, to make file paths relative
+	tr    agent.Transcript
+	last  string // the agent's last message
+	bad   int    // lines of standard output that were not events
+	shown int    // of which shown as text
+}
+
+func newStream(t *agent.Task, dir string) *stream {
+	return &stream{task: t, dir: dir}
+}
+
+// maxBadShown bounds how many lines of standard output that are not
+// events are shown as activity.
+const maxBadShown = 20
+
+// decode reads one line as an event of type E: standard output that is
+// JSON. Anything else — standard error, garbage, a cut piece of a long
+// line — is kept for the tail, and shown as text within bounds.
+func decode[E any](s *stream, streamName, line string) (*E, bool) {
+	s.tr.Line("stderr", clip(line, 4<<10)) // the tail only: the summary is the result's
+	if streamName != "stdout" {
+		if strings.TrimSpace(line) != "" && s.shown < maxBadShown {
+			s.shown++
+			s.activity("text", line)
+		}
+		return nil, false
+	}
+	var ev E
+	if err := json.Unmarshal([]byte(line), &ev); err != nil {
+		s.bad++
+		if strings.TrimSpace(line) != "" && s.shown < maxBadShown {
+			s.shown++
+			s.activity("text", clip(line, sayBytes))
+		}
+		return nil, false
+	}
+	return &ev, true
+}
+
+func (s *stream) activity(kind, text string) {
+	if s.task.Activity != nil && strings.TrimSpace(text) != "" {
+		s.task.Activity(kind, text)
+	}
+}
+
+// say is a message of the agent's.
+func (s *stream) say(text string) {
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	s.last = text
+	s.activity("text", clip(text, sayBytes))
+}
+
+// file is a file the agent wrote or edited: shown relative to the
+// workspace when it is in it.
+func (s *stream) file(path string) {
+	if path == "" {
+		return
+	}
+	if filepath.IsAbs(path) {
+		if rel, err := filepath.Rel(s.dir, path); err == nil && !strings.HasPrefix(rel, "..") {
+			path = rel
+		}
+	}
+	s.activity("file", filepath.ToSlash(path))
+}
+
+// tool is a tool call, with its argument cut short.
+func (s *stream) tool(name string, input json.RawMessage) {
+	arg := strings.TrimSpace(string(input))
+	if arg == "" || arg == "{}" || arg == "null" {
+		s.activity("tool", name)
+		return
+	}
+	s.activity("tool", name+" "+clip(arg, toolArgBytes))
+}
+
+// Tail returns the end of the output.
+func (s *stream) Tail() string { return s.tr.Tail() }
+
+// summary returns the agent's summary from its final message: the block
+// between <summary> and </summary> it was asked for, else its last
+// paragraph (agent.Transcript's rules).
+func (s *stream) summary(final string) string {
+	if strings.TrimSpace(final) == "" {
+		final = s.last
+	}
+	var tr agent.Transcript
+	for _, line := range strings.Split(final, "\n") {
+		tr.Line("stdout", line)
+	}
+	return tr.Summary()
+}
+
+// noResult is how a run ends whose CLI printed no result: a failure
+// saying so when it exited 0 (a non-zero exit says enough).
+func (s *stream) noResult(exitCode int) (string, *agent.Usage, *agent.Failure) {
+	if exitCode != 0 {
+		return "", nil, nil
+	}
+	msg := "the agent's CLI exited without its final result event"
+	if s.bad > 0 {
+		msg += fmt.Sprintf(" (%d lines of its output were not events)", s.bad)
+	}
+	return "", nil, &agent.Failure{Reason: "agent", Message: msg}
+}
