@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"cairn"
@@ -37,6 +38,19 @@ type cliKind struct {
 	login []string
 	// start builds the run's start, given the CLI found.
 	start func(r *cliRuntime, w *command.Workspace, t *agent.Task) (*command.Start, error)
+
+	// versions keeps the versions of the programs checked, by what
+	// identifies a program file: running --version costs up to half a
+	// second (OpenCode's), every job.
+	mu       sync.Mutex
+	versions map[programID]string
+}
+
+// programID identifies a program file as it is: a new install changes it.
+type programID struct {
+	path  string
+	size  int64
+	mtime time.Time
 }
 
 // cliRuntime is one job's runtime for an agent CLI: the command runtime
@@ -178,6 +192,33 @@ const versionWait = 20 * time.Second
 // version runs the CLI's --version, with an empty private home, and
 // checks the version against the oldest cairn drives.
 func (r *cliRuntime) version(ctx context.Context, prog string) (string, error) {
+	k := r.kind
+	var id programID
+	if real, err := filepath.EvalSymlinks(prog); err == nil {
+		if fi, err := os.Stat(real); err == nil {
+			id = programID{real, fi.Size(), fi.ModTime()}
+		}
+	}
+	k.mu.Lock()
+	v, ok := k.versions[id]
+	k.mu.Unlock()
+	if ok && id.path != "" {
+		return v, nil
+	}
+	v, err := r.runVersion(ctx, prog)
+	if err != nil {
+		return "", err
+	}
+	k.mu.Lock()
+	if k.versions == nil {
+		k.versions = map[programID]string{}
+	}
+	k.versions[id] = v
+	k.mu.Unlock()
+	return v, nil
+}
+
+func (r *cliRuntime) runVersion(ctx context.Context, prog string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, versionWait)
 	defer cancel()
 	home, err := os.MkdirTemp("", "cairn-version-")

@@ -177,9 +177,12 @@ func (p *opencodeParser) Line(stream, line string) {
 		p.steps++
 		p.usage.CostUSD += part.Cost
 		if tk := part.Tokens; tk != nil {
+			// Input counts the tokens read, cached ones too, as the
+			// other CLIs' do; OpenCode counts cached ones apart.
 			p.usage.InputTokens += tk.Input
 			p.usage.OutputTokens += tk.Output
 			if tk.Cache != nil {
+				p.usage.InputTokens += tk.Cache.Read
 				p.usage.CachedTokens += tk.Cache.Read
 			}
 		}

@@ -43,8 +43,8 @@ const maxBadShown = 20
 // JSON. Anything else — standard error, garbage, a cut piece of a long
 // line — is kept for the tail, and shown as text within bounds.
 func decode[E any](s *stream, streamName, line string) (*E, bool) {
-	s.tr.Line("stderr", clip(line, 4<<10)) // the tail only: the summary is the result's
 	if streamName != "stdout" {
+		s.tr.Line("stderr", clip(line, 4<<10)) // the tail only: the summary is the result's
 		if strings.TrimSpace(line) != "" && s.shown < maxBadShown {
 			s.shown++
 			s.activity("text", line)
@@ -53,6 +53,7 @@ func decode[E any](s *stream, streamName, line string) (*E, bool) {
 	}
 	var ev E
 	if err := json.Unmarshal([]byte(line), &ev); err != nil {
+		s.tr.Line("stderr", clip(line, 4<<10))
 		s.bad++
 		if strings.TrimSpace(line) != "" && s.shown < maxBadShown {
 			s.shown++
@@ -94,7 +95,8 @@ func (s *stream) file(path string) {
 
 // tool is a tool call, with its argument cut short.
 func (s *stream) tool(name string, input json.RawMessage) {
-	arg := strings.TrimSpace(string(input))
+	// Paths in the workspace are shown relative to it, as files are.
+	arg := strings.ReplaceAll(strings.TrimSpace(string(input)), s.dir+"/", "")
 	if arg == "" || arg == "{}" || arg == "null" {
 		s.activity("tool", name)
 		return
@@ -102,7 +104,9 @@ func (s *stream) tool(name string, input json.RawMessage) {
 	s.activity("tool", name+" "+clip(arg, toolArgBytes))
 }
 
-// Tail returns the end of the output.
+// Tail returns the end of the output that was not events: what the CLI
+// printed on standard error, and lines that were not JSON. Events are in
+// the activity already.
 func (s *stream) Tail() string { return s.tr.Tail() }
 
 // summary returns the agent's summary from its final message: the block

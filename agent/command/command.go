@@ -102,6 +102,10 @@ type Workspace struct {
 	// an MCP server over stdio for its CLI's config. Nil when cairn serves
 	// none.
 	Tools *StdioServer
+	// Stop stops the run at once: a Parser calls it when its CLI reported
+	// a failure it would only retry (a key the provider refuses), and End
+	// then returns that failure.
+	Stop func()
 }
 
 // StdioServer is an MCP server an agent's CLI starts over stdio.
@@ -230,7 +234,9 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 			return nil, fmt.Errorf("command agent: %w", err)
 		}
 	}
-	w := &Workspace{Dir: dir, Temp: tmp, Home: home}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	w := &Workspace{Dir: dir, Temp: tmp, Home: home, Stop: stop}
 	if c.Adapter != nil && c.Tools != nil {
 		stop, err := c.serveTools(ctx, w, t)
 		if err != nil {
@@ -264,7 +270,7 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 			}
 		},
 	}
-	res, err := confine.Run(ctx, spec)
+	res, err := confine.Run(runCtx, spec)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -282,6 +288,14 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 	case confine.ReasonCancelled:
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		// Stopped by its parser: the failure its CLI reported says why.
+		if _, usage, fail := st.Parser.End(res.ExitCode); fail != nil {
+			if usage != nil && t.Activity != nil {
+				t.Activity("usage", usage.String())
+			}
+			fail.Output = cmp.Or(fail.Output, output)
+			return nil, fail
 		}
 		return nil, context.Canceled
 	case confine.ReasonTimeout:

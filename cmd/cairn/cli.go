@@ -21,8 +21,8 @@ import (
 
 	"cairn"
 	"cairn/app"
-	"cairn/mcpserver"
 	"cairn/httpapi"
+	"cairn/mcpserver"
 	"cairn/vault"
 )
 

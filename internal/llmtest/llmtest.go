@@ -43,6 +43,9 @@ type Turn struct {
 	Status int
 	// RetryAfter is the Retry-After header of such an answer, in seconds.
 	RetryAfter string
+	// Times, for a Status turn, is how many requests get it; then the
+	// script goes on with the next turn. 0: every request that reaches it.
+	Times int
 	// Raw, when set, is written as the response body as it is (a
 	// malformed stream, say).
 	Raw string
@@ -113,6 +116,7 @@ type Server struct {
 	script Script
 	mu     sync.Mutex
 	reqs   []*Request
+	used   map[int]int // how many requests a Status turn answered
 }
 
 // URL path prefixes: base URLs to give clients.
@@ -190,13 +194,28 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if len(req.Tools) == 0 {
 		req.Turn = -1
 	}
+	turn := Turn{Text: "A title"}
 	s.mu.Lock()
 	s.reqs = append(s.reqs, req)
-	s.mu.Unlock()
-	turn := Turn{Text: "A title"}
 	if req.Turn >= 0 && len(s.script) > 0 {
-		turn = s.script[min(req.Turn, len(s.script)-1)]
+		// Status turns that answered their Times requests are past: the
+		// turns after them move up.
+		i := req.Turn
+		for j := 0; j <= i && j < len(s.script); j++ {
+			if t := s.script[j]; t.Status != 0 && t.Times > 0 && s.used[j] >= t.Times {
+				i++
+			}
+		}
+		i = min(i, len(s.script)-1)
+		turn = s.script[i]
+		if turn.Status != 0 {
+			if s.used == nil {
+				s.used = map[int]int{}
+			}
+			s.used[i]++
+		}
 	}
+	s.mu.Unlock()
 	if turn.Status != 0 {
 		if turn.RetryAfter != "" {
 			w.Header().Set("Retry-After", turn.RetryAfter)
