@@ -11,9 +11,10 @@ help: ## Show this help.
 build: ## Build the cairn binary into ./cairn.
 	$(GO) build -o cairn ./cmd/cairn
 
-test: ## Run every test (what CI runs): vet, then the tests with fuzz seeds, and the MCP conformance suite (installed once with npm).
+test: ## Run every test (what CI runs): vet, then the tests with fuzz seeds, the MCP conformance suite and the real agent CLIs (installed once with npm).
 	$(GO) vet $(PKGS)
 	@conf="$$(./scripts/conformance.sh)" && eval "$$conf" && \
+	  agents="$$(./scripts/agents.sh)" && eval "$$agents" && \
 	  export CAIRN_CONFORMANCE_SUMMARY="$$(mktemp)" && $(GO) test -count=1 $(PKGS) && \
 	  { cat "$$CAIRN_CONFORMANCE_SUMMARY"; rm -f "$$CAIRN_CONFORMANCE_SUMMARY"; }
 

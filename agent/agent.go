@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"cairn"
 	"cairn/store"
@@ -81,6 +82,10 @@ type Result struct {
 	Usage *Usage
 	// Version is the agent CLI's version, when it has one: "2.1.332".
 	Version string
+	// Materialize and Agent are how long making the workspace and the
+	// agent's process took, for a runtime that runs one; the rest of a
+	// run is cairn's own overhead.
+	Materialize, Agent time.Duration
 }
 
 // Runtime is a kind of agent.

@@ -51,3 +51,5 @@ run ./admit 'Admit' 40x
 cooldown
 run ./ingest 'Ingest' 10x
 run ./agent/extractive 'Extract' 20x
+run ./agent/cli 'Overhead' 20x
+CAIRN_BENCH_PAGES=10000 run ./agent/cli 'Overhead' 5x

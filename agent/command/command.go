@@ -226,9 +226,11 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 		}
 	}()
 	dir, tmp, home := filepath.Join(ws, "vault"), filepath.Join(ws, "tmp"), filepath.Join(ws, "home")
+	began := time.Now()
 	if _, err := worktree.Materialize(ctx, c.Store, cm.Tree, dir); err != nil {
 		return nil, fmt.Errorf("command agent: %w", err)
 	}
+	materialize := time.Since(began)
 	for _, d := range []string{tmp, home} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("command agent: %w", err)
@@ -326,7 +328,8 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 		return nil, &agent.Failure{Reason: "empty", Output: output, Message: "the agent changed nothing"}
 	}
 	return &agent.Result{Batch: b, Tree: tree, Summary: summary, Mode: string(res.Mode),
-		Contain: string(res.Contain), Outside: res.Outside, Skipped: skips, Usage: usage, Version: st.Version}, nil
+		Contain: string(res.Contain), Outside: res.Outside, Skipped: skips, Usage: usage, Version: st.Version,
+		Materialize: materialize, Agent: res.Duration}, nil
 }
 
 // read returns what the agent may read beside the system's folders: the

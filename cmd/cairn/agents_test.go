@@ -240,7 +240,7 @@ func readFile(t *testing.T, path string) string {
 func standInVault(t *testing.T, runtime, mode string, settings map[string]string) (string, []string) {
 	t.Helper()
 	dir := sampleVault(t)
-	standin, err := filepath.Abs(filepath.Join("testdata", "standin", runtime))
+	standin, err := filepath.Abs(filepath.Join("..", "..", "agent", "cli", "testdata", "standin", runtime))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func standInVault(t *testing.T, runtime, mode string, settings map[string]string
 	set := map[string]string{
 		"agent.runtime": runtime, "agent.command": standin,
 		"agent.base_url": "http://127.0.0.1:9/v1", "agent.key_env": "CAIRN_TEST_KEY", "agent.model": "standin-model",
-		"agent.env": "STANDIN_MODE,STANDIN_VERSION", "agent.timeout": "60s", "agent.inactivity": "5s", "agent.unconfined": "allow",
+		"agent.env": "STANDIN_MODE,STANDIN_VERSION,STANDIN_EXPECT_MODEL,STANDIN_EXPECT_PROMPT", "agent.timeout": "60s", "agent.inactivity": "5s", "agent.unconfined": "allow",
 	}
 	for k, v := range settings {
 		set[k] = v
@@ -301,14 +301,14 @@ func TestAgentStandIns(t *testing.T) {
 				{mode: "exit3", code: 1, want: []string{"failed: the agent exited with status 3", "the CLI broke"}},
 				{mode: "asks", code: 1, want: []string{"failed: the agent exited with status 1", "aborted"}},
 				{mode: "outside", want: []string{": merged (proposal"}},
-				{mode: "autherror", code: 1, want: []string{"failed: ", "reported an error"}},
+				{mode: "autherror", code: 1, want: []string{"failed: ", "API key"}},
 				{mode: "ok", settings: map[string]string{"agent.command": "/nonexistent/" + runtime}, code: 1,
 					want: []string{"failed: agent.command names \"/nonexistent/" + runtime + "\", which is not an executable program", "npm install -g"}},
 				{mode: "ok", settings: map[string]string{"agent.key_env": "CAIRN_TEST_NO_KEY"}, code: 1,
 					want: []string{"failed: agent.key_env names CAIRN_TEST_NO_KEY, which is not set in cairn's environment"}},
 				{mode: "ok", settings: map[string]string{"agent.key_env": "", "agent.base_url": ""}, code: 1,
 					want: []string{"failed: the " + runtime + " runtime has no credentials", "log in once with " + runtime}},
-				{mode: "ok", settings: map[string]string{"agent.command": filepath.Join(wd, "testdata", "standin-old", runtime)}, code: 1,
+				{mode: "ok", settings: map[string]string{"agent.command": filepath.Join(wd, "..", "..", "agent", "cli", "testdata", "standin-old", runtime)}, code: 1,
 					want: []string{"is version 0.0.1; cairn needs", "or later. Update it: npm install -g"}},
 			} {
 				name := tc.mode
@@ -355,5 +355,26 @@ func TestAgentMaxTurns(t *testing.T) {
 	r, _ := ingestStandIn(t, dir, env)
 	if want := "failed: the agent reached its turn limit (120 turns; agent.turns) before it finished"; r.code != 1 || !strings.Contains(r.stdout, want) {
 		t.Errorf("cairn ingest exited %d, want 1 and %q:\n%s%s", r.code, want, r.stdout, r.stderr)
+	}
+}
+
+// TestAgentEvaSettings: in an Eva vault whose cairn.yaml names no
+// runtime, EVA.md's runtime, model and working language are the agent's,
+// and cairn's MCP tools are named as Eva's prompts name them.
+func TestAgentEvaSettings(t *testing.T) {
+	dir, env := standInVault(t, "claude", "ok", map[string]string{"agent.runtime": "", "agent.model": ""})
+	eva := readFile(t, filepath.Join(dir, "EVA.md"))
+	eva = strings.Replace(eva, "- **Working language:** English", "- **Working language:** Deutsch\n- **Agent runtime:** Claude CLI", 1)
+	eva = strings.Replace(eva, "- **AI model:** Runtime default", "- **AI model:** eva-model", 1)
+	writeFiles(t, dir, map[string]string{"EVA.md": eva})
+	must(t, run(t, dir, env, "commit", "-m", "Eva's agent: Claude, in German", "EVA.md"), "commit")
+	env = append(env, "STANDIN_EXPECT_MODEL=eva-model", `STANDIN_EXPECT_PROMPT=Write pages in "Deutsch"`)
+	r, _ := ingestStandIn(t, dir, env)
+	out := r.stdout + r.stderr
+	if r.code != 0 || !strings.Contains(out, "running (claude agent") || !strings.Contains(out, ": merged (proposal") {
+		t.Fatalf("cairn ingest exited %d; want the claude agent, merged:\n%s", r.code, out)
+	}
+	if !strings.Contains(out, "called mcp__eva__search") {
+		t.Errorf("the tools are not named mcp__eva__*:\n%s", out)
 	}
 }
