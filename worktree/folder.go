@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"time"
 
 	"cairn"
 	"cairn/store"
@@ -119,6 +120,9 @@ func ReadFolder(ctx context.Context, b *store.Batch, dir string, base cairn.Hash
 	errs := make([]error, len(files))
 	parallel(len(files), func(i int) {
 		f := files[i]
+		if e, ok := old[f.Path]; ok && e.Mode == f.Mode && opts.Materialized.unchanged(f) {
+			return
+		}
 		data, err := readFile(f, max)
 		if err != nil {
 			errs[i] = fmt.Errorf("read %s: %w", f.Path, err)
@@ -147,4 +151,49 @@ func ReadFolder(ctx context.Context, b *store.Batch, dir string, base cairn.Hash
 	}
 	tree, err := b.Edit(ctx, base, edits)
 	return tree, skips, err
+}
+
+// Snapshot is what a walk found of a folder Materialize wrote, right
+// after: each file's size, times, inode and mode. ReadFolder trusts a file
+// that is still as recorded to hold what was written, and does not read
+// it: a change to a file's content changes its change time (ctime), which
+// no unprivileged process can set back, and a file made anew has a new
+// change time even where it reuses the inode. Files whose change time is
+// within racyCtime of the snapshot are read anyway: a write in the same
+// clock tick would not show.
+type Snapshot struct {
+	files map[string]File
+	at    int64 // unix nanoseconds, before the walk began
+}
+
+// racyCtime is how close to a snapshot a file's change time may be for
+// the snapshot to be distrusted: more than the coarsest kernel clock tick.
+const racyCtime = 50e6
+
+// TakeSnapshot records the files of dir, as Materialize left them. On a
+// system without change times and inode numbers it records nothing, and
+// ReadFolder reads every file.
+func TakeSnapshot(dir string) (*Snapshot, error) {
+	at := time.Now().UnixNano()
+	s := &Snapshot{files: map[string]File{}, at: at}
+	_, err := Walk(dir, nil, func(f File) error {
+		if f.Ino != 0 && f.Ctime != 0 {
+			s.files[f.Path] = f
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", dir, err)
+	}
+	return s, nil
+}
+
+// unchanged reports whether f is as the snapshot recorded it.
+func (s *Snapshot) unchanged(f File) bool {
+	if s == nil || f.Ino == 0 || f.Ctime == 0 {
+		return false
+	}
+	r, ok := s.files[f.Path]
+	return ok && r.Size == f.Size && r.Mtime == f.Mtime && r.Ctime == f.Ctime && r.Ino == f.Ino &&
+		r.Mode == f.Mode && f.Ctime < s.at-racyCtime
 }

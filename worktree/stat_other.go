@@ -9,7 +9,9 @@ import (
 
 // fileStat is what a walk needs of a file's metadata.
 type fileStat struct {
-	size, mtime   int64 // bytes; unix nanoseconds
+	size, mtime   int64  // bytes; unix nanoseconds
+	ctime         int64  // unix nanoseconds; 0 where the system has none
+	ino           uint64 // 0 where the system has none
 	regular, exec bool
 }
 

@@ -10,7 +10,9 @@ import (
 
 // fileStat is what a walk needs of a file's metadata.
 type fileStat struct {
-	size, mtime   int64 // bytes; unix nanoseconds
+	size, mtime   int64  // bytes; unix nanoseconds
+	ctime         int64  // unix nanoseconds; 0 where the system has none
+	ino           uint64 // 0 where the system has none
 	regular, exec bool
 }
 
@@ -31,6 +33,7 @@ func statIn(dir *os.File, name string) (fileStat, error) {
 	}
 	return fileStat{
 		size: st.Size, mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec,
+		ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec, ino: st.Ino,
 		regular: st.Mode&unix.S_IFMT == unix.S_IFREG, exec: st.Mode&0o111 != 0,
 	}, nil
 }

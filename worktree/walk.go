@@ -50,6 +50,10 @@ type File struct {
 	Size  int64
 	Mtime int64 // unix nanoseconds
 	Mode  cairn.Mode
+	// Ctime and Ino are the file's change time (unix nanoseconds) and
+	// inode number, from a walk on a system that has them; else 0.
+	Ctime int64
+	Ino   uint64
 }
 
 // Skip is a file a walk left out, and why.
@@ -68,6 +72,10 @@ type WalkOptions struct {
 	// Under, when set, walks only that folder of root (a clean vault path);
 	// the files' paths stay relative to root.
 	Under string
+	// Materialized, for ReadFolder, is what TakeSnapshot recorded of the
+	// folder right after Materialize wrote it: a file still as recorded is
+	// not read again (see Snapshot).
+	Materialized *Snapshot
 }
 
 // Walk calls fn for every regular file under root that can be part of a
@@ -275,7 +283,7 @@ func (w *walker) read(d walkDir, start bool) (files []File, skips []Skip, dirs [
 			skips = append(skips, Skip{Path: rel, Reason: fmt.Sprintf("%d MiB is over the %d MiB limit", st.size>>20, w.max>>20)})
 			continue
 		}
-		f := File{Path: p, Abs: abs, Size: st.size, Mtime: st.mtime}
+		f := File{Path: p, Abs: abs, Size: st.size, Mtime: st.mtime, Ctime: st.ctime, Ino: st.ino}
 		if st.exec {
 			f.Mode = cairn.ModeExecutable
 		}

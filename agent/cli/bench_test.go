@@ -58,7 +58,7 @@ func BenchmarkOverhead(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Setenv("CAIRN_TEST_KEY", "sk-standin")
-	b.Setenv("STANDIN_MODE", "ok")
+	b.Setenv("STANDIN_MODE", "bench") // as ok, without the MCP call
 	for _, name := range []string{"claude", "codex", "opencode"} {
 		b.Run(name, func(b *testing.B) {
 			standin, err := filepath.Abs(filepath.Join("testdata", "standin", name))

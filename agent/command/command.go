@@ -3,6 +3,8 @@ package command
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -216,21 +218,20 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 	if err := removeTree(ws); err != nil {
 		return nil, fmt.Errorf("command agent: clear workspace: %w", err)
 	}
-	defer func() {
-		// Whatever the run gave was read from the workspace already: a
-		// workspace left behind costs room in .cairn/work, not the run
-		// (and Landlock keeps other agents out of it). So it is logged,
-		// and the job goes on.
-		if err := removeTree(ws); err != nil {
-			c.logger().Warn("command agent: remove workspace", "job", t.Job, "attempt", t.Attempt, "dir", ws, "err", err)
-		}
-	}()
+	c.sweep()
+	defer c.discard(ws, t)
 	dir, tmp, home := filepath.Join(ws, "vault"), filepath.Join(ws, "tmp"), filepath.Join(ws, "home")
 	began := time.Now()
 	if _, err := worktree.Materialize(ctx, c.Store, cm.Tree, dir); err != nil {
 		return nil, fmt.Errorf("command agent: %w", err)
 	}
 	materialize := time.Since(began)
+	// What the workspace holds now, so that reading it back after the
+	// run reads only the files the agent changed.
+	snap, err := worktree.TakeSnapshot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("command agent: %w", err)
+	}
 	for _, d := range []string{tmp, home} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("command agent: %w", err)
@@ -320,7 +321,7 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 			Message: fmt.Sprintf("the agent exited with status %d", res.ExitCode)}
 	}
 	b := c.Store.NewBatch()
-	tree, skips, err := worktree.ReadFolder(ctx, b, dir, cm.Tree, nil)
+	tree, skips, err := worktree.ReadFolder(ctx, b, dir, cm.Tree, &worktree.WalkOptions{Materialized: snap})
 	if err != nil {
 		return nil, fmt.Errorf("command agent: read the workspace: %w", err)
 	}
@@ -342,6 +343,43 @@ func (c *Runtime) read(w *Workspace, st *Start) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// trashMark marks a workspace being removed: it is renamed to
+// job-N-M.trash-RANDOM, then removed in the background.
+const trashMark = ".trash-"
+
+// discard removes a run's workspace once the run is over. Whatever the run
+// gave was read from it already, so it is not waited for: it is renamed
+// aside at once, and removed in the background (removing 10k files takes
+// longer than the rest of cairn's part of a job). A workspace left behind
+// costs room in .cairn/work, not the run (and Landlock keeps other agents
+// out of it), so a failure is logged and the job goes on; the next run
+// sweeps what a stopped process left.
+func (c *Runtime) discard(ws string, t *agent.Task) {
+	key := make([]byte, 6)
+	rand.Read(key)
+	trash := ws + trashMark + hex.EncodeToString(key)
+	if err := os.Rename(ws, trash); err != nil {
+		if err := removeTree(ws); err != nil {
+			c.logger().Warn("command agent: remove workspace", "job", t.Job, "attempt", t.Attempt, "dir", ws, "err", err)
+		}
+		return
+	}
+	go func() {
+		if err := removeTree(trash); err != nil {
+			c.logger().Warn("command agent: remove workspace", "job", t.Job, "attempt", t.Attempt, "dir", trash, "err", err)
+		}
+	}()
+}
+
+// sweep removes, in the background, the workspaces set aside for removal
+// that a stopped process left in WorkDir.
+func (c *Runtime) sweep() {
+	old, _ := filepath.Glob(filepath.Join(c.WorkDir, "*"+trashMark+"*"))
+	for _, dir := range old {
+		go removeTree(dir) // another process's removal of it may race this one: either finishes it
+	}
 }
 
 // logger returns c.Logger, or one that discards.
