@@ -19,6 +19,33 @@ import (
 // missing, on every core. It is how an agent's workspace is made: a plain
 // folder, not a working tree (no records, no pointer file).
 func Materialize(ctx context.Context, s *store.Store, tree cairn.Hash, dir string) (int, error) {
+	return materialize(ctx, s, tree, dir, nil)
+}
+
+// MaterializeSnapshot is Materialize, and returns the Snapshot of what it
+// wrote, taken of each file as it is written: what ReadFolder needs to
+// read back only the files changed since.
+func MaterializeSnapshot(ctx context.Context, s *store.Store, tree cairn.Hash, dir string) (*Snapshot, error) {
+	snap := &Snapshot{files: map[string]File{}}
+	var mu sync.Mutex
+	_, err := materialize(ctx, s, tree, dir, func(f File) {
+		if f.Ino == 0 || f.Ctime == 0 {
+			return
+		}
+		mu.Lock()
+		snap.files[f.Path] = f
+		mu.Unlock()
+	})
+	if err != nil {
+		return nil, err
+	}
+	snap.Start()
+	return snap, nil
+}
+
+// materialize writes the files; record, when set, gets each file's
+// metadata as written.
+func materialize(ctx context.Context, s *store.Store, tree cairn.Hash, dir string, record func(File)) (int, error) {
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		return 0, cairn.Errorf(cairn.EINVALID, "%s is not empty", dir)
 	}
@@ -69,7 +96,12 @@ func Materialize(ctx context.Context, s *store.Store, tree cairn.Hash, dir strin
 				if e.Mode == cairn.ModeExecutable {
 					perm = 0o755
 				}
-				err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(e.Path)), data, perm)
+				abs := filepath.Join(dir, filepath.FromSlash(e.Path))
+				err := writeNew(abs, data, perm, func(st fileStat) {
+					if record != nil {
+						record(File{Path: e.Path, Abs: abs, Size: st.size, Mtime: st.mtime, Ctime: st.ctime, Ino: st.ino, Mode: e.Mode})
+					}
+				})
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
@@ -153,14 +185,32 @@ func ReadFolder(ctx context.Context, b *store.Batch, dir string, base cairn.Hash
 	return tree, skips, err
 }
 
-// Snapshot is what a walk found of a folder Materialize wrote, right
-// after: each file's size, times, inode and mode. ReadFolder trusts a file
-// that is still as recorded to hold what was written, and does not read
-// it: a change to a file's content changes its change time (ctime), which
-// no unprivileged process can set back, and a file made anew has a new
-// change time even where it reuses the inode. Files whose change time is
-// within racyCtime of the snapshot are read anyway: a write in the same
-// clock tick would not show.
+// writeNew writes data to a new file at path, and gives stat what the
+// file's metadata is once written (fstat of the open file: no lookup).
+func writeNew(path string, data []byte, perm fs.FileMode, stat func(fileStat)) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if st, err := statFile(f); err == nil {
+		stat(st)
+	}
+	return f.Close()
+}
+
+// Snapshot is what MaterializeSnapshot wrote: each file's size, times,
+// inode and mode as written. ReadFolder trusts a file that is still as
+// recorded to hold what was written, and does not read it: a change to a
+// file's content changes its change time (ctime), which no unprivileged
+// process can set back, and a file made anew has a new change time even
+// where it reuses the inode. Files whose change time is within racyCtime
+// before Start are read anyway: a write in the same clock tick would not
+// show. Where the system has no change times or inode numbers, nothing is
+// trusted.
 type Snapshot struct {
 	files map[string]File
 	at    int64 // unix nanoseconds, before the walk began
@@ -170,23 +220,13 @@ type Snapshot struct {
 // the snapshot to be distrusted: more than the coarsest kernel clock tick.
 const racyCtime = 50e6
 
-// TakeSnapshot records the files of dir, as Materialize left them. On a
-// system without change times and inode numbers it records nothing, and
-// ReadFolder reads every file.
-func TakeSnapshot(dir string) (*Snapshot, error) {
-	at := time.Now().UnixNano()
-	s := &Snapshot{files: map[string]File{}, at: at}
-	_, err := Walk(dir, nil, func(f File) error {
-		if f.Ino != 0 && f.Ctime != 0 {
-			s.files[f.Path] = f
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("snapshot %s: %w", dir, err)
-	}
-	return s, nil
-}
+// Start marks when the folder's writer (the agent) starts: files whose
+// change time is within racyCtime before it are read back whatever they
+// look like, since a write in the same clock tick would not show.
+// MaterializeSnapshot marks the end of its own writing; a caller that
+// starts the writer later calls Start again, so that more files are
+// trusted.
+func (s *Snapshot) Start() { s.at = time.Now().UnixNano() }
 
 // unchanged reports whether f is as the snapshot recorded it.
 func (s *Snapshot) unchanged(f File) bool {

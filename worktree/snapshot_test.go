@@ -42,14 +42,12 @@ func TestReadFolderSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "ws")
-	if _, err := worktree.Materialize(ctx, s, base, dir); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(100 * time.Millisecond) // past the racy window: the snapshot is trusted
-	snap, err := worktree.TakeSnapshot(dir)
+	snap, err := worktree.MaterializeSnapshot(ctx, s, base, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(100 * time.Millisecond) // past the racy window: the files are trusted
+	snap.Start()
 	time.Sleep(10 * time.Millisecond)
 	// a.md: same size, mtime set back.
 	fi, _ := os.Stat(filepath.Join(dir, "a.md"))

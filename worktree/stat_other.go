@@ -27,3 +27,16 @@ func statIn(dir *os.File, name string) (fileStat, error) {
 		regular: info.Mode().IsRegular(), exec: info.Mode()&0o111 != 0,
 	}, nil
 }
+
+// statFile reads the metadata of an open file: no change time or inode
+// here, so a Snapshot trusts none of it.
+func statFile(f *os.File) (fileStat, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return fileStat{}, err
+	}
+	return fileStat{
+		size: info.Size(), mtime: info.ModTime().UnixNano(),
+		regular: info.Mode().IsRegular(), exec: info.Mode()&0o111 != 0,
+	}, nil
+}

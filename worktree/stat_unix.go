@@ -37,3 +37,16 @@ func statIn(dir *os.File, name string) (fileStat, error) {
 		regular: st.Mode&unix.S_IFMT == unix.S_IFREG, exec: st.Mode&0o111 != 0,
 	}, nil
 }
+
+// statFile reads the metadata of an open file.
+func statFile(f *os.File) (fileStat, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return fileStat{}, &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
+	}
+	return fileStat{
+		size: st.Size, mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec,
+		ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec, ino: st.Ino,
+		regular: st.Mode&unix.S_IFMT == unix.S_IFREG, exec: st.Mode&0o111 != 0,
+	}, nil
+}

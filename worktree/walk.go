@@ -72,9 +72,9 @@ type WalkOptions struct {
 	// Under, when set, walks only that folder of root (a clean vault path);
 	// the files' paths stay relative to root.
 	Under string
-	// Materialized, for ReadFolder, is what TakeSnapshot recorded of the
-	// folder right after Materialize wrote it: a file still as recorded is
-	// not read again (see Snapshot).
+	// Materialized, for ReadFolder, is what MaterializeSnapshot wrote in
+	// the folder: a file still as written is not read again (see
+	// Snapshot).
 	Materialized *Snapshot
 }
 

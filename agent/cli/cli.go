@@ -62,6 +62,9 @@ type cliRuntime struct {
 	// environ is cairn's environment, for the key and login checks.
 	environ func(string) (string, bool)
 	home    string // the user's home folder, for logins and install folders
+	// prog and progVersion are the CLI found and its version, by
+	// Preflight.
+	prog, progVersion string
 }
 
 // Name returns the runtime's name.
@@ -117,20 +120,32 @@ func newRuntime(k *cliKind, env agent.Env) (agent.Runtime, error) {
 	return r, nil
 }
 
-// Start finds the CLI, checks its version and credentials, and builds
-// its start.
-func (r *cliRuntime) Start(ctx context.Context, w *command.Workspace, t *agent.Task) (*command.Start, error) {
+// Preflight finds the CLI and checks its version and credentials, before
+// the workspace is made: a CLI that cannot run fails the job at once.
+func (r *cliRuntime) Preflight(ctx context.Context) error {
 	prog, err := r.find()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	version, err := r.version(ctx, prog)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := r.credentials(); err != nil {
-		return nil, err
+		return err
 	}
+	r.prog, r.progVersion = prog, version
+	return nil
+}
+
+// Start builds the CLI's start, once Preflight has passed.
+func (r *cliRuntime) Start(ctx context.Context, w *command.Workspace, t *agent.Task) (*command.Start, error) {
+	if r.prog == "" {
+		if err := r.Preflight(ctx); err != nil {
+			return nil, err
+		}
+	}
+	prog, version := r.prog, r.progVersion
 	if err := r.copyLogin(w); err != nil {
 		return nil, err
 	}

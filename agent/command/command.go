@@ -95,6 +95,14 @@ type Adapter interface {
 	Start(ctx context.Context, w *Workspace, t *agent.Task) (*Start, error)
 }
 
+// Preflight is an Adapter that checks, before the workspace is made, that
+// its CLI can run: it is installed, recent enough, and has credentials.
+// An error that is an *agent.Failure fails the job; any other is the
+// infrastructure's.
+type Preflight interface {
+	Preflight(ctx context.Context) error
+}
+
 // Workspace is where one run works: Dir holds the vault's files (the
 // working directory), Temp and Home are the run's private temp and home
 // folders, all writable by the agent.
@@ -206,6 +214,14 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 	if err := c.Check(); err != nil {
 		return nil, &agent.Failure{Reason: "unconfined", Message: err.Error() + ". " + cairn.ErrorHint(err)}
 	}
+	if p, ok := c.Adapter.(Preflight); ok {
+		if err := p.Preflight(ctx); err != nil {
+			if _, ok := agent.IsFailure(err); ok {
+				return nil, err
+			}
+			return nil, fmt.Errorf("command agent: %w", err)
+		}
+	}
 	cm, err := c.Store.ReadCommit(ctx, t.Base)
 	if err != nil {
 		return nil, fmt.Errorf("command agent: %w", err)
@@ -221,17 +237,14 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 	c.sweep()
 	defer c.discard(ws, t)
 	dir, tmp, home := filepath.Join(ws, "vault"), filepath.Join(ws, "tmp"), filepath.Join(ws, "home")
+	// The snapshot of what was written lets reading the workspace back
+	// after the run read only the files the agent changed.
 	began := time.Now()
-	if _, err := worktree.Materialize(ctx, c.Store, cm.Tree, dir); err != nil {
-		return nil, fmt.Errorf("command agent: %w", err)
-	}
-	materialize := time.Since(began)
-	// What the workspace holds now, so that reading it back after the
-	// run reads only the files the agent changed.
-	snap, err := worktree.TakeSnapshot(dir)
+	snap, err := worktree.MaterializeSnapshot(ctx, c.Store, cm.Tree, dir)
 	if err != nil {
 		return nil, fmt.Errorf("command agent: %w", err)
 	}
+	materialize := time.Since(began)
 	for _, d := range []string{tmp, home} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("command agent: %w", err)
@@ -273,6 +286,7 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 			}
 		},
 	}
+	snap.Start()
 	res, err := confine.Run(runCtx, spec)
 	if err != nil {
 		if ctx.Err() != nil {
