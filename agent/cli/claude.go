@@ -93,7 +93,7 @@ func claudeStart(r *cliRuntime, w *command.Workspace, t *agent.Task) (*command.S
 		Argv: argv, Env: env,
 		Stdin:   []byte(r.prompt(w, t, toolName)),
 		MaxLine: maxEventLine,
-		Parser:  &claudeParser{stream: newStream(t, w.Dir), turns: turns, budget: r.set.Budget, stop: w.Stop},
+		Parser:  &claudeParser{stream: newStream(t, w), turns: turns, budget: r.set.Budget},
 	}, nil
 }
 
@@ -105,10 +105,6 @@ type claudeParser struct {
 	budget float64
 	result *claudeResult
 	sub    string // the result's subtype
-	stop   func() // stops the run
-	// refused is the provider's refusal of the key, which Claude Code
-	// retries for minutes: the run is stopped at the first.
-	refused string
 }
 
 type claudeEvent struct {
@@ -163,9 +159,8 @@ func (p *claudeParser) Line(stream, line string) {
 	case "system":
 		if ev.Subtype == "api_retry" {
 			p.activity("error", fmt.Sprintf("the provider answered %d (%s); retry %d of %d in %.1fs", ev.ErrorStatus, ev.Error, ev.Attempt, ev.MaxRetries, float64(ev.RetryDelay)/1000))
-			if (ev.ErrorStatus == 401 || ev.ErrorStatus == 403) && p.refused == "" && p.stop != nil {
-				p.refused = fmt.Sprintf("the model provider refused the key (%d %s): check agent.key_env and agent.base_url", ev.ErrorStatus, ev.Error)
-				p.stop()
+			if ev.ErrorStatus == 401 || ev.ErrorStatus == 403 {
+				p.refuse(fmt.Sprintf("%d %s", ev.ErrorStatus, ev.Error))
 			}
 		}
 		if ev.Subtype == "init" {
@@ -230,8 +225,8 @@ func toolText(raw json.RawMessage) string {
 
 func (p *claudeParser) End(exitCode int) (string, *agent.Usage, *agent.Failure) {
 	r := p.result
-	if p.refused != "" {
-		return "", nil, &agent.Failure{Reason: "agent", Message: p.refused}
+	if f := p.refusal(); f != nil {
+		return "", nil, f
 	}
 	if r == nil {
 		return p.noResult(exitCode)

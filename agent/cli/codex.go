@@ -101,7 +101,7 @@ func codexStart(r *cliRuntime, w *command.Workspace, t *agent.Task) (*command.St
 		Argv: argv, Env: env,
 		Stdin:   []byte(r.prompt(w, t, toolName)),
 		MaxLine: maxEventLine,
-		Parser:  &codexParser{stream: newStream(t, w.Dir), stop: w.Stop},
+		Parser:  &codexParser{stream: newStream(t, w)},
 	}, nil
 }
 
@@ -112,10 +112,6 @@ type codexParser struct {
 	turns  int
 	failed string // a turn.failed or error event's message
 	done   bool   // a turn completed
-	stop   func() // stops the run
-	// refused is the provider's refusal of the key, which Codex retries:
-	// the run is stopped at the first.
-	refused string
 }
 
 type codexEvent struct {
@@ -207,9 +203,8 @@ func (p *codexParser) Line(stream, line string) {
 		}
 		p.failed = msg
 		p.activity("error", msg)
-		if (strings.Contains(msg, "401 Unauthorized") || strings.Contains(msg, "403 Forbidden")) && p.refused == "" && p.stop != nil {
-			p.refused = "the model provider refused the key (" + clip(agent.Clean(msg, 300), 300) + "): check agent.key_env and agent.base_url"
-			p.stop()
+		if strings.Contains(msg, "401 Unauthorized") || strings.Contains(msg, "403 Forbidden") {
+			p.refuse(msg)
 		}
 	}
 }
@@ -217,8 +212,8 @@ func (p *codexParser) Line(stream, line string) {
 func (p *codexParser) End(exitCode int) (string, *agent.Usage, *agent.Failure) {
 	u := p.usage
 	u.Turns = p.turns
-	if p.refused != "" {
-		return "", nil, &agent.Failure{Reason: "agent", Message: p.refused}
+	if f := p.refusal(); f != nil {
+		return "", nil, f
 	}
 	if p.failed != "" && !p.done {
 		return "", &u, &agent.Failure{Reason: "agent", Message: "Codex reported an error: " + clip(agent.Clean(p.failed, 500), 500)}

@@ -104,7 +104,7 @@ func opencodeStart(r *cliRuntime, w *command.Workspace, t *agent.Task) (*command
 	return &command.Start{
 		Argv: argv, Env: env,
 		MaxLine: maxEventLine,
-		Parser:  &opencodeParser{stream: newStream(t, w.Dir)},
+		Parser:  &opencodeParser{stream: newStream(t, w)},
 	}, nil
 }
 

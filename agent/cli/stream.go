@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"cairn/agent"
+	"cairn/agent/command"
 )
 
 // maxEventLine is the longest line of an agent CLI's output read as an
@@ -29,10 +30,34 @@ type stream struct {
 	last  string // the agent's last message
 	bad   int    // lines of standard output that were not events
 	shown int    // of which shown as text
+	stop  func() // stops the run (command.Workspace.Stop)
+	// refused is why the provider refused the key, which the CLIs retry
+	// for minutes: the run is stopped at the first refusal.
+	refused string
 }
 
-func newStream(t *agent.Task, dir string) *stream {
-	return &stream{task: t, dir: dir}
+func newStream(t *agent.Task, w *command.Workspace) *stream {
+	return &stream{task: t, dir: w.Dir, stop: w.Stop}
+}
+
+// refuse stops the run because the provider refused the key: what is a
+// retry for the CLI is the end for the job.
+func (s *stream) refuse(what string) {
+	if s.refused != "" {
+		return
+	}
+	s.refused = "the model provider refused the key (" + clip(agent.Clean(what, 300), 300) + "): check agent.key_env and agent.base_url"
+	if s.stop != nil {
+		s.stop()
+	}
+}
+
+// refusal is the failure of a run stopped by refuse, or nil.
+func (s *stream) refusal() *agent.Failure {
+	if s.refused == "" {
+		return nil
+	}
+	return &agent.Failure{Reason: "agent", Message: s.refused}
 }
 
 // maxBadShown bounds how many lines of standard output that are not
