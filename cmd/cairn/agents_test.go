@@ -348,13 +348,23 @@ func TestAgentStandIns(t *testing.T) {
 	}
 }
 
-// TestAgentMaxTurns: a CLI that reports it reached its turn limit fails
-// the job with that reason, however much it wrote.
-func TestAgentMaxTurns(t *testing.T) {
-	dir, env := standInVault(t, "claude", "maxturns", map[string]string{"agent.turns": "120"})
-	r, _ := ingestStandIn(t, dir, env)
-	if want := "failed: the agent reached its turn limit (120 turns; agent.turns) before it finished"; r.code != 1 || !strings.Contains(r.stdout, want) {
-		t.Errorf("cairn ingest exited %d, want 1 and %q:\n%s%s", r.code, want, r.stdout, r.stderr)
+// TestAgentLimits: a CLI that reports it reached its turn limit or its
+// budget fails the job with that reason.
+func TestAgentLimits(t *testing.T) {
+	for _, tc := range []struct{ mode, key, value, want string }{
+		{"maxturns", "agent.turns", "120", "failed: the agent reached its turn limit (120 turns; agent.turns) before it finished"},
+		{"budget", "agent.budget", "2.5", "failed: the agent reached its budget ($2.5; agent.budget) before it finished"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			dir, env := standInVault(t, "claude", tc.mode, map[string]string{tc.key: tc.value})
+			r, job := ingestStandIn(t, dir, env)
+			if r.code != 1 || !strings.Contains(r.stdout, tc.want) {
+				t.Errorf("cairn ingest exited %d, want 1 and %q:\n%s%s", r.code, tc.want, r.stdout, r.stderr)
+			}
+			if !strings.Contains(job, "used ") {
+				t.Errorf("the usage of a failed run is not recorded:\n%s", job)
+			}
+		})
 	}
 }
 
