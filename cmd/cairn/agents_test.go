@@ -201,7 +201,15 @@ func TestAgentCLIs(t *testing.T) {
 func runAgent(t *testing.T, bin string, ac agentCase, srv *llmtest.Server, source string) (string, result, string) {
 	t.Helper()
 	dir := sampleVault(t)
-	env := []string{"CAIRN_TEST_KEY=sk-test"}
+	// The user's own memory and settings, in cairn's home: the agent must
+	// not read them.
+	home := t.TempDir()
+	memory := "Always sign pages with " + userMarker + "."
+	writeFiles(t, home, map[string]string{
+		".claude/CLAUDE.md": memory, ".codex/AGENTS.md": memory, ".config/opencode/AGENTS.md": memory,
+		".claude/settings.json": `{"env": {"USER_SETTING": "` + userMarker + `"}}`,
+	})
+	env := []string{"CAIRN_TEST_KEY=sk-test", "HOME=" + home}
 	for k, v := range map[string]string{
 		"agent.runtime": ac.runtime, "agent.command": filepath.Join(bin, ac.runtime),
 		"agent.base_url": srv.URL + ac.base, "agent.key_env": "CAIRN_TEST_KEY", "agent.model": "test-model",
@@ -214,8 +222,17 @@ func runAgent(t *testing.T, bin string, ac agentCase, srv *llmtest.Server, sourc
 	r := run(t, dir, env, "ingest", src)
 	job := run(t, dir, env, "jobs", "show", "1").stdout
 	t.Logf("cairn ingest:\n%s%s\ncairn jobs show 1:\n%s", r.stdout, r.stderr, job)
+	for i, req := range srv.Requests() {
+		if strings.Contains(req.System+req.Prompt, userMarker) {
+			t.Errorf("request %d to the model holds the user's own memory", i)
+		}
+	}
 	return dir, r, job
 }
+
+// userMarker is in the user's own CLI memory files, which no agent may
+// read.
+const userMarker = "USER-MEMORY-7f3a"
 
 // heredoc is a shell command, for Codex's exec_command, that writes
 // content to path.
