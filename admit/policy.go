@@ -355,7 +355,7 @@ type Setting struct {
 // settingKeys are the keys `cairn settings` knows, in order, with help.
 var settingKeys = []struct{ key, help string }{
 	{"agent.runtime", ""}, // runtimeHelp, from the registry
-	{"agent.command", "the command agent's argv as one string; the prompt arrives on stdin"},
+	{"agent.command", "the command agent's argv as one string (the prompt arrives on stdin); for claude, codex and opencode, the CLI's program"},
 	{"agent.timeout", "the longest an agent may run"},
 	{"agent.inactivity", "an agent that prints nothing for this long is stopped"},
 	{"agent.attempts", "runs of a job when the infrastructure fails"},
