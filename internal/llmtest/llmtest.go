@@ -49,6 +49,9 @@ type Turn struct {
 	// Raw, when set, is written as the response body as it is (a
 	// malformed stream, say).
 	Raw string
+	// Hang, with Raw, writes Raw as the stream's start, then holds the
+	// stream open until the client goes: a model that stalls.
+	Hang bool
 }
 
 // Call is one tool call.
@@ -229,6 +232,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if turn.Raw != "" {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Write([]byte(turn.Raw))
+		if turn.Hang {
+			if f, ok := w.(http.Flusher); ok {
+				f.Flush()
+			}
+			<-r.Context().Done()
+		}
 		return
 	}
 	calls := resolve(turn.Calls, req)
