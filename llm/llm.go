@@ -226,4 +226,3 @@ func streamErr(err error) error {
 	}
 	return &Error{Kind: ErrStream, Message: err.Error(), Err: err}
 }
-
