@@ -89,6 +89,18 @@ type AgentPolicy struct {
 	// KeyEnv names the variable of cairn's environment holding the
 	// provider's API key. Default: the CLI's usual one.
 	KeyEnv string `yaml:"key_env,omitempty"`
+
+	// For the built-in agent (llm):
+
+	// Provider is the model API: anthropic (default) or openai (any
+	// OpenAI-compatible one).
+	Provider string `yaml:"provider,omitempty"`
+	// MaxTokens bounds the tokens one run reads and writes. Default none.
+	MaxTokens int64 `yaml:"max_tokens,omitempty"`
+	// PriceIn and PriceOut are the model's prices in US dollars per
+	// million input and output tokens. Default unknown.
+	PriceIn  float64 `yaml:"price_in,omitempty"`
+	PriceOut float64 `yaml:"price_out,omitempty"`
 }
 
 // SourcePolicy limits what may be ingested.
@@ -190,6 +202,7 @@ func (p *Policy) AgentSettings() agent.Settings {
 		Timeout: p.Timeout(), Inactivity: p.Inactivity(),
 		Model: p.Agent.Model, Effort: p.Agent.Effort, Turns: p.Agent.Turns, Budget: p.Agent.Budget,
 		BaseURL: p.Agent.BaseURL, KeyEnv: p.Agent.KeyEnv,
+		Provider: p.Agent.Provider, MaxTokens: p.Agent.MaxTokens, PriceIn: p.Agent.PriceIn, PriceOut: p.Agent.PriceOut,
 	}
 }
 
@@ -268,7 +281,9 @@ func (p *Policy) Validate() error {
 	}
 	for key, value := range map[string]string{
 		"agent.turns": strconv.Itoa(p.Agent.Turns), "agent.budget": strconv.FormatFloat(p.Agent.Budget, 'f', -1, 64),
-		"agent.base_url": p.Agent.BaseURL, "agent.key_env": p.Agent.KeyEnv,
+		"agent.base_url": p.Agent.BaseURL, "agent.key_env": p.Agent.KeyEnv, "agent.provider": p.Agent.Provider,
+		"agent.max_tokens": strconv.FormatInt(p.Agent.MaxTokens, 10),
+		"agent.price_in":   strconv.FormatFloat(p.Agent.PriceIn, 'f', -1, 64), "agent.price_out": strconv.FormatFloat(p.Agent.PriceOut, 'f', -1, 64),
 	} {
 		if value != "" && value != "0" {
 			if err := checkValue(key, value); err != nil {
@@ -365,10 +380,14 @@ var settingKeys = []struct{ key, help string }{
 	{"agent.unconfined", "without Landlock, refuse (default) or allow a command agent, which then runs unconfined"},
 	{"agent.model", "the model an agent CLI uses (claude, codex, opencode); empty: the CLI's default"},
 	{"agent.effort", "the reasoning effort an agent CLI uses, like low, medium or high; empty: the CLI's default"},
-	{"agent.turns", "the most turns a claude agent may take"},
-	{"agent.budget", "the most one claude run may cost, in US dollars; empty: no bound"},
+	{"agent.turns", "the most turns a claude run, or model calls a built-in agent run, may take"},
+	{"agent.budget", "the most one claude or built-in agent run may cost, in US dollars; empty: no bound"},
 	{"agent.base_url", "the model provider's API address for an agent CLI (a proxy, a local model); empty: the CLI's own"},
 	{"agent.key_env", "the variable of cairn's environment holding the provider's API key; empty: the CLI's usual one"},
+	{"agent.provider", "the built-in agent's model API: anthropic, or openai for any OpenAI-compatible one"},
+	{"agent.max_tokens", "the most tokens one built-in agent run may read and write; empty: no bound"},
+	{"agent.price_in", "the model's price in US dollars per million input tokens, for agent.budget and the cost recorded"},
+	{"agent.price_out", "the model's price in US dollars per million output tokens"},
 	{"sources.max_size", "the largest source accepted"},
 	{"paths.protected", "further paths only people may change (comma-separated; folders end in /)"},
 	{"paths.allowed", "where agents may write (comma-separated; empty: anywhere not protected)"},
@@ -464,6 +483,22 @@ func (p *Policy) get(key string) (string, error) {
 		return p.Agent.BaseURL, nil
 	case "agent.key_env":
 		return p.Agent.KeyEnv, nil
+	case "agent.provider":
+		return cmpOr(p.Agent.Provider, "anthropic"), nil
+	case "agent.max_tokens":
+		if p.Agent.MaxTokens == 0 {
+			return "", nil
+		}
+		return strconv.FormatInt(p.Agent.MaxTokens, 10), nil
+	case "agent.price_in", "agent.price_out":
+		v := p.Agent.PriceIn
+		if key == "agent.price_out" {
+			v = p.Agent.PriceOut
+		}
+		if v == 0 {
+			return "", nil
+		}
+		return strconv.FormatFloat(v, 'f', -1, 64), nil
 	case "sources.max_size":
 		return humanize.IBytes(uint64(p.MaxSize())), nil
 	case "paths.protected":
@@ -557,6 +592,20 @@ func checkValue(key, value string) error {
 		if err := confine.CheckVar(value); err != nil {
 			return bad("the name of a variable, like ANTHROPIC_API_KEY")
 		}
+	case "agent.provider":
+		if value != "anthropic" && value != "openai" {
+			return bad("anthropic or openai")
+		}
+	case "agent.max_tokens":
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil || n < 1000 || n > 1e10 {
+			return bad("a whole number of tokens from 1000 to 10000000000")
+		}
+	case "agent.price_in", "agent.price_out":
+		f, err := strconv.ParseFloat(value, 64)
+		if err != nil || !(f > 0 && f <= 10000) {
+			return bad("a price in US dollars per million tokens, above 0, at most 10000")
+		}
 	case "sources.max_size":
 		n, err := humanize.ParseBytes(value)
 		if err != nil || n < 1 || n > maxSize {
@@ -595,7 +644,8 @@ var settingExample = map[string]string{
 	"agent.attempts": "3", "agent.workers": "2", "sources.max_size": "64MiB", "lint.strict": "true",
 	"server.rate": "100", "server.burst": "200",
 	"agent.turns": "120", "agent.budget": "2.5", "agent.base_url": "https://api.example.com/v1",
-	"agent.key_env": "ANTHROPIC_API_KEY",
+	"agent.key_env": "ANTHROPIC_API_KEY", "agent.provider": "anthropic", "agent.max_tokens": "2000000",
+	"agent.price_in": "3", "agent.price_out": "15",
 }
 
 // scalars returns the scalar settings of a cairn.yaml document, by key

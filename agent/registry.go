@@ -68,6 +68,20 @@ type Settings struct {
 	// or "eva" in an Eva vault, whose prompts name mcp__eva__search.
 	// "": "cairn".
 	ToolsName string
+
+	// What the built-in agent (llm) reads besides Model, BaseURL, KeyEnv,
+	// Turns (its step limit) and Budget.
+
+	// Provider is the model API: "anthropic" or "openai" (any
+	// OpenAI-compatible one) (agent.provider). "": anthropic.
+	Provider string
+	// MaxTokens bounds the tokens a run reads and writes (agent.max_tokens).
+	// Zero: none.
+	MaxTokens int64
+	// PriceIn and PriceOut are the model's prices in US dollars per million
+	// input and output tokens (agent.price_in, agent.price_out), for
+	// Budget and for the cost a run records. Zero: unknown.
+	PriceIn, PriceOut float64
 }
 
 // Env is what a runtime is built from: the vault's agent settings and
@@ -101,6 +115,9 @@ type Env struct {
 	// Program is cairn's own executable, which an agent's MCP client
 	// starts to reach Tools (cairn mcp --relay). "": the running one.
 	Program string
+	// Drafts, when set, opens cairn's MCP tools on a draft of the job's
+	// change, in process: the built-in agent's only way to the vault.
+	Drafts DraftTools
 }
 
 // ServeTools serves cairn's MCP tools over conn until it closes or ctx

@@ -57,6 +57,10 @@ type Options struct {
 	// program wires package mcpserver here: it builds on this package).
 	// Without it, agents get no MCP tools.
 	Tools func(*App) agent.ServeTools
+	// Drafts, when set, makes what opens cairn's MCP tools on a job's
+	// draft, for the built-in agent (package mcpserver, wired by the
+	// program). Without it, the built-in agent cannot run.
+	Drafts func(*App) agent.DraftTools
 }
 
 // App is an open vault and the operations on it.
@@ -120,6 +124,9 @@ func newApp(v *vault.Vault, t *worktree.Tree, opts *Options) *App {
 	iopts := &ingest.Options{Logger: a.log, Now: a.now, Crash: a.crash}
 	if opts.Tools != nil {
 		iopts.Tools = opts.Tools(a)
+	}
+	if opts.Drafts != nil {
+		iopts.Drafts = opts.Drafts(a)
 	}
 	a.ingest = ingest.New(v, sqlingest.New(v.DB), sqldurable.New(v.DB), iopts)
 	a.tokens = sqlite.NewAuthStorage(v.DB)

@@ -6,6 +6,7 @@ package app
 // come): an App can run whatever agent.runtime a vault names among them.
 // A new runtime is a package of its own, imported here.
 import (
+	_ "cairn/agent/builtin"
 	_ "cairn/agent/cli"
 	_ "cairn/agent/command"
 	_ "cairn/agent/extractive"

@@ -115,6 +115,31 @@ func (a *App) writeEdits(ctx context.Context, head cairn.Hash, ws []PageWrite) (
 	if err != nil {
 		return nil, nil, err
 	}
+	return checkWrites(ctx, a.treeFiles(tree), head.String(), ws)
+}
+
+// fileLookup says what a path holds where writes are checked: its content
+// hash ("" when absent) and how to read it.
+type fileLookup func(ctx context.Context, path string) (cur string, read func() ([]byte, error), err error)
+
+// treeFiles looks files up in a tree of the store.
+func (a *App) treeFiles(tree cairn.Hash) fileLookup {
+	return func(ctx context.Context, p string) (string, func() ([]byte, error), error) {
+		e, err := a.v.Store.Get(ctx, tree, p)
+		switch {
+		case cairn.ErrorCode(err) == cairn.ENOTFOUND:
+			return "", nil, nil
+		case err != nil:
+			return "", nil, err
+		}
+		return e.Blob.String(), func() ([]byte, error) { return a.v.Store.ReadBlob(ctx, e.Blob) }, nil
+	}
+}
+
+// checkWrites checks each write against what lookup says its file holds
+// (at, for conflicts: the head or draft it was checked on) and returns
+// the edits, with the hash each file had ("" absent).
+func checkWrites(ctx context.Context, lookup fileLookup, at string, ws []PageWrite) ([]FileEdit, map[string]string, error) {
 	out := make([]FileEdit, 0, len(ws))
 	files := make(map[string]string, len(ws))
 	for _, w := range ws {
@@ -122,22 +147,18 @@ func (a *App) writeEdits(ctx context.Context, head cairn.Hash, ws []PageWrite) (
 		if err != nil {
 			return nil, nil, err
 		}
-		cur := ""
-		var data []byte
-		e, err := a.v.Store.Get(ctx, tree, p)
-		switch {
-		case err == nil:
-			cur = e.Blob.String()
-		case cairn.ErrorCode(err) != cairn.ENOTFOUND:
+		cur, read, err := lookup(ctx, p)
+		if err != nil {
 			return nil, nil, err
 		}
 		if !w.AnyVersion && !sameHash(w.Expected, cur) {
-			return nil, nil, staleError(&StaleFile{Path: p, Expected: w.Expected, Current: cur, Head: head.String()})
+			return nil, nil, staleError(&StaleFile{Path: p, Expected: w.Expected, Current: cur, Head: at})
 		}
 		edit := FileEdit{Path: p, Content: w.Content, Delete: w.Delete}
 		if w.Edit != nil {
+			var data []byte
 			if cur != "" {
-				if data, err = a.v.Store.ReadBlob(ctx, e.Blob); err != nil {
+				if data, err = read(); err != nil {
 					return nil, nil, err
 				}
 			}
@@ -147,6 +168,9 @@ func (a *App) writeEdits(ctx context.Context, head cairn.Hash, ws []PageWrite) (
 			if cur != "" && bytes.Equal(edit.Content, data) {
 				return nil, nil, cairn.Errorf(cairn.EINVALID, "the edit leaves %s as it is", cairn.Quote(p))
 			}
+		}
+		if edit.Delete && cur == "" {
+			return nil, nil, cairn.Errorf(cairn.ENOTFOUND, "%s is not there to delete", cairn.Quote(p))
 		}
 		out = append(out, edit)
 		files[p] = cur

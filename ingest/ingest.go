@@ -47,6 +47,9 @@ type Options struct {
 	// to reach them (default: this one). See agent.Env.
 	Tools   agent.ServeTools
 	Program string
+	// Drafts, when set, opens cairn's tools on a job's draft for agents
+	// that work only through them (the built-in agent).
+	Drafts agent.DraftTools
 }
 
 // Service ingests sources into one vault.
@@ -67,6 +70,7 @@ type Service struct {
 	activity func(*Source, string, string)
 	tools    agent.ServeTools
 	program  string
+	drafts   agent.DraftTools
 	// folder is held while main's folder is synced and while a command
 	// agent runs in snapshot mode, so the one is never taken for the other.
 	folder sync.Mutex
@@ -98,6 +102,7 @@ func New(v *vault.Vault, st Storage, jobs durable.Storage, opts *Options) *Servi
 		activity: opts.Activity,
 		tools:    opts.Tools,
 		program:  opts.Program,
+		drafts:   opts.Drafts,
 	}
 	if s.now == nil {
 		s.now = time.Now

@@ -274,6 +274,7 @@ func (s *Service) runtime(ctx context.Context, pol *admit.Policy, head cairn.Has
 		Logger:  s.log,
 		Tools:   s.tools,
 		Program: s.program,
+		Drafts:  s.drafts,
 	})
 }
 

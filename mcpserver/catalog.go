@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,7 +17,7 @@ import (
 func (s *Server) catalog() []tool {
 	read := func(title string) *mcp.ToolAnnotations { return annotations(title, true, false, true) }
 	change := func(destructive bool) *mcp.ToolAnnotations { return annotations("", false, destructive, false) }
-	return []tool{
+	tools := []tool{
 		// Eva's four read tools: Eva's names, arguments and result shapes.
 		define("search", "Search pages",
 			"Full-text search of the pages: every word must occur (\"a phrase\", prefix*; type and folder filter). "+
@@ -88,6 +89,21 @@ func (s *Server) catalog() []tool {
 			"Accept or reject a held change (needs the review scope).",
 			auth.Review, change(true), decideTool),
 	}
+	if s.opts.Draft != nil {
+		// A draft's writer changes the draft only.
+		tools = slices.DeleteFunc(tools, func(t tool) bool { return changesMain(t.def.Name) })
+	}
+	return tools
+}
+
+// changesMain reports whether a tool changes main whatever the server's
+// draft: a server on a draft does not offer it.
+func changesMain(tool string) bool {
+	switch tool {
+	case "propose", "ingest", "review_decide":
+		return true
+	}
+	return false
 }
 
 // pageURI is a page's resource URI.

@@ -41,6 +41,11 @@ import (
 type Options struct {
 	// View is what the read tools read. Default: main, followed live.
 	View *app.View
+	// Draft, when set, is where the write tools write, and what the read
+	// tools read (its View): the draft of a job's built-in agent, which
+	// becomes one proposal when the agent is done. The tools that change
+	// main otherwise (propose, ingest, review_decide) are not offered.
+	Draft *app.Draft
 	// Version is cairn's version, told to clients. Default "dev".
 	Version string
 	// MaxResult is the byte budget of one tool result. Default 32 KiB
@@ -73,7 +78,11 @@ func New(a *app.App, opts *Options) *Server {
 	o.MaxResult = cmp.Or(o.MaxResult, 32<<10)
 	o.Logger = cmp.Or(o.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	servers, _ := lru.New[string, *mcp.Server](256)
-	s := &Server{a: a, view: cmp.Or(o.View, a.View("")), opts: o, log: o.Logger, cache: mcp.NewSchemaCache(), servers: servers}
+	view := cmp.Or(o.View, a.View(""))
+	if o.Draft != nil {
+		view = o.Draft.View()
+	}
+	s := &Server{a: a, view: view, opts: o, log: o.Logger, cache: mcp.NewSchemaCache(), servers: servers}
 	s.tools = s.catalog()
 	return s
 }

@@ -32,8 +32,12 @@ type writeOut struct {
 	Conflict *app.StaleFile `json:"conflict,omitempty"`
 }
 
-// write runs a change through admission and renders the outcome.
+// write runs a change through admission and renders the outcome; on a
+// server on a draft, it writes into the draft.
 func (c *call) write(ctx context.Context, req app.WriteRequest) (*writeOut, error) {
+	if d := c.s.opts.Draft; d != nil {
+		return drafted(d.Write(ctx, req))
+	}
 	req.Message = cmp.Or(strings.TrimSpace(req.Message), "change from "+string(cairn.PrincipalFromContext(ctx)))
 	paths := make([]string, 0, len(req.Writes))
 	for _, w := range req.Writes {
@@ -47,13 +51,8 @@ func (c *call) write(ctx context.Context, req app.WriteRequest) (*writeOut, erro
 // with structured content).
 func (c *call) render(ctx context.Context, write func(context.Context) (*app.ChangesResult, error), paths []string) (*writeOut, error) {
 	res, err := write(ctx)
-	var stale *app.StaleFile
-	if errors.As(err, &stale) {
-		return nil, &resultError{out: &writeOut{Status: "conflict", Message: err.Error() + ". " + cairn.ErrorHint(err),
-			Findings: []cairn.Finding{}, Files: map[string]string{}, Conflict: stale}}
-	}
 	if err != nil {
-		return nil, err
+		return nil, conflict(err)
 	}
 	out := &writeOut{Findings: []cairn.Finding{}, Files: map[string]string{}}
 	o := res.Admission
@@ -83,6 +82,27 @@ func (c *call) render(ctx context.Context, write func(context.Context) (*app.Cha
 	}
 	fit(c, out, &out.Findings)
 	return out, nil
+}
+
+// conflict makes a stale file's error a conflict result (an error result
+// with structured content); other errors stay as they are.
+func conflict(err error) error {
+	var stale *app.StaleFile
+	if errors.As(err, &stale) {
+		return &resultError{out: &writeOut{Status: "conflict", Message: err.Error() + ". " + cairn.ErrorHint(err),
+			Findings: []cairn.Finding{}, Files: map[string]string{}, Conflict: stale}}
+	}
+	return err
+}
+
+// drafted renders a write into a draft: written, with the new hashes, or
+// a conflict.
+func drafted(files map[string]string, err error) (*writeOut, error) {
+	if err != nil {
+		return nil, conflict(err)
+	}
+	return &writeOut{Status: "written", Files: files, Findings: []cairn.Finding{},
+		Message: "written to your draft: it becomes one change, judged by admission, when you finish"}, nil
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
@@ -197,6 +217,9 @@ type moveIn struct {
 }
 
 func moveTool(ctx context.Context, c *call, in moveIn) (*writeOut, error) {
+	if d := c.s.opts.Draft; d != nil {
+		return drafted(d.Move(ctx, in.From, in.To, in.ExpectedHash))
+	}
 	return c.render(ctx, func(ctx context.Context) (*app.ChangesResult, error) {
 		return c.s.a.Move(ctx, in.From, in.To, in.ExpectedHash, in.Message)
 	}, []string{in.From, in.To})

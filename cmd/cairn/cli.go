@@ -529,7 +529,7 @@ func (a *cli) openApp() (*app.App, error) {
 func (a *cli) appOptions() *app.Options {
 	vo := a.vaultOptions()
 	return &app.Options{Logger: a.logger(), BusyTimeout: vo.BusyTimeout, Crash: vo.Crash,
-		Tools: mcpserver.AgentTools(version(), a.logger())}
+		Tools: mcpserver.AgentTools(version(), a.logger()), Drafts: mcpserver.AgentDrafts(version(), a.logger())}
 }
 
 func (a *cli) vaultOptions() *vault.Options {
