@@ -53,3 +53,4 @@ run ./ingest 'Ingest' 10x
 run ./agent/extractive 'Extract' 20x
 run ./agent/cli 'Overhead' 20x
 CAIRN_BENCH_PAGES=10000 run ./agent/cli 'Overhead' 5x
+run ./agent/builtin 'LoopStep' 5x
