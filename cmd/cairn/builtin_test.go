@@ -160,4 +160,3 @@ func TestBuiltinAgent(t *testing.T) {
 		})
 	}
 }
-
