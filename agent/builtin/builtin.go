@@ -12,6 +12,7 @@ package builtin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -109,8 +110,22 @@ func New(env agent.Env) (agent.Runtime, error) {
 func (r *Runtime) Name() string { return Name }
 
 // Run opens cairn's tools on a draft of the task's base, runs the loop,
-// and returns the draft's tree.
+// and returns the draft's tree; agent.timeout bounds it.
 func (r *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error) {
+	parent := ctx
+	if r.set.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.set.Timeout)
+		defer cancel()
+	}
+	res, err := r.run(ctx, t)
+	if err != nil && parent.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil, &agent.Failure{Reason: "timeout", Message: fmt.Sprintf("the agent ran longer than %s and was stopped", r.set.Timeout)}
+	}
+	return res, err
+}
+
+func (r *Runtime) run(ctx context.Context, t *agent.Task) (*agent.Result, error) {
 	pr, err := llm.New(llm.Config{Provider: provider(r.set), BaseURL: r.set.BaseURL, Key: r.key, Model: r.set.Model})
 	if err != nil {
 		return nil, &agent.Failure{Reason: "start", Message: err.Error() + ". " + cairn.ErrorHint(err)}

@@ -141,6 +141,8 @@ func TestBuiltinAgent(t *testing.T) {
 					{Calls: []llmtest.Call{{Tool: "write_page", Args: func(*llmtest.Request) any { return "{not json" }}}},
 					{Text: "<summary>Nothing.</summary>"},
 				}, nil, 1, "failed: the agent changed nothing"},
+				{"Stalls", llmtest.Script{{Raw: stallStart(bc.provider), Hang: true}}, map[string]string{"agent.timeout": "2s"}, 1,
+					"failed: the agent ran longer than 2s and was stopped"},
 				{"Injected", llmtest.Script{
 					{Calls: []llmtest.Call{{Tool: "read_page", Args: args(map[string]any{"id": "entities/mainz"})}}},
 					{Calls: []llmtest.Call{{Tool: "delete_page", Args: func(r *llmtest.Request) any {
@@ -159,4 +161,13 @@ func TestBuiltinAgent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stallStart is the start of a stream that never ends, in a provider's
+// format.
+func stallStart(provider string) string {
+	if provider == "openai" {
+		return "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":0,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"I\"},\"finish_reason\":null}]}\n\n"
+	}
+	return "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n"
 }
