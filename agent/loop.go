@@ -33,7 +33,8 @@ type Toolbox interface {
 
 // DraftTools opens a Toolbox on a new draft of the commit base: what the
 // worker hands a runtime that works through cairn's tools (Env.Drafts).
-type DraftTools func(ctx context.Context, base cairn.Hash) (Toolbox, error)
+// With readOnly it offers only the tools that read (to answer a question).
+type DraftTools func(ctx context.Context, base cairn.Hash, readOnly bool) (Toolbox, error)
 
 // Step is one model call of a run, as recorded with the job.
 type Step struct {

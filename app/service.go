@@ -68,6 +68,8 @@ type Service interface {
 	Reject(ctx context.Context, id int64, reason string) (*Decision, error)
 	Recheck(ctx context.Context, id int64) (*Decision, error)
 
+	Ask(ctx context.Context, req AskRequest) (*Answer, error)
+
 	Ingest(ctx context.Context, files []string, opts IngestOptions) (*IngestResult, error)
 	IngestData(ctx context.Context, items []ingest.Data, opts IngestOptions) (*IngestResult, error)
 	Sources(ctx context.Context, status string) ([]*ingest.Source, error)

@@ -17,6 +17,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"cairn"
+	"cairn/app"
 )
 
 // checker sends requests and checks each answer against the OpenAPI
@@ -232,6 +233,13 @@ func TestServer_API(t *testing.T) {
 	c.call(get, "/api/v1/links", "/api/v1/links?page=index", nil, 200)
 	c.call(get, "/api/v1/backlinks", "/api/v1/backlinks?page=notes/a.md", nil, 200)
 	c.call(get, "/api/v1/lint", "/api/v1/lint?min=warning", nil, 200)
+	ans := decode[app.Answer](t, c.call(post, "/api/v1/ask", "/api/v1/ask", map[string]any{"question": "which notes link to A?"}, 200))
+	if ans.Agent != "extractive" || ans.Answer == "" || ans.Citations == nil {
+		t.Errorf("POST /ask = %+v, want the extractive agent's answer", ans)
+	}
+	if p := problem(t, "an empty question", c.call(post, "/api/v1/ask", "/api/v1/ask", map[string]any{"question": " "}, 400)); p.Code != cairn.EINVALID {
+		t.Errorf("POST /ask with no question = %+v, want invalid", p)
+	}
 
 	// Working trees: the server's folder, edited, then committed.
 	c.call(get, "/api/v1/worktrees", "/api/v1/worktrees", nil, 200)

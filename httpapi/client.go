@@ -463,6 +463,15 @@ func (c *Client) Merge(ctx context.Context, req app.MergeRequest) (*app.MergeRes
 }
 
 // Revert undoes req.Commit on req.Branch (default: the client's branch).
+// Ask asks the vault a question.
+func (c *Client) Ask(ctx context.Context, req app.AskRequest) (*app.Answer, error) {
+	var res app.Answer
+	if err := c.post(ctx, "/ask", req, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
 func (c *Client) Revert(ctx context.Context, req app.RevertRequest) (*app.RevertResult, error) {
 	req.Branch = cmp.Or(req.Branch, c.branch)
 	var res app.RevertResult

@@ -447,3 +447,11 @@ func (s *Server) lint(ctx context.Context, in *lintIn) (*body[LintReport], error
 	}
 	return &body[LintReport]{Body: r}, nil
 }
+
+type askIn struct {
+	Body app.AskRequest
+}
+
+func (s *Server) ask(ctx context.Context, in *askIn) (*body[*app.Answer], error) {
+	return ok(s.app.Ask(ctx, in.Body))
+}

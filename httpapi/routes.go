@@ -165,6 +165,7 @@ func (s *Server) routes() {
 	register(s, route{method: get, path: "/links", id: "links", summary: "A page's links and where each leads", scope: R}, s.links)
 	register(s, route{method: get, path: "/backlinks", id: "backlinks", summary: "The links from other pages to a page", scope: R}, s.backlinks)
 	register(s, route{method: get, path: "/lint", id: "lint", summary: "Lint findings of main or of a revision", scope: R}, s.lint)
+	register(s, route{method: post, path: "/ask", id: "ask", summary: "Ask the vault: its agent answers from main, read-only, with citations", scope: R}, s.ask)
 
 	// Branches, tags, merges, reverts, changesets.
 	register(s, route{method: get, path: "/branches", id: "list-branches", summary: "The branches", scope: R}, s.branches)

@@ -376,3 +376,20 @@ func agentMeta(res *agent.Result) map[string]string {
 	}
 	return meta
 }
+
+// Agent returns the vault's agent as main's head configures it (cairn.yaml,
+// and an Eva vault's EVA.md), built as a job's would be, and that head:
+// what answers a question asked of the vault. The error is the
+// policy's or the runtime's, with its hint.
+func (s *Service) Agent(ctx context.Context) (agent.Runtime, cairn.Hash, error) {
+	head, err := s.v.Store.Head(ctx, admit.Branch)
+	if err != nil {
+		return nil, cairn.Hash{}, err
+	}
+	pol, err := s.policy(ctx)
+	if err != nil {
+		return nil, head, cairn.Errorf(cairn.EINVALID, "%w", err).WithHint("Fix cairn.yaml on main (cairn settings lists the settings).")
+	}
+	rt, err := s.runtime(ctx, pol, head)
+	return rt, head, err
+}

@@ -60,6 +60,10 @@ func (s *Server) catalog() []tool {
 		define("topology", "The vault's shape",
 			"Counts of files, pages and links; pages by type and by top folder; the hubs (most linked to) and the orphans (linked from nowhere).",
 			auth.Read, read(""), topologyTool),
+		define("ask", "Ask the vault",
+			"The vault's own agent answers a question from main, read-only, with the pages it rests on (each checked to exist) and their sources. "+
+				"Offline by retrieval with the default agent; through a model with the built-in one. Always main, whatever the view.",
+			auth.Read, annotations("", true, false, false), askTool),
 		define("health", "Health",
 			"cairn's version, the view, counts, whether the index is current, jobs by state, reviews held, and who you are with which scopes.",
 			auth.Read, read(""), healthTool),
@@ -97,10 +101,11 @@ func (s *Server) catalog() []tool {
 }
 
 // changesMain reports whether a tool changes main whatever the server's
-// draft: a server on a draft does not offer it.
+// draft, or runs an agent (ask): a server on a draft, whose client is an
+// agent, does not offer it.
 func changesMain(tool string) bool {
 	switch tool {
-	case "propose", "ingest", "review_decide":
+	case "propose", "ingest", "review_decide", "ask":
 		return true
 	}
 	return false

@@ -24,10 +24,11 @@ import (
 // an MCP client session over an in-memory transport to a server on the
 // draft, so that the agent calls the same tools, through the same
 // protocol, as any MCP client. It acts as agent:llm, with the scopes read
-// and propose; its writes go into the draft (Options.Draft).
+// and propose (read only, to answer a question); its writes go into the
+// draft (Options.Draft).
 func AgentDrafts(version string, logger *slog.Logger) func(*app.App) agent.DraftTools {
 	return func(a *app.App) agent.DraftTools {
-		return func(ctx context.Context, base cairn.Hash) (agent.Toolbox, error) {
+		return func(ctx context.Context, base cairn.Hash, readOnly bool) (agent.Toolbox, error) {
 			d, err := a.NewDraft(ctx, base)
 			if err != nil {
 				return nil, err
@@ -36,7 +37,11 @@ func AgentDrafts(version string, logger *slog.Logger) func(*app.App) agent.Draft
 			ct, st := mcp.NewInMemoryTransports()
 			// The session lives until Close, not as long as ctx.
 			sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-			ss, err := s.MCP(Stdio(cairn.Agent("llm"), []auth.Scope{auth.Read, auth.Propose})).Connect(sctx, st, nil)
+			scopes := []auth.Scope{auth.Read, auth.Propose}
+			if readOnly {
+				scopes = scopes[:1]
+			}
+			ss, err := s.MCP(Stdio(cairn.Agent("llm"), scopes)).Connect(sctx, st, nil)
 			if err != nil {
 				cancel()
 				return nil, fmt.Errorf("serve the agent's tools: %w", err)

@@ -97,6 +97,8 @@ var session = []step{
 	{"inspect", map[string]any{"page": "concepts/paper"}},
 	{"links", map[string]any{"page": "concepts/paper"}},
 	{"backlinks", map[string]any{"page": "concepts/paper"}},
+	{"ask", map[string]any{"question": "Where was oil-based ink first used for printing?"}},
+	{"ask", map[string]any{"question": ""}},
 	{"lint", map[string]any{}},
 	{"lint", map[string]any{"min": "loud"}},
 	{"log", map[string]any{"limit": 1}},

@@ -667,3 +667,11 @@ func showReviewTool(ctx context.Context, c *call, in showReviewIn) (*showReviewO
 	}
 	return out, nil
 }
+
+type askIn struct {
+	Question string `json:"question" jsonschema:"the question, at most 4000 characters"`
+}
+
+func askTool(ctx context.Context, c *call, in askIn) (*app.Answer, error) {
+	return c.s.a.Ask(ctx, app.AskRequest{Question: in.Question})
+}

@@ -76,7 +76,7 @@ func BenchmarkLoopStep(b *testing.B) {
 	var total time.Duration
 	b.ResetTimer()
 	for b.Loop() {
-		tb, err := drafts(ctx, res.Commit.Hash)
+		tb, err := drafts(ctx, res.Commit.Hash, false)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"maps"
 	"path/filepath"
 	"regexp"
@@ -170,4 +171,66 @@ func stallStart(provider string) string {
 		return "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":0,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"I\"},\"finish_reason\":null}]}\n\n"
 	}
 	return "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n"
+}
+
+// TestAsk asks the sample vault a question: offline by retrieval with the
+// default agent, and through a scripted model with the built-in one,
+// whose citations are checked (one names no page: dropped and counted),
+// and whose tools only read. Bad questions are refused.
+func TestAsk(t *testing.T) {
+	t.Run("Extractive", func(t *testing.T) {
+		dir := sampleVault(t)
+		r := run(t, dir, nil, "ask", "who", "printed", "the", "first", "book", "in", "English?")
+		if r.code != 0 || !strings.Contains(r.stdout, "entities/william-caxton.md — William Caxton") || !strings.Contains(r.stdout, "Answered by the extractive agent") {
+			t.Errorf("cairn ask exited %d:\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		for _, bad := range []string{" ", strings.Repeat("q", 4001)} {
+			if r := run(t, dir, nil, "ask", bad); r.code != 2 || !strings.Contains(r.stderr, "Hint: ") {
+				t.Errorf("cairn ask %.10q exited %d, want 2 with a hint:\n%s", bad, r.code, r.stderr)
+			}
+		}
+	})
+	for _, bc := range builtinCases {
+		t.Run(bc.provider, func(t *testing.T) {
+			answer := `{"answer": "Oil-based ink, from the painters' varnishes [[concepts/printing-ink]].", "citations": [` +
+				`{"page": "concepts/printing-ink.md", "sources": ["raw/no-such-source.md"]}, {"page": "concepts/invented-page", "sources": []}]}`
+			srv := bc.server(t, llmtest.Script{
+				{Calls: []llmtest.Call{{Tool: "search", Args: args(map[string]any{"query": "ink"})}}},
+				{Text: "Here is the answer:\n```json\n" + answer + "\n```"},
+			})
+			dir := sampleVault(t)
+			env := []string{"CAIRN_TEST_KEY=sk-test"}
+			for _, kv := range [][2]string{{"agent.provider", bc.provider}, {"agent.model", "test-model"}, {"agent.base_url", srv.URL + bc.base},
+				{"agent.key_env", "CAIRN_TEST_KEY"}, {"agent.runtime", "llm"}} {
+				must(t, run(t, dir, env, "settings", "set", kv[0], kv[1]), "settings set", kv[0])
+			}
+			r := run(t, dir, env, "ask", "--json", "What ink did printers use?")
+			if r.code != 0 {
+				t.Fatalf("cairn ask exited %d:\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			var ans struct {
+				Answer    string
+				Agent     string
+				Dropped   int
+				Citations []struct {
+					Page    string
+					Sources []string
+				}
+				Usage *struct{ Turns int }
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &ans); err != nil {
+				t.Fatal(err)
+			}
+			if ans.Agent != "llm" || !strings.Contains(ans.Answer, "Oil-based ink") || ans.Dropped != 1 ||
+				len(ans.Citations) != 1 || ans.Citations[0].Page != "concepts/printing-ink.md" || len(ans.Citations[0].Sources) != 0 ||
+				ans.Usage == nil || ans.Usage.Turns != 2 {
+				t.Errorf("cairn ask --json = %s", r.stdout)
+			}
+			for _, tool := range srv.Main()[0].Tools {
+				if strings.Contains(tool, "write") || strings.Contains(tool, "edit") || strings.Contains(tool, "delete") || tool == "ask" {
+					t.Errorf("the answering agent was offered %s", tool)
+				}
+			}
+		})
+	}
 }

@@ -1,0 +1,120 @@
+package extractive
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+
+	"cairn/agent"
+	"cairn/index"
+)
+
+var _ agent.Answerer = (*Runtime)(nil)
+
+// Bounds of a retrieved answer.
+const (
+	answerPassages = 5 // pages quoted
+	answerTerms    = 8 // content words of the question searched for
+)
+
+// Answer answers offline, by retrieval: the passages of the vault's pages
+// that best match the question's content words, each with its page. A
+// page matching more of the words ranks first; among equals, the better
+// BM25 score. It reads main's committed index (q.Base is its head).
+func (x *Runtime) Answer(ctx context.Context, q *agent.Question) (*agent.Reply, error) {
+	terms := contentWords(q.Text)
+	if len(terms) == 0 {
+		return &agent.Reply{Answer: "The question holds no word to look for in the vault."}, nil
+	}
+	r := x.Index.Main()
+	type hit struct {
+		res     index.SearchResult
+		matched int
+		score   float64
+	}
+	hits := map[string]*hit{}
+	add := func(res []index.SearchResult, weight int) {
+		for _, s := range res {
+			h := hits[s.Path]
+			if h == nil {
+				h = &hit{res: s}
+				hits[s.Path] = h
+			}
+			h.matched += weight
+			h.score += s.Score
+		}
+	}
+	// All the words at once first: when enough pages hold every one, they
+	// are the answer.
+	all, err := r.Search(ctx, index.SearchQuery{Text: strings.Join(terms, " "), Limit: answerPassages})
+	if err != nil {
+		return nil, fmt.Errorf("extractive answer: %w", err)
+	}
+	add(all, len(terms))
+	if len(all) < answerPassages && len(terms) > 1 {
+		for _, t := range terms {
+			res, err := r.Search(ctx, index.SearchQuery{Text: t, Limit: answerPassages})
+			if err != nil {
+				return nil, fmt.Errorf("extractive answer: %w", err)
+			}
+			add(res, 1)
+		}
+	}
+	ranked := make([]*hit, 0, len(hits))
+	for _, h := range hits {
+		if h.res.Snippet != "" {
+			ranked = append(ranked, h)
+		}
+	}
+	slices.SortFunc(ranked, func(a, b *hit) int {
+		if a.matched != b.matched {
+			return b.matched - a.matched
+		}
+		if a.score != b.score {
+			if a.score > b.score {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.res.Path, b.res.Path)
+	})
+	ranked = ranked[:min(len(ranked), answerPassages)]
+	if len(ranked) == 0 {
+		return &agent.Reply{Answer: "No page of the vault matches the question's words (" + strings.Join(terms, ", ") + ")."}, nil
+	}
+	var b strings.Builder
+	b.WriteString("The passages of the vault that best match the question (offline retrieval, no model):\n")
+	reply := &agent.Reply{}
+	for _, h := range ranked {
+		title := h.res.Title
+		if title == "" {
+			title = h.res.ID
+		}
+		fmt.Fprintf(&b, "\n> %s\n\n— [[%s|%s]]\n", h.res.Snippet, h.res.ID, title)
+		reply.Citations = append(reply.Citations, agent.Cited{Page: h.res.Path})
+	}
+	reply.Answer = b.String()
+	return reply, nil
+}
+
+// contentWords returns the question's words that carry a topic, folded,
+// each once, the longest first, at most answerTerms.
+func contentWords(q string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len([]rune(w)) < 3 || trStopwords[w] || seen[w] || questionWords[w] {
+			continue
+		}
+		seen[w] = true
+		out = append(out, w)
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return len([]rune(b)) - len([]rune(a)) })
+	return out[:min(len(out), answerTerms)]
+}
+
+// questionWords are the words of asking, which no page is about.
+var questionWords = map[string]bool{"what": true, "who": true, "whom": true, "whose": true, "which": true, "when": true,
+	"where": true, "why": true, "tell": true, "explain": true, "describe": true, "know": true, "does": true, "did": true}
