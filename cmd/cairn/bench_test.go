@@ -168,6 +168,11 @@ func BenchmarkRead(b *testing.B) {
 		{"show", func(i int) []string { return []string{"show", v.Path(i * 37 % v.Len())} }},
 		{"search", func(i int) []string { return []string{"search", queries[i%len(queries)]} }},
 		{"backlinks", func(i int) []string { return []string{"backlinks", v.Path(i * 53 % v.Len())} }},
+		// The default agent's answer, by retrieval: a question naming a
+		// page's title among question words.
+		{"ask", func(i int) []string {
+			return []string{"ask", "What do the notes say about " + v.Titles()[i*61%v.Len()] + "?"}
+		}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			var ds []time.Duration
