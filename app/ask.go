@@ -1,11 +1,16 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
 
 	"cairn"
 	"cairn/agent"
@@ -14,6 +19,9 @@ import (
 // AskRequest is a question asked of the vault.
 type AskRequest struct {
 	Question string `json:"question"`
+	// Save keeps the answer as an analysis page, proposed and always held
+	// for a person's review (needs a principal; the scope propose).
+	Save bool `json:"save,omitempty"`
 }
 
 // Citation is a page an answer rests on, as it is at the commit asked,
@@ -39,6 +47,10 @@ type Answer struct {
 	Agent string `json:"agent"`
 	// Usage is what answering cost, when a model answered.
 	Usage *agent.Usage `json:"usage,omitempty"`
+	// Saved is the analysis page the answer was saved as (Save), and
+	// Proposal the held proposal that adds it.
+	Saved    string `json:"saved,omitempty"`
+	Proposal int64  `json:"proposal,omitempty"`
 }
 
 // Ask answers a question from the vault, read-only, with the vault's
@@ -121,5 +133,111 @@ func (a *App) Ask(ctx context.Context, req AskRequest) (*Answer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if req.Save {
+		if err := a.saveAnswer(ctx, out); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// saveAnswer proposes the answer as an analysis page,
+// analyses/<date>-<slug>.md, held for a person whatever the gates say (as
+// Eva does): the question, the answer, and the evidence as links.
+func (a *App) saveAnswer(ctx context.Context, ans *Answer) error {
+	if _, err := Principal(ctx); err != nil {
+		return err
+	}
+	date := a.now().Format("2006-01-02")
+	title := ans.Question
+	if r := []rune(title); len(r) > 120 {
+		title = string(r[:119]) + "…"
+	}
+	var sources []string
+	var evidence strings.Builder
+	for _, c := range ans.Citations {
+		fmt.Fprintf(&evidence, "- [[%s|%s]]", strings.TrimSuffix(c.Page, ".md"), cmp.Or(c.Title, c.Page))
+		if len(c.Sources) > 0 {
+			fmt.Fprintf(&evidence, " (from %s)", strings.Join(c.Sources, ", "))
+		}
+		evidence.WriteByte('\n')
+		for _, s := range c.Sources {
+			if !slices.Contains(sources, s) {
+				sources = append(sources, s)
+			}
+		}
+	}
+	fm, err := yaml.Marshal(struct {
+		Title    string   `yaml:"title"`
+		Type     string   `yaml:"type"`
+		Date     string   `yaml:"date"`
+		Question string   `yaml:"question"`
+		Agent    string   `yaml:"agent"`
+		Sources  []string `yaml:"sources,omitempty"`
+	}{title, "analysis", date, ans.Question, ans.Agent, sources})
+	if err != nil {
+		return err
+	}
+	body := "---\n" + string(fm) + "---\n\n# " + strings.ReplaceAll(title, "\n", " ") + "\n\n" + ans.Answer + "\n"
+	if evidence.Len() > 0 {
+		body += "\n## Evidence\n\n" + evidence.String()
+	}
+	slug := slugOf(ans.Question)
+	tree, err := a.TreeOf(ctx, ans.Commit)
+	if err != nil {
+		return err
+	}
+	path := ""
+	for n := 1; path == ""; n++ {
+		p := fmt.Sprintf("analyses/%s-%s.md", date, slug)
+		if n > 1 {
+			p = fmt.Sprintf("analyses/%s-%s-%d.md", date, slug, n)
+		}
+		if _, err := a.v.Store.GetFold(ctx, tree, p); cairn.ErrorCode(err) == cairn.ENOTFOUND {
+			path = p
+		} else if err != nil {
+			return err
+		}
+	}
+	res, err := a.Write(ctx, WriteRequest{Propose: true, Message: "analysis: " + clipRunes(ans.Question, 60),
+		Writes: []PageWrite{{Path: path, Content: []byte(body)}}})
+	if err != nil {
+		return err
+	}
+	ans.Saved = path
+	if o := res.Admission; o != nil && o.Proposal != nil {
+		ans.Proposal = o.Proposal.ID
+	}
+	return nil
+}
+
+// slugOf is a question's words as a file name: lower-case letters and
+// digits joined by "-", at most 60 bytes; "question" when it has none.
+func slugOf(q string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(q) {
+		switch {
+		case r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(r)
+		default:
+			dash = true
+		}
+		if b.Len() >= 60 {
+			break
+		}
+	}
+	return cmp.Or(strings.Trim(b.String(), "-"), "question")
+}
+
+// clipRunes cuts s to n characters, with "…".
+func clipRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }

@@ -670,8 +670,13 @@ func showReviewTool(ctx context.Context, c *call, in showReviewIn) (*showReviewO
 
 type askIn struct {
 	Question string `json:"question" jsonschema:"the question, at most 4000 characters"`
+	Save     bool   `json:"save,omitempty" jsonschema:"keep the answer as an analysis page, held for a person's review (needs the propose scope)"`
 }
 
 func askTool(ctx context.Context, c *call, in askIn) (*app.Answer, error) {
-	return c.s.a.Ask(ctx, app.AskRequest{Question: in.Question})
+	if in.Save && !c.caller.Token.Has(auth.Propose) {
+		return nil, cairn.Errorf(cairn.EFORBIDDEN, "saving an answer proposes a page: it needs the scope propose").
+			WithHint("Ask without save.")
+	}
+	return c.s.a.Ask(ctx, app.AskRequest{Question: in.Question, Save: in.Save})
 }

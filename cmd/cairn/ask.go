@@ -7,11 +7,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"cairn"
 	"cairn/app"
 )
 
 func (a *cli) askCmd() *cobra.Command {
-	return &cobra.Command{
+	var save bool
+	cmd := &cobra.Command{
 		Use:   "ask QUESTION",
 		Short: "Ask the vault: its agent answers from main, with the pages it rests on",
 		Long: `Ask answers a question from the vault, read-only, with the vault's agent as
@@ -22,24 +24,39 @@ its model, reading the vault with cairn's tools. The answer lists the pages
 it cites (each checked to exist on main, with the sources under raw/ it
 rests on); citations that name no page are dropped and counted.
 
+--save keeps the answer as an analysis page (analyses/DATE-SLUG.md: the
+question, the answer and the pages it rests on as links), proposed and
+always held for a person's review, whatever the gates say.
+
 The question is the arguments, joined; at most 4000 characters. The agent
 CLIs (claude, codex, opencode) do not answer questions yet.`,
 		Example: `  cairn ask "who printed the first book in English?"
-  cairn ask what made oil-based ink necessary --json`,
+  cairn ask what made oil-based ink necessary --json
+  cairn ask --save "how did paper reach Mainz?"`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := a.ctx
+			if save {
+				p, err := a.principal()
+				if err != nil {
+					return err
+				}
+				ctx = cairn.NewContextWithPrincipal(ctx, p)
+			}
 			c, err := a.service()
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			ans, err := c.Ask(a.ctx, app.AskRequest{Question: strings.Join(args, " ")})
+			ans, err := c.Ask(ctx, app.AskRequest{Question: strings.Join(args, " "), Save: save})
 			if err != nil {
 				return err
 			}
 			return a.emit(ans, func(w io.Writer) { printAnswer(w, ans) })
 		},
 	}
+	cmd.Flags().BoolVar(&save, "save", false, "keep the answer as an analysis page, held for review")
+	return cmd
 }
 
 func printAnswer(w io.Writer, ans *app.Answer) {
@@ -59,6 +76,9 @@ func printAnswer(w io.Writer, ans *app.Answer) {
 	}
 	if ans.Dropped > 0 {
 		fmt.Fprintf(w, "(%d citations named no page on main and were left out)\n", ans.Dropped)
+	}
+	if ans.Saved != "" {
+		fmt.Fprintf(w, "Saved as %s, held for review as proposal %d. Next: cairn review show %d\n", ans.Saved, ans.Proposal, ans.Proposal)
 	}
 	by := "Answered by the " + ans.Agent + " agent at " + ans.Commit.Short()
 	if ans.Usage != nil {

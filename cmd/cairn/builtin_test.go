@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"maps"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -183,6 +185,25 @@ func TestAsk(t *testing.T) {
 		r := run(t, dir, nil, "ask", "who", "printed", "the", "first", "book", "in", "English?")
 		if r.code != 0 || !strings.Contains(r.stdout, "entities/william-caxton.md — William Caxton") || !strings.Contains(r.stdout, "Answered by the extractive agent") {
 			t.Errorf("cairn ask exited %d:\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		// Saved: an analysis page, held for a person whatever the gates say.
+		r = run(t, dir, nil, "ask", "--save", "--json", "How did paper reach Mainz?")
+		var saved struct {
+			Saved    string
+			Proposal int64
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &saved); err != nil || r.code != 0 || !strings.HasPrefix(saved.Saved, "analyses/") ||
+			!strings.HasSuffix(saved.Saved, "-how-did-paper-reach-mainz.md") || saved.Proposal == 0 {
+			t.Fatalf("cairn ask --save exited %d: %s%s", r.code, r.stdout, r.stderr)
+		}
+		if _, err := os.Stat(filepath.Join(dir, saved.Saved)); err == nil {
+			t.Errorf("the analysis is on main, not held")
+		}
+		show := run(t, dir, nil, "review", "show", strconv.FormatInt(saved.Proposal, 10))
+		for _, want := range []string{"held", "+type: analysis", "+question: How did paper reach Mainz?", "+## Evidence", "+- [[entities/mainz|Mainz]]", "(from raw/mainz-workshop-notes.md)"} {
+			if !strings.Contains(show.stdout, want) {
+				t.Errorf("cairn review show %d lacks %q:\n%s", saved.Proposal, want, show.stdout)
+			}
 		}
 		for _, bad := range []string{" ", strings.Repeat("q", 4001)} {
 			if r := run(t, dir, nil, "ask", bad); r.code != 2 || !strings.Contains(r.stderr, "Hint: ") {
