@@ -17,6 +17,9 @@ type Question struct {
 	Text string
 	// Base is the commit it is asked at: main's head.
 	Base cairn.Hash
+	// Scope, when set, is the working set: the paths of the only pages
+	// the answer may read and cite (and the vault's index and rules).
+	Scope []string
 	// Activity, when set, receives what the agent does, as for a Task.
 	Activity func(kind, text string)
 }

@@ -33,8 +33,16 @@ type Toolbox interface {
 
 // DraftTools opens a Toolbox on a new draft of the commit base: what the
 // worker hands a runtime that works through cairn's tools (Env.Drafts).
-// With readOnly it offers only the tools that read (to answer a question).
-type DraftTools func(ctx context.Context, base cairn.Hash, readOnly bool) (Toolbox, error)
+type DraftTools func(ctx context.Context, base cairn.Hash, opts ToolsOptions) (Toolbox, error)
+
+// ToolsOptions narrow a Toolbox.
+type ToolsOptions struct {
+	// ReadOnly offers only the tools that read (to answer a question).
+	ReadOnly bool
+	// Scope, when set, is a working set: the paths of the only pages the
+	// tools read (and the vault's index and rules).
+	Scope []string
+}
 
 // Step is one model call of a run, as recorded with the job.
 type Step struct {

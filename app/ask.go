@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -22,6 +23,10 @@ type AskRequest struct {
 	// Save keeps the answer as an analysis page, proposed and always held
 	// for a person's review (needs a principal; the scope propose).
 	Save bool `json:"save,omitempty"`
+	// Scope, when set, is a working set: the pages (ids, paths or
+	// titles; at most MaxScope) the answer may read and cite, with the
+	// vault's index and rules. The agent's view keeps to it.
+	Scope []string `json:"scope,omitempty"`
 }
 
 // Citation is a page an answer rests on, as it is at the commit asked,
@@ -76,12 +81,16 @@ func (a *App) Ask(ctx context.Context, req AskRequest) (*Answer, error) {
 	if err != nil {
 		return nil, err
 	}
+	scope, err := a.scopeOf(ctx, head, req.Scope)
+	if err != nil {
+		return nil, err
+	}
 	ans, ok := rt.(agent.Answerer)
 	if !ok {
 		return nil, cairn.Errorf(cairn.EINVALID, "the %s agent cannot answer questions yet", rt.Name()).
 			WithHint("Ask with the built-in agent (cairn settings set agent.runtime llm, with agent.model) or offline by retrieval (agent.runtime extractive).")
 	}
-	reply, err := ans.Answer(ctx, &agent.Question{Text: q, Base: head})
+	reply, err := ans.Answer(ctx, &agent.Question{Text: q, Base: head, Scope: scope})
 	if err != nil {
 		if f, ok := agent.IsFailure(err); ok {
 			return nil, cairn.Errorf(cairn.EUNAVAILABLE, "the %s agent could not answer: %s", rt.Name(), f.Message).
@@ -98,7 +107,11 @@ func (a *App) Ask(ctx context.Context, req AskRequest) (*Answer, error) {
 			WithHint("Try again later.")
 	}
 	out := &Answer{Question: q, Answer: strings.TrimSpace(reply.Answer), Citations: []Citation{}, Commit: head, Agent: rt.Name(), Usage: reply.Usage}
-	err = a.View(head.String()).Read(ctx, func(s *Snapshot) error {
+	view := a.View(head.String())
+	if scope != nil {
+		view = view.Scoped(scope)
+	}
+	err = view.Read(ctx, func(s *Snapshot) error {
 		seen := map[string]bool{}
 		for _, c := range reply.Citations {
 			path, err := s.Resolve(ctx, c.Page)
@@ -139,6 +152,54 @@ func (a *App) Ask(ctx context.Context, req AskRequest) (*Answer, error) {
 		}
 	}
 	return out, nil
+}
+
+// scopeOf resolves a working set's pages on the commit head: their paths,
+// each once; nil for none. More than MaxScope pages, or one that names no
+// page, is EINVALID naming them.
+func (a *App) scopeOf(ctx context.Context, head cairn.Hash, refs []string) ([]string, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	if len(refs) > MaxScope {
+		return nil, cairn.Errorf(cairn.EINVALID, "the working set names %d pages; it may hold at most %d", len(refs), MaxScope).
+			WithHint("Name fewer pages, or ask the whole vault.")
+	}
+	var paths, missing []string
+	err := a.View(head.String()).Read(ctx, func(s *Snapshot) error {
+		for _, ref := range refs {
+			ref = strings.TrimSpace(ref)
+			if ref == "" || strings.ContainsFunc(ref, unicode.IsControl) || len(ref) > 512 {
+				missing = append(missing, strconv.Quote(ref))
+				continue
+			}
+			p, err := s.Resolve(ctx, ref)
+			switch code := cairn.ErrorCode(err); {
+			case err == nil:
+				if !slices.Contains(paths, p) {
+					paths = append(paths, p)
+				}
+			case code == cairn.ENOTFOUND || code == cairn.EINVALID || code == cairn.ECONFLICT:
+				missing = append(missing, cairn.Quote(ref))
+			default:
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(missing) > 0 {
+		shown := missing[:min(len(missing), 5)]
+		more := ""
+		if len(missing) > len(shown) {
+			more = fmt.Sprintf(" and %d more", len(missing)-len(shown))
+		}
+		return nil, cairn.Errorf(cairn.EINVALID, "the working set names pages main does not have: %s%s", strings.Join(shown, ", "), more).
+			WithHint("Name pages by id, path or title; cairn search finds them.")
+	}
+	return paths, nil
 }
 
 // saveAnswer proposes the answer as an analysis page,

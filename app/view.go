@@ -28,6 +28,8 @@ type View struct {
 	name string
 	// draft, when set, builds the draft's tree on the base tree in b.
 	draft func(ctx context.Context, b *store.Batch, base cairn.Hash) (cairn.Hash, error)
+	// scope, when set, is the working set every read keeps to (Scoped).
+	scope map[string]bool
 }
 
 // View returns a view of the revision rev, or of main when rev is "".
@@ -77,7 +79,7 @@ func (v *View) Read(ctx context.Context, fn func(*Snapshot) error) error {
 	if err != nil {
 		return err
 	}
-	s := &Snapshot{a: a, View: v.name, Commit: st.Commit, Tree: st.Tree, files: a.v.Store}
+	s := &Snapshot{a: a, View: v.name, Commit: st.Commit, Tree: st.Tree, files: a.v.Store, scope: v.scope}
 	if v.rev != "" {
 		c, err := a.ResolveCommit(ctx, v.rev)
 		if err != nil {
@@ -95,14 +97,22 @@ func (v *View) Read(ctx context.Context, fn func(*Snapshot) error) error {
 		s.Draft, s.Tree, s.files = tree != s.Tree, tree, b
 	}
 	if s.Tree == st.Tree {
-		s.ix = a.v.Index.Main()
+		s.ix = s.scoped(a.v.Index.Main())
 		return fn(s)
 	}
 	err = a.v.Index.View(ctx, b, s.Tree, func(r *index.Reader) error {
-		s.ix = r
+		s.ix = s.scoped(r)
 		return fn(s)
 	})
 	return a.v.ExplainBusy(err)
+}
+
+// scoped is r within the snapshot's working set, if it has one.
+func (s *Snapshot) scoped(r *index.Reader) indexReader {
+	if s.scope == nil {
+		return r
+	}
+	return &scopedReader{r: r, scope: s.scope}
 }
 
 // files reads trees and blobs: the store, or a draft's batch over it.
@@ -122,8 +132,9 @@ type Snapshot struct {
 	Commit cairn.Hash `json:"commit"`
 	Tree   cairn.Hash `json:"tree"`
 	Draft  bool       `json:"draft,omitempty"`
-	ix     *index.Reader
+	ix     indexReader
 	files  files
+	scope  map[string]bool
 }
 
 // ReadFile returns the file at path (exactly, case included); ENOTFOUND
@@ -132,6 +143,9 @@ func (s *Snapshot) ReadFile(ctx context.Context, path string) (*FileAt, error) {
 	p, err := cairn.CleanPath(path)
 	if err != nil {
 		return nil, err
+	}
+	if s.scope != nil && !s.scope[p] {
+		return nil, notInScope(p)
 	}
 	e, err := s.files.Get(ctx, s.Tree, p)
 	if err != nil {

@@ -28,17 +28,17 @@ import (
 // draft (Options.Draft).
 func AgentDrafts(version string, logger *slog.Logger) func(*app.App) agent.DraftTools {
 	return func(a *app.App) agent.DraftTools {
-		return func(ctx context.Context, base cairn.Hash, readOnly bool) (agent.Toolbox, error) {
+		return func(ctx context.Context, base cairn.Hash, opts agent.ToolsOptions) (agent.Toolbox, error) {
 			d, err := a.NewDraft(ctx, base)
 			if err != nil {
 				return nil, err
 			}
-			s := New(a, &Options{Draft: d, Version: version, Logger: logger})
+			s := New(a, &Options{Draft: d, Scope: opts.Scope, Version: version, Logger: logger})
 			ct, st := mcp.NewInMemoryTransports()
 			// The session lives until Close, not as long as ctx.
 			sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 			scopes := []auth.Scope{auth.Read, auth.Propose}
-			if readOnly {
+			if opts.ReadOnly {
 				scopes = scopes[:1]
 			}
 			ss, err := s.MCP(Stdio(cairn.Agent("llm"), scopes)).Connect(sctx, st, nil)

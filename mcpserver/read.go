@@ -669,8 +669,9 @@ func showReviewTool(ctx context.Context, c *call, in showReviewIn) (*showReviewO
 }
 
 type askIn struct {
-	Question string `json:"question" jsonschema:"the question, at most 4000 characters"`
-	Save     bool   `json:"save,omitempty" jsonschema:"keep the answer as an analysis page, held for a person's review (needs the propose scope)"`
+	Question string   `json:"question" jsonschema:"the question, at most 4000 characters"`
+	Save     bool     `json:"save,omitempty" jsonschema:"keep the answer as an analysis page, held for a person's review (needs the propose scope)"`
+	Scope    []string `json:"scope,omitempty" jsonschema:"a working set: the only pages (ids, paths or titles; at most 250) the answer may read and cite"`
 }
 
 func askTool(ctx context.Context, c *call, in askIn) (*app.Answer, error) {
@@ -678,5 +679,5 @@ func askTool(ctx context.Context, c *call, in askIn) (*app.Answer, error) {
 		return nil, cairn.Errorf(cairn.EFORBIDDEN, "saving an answer proposes a page: it needs the scope propose").
 			WithHint("Ask without save.")
 	}
-	return c.s.a.Ask(ctx, app.AskRequest{Question: in.Question, Save: in.Save})
+	return c.s.a.Ask(ctx, app.AskRequest{Question: in.Question, Save: in.Save, Scope: in.Scope})
 }

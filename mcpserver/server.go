@@ -46,6 +46,9 @@ type Options struct {
 	// becomes one proposal when the agent is done. The tools that change
 	// main otherwise (propose, ingest, review_decide) are not offered.
 	Draft *app.Draft
+	// Scope, when set, is a working set the read tools keep to (see
+	// app.View.Scoped).
+	Scope []string
 	// Version is cairn's version, told to clients. Default "dev".
 	Version string
 	// MaxResult is the byte budget of one tool result. Default 32 KiB
@@ -81,6 +84,9 @@ func New(a *app.App, opts *Options) *Server {
 	view := cmp.Or(o.View, a.View(""))
 	if o.Draft != nil {
 		view = o.Draft.View()
+	}
+	if o.Scope != nil {
+		view = view.Scoped(o.Scope)
 	}
 	s := &Server{a: a, view: view, opts: o, log: o.Logger, cache: mcp.NewSchemaCache(), servers: servers}
 	s.tools = s.catalog()

@@ -263,3 +263,71 @@ func TestBudget(t *testing.T) {
 }
 
 func jsonOf(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// TestWorkingSet: a server on a working set keeps every read tool to its
+// pages (and index.md and the vault's rules): search and lists leave out
+// the rest, a read of a page outside is not found, links and backlinks
+// that lead outside are left out.
+func TestWorkingSet(t *testing.T) {
+	a := fixture(t)
+	in := []string{"concepts/paper.md", "concepts/printing-ink.md"}
+	cs := connect(t, mcpserver.New(a, &mcpserver.Options{Scope: in}), mcpserver.Stdio("", []auth.Scope{auth.Read}))
+	allowed := map[string]bool{"concepts/paper.md": true, "concepts/printing-ink.md": true, "index.md": true, "AGENTS.md": true, "EVA.md": true, "CLAUDE.md": true}
+	paths := func(v any, key string) []string {
+		var out []string
+		for _, m := range v.([]any) {
+			out = append(out, m.(map[string]any)[key].(string))
+		}
+		return out
+	}
+	for _, q := range []string{"paper", "printing", "Gutenberg"} {
+		out, isErr := call(t, cs, "search", map[string]any{"query": q})
+		if isErr {
+			t.Fatalf("search %q: %v", q, out)
+		}
+		for _, p := range paths(out["matches"], "path") {
+			if !allowed[p] {
+				t.Errorf("search %q found %s, outside the working set", q, p)
+			}
+		}
+	}
+	if out, isErr := call(t, cs, "read_page", map[string]any{"id": "concepts/paper"}); isErr || out["path"] != "concepts/paper.md" {
+		t.Errorf("read_page of a page in the working set: %v", out)
+	}
+	for _, tool := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"read_page", map[string]any{"id": "entities/mainz"}},
+		{"read_page", map[string]any{"id": "Johannes Gutenberg"}},
+		{"inspect", map[string]any{"page": "entities/mainz"}},
+		{"links", map[string]any{"page": "entities/mainz"}},
+		{"backlinks", map[string]any{"page": "entities/mainz"}},
+		{"neighbors", map[string]any{"id": "entities/mainz"}},
+		{"shortest_path", map[string]any{"from": "concepts/paper", "to": "entities/martin-luther"}},
+	} {
+		if out, isErr := call(t, cs, tool.name, tool.args); !isErr || out["code"] != "not_found" {
+			t.Errorf("%s %v outside the working set = %v, want not found", tool.name, tool.args, out)
+		}
+	}
+	out, _ := call(t, cs, "list_pages", map[string]any{})
+	for _, p := range paths(out["pages"], "path") {
+		if !allowed[p] {
+			t.Errorf("list_pages lists %s, outside the working set", p)
+		}
+	}
+	out, _ = call(t, cs, "neighbors", map[string]any{"id": "concepts/paper"})
+	for _, k := range []string{"outgoing", "incoming"} {
+		for _, id := range out[k].([]any) {
+			if !allowed[id.(string)+".md"] {
+				t.Errorf("neighbors of concepts/paper: %s %s is outside the working set", k, id)
+			}
+		}
+	}
+	out, _ = call(t, cs, "backlinks", map[string]any{"page": "concepts/paper"})
+	for _, p := range paths(out["links"], "from") {
+		if !allowed[p] {
+			t.Errorf("backlinks of concepts/paper: from %s, outside the working set", p)
+		}
+	}
+}

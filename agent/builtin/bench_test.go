@@ -76,7 +76,7 @@ func BenchmarkLoopStep(b *testing.B) {
 	var total time.Duration
 	b.ResetTimer()
 	for b.Loop() {
-		tb, err := drafts(ctx, res.Commit.Hash, false)
+		tb, err := drafts(ctx, res.Commit.Hash, agent.ToolsOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -130,7 +130,7 @@ func (r *Runtime) run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 	if err != nil {
 		return nil, &agent.Failure{Reason: "start", Message: err.Error() + ". " + cairn.ErrorHint(err)}
 	}
-	tb, err := r.drafts(ctx, t.Base, false)
+	tb, err := r.drafts(ctx, t.Base, agent.ToolsOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("built-in agent: %w", err)
 	}
@@ -236,7 +236,7 @@ func (r *Runtime) Answer(ctx context.Context, q *agent.Question) (*agent.Reply, 
 	if err != nil {
 		return nil, err
 	}
-	tb, err := r.drafts(ctx, q.Base, true)
+	tb, err := r.drafts(ctx, q.Base, agent.ToolsOptions{ReadOnly: true, Scope: q.Scope})
 	if err != nil {
 		return nil, fmt.Errorf("built-in agent: %w", err)
 	}

@@ -22,13 +22,23 @@ const (
 // Answer answers offline, by retrieval: the passages of the vault's pages
 // that best match the question's content words, each with its page. A
 // page matching more of the words ranks first; among equals, the better
-// BM25 score. It reads main's committed index (q.Base is its head).
+// BM25 score. It reads main's committed index (q.Base is its head); with
+// a working set, only its pages.
 func (x *Runtime) Answer(ctx context.Context, q *agent.Question) (*agent.Reply, error) {
 	terms := contentWords(q.Text)
 	if len(terms) == 0 {
 		return &agent.Reply{Answer: "The question holds no word to look for in the vault."}, nil
 	}
 	r := x.Index.Main()
+	limit := answerPassages
+	var scope map[string]bool
+	if q.Scope != nil {
+		// A working set: the best of its pages, among more results.
+		limit, scope = 100, map[string]bool{}
+		for _, p := range q.Scope {
+			scope[p] = true
+		}
+	}
 	type hit struct {
 		res     index.SearchResult
 		matched int
@@ -37,6 +47,9 @@ func (x *Runtime) Answer(ctx context.Context, q *agent.Question) (*agent.Reply, 
 	hits := map[string]*hit{}
 	add := func(res []index.SearchResult, weight int) {
 		for _, s := range res {
+			if scope != nil && !scope[s.Path] {
+				continue
+			}
 			h := hits[s.Path]
 			if h == nil {
 				h = &hit{res: s}
@@ -48,14 +61,14 @@ func (x *Runtime) Answer(ctx context.Context, q *agent.Question) (*agent.Reply, 
 	}
 	// All the words at once first: when enough pages hold every one, they
 	// are the answer.
-	all, err := r.Search(ctx, index.SearchQuery{Text: strings.Join(terms, " "), Limit: answerPassages})
+	all, err := r.Search(ctx, index.SearchQuery{Text: strings.Join(terms, " "), Limit: limit})
 	if err != nil {
 		return nil, fmt.Errorf("extractive answer: %w", err)
 	}
 	add(all, len(terms))
-	if len(all) < answerPassages && len(terms) > 1 {
+	if len(hits) < answerPassages && len(terms) > 1 {
 		for _, t := range terms {
-			res, err := r.Search(ctx, index.SearchQuery{Text: t, Limit: answerPassages})
+			res, err := r.Search(ctx, index.SearchQuery{Text: t, Limit: limit})
 			if err != nil {
 				return nil, fmt.Errorf("extractive answer: %w", err)
 			}

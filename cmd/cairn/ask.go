@@ -13,6 +13,7 @@ import (
 
 func (a *cli) askCmd() *cobra.Command {
 	var save bool
+	var scope []string
 	cmd := &cobra.Command{
 		Use:   "ask QUESTION",
 		Short: "Ask the vault: its agent answers from main, with the pages it rests on",
@@ -24,6 +25,11 @@ its model, reading the vault with cairn's tools. The answer lists the pages
 it cites (each checked to exist on main, with the sources under raw/ it
 rests on); citations that name no page are dropped and counted.
 
+--scope names a working set (up to 250 pages): the agent's view of the
+vault then holds only those pages, index.md and the vault's rules — a
+search finds nothing else, a read of another page is refused — and a
+citation of a page outside it is dropped.
+
 --save keeps the answer as an analysis page (analyses/DATE-SLUG.md: the
 question, the answer and the pages it rests on as links), proposed and
 always held for a person's review, whatever the gates say.
@@ -32,7 +38,8 @@ The question is the arguments, joined; at most 4000 characters. The agent
 CLIs (claude, codex, opencode) do not answer questions yet.`,
 		Example: `  cairn ask "who printed the first book in English?"
   cairn ask what made oil-based ink necessary --json
-  cairn ask --save "how did paper reach Mainz?"`,
+  cairn ask --save "how did paper reach Mainz?"
+  cairn ask --scope concepts/paper,entities/mainz "where did Mainz get its paper?"`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := a.ctx
@@ -48,7 +55,7 @@ CLIs (claude, codex, opencode) do not answer questions yet.`,
 				return err
 			}
 			defer c.Close()
-			ans, err := c.Ask(ctx, app.AskRequest{Question: strings.Join(args, " "), Save: save})
+			ans, err := c.Ask(ctx, app.AskRequest{Question: strings.Join(args, " "), Save: save, Scope: scope})
 			if err != nil {
 				return err
 			}
@@ -56,6 +63,7 @@ CLIs (claude, codex, opencode) do not answer questions yet.`,
 		},
 	}
 	cmd.Flags().BoolVar(&save, "save", false, "keep the answer as an analysis page, held for review")
+	cmd.Flags().StringSliceVar(&scope, "scope", nil, "a working set: the only pages the answer may read and cite (repeat or comma-separate; at most 250)")
 	return cmd
 }
 

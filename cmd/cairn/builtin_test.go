@@ -205,6 +205,22 @@ func TestAsk(t *testing.T) {
 				t.Errorf("cairn review show %d lacks %q:\n%s", saved.Proposal, want, show.stdout)
 			}
 		}
+		// A working set: the answer cites only its pages.
+		r = run(t, dir, nil, "ask", "--json", "--scope", "concepts/printing-ink,Paper", "who printed the first book in English?")
+		var scoped struct {
+			Citations []struct{ Page string }
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &scoped); err != nil || r.code != 0 || len(scoped.Citations) == 0 {
+			t.Fatalf("cairn ask --scope exited %d: %s%s", r.code, r.stdout, r.stderr)
+		}
+		for _, c := range scoped.Citations {
+			if c.Page != "concepts/printing-ink.md" && c.Page != "concepts/paper.md" && c.Page != "index.md" {
+				t.Errorf("cairn ask --scope cites %s, outside the working set", c.Page)
+			}
+		}
+		if r := run(t, dir, nil, "ask", "--scope", "concepts/paper,no-such-page", "what?"); r.code != 2 || !strings.Contains(r.stderr, `"no-such-page"`) {
+			t.Errorf("cairn ask --scope with a missing page exited %d:\n%s", r.code, r.stderr)
+		}
 		for _, bad := range []string{" ", strings.Repeat("q", 4001)} {
 			if r := run(t, dir, nil, "ask", bad); r.code != 2 || !strings.Contains(r.stderr, "Hint: ") {
 				t.Errorf("cairn ask %.10q exited %d, want 2 with a hint:\n%s", bad, r.code, r.stderr)
