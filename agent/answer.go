@@ -54,16 +54,57 @@ type Answerer interface {
 // fenced block or a preamble around it). ok is false when neither parses
 // or the answer is empty.
 func ParseReply(text string) (*Reply, bool) {
-	text = strings.TrimSpace(text)
 	var r Reply
-	if json.Unmarshal([]byte(text), &r) != nil {
-		i, j := strings.IndexByte(text, '{'), strings.LastIndexByte(text, '}')
-		if i < 0 || j <= i || json.Unmarshal([]byte(text[i:j+1]), &r) != nil {
-			return nil, false
-		}
+	if !ParseJSON(text, &r) {
+		return nil, false
 	}
 	if strings.TrimSpace(r.Answer) == "" {
 		return nil, false
 	}
 	return &r, true
+}
+
+// HealthKinds returns the kinds of finding a health check reports.
+func HealthKinds() []string {
+	return []string{"contradiction", "provenance", "stale-claim", "coverage-gap", "research-question"}
+}
+
+// MaxHealthFindings bounds a health check's findings.
+const MaxHealthFindings = 12
+
+// HealthFinding is one thing a health check found: what kind, on which
+// pages, with its evidence and a suggested next step (never an action
+// taken).
+type HealthFinding struct {
+	Kind     string   `json:"kind"`
+	Title    string   `json:"title"`
+	Detail   string   `json:"detail"`
+	Pages    []string `json:"pages"`
+	NextStep string   `json:"nextStep"`
+}
+
+// HealthReply is an agent's health check of the vault, as it gave it.
+type HealthReply struct {
+	Summary  string          `json:"summary"`
+	Findings []HealthFinding `json:"findings"`
+	Usage    *Usage          `json:"-"`
+}
+
+// HealthChecker is a Runtime that can check the vault's health,
+// read-only: contradictions, weak provenance, stale claims, gaps.
+type HealthChecker interface {
+	Runtime
+	Health(ctx context.Context, base cairn.Hash, activity func(kind, text string)) (*HealthReply, error)
+}
+
+// ParseJSON reads an agent's final text as the JSON object v: the whole
+// text, else from its first "{" to its last "}". It reports whether
+// either parsed.
+func ParseJSON(text string, v any) bool {
+	text = strings.TrimSpace(text)
+	if json.Unmarshal([]byte(text), v) == nil {
+		return true
+	}
+	i, j := strings.IndexByte(text, '{'), strings.LastIndexByte(text, '}')
+	return i >= 0 && j > i && json.Unmarshal([]byte(text[i:j+1]), v) == nil
 }

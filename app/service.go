@@ -69,6 +69,9 @@ type Service interface {
 	Recheck(ctx context.Context, id int64) (*Decision, error)
 
 	Ask(ctx context.Context, req AskRequest) (*Answer, error)
+	Health(ctx context.Context) (*HealthReport, error)
+	HealthReports(ctx context.Context, limit int) ([]*HealthReport, error)
+	HealthReportByID(ctx context.Context, id string) (*HealthReport, error)
 
 	Ingest(ctx context.Context, files []string, opts IngestOptions) (*IngestResult, error)
 	IngestData(ctx context.Context, items []ingest.Data, opts IngestOptions) (*IngestResult, error)

@@ -240,6 +240,12 @@ func TestServer_API(t *testing.T) {
 	if p := problem(t, "an empty question", c.call(post, "/api/v1/ask", "/api/v1/ask", map[string]any{"question": " "}, 400)); p.Code != cairn.EINVALID {
 		t.Errorf("POST /ask with no question = %+v, want invalid", p)
 	}
+	// The default agent has no health check; none is kept.
+	if p := problem(t, "a health check without a model", c.call(post, "/api/v1/health-checks", "/api/v1/health-checks", nil, 400)); p.Code != cairn.EINVALID {
+		t.Errorf("POST /health-checks with the extractive agent = %+v, want invalid", p)
+	}
+	c.call(get, "/api/v1/health-checks", "/api/v1/health-checks", nil, 200)
+	c.call(get, "/api/v1/health-checks/{id}", "/api/v1/health-checks/abcd", nil, 404)
 
 	// Working trees: the server's folder, edited, then committed.
 	c.call(get, "/api/v1/worktrees", "/api/v1/worktrees", nil, 200)

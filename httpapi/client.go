@@ -472,6 +472,33 @@ func (c *Client) Ask(ctx context.Context, req app.AskRequest) (*app.Answer, erro
 	return &res, nil
 }
 
+// Health runs the agent's health check and keeps its report.
+func (c *Client) Health(ctx context.Context) (*app.HealthReport, error) {
+	var res app.HealthReport
+	if err := c.post(ctx, "/health-checks", nil, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// HealthReports lists the kept health reports, newest first.
+func (c *Client) HealthReports(ctx context.Context, limit int) ([]*app.HealthReport, error) {
+	var out Items[*app.HealthReport]
+	if err := c.get(ctx, "/health-checks", query("limit", num(limit)), &out); err != nil {
+		return nil, err
+	}
+	return out.Items, nil
+}
+
+// HealthReportByID returns one kept health report.
+func (c *Client) HealthReportByID(ctx context.Context, id string) (*app.HealthReport, error) {
+	var res app.HealthReport
+	if err := c.get(ctx, "/health-checks/"+url.PathEscape(id), nil, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
 func (c *Client) Revert(ctx context.Context, req app.RevertRequest) (*app.RevertResult, error) {
 	req.Branch = cmp.Or(req.Branch, c.branch)
 	var res app.RevertResult

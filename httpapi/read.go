@@ -459,3 +459,23 @@ func (s *Server) ask(ctx context.Context, in *askIn) (*body[*app.Answer], error)
 	}
 	return ok(s.app.Ask(ctx, in.Body))
 }
+
+func (s *Server) checkHealth(ctx context.Context, _ *struct{}) (*body[*app.HealthReport], error) {
+	return ok(s.app.Health(ctx))
+}
+
+type healthChecksIn struct {
+	Limit int `query:"limit" minimum:"0" maximum:"1000" doc:"The most, newest first (default 20)."`
+}
+
+func (s *Server) healthChecks(ctx context.Context, in *healthChecksIn) (*body[Items[*app.HealthReport]], error) {
+	return list(s.app.HealthReports(ctx, in.Limit))
+}
+
+type healthCheckIn struct {
+	ID string `path:"id" doc:"The report's id, or its first hex digits (at least 4)."`
+}
+
+func (s *Server) healthCheck(ctx context.Context, in *healthCheckIn) (*body[*app.HealthReport], error) {
+	return ok(s.app.HealthReportByID(ctx, in.ID))
+}

@@ -166,6 +166,9 @@ func (s *Server) routes() {
 	register(s, route{method: get, path: "/backlinks", id: "backlinks", summary: "The links from other pages to a page", scope: R}, s.backlinks)
 	register(s, route{method: get, path: "/lint", id: "lint", summary: "Lint findings of main or of a revision", scope: R}, s.lint)
 	register(s, route{method: post, path: "/ask", id: "ask", summary: "Ask the vault: its agent answers from main, read-only, with citations", scope: R}, s.ask)
+	register(s, route{method: post, path: "/health-checks", id: "check-health", summary: "Run the agent's health check of main (read-only) and keep its report", scope: P, status: http.StatusCreated}, s.checkHealth)
+	register(s, route{method: get, path: "/health-checks", id: "list-health-checks", summary: "The kept health reports, newest first", scope: R}, s.healthChecks)
+	register(s, route{method: get, path: "/health-checks/{id}", id: "show-health-check", summary: "One kept health report", scope: R}, s.healthCheck)
 
 	// Branches, tags, merges, reverts, changesets.
 	register(s, route{method: get, path: "/branches", id: "list-branches", summary: "The branches", scope: R}, s.branches)

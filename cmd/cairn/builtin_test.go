@@ -271,3 +271,52 @@ func TestAsk(t *testing.T) {
 		})
 	}
 }
+
+// TestHealth runs the built-in agent's health check against a scripted
+// model: its report is kept (listed, shown by a prefix of its id), pages
+// main does not have and findings of no known kind are dropped and
+// counted. The default agent has no health check.
+func TestHealth(t *testing.T) {
+	dir := sampleVault(t)
+	if r := run(t, dir, nil, "health"); r.code != 2 || !strings.Contains(r.stderr, "the extractive agent has no health check") {
+		t.Errorf("cairn health with the extractive agent exited %d:\n%s", r.code, r.stderr)
+	}
+	report := `{"summary": "Mostly sound; one date disagrees.", "findings": [` +
+		`{"kind": "contradiction", "title": "Two dates for the Bible", "detail": "1454 here, 1455 there", "pages": ["entities/gutenberg-bible", "concepts/invented"], "nextStep": "Check the colophon."},` +
+		`{"kind": "gossip", "title": "?", "detail": "", "pages": [], "nextStep": ""}]}`
+	srv := llmtest.Anthropic(t, llmtest.Script{
+		{Calls: []llmtest.Call{{Tool: "search", Args: args(map[string]any{"query": "1455"})}}},
+		{Text: report},
+	})
+	env := []string{"CAIRN_TEST_KEY=sk-test"}
+	for _, kv := range [][2]string{{"agent.model", "test-model"}, {"agent.base_url", srv.URL}, {"agent.key_env", "CAIRN_TEST_KEY"}, {"agent.runtime", "llm"}} {
+		must(t, run(t, dir, env, "settings", "set", kv[0], kv[1]), "settings set", kv[0])
+	}
+	r := run(t, dir, env, "health", "--json")
+	var rep struct {
+		ID       string
+		Summary  string
+		Dropped  int
+		Findings []struct {
+			Kind  string
+			Pages []string
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 0 {
+		t.Fatalf("cairn health exited %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	if rep.Summary != "Mostly sound; one date disagrees." || rep.Dropped != 2 || len(rep.Findings) != 1 ||
+		rep.Findings[0].Kind != "contradiction" || len(rep.Findings[0].Pages) != 1 || rep.Findings[0].Pages[0] != "entities/gutenberg-bible.md" {
+		t.Errorf("cairn health --json = %s", r.stdout)
+	}
+	if r := run(t, dir, env, "health", "list"); !strings.Contains(r.stdout, rep.ID) || !strings.Contains(r.stdout, "1 findings") {
+		t.Errorf("cairn health list:\n%s%s", r.stdout, r.stderr)
+	}
+	if r := run(t, dir, env, "health", "show", rep.ID[:6]); r.code != 0 || !strings.Contains(r.stdout, "[contradiction] Two dates for the Bible") ||
+		!strings.Contains(r.stdout, "pages: entities/gutenberg-bible.md") {
+		t.Errorf("cairn health show:\n%s%s", r.stdout, r.stderr)
+	}
+	if r := run(t, dir, env, "health", "show", "zz"); r.code != 2 {
+		t.Errorf("cairn health show zz exited %d, want 2", r.code)
+	}
+}
