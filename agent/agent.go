@@ -34,6 +34,18 @@ type Task struct {
 	// of its output), "usage" (tokens and cost, when its CLI reports
 	// them), "error" (what went wrong, as its CLI reports it).
 	Activity func(kind, text string)
+
+	// For a question or a health check rather than an ingest:
+
+	// Prompt, when set, is what the agent is told instead of Prompt(t).
+	Prompt string
+	// ReadOnly runs the agent for its answer (Result.Final) only: what it
+	// writes is discarded, and a runtime gives it no tool that writes
+	// where it can.
+	ReadOnly bool
+	// Scope, when set, is a working set: the paths of the only files the
+	// agent is given (and the vault's index and rules).
+	Scope []string
 }
 
 // Usage is what a run cost, as the agent's CLI reported it.
@@ -86,6 +98,9 @@ type Result struct {
 	// agent's process took, for a runtime that runs one; the rest of a
 	// run is cairn's own overhead.
 	Materialize, Agent time.Duration
+	// Final is the agent's final message as it gave it, for a ReadOnly
+	// task (Batch and Tree are then unset).
+	Final string
 }
 
 // Runtime is a kind of agent.

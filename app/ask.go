@@ -61,12 +61,14 @@ type Answer struct {
 // Ask answers a question from the vault, read-only, with the vault's
 // agent as main's head configures it: the extractive runtime by retrieval
 // (offline, no key), the built-in agent (llm) through its model and
-// cairn's read tools. Each citation is checked against main's head: a page
-// that is not there is dropped and counted; its sources are the raw files
-// the page names that the commit holds. A question that is empty or over
-// agent.MaxQuestion characters is EINVALID, as is a runtime that cannot
-// answer (the agent CLIs, so far); an agent's own failure (a refused key,
-// a limit reached) is EUNAVAILABLE with its reason.
+// cairn's read tools, an agent CLI (claude, codex, opencode) run
+// read-only in a workspace of main (of the working set only, when one is
+// named). Each citation is checked against main's head: a page that is not
+// there (or not in the working set) is dropped and counted; its sources
+// are the raw files the page names that the commit holds. A question that
+// is empty or over agent.MaxQuestion characters is EINVALID, as is a
+// runtime that cannot answer (the generic command runtime); an agent's own
+// failure (a refused key, a limit reached) is EUNAVAILABLE with its reason.
 func (a *App) Ask(ctx context.Context, req AskRequest) (*Answer, error) {
 	q := strings.TrimSpace(req.Question)
 	switch n := utf8.RuneCountInString(q); {
@@ -88,7 +90,7 @@ func (a *App) Ask(ctx context.Context, req AskRequest) (*Answer, error) {
 	ans, ok := rt.(agent.Answerer)
 	if !ok {
 		return nil, cairn.Errorf(cairn.EINVALID, "the %s agent cannot answer questions yet", rt.Name()).
-			WithHint("Ask with the built-in agent (cairn settings set agent.runtime llm, with agent.model) or offline by retrieval (agent.runtime extractive).")
+			WithHint("Ask with an agent that answers: extractive (offline), llm (with agent.model), claude, codex or opencode: cairn settings set agent.runtime NAME")
 	}
 	reply, err := ans.Answer(ctx, &agent.Question{Text: q, Base: head, Scope: scope})
 	if err != nil {

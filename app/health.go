@@ -44,8 +44,9 @@ type HealthReport struct {
 // keeps its report, which HealthReports lists: a summary and findings
 // (contradictions, weak provenance, stale claims, coverage gaps, research
 // questions), each with the pages it rests on — pages main does not have
-// are dropped and counted. The built-in agent (llm) checks; another
-// runtime is EINVALID with a hint (deterministic checks are cairn lint's).
+// are dropped and counted. The built-in agent (llm) and the agent CLIs
+// check, read-only; another runtime is EINVALID with a hint
+// (deterministic checks are cairn lint's).
 // An agent's own failure is EUNAVAILABLE with its reason. It needs a
 // principal.
 func (a *App) Health(ctx context.Context) (*HealthReport, error) {
@@ -60,7 +61,7 @@ func (a *App) Health(ctx context.Context) (*HealthReport, error) {
 	hc, ok := rt.(agent.HealthChecker)
 	if !ok {
 		return nil, cairn.Errorf(cairn.EINVALID, "the %s agent has no health check", rt.Name()).
-			WithHint("The check needs a model: cairn settings set agent.runtime llm (with agent.model). cairn lint makes the deterministic checks.")
+			WithHint("The check needs a model: cairn settings set agent.runtime llm (with agent.model), or claude, codex or opencode. cairn lint makes the deterministic checks.")
 	}
 	reply, err := hc.Health(ctx, head, nil)
 	if err != nil {

@@ -19,6 +19,9 @@ const claudeTurns = 120
 // writing files, no shell, no web, no subagents.
 var claudeTools = []string{"Read", "Glob", "Grep", "LS", "Write", "Edit", "MultiEdit"}
 
+// claudeReadTools are those of them that only read: a question's.
+var claudeReadTools = claudeTools[:4]
+
 func init() {
 	register(&cliKind{
 		name: "claude", program: "claude", pkg: "@anthropic-ai/claude-code",
@@ -39,15 +42,19 @@ func claudeStart(r *cliRuntime, w *command.Workspace, t *agent.Task) (*command.S
 	if turns == 0 {
 		turns = claudeTurns
 	}
+	tools := claudeTools
+	if t.ReadOnly {
+		tools = claudeReadTools
+	}
 	argv := []string{"claude", "-p",
 		"--output-format", "stream-json", "--verbose",
 		"--setting-sources", "",
 		"--strict-mcp-config",
 		"--permission-mode", "dontAsk",
-		"--tools", strings.Join(claudeTools, ","),
+		"--tools", strings.Join(tools, ","),
 		"--max-turns", strconv.Itoa(turns),
 	}
-	allowed := append([]string{}, claudeTools...)
+	allowed := append([]string{}, tools...)
 	name := ""
 	if w.Tools != nil {
 		name = w.Tools.Name

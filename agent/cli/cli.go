@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -419,7 +420,7 @@ func clip(s string, n int) string {
 // vault's tools, and the language to write in.
 func (r *cliRuntime) prompt(w *command.Workspace, t *agent.Task, toolName func(tool string) string) string {
 	var b strings.Builder
-	b.WriteString(agent.Prompt(t))
+	b.WriteString(cmp.Or(t.Prompt, agent.Prompt(t)))
 	if w.Tools != nil {
 		fmt.Fprintf(&b, `
 Search before you write: the MCP tools %s (full-text search of the vault,
@@ -431,4 +432,42 @@ concerns faster than reading files one by one.
 		fmt.Fprintf(&b, "\nWrite pages in %s unless the vault's rules say otherwise.\n", strconv.Quote(r.set.Language))
 	}
 	return b.String()
+}
+
+var (
+	_ agent.Answerer      = (*cliRuntime)(nil)
+	_ agent.HealthChecker = (*cliRuntime)(nil)
+)
+
+// Answer answers a question from the vault with the CLI, read-only: it
+// runs in a workspace of main's head (of the working set's files only,
+// when there is one), with no tool that writes where its CLI allows
+// that, and whatever it writes is discarded; its final message is the
+// answer, in JSON.
+func (r *cliRuntime) Answer(ctx context.Context, q *agent.Question) (*agent.Reply, error) {
+	res, err := r.Run(ctx, &agent.Task{Prompt: agent.AskPrompt(q.Text), Base: q.Base, Scope: q.Scope,
+		ReadOnly: true, Activity: q.Activity})
+	if err != nil {
+		return nil, err
+	}
+	reply, ok := agent.ParseReply(res.Final)
+	if !ok {
+		return nil, &agent.Failure{Reason: "agent", Message: "the agent's answer was not the JSON asked for: " + clip(res.Final, 200)}
+	}
+	reply.Usage = res.Usage
+	return reply, nil
+}
+
+// Health checks the vault's health with the CLI, read-only, as Answer.
+func (r *cliRuntime) Health(ctx context.Context, base cairn.Hash, activity func(kind, text string)) (*agent.HealthReply, error) {
+	res, err := r.Run(ctx, &agent.Task{Prompt: agent.HealthPrompt, Base: base, ReadOnly: true, Activity: activity})
+	if err != nil {
+		return nil, err
+	}
+	var reply agent.HealthReply
+	if !agent.ParseJSON(res.Final, &reply) || strings.TrimSpace(reply.Summary) == "" {
+		return nil, &agent.Failure{Reason: "agent", Message: "the agent's report was not the JSON asked for: " + clip(res.Final, 200)}
+	}
+	reply.Usage = res.Usage
+	return &reply, nil
 }

@@ -43,6 +43,10 @@ func opencodeStart(r *cliRuntime, w *command.Workspace, t *agent.Task) (*command
 			"external_directory": "deny",
 		},
 	}
+	if t.ReadOnly {
+		perm := cfg["permission"].(map[string]any)
+		perm["edit"] = "deny"
+	}
 	model := r.set.Model
 	if r.set.BaseURL != "" {
 		if model == "" {

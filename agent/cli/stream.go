@@ -28,6 +28,7 @@ type stream struct {
 	dir   string // the workspace, to make file paths relative
 	tr    agent.Transcript
 	last  string // the agent's last message
+	final string // its final message, whole, when its CLI gave one
 	bad   int    // lines of standard output that were not events
 	shown int    // of which shown as text
 	stop  func() // stops the run (command.Workspace.Stop)
@@ -129,6 +130,9 @@ func (s *stream) tool(name string, input json.RawMessage) {
 	s.activity("tool", name+" "+clip(arg, toolArgBytes))
 }
 
+// Final returns the agent's final message as it gave it.
+func (s *stream) Final() string { return s.final }
+
 // Tail returns the end of the output that was not events: what the CLI
 // printed on standard error, and lines that were not JSON. Events are in
 // the activity already.
@@ -141,6 +145,7 @@ func (s *stream) summary(final string) string {
 	if strings.TrimSpace(final) == "" {
 		final = s.last
 	}
+	s.final = final
 	var tr agent.Transcript
 	for _, line := range strings.Split(final, "\n") {
 		tr.Line("stdout", line)

@@ -163,6 +163,12 @@ type Parser interface {
 	Tail() string
 }
 
+// Finaler is a Parser that keeps the agent's final message as it gave it
+// (a read-only task's answer).
+type Finaler interface {
+	Final() string
+}
+
 // textParser reads a generic command's output: every line is activity,
 // and the summary is the Transcript's.
 type textParser struct {
@@ -230,7 +236,13 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 		c.Exclusive.Lock()
 		defer c.Exclusive.Unlock() // after the workspace is removed
 	}
-	ws := filepath.Join(c.WorkDir, fmt.Sprintf("job-%d-%d", t.Job, t.Attempt))
+	name := fmt.Sprintf("job-%d-%d", t.Job, t.Attempt)
+	if t.ReadOnly {
+		key := make([]byte, 6)
+		rand.Read(key)
+		name = "ask-" + hex.EncodeToString(key)
+	}
+	ws := filepath.Join(c.WorkDir, name)
 	if err := removeTree(ws); err != nil {
 		return nil, fmt.Errorf("command agent: clear workspace: %w", err)
 	}
@@ -240,7 +252,13 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 	// The snapshot of what was written lets reading the workspace back
 	// after the run read only the files the agent changed.
 	began := time.Now()
-	snap, err := worktree.MaterializeSnapshot(ctx, c.Store, cm.Tree, dir)
+	tree := cm.Tree
+	if t.Scope != nil {
+		if tree, err = c.scopedTree(ctx, tree, t.Scope); err != nil {
+			return nil, fmt.Errorf("command agent: %w", err)
+		}
+	}
+	snap, err := worktree.MaterializeSnapshot(ctx, c.Store, tree, dir)
 	if err != nil {
 		return nil, fmt.Errorf("command agent: %w", err)
 	}
@@ -260,7 +278,7 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 		}
 		defer stop()
 	}
-	st := &Start{Argv: c.Argv, Stdin: []byte(agent.Prompt(t)), Parser: &textParser{activity: t.Activity}}
+	st := &Start{Argv: c.Argv, Stdin: []byte(cmp.Or(t.Prompt, agent.Prompt(t))), Parser: &textParser{activity: t.Activity}}
 	if c.Adapter != nil {
 		st, err = c.Adapter.Start(ctx, w, t)
 		if err != nil {
@@ -334,6 +352,16 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 		return nil, &agent.Failure{Reason: "exit", ExitCode: res.ExitCode, Output: output,
 			Message: fmt.Sprintf("the agent exited with status %d", res.ExitCode)}
 	}
+	if t.ReadOnly {
+		// Its answer is all: whatever it wrote is discarded with the
+		// workspace.
+		final := summary
+		if f, ok := st.Parser.(Finaler); ok {
+			final = f.Final()
+		}
+		return &agent.Result{Summary: summary, Final: final, Mode: string(res.Mode), Contain: string(res.Contain),
+			Usage: usage, Version: st.Version, Materialize: materialize, Agent: res.Duration}, nil
+	}
 	b := c.Store.NewBatch()
 	tree, skips, err := worktree.ReadFolder(ctx, b, dir, cm.Tree, &worktree.WalkOptions{Materialized: snap})
 	if err != nil {
@@ -345,6 +373,37 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 	return &agent.Result{Batch: b, Tree: tree, Summary: summary, Mode: string(res.Mode),
 		Contain: string(res.Contain), Outside: res.Outside, Skipped: skips, Usage: usage, Version: st.Version,
 		Materialize: materialize, Agent: res.Duration}, nil
+}
+
+// scopedTree writes into the store the tree of base's files a working set
+// holds (scope, and the vault's index and rules): the workspace of a
+// question asked within it holds nothing else.
+func (c *Runtime) scopedTree(ctx context.Context, base cairn.Hash, scope []string) (cairn.Hash, error) {
+	keep := map[string]bool{"index.md": true, "AGENTS.md": true, "EVA.md": true, "CLAUDE.md": true, "cairn.yaml": true}
+	for _, p := range scope {
+		keep[p] = true
+	}
+	var files []store.FileChange
+	for p := range keep {
+		e, err := c.Store.Get(ctx, base, p)
+		if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+			continue
+		}
+		if err != nil {
+			return cairn.Hash{}, err
+		}
+		data, err := c.Store.ReadBlob(ctx, e.Blob)
+		if err != nil {
+			return cairn.Hash{}, err
+		}
+		files = append(files, store.FileChange{Path: p, Data: data, Mode: e.Mode})
+	}
+	b := c.Store.NewBatch()
+	tree, err := b.BuildTree(ctx, files)
+	if err != nil {
+		return cairn.Hash{}, err
+	}
+	return tree, b.Flush(ctx)
 }
 
 // read returns what the agent may read beside the system's folders: the

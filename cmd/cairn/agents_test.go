@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"cairn/internal/llmtest"
 )
@@ -182,6 +184,35 @@ func TestAgentCLIs(t *testing.T) {
 				_, r, _ := runAgent(t, bin, ac, srv, "# Rate\n\nA source.\n")
 				if !strings.Contains(r.stdout, ": merged (proposal") && !strings.Contains(r.stdout, "held for review") {
 					t.Fatalf("cairn ingest exited %d; the job did not end decided:\n%s%s", r.code, r.stdout, r.stderr)
+				}
+			})
+			t.Run("Asks", func(t *testing.T) {
+				// A question, read-only, in a workspace of the working set.
+				srv := ac.server(t, llmtest.Script{
+					{Calls: []llmtest.Call{ac.read(nil, "concepts/paper.md")}},
+					{Text: `{"answer": "Rag paper, from linen.", "citations": [{"page": "concepts/paper.md", "sources": []}]}`},
+				})
+				dir := sampleVault(t)
+				env := []string{"CAIRN_TEST_KEY=sk-test", "HOME=" + t.TempDir()}
+				for k, v := range map[string]string{
+					"agent.runtime": ac.runtime, "agent.command": filepath.Join(bin, ac.runtime),
+					"agent.base_url": srv.URL + ac.base, "agent.key_env": "CAIRN_TEST_KEY", "agent.model": "test-model",
+					"agent.timeout": "3m", "agent.unconfined": "allow",
+				} {
+					must(t, run(t, dir, env, "settings", "set", k, v), "settings set", k)
+				}
+				r := run(t, dir, env, "ask", "--scope", "concepts/paper", "What was paper made of?")
+				if r.code != 0 || !strings.Contains(r.stdout, "Rag paper, from linen.") || !strings.Contains(r.stdout, "concepts/paper.md — Paper") {
+					t.Fatalf("cairn ask exited %d:\n%s%s", r.code, r.stdout, r.stderr)
+				}
+				var read bool
+				for _, req := range srv.Main() {
+					for _, res := range req.Results {
+						read = read || strings.Contains(res, "Paper reaches Europe")
+					}
+				}
+				if !read {
+					t.Errorf("the model did not get concepts/paper.md's content")
 				}
 			})
 			t.Run("Unauthorized", func(t *testing.T) {
@@ -403,5 +434,44 @@ func TestAgentEvaSettings(t *testing.T) {
 	}
 	if !strings.Contains(out, "called mcp__eva__search") {
 		t.Errorf("the tools are not named mcp__eva__*:\n%s", out)
+	}
+}
+
+// TestAgentAskCLIs asks each agent CLI's stand-in a question and a health
+// check: it runs read-only (no tool that writes, for the CLIs that can be
+// told so), in a workspace that holds only the working set's pages when
+// one is named, and its final message is the answer.
+func TestAgentAskCLIs(t *testing.T) {
+	for _, runtime := range []string{"claude", "codex", "opencode"} {
+		t.Run(runtime, func(t *testing.T) {
+			t.Parallel()
+			dir, env := standInVault(t, runtime, "ok", nil)
+			var ans struct {
+				Answer    string
+				Dropped   int
+				Citations []struct{ Page string }
+			}
+			r := run(t, dir, env, "ask", "--json", "--scope", "concepts/paper,concepts/printing-ink", "What was paper made of?")
+			if err := json.Unmarshal([]byte(r.stdout), &ans); err != nil || r.code != 0 {
+				t.Fatalf("cairn ask exited %d: %s%s", r.code, r.stdout, r.stderr)
+			}
+			if ans.Answer != "From the stand-in: 2 pages." || ans.Dropped != 1 || len(ans.Citations) != 2 {
+				t.Errorf("cairn ask --scope = %s", r.stdout)
+			}
+			r = run(t, dir, env, "ask", "--json", "What was paper made of?")
+			if err := json.Unmarshal([]byte(r.stdout), &ans); err != nil || r.code != 0 || ans.Answer == "From the stand-in: 2 pages." || len(ans.Citations) < 3 {
+				t.Errorf("cairn ask without a working set = %s%s", r.stdout, r.stderr)
+			}
+			r = run(t, dir, env, "health")
+			if r.code != 0 || !strings.Contains(r.stdout, "Sound, says the stand-in.") || !strings.Contains(r.stdout, "No findings.") {
+				t.Errorf("cairn health exited %d:\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if left, _ := filepath.Glob(filepath.Join(dir, ".cairn", "work", "ask-*")); len(left) > 0 {
+				time.Sleep(2 * time.Second) // removed in the background
+				if left, _ := filepath.Glob(filepath.Join(dir, ".cairn", "work", "ask-*")); len(left) > 0 {
+					t.Errorf("workspaces of questions left: %v", left)
+				}
+			}
+		})
 	}
 }

@@ -21,7 +21,8 @@ func (a *cli) askCmd() *cobra.Command {
 main's cairn.yaml sets it: the default agent (extractive) answers offline,
 with no key, by retrieval — the passages of the pages that best match the
 question's words; the built-in agent (agent.runtime llm) answers through
-its model, reading the vault with cairn's tools. The answer lists the pages
+its model, reading the vault with cairn's tools; an agent CLI (claude,
+codex, opencode) answers read-only in a workspace of main. The answer lists the pages
 it cites (each checked to exist on main, with the sources under raw/ it
 rests on); citations that name no page are dropped and counted.
 
@@ -34,8 +35,7 @@ citation of a page outside it is dropped.
 question, the answer and the pages it rests on as links), proposed and
 always held for a person's review, whatever the gates say.
 
-The question is the arguments, joined; at most 4000 characters. The agent
-CLIs (claude, codex, opencode) do not answer questions yet.`,
+The question is the arguments, joined; at most 4000 characters.`,
 		Example: `  cairn ask "who printed the first book in English?"
   cairn ask what made oil-based ink necessary --json
   cairn ask --save "how did paper reach Mainz?"

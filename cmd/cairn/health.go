@@ -22,9 +22,9 @@ questions, each with the pages it rests on (pages main does not have are
 dropped and counted). The report is kept: cairn health list lists the
 reports, cairn health show ID shows one.
 
-The check needs a model: the built-in agent (agent.runtime llm). The
-deterministic checks — broken links, orphans, missing titles — are cairn
-lint's.`,
+The check needs a model: the built-in agent (agent.runtime llm) or an
+agent CLI (claude, codex, opencode), run read-only. The deterministic
+checks — broken links, orphans, missing titles — are cairn lint's.`,
 		Example: `  cairn health
   cairn health list
   cairn health show 3f9a`,

@@ -16,9 +16,9 @@ has() {
 # common checks of the environment: a private home inside the job's
 # workspace, none of cairn's secrets, the key under its name.
 check_env() {
-  case "$HOME" in */.cairn/work/job-*/home) ;; *) fail "HOME is $HOME, not the job's private home" ;; esac
+  case "$HOME" in */.cairn/work/job-*/home|*/.cairn/work/ask-*/home) ;; *) fail "HOME is $HOME, not the job's private home" ;; esac
   [ -z "$CAIRN_TEST_SECRET" ] || fail "a variable of cairn's environment leaked: CAIRN_TEST_SECRET"
-  case "$PWD" in */.cairn/work/job-*/vault) ;; *) fail "the working directory is $PWD, not the job's workspace" ;; esac
+  case "$PWD" in */.cairn/work/job-*/vault|*/.cairn/work/ask-*/vault) ;; *) fail "the working directory is $PWD, not the job's workspace" ;; esac
   [ -f AGENTS.md ] || [ -f index.md ] || fail "the workspace does not hold the vault's files"
 }
 
@@ -40,4 +40,23 @@ misbehave() {
     outside) echo "sneaky" > ../../outside.md 2>/dev/null && echo "STANDIN: wrote outside" >&2 ;;
     asks) printf 'Do you want to continue? [y/N] '; read -r answer; [ "$answer" = y ] || { echo "aborted" >&2; exit 1; } ;;
   esac
+}
+
+# answer prints, for a question or a health check in the prompt ($1), the
+# JSON reply — the text of the CLI's final message — on standard output,
+# and returns 0; for an ingest it returns 1. A question's answer cites
+# the pages the workspace holds under concepts/ (a working set's only),
+# and one that does not exist.
+answer() {
+  case "$1" in
+    *"<question>"*)
+      cites=""
+      for f in concepts/*.md; do [ -f "$f" ] && cites="$cites{\\\"page\\\": \\\"$f\\\"}, "; done
+      printf '{\\"answer\\": \\"From the stand-in: %s pages.\\", \\"citations\\": [%s{\\"page\\": \\"concepts/made-up.md\\"}]}' "$(ls concepts | wc -l)" "$cites"
+      return 0 ;;
+    *"knowledge base's health"*)
+      printf '{\\"summary\\": \\"Sound, says the stand-in.\\", \\"findings\\": []}'
+      return 0 ;;
+  esac
+  return 1
 }
