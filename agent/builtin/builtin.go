@@ -302,4 +302,3 @@ func (r *Runtime) readOnly(ctx context.Context, base cairn.Hash, scope []string,
 		PriceIn: r.set.PriceIn, PriceOut: r.set.PriceOut, Budget: r.set.Budget, Activity: activity}
 	return loop.Run(ctx, askSystem(r.set), prompt)
 }
-
