@@ -172,6 +172,7 @@ const (
 	DefaultTimeout    = 30 * time.Minute
 	DefaultInactivity = 180 * time.Second
 	DefaultTurns      = 120
+	DefaultMaxTokens  = 2_000_000
 	DefaultAttempts   = 3
 	DefaultWorkers    = 2
 	DefaultMaxSize    = 64 << 20
@@ -202,7 +203,7 @@ func (p *Policy) AgentSettings() agent.Settings {
 		Timeout: p.Timeout(), Inactivity: p.Inactivity(),
 		Model: p.Agent.Model, Effort: p.Agent.Effort, Turns: p.Agent.Turns, Budget: p.Agent.Budget,
 		BaseURL: p.Agent.BaseURL, KeyEnv: p.Agent.KeyEnv,
-		Provider: p.Agent.Provider, MaxTokens: p.Agent.MaxTokens, PriceIn: p.Agent.PriceIn, PriceOut: p.Agent.PriceOut,
+		Provider: p.Agent.Provider, MaxTokens: cmpOr(p.Agent.MaxTokens, DefaultMaxTokens), PriceIn: p.Agent.PriceIn, PriceOut: p.Agent.PriceOut,
 	}
 }
 
@@ -385,7 +386,7 @@ var settingKeys = []struct{ key, help string }{
 	{"agent.base_url", "the model provider's API address for an agent CLI (a proxy, a local model); empty: the CLI's own"},
 	{"agent.key_env", "the variable of cairn's environment holding the provider's API key; empty: the CLI's usual one"},
 	{"agent.provider", "the built-in agent's model API: anthropic, or openai for any OpenAI-compatible one"},
-	{"agent.max_tokens", "the most tokens one built-in agent run may read and write; empty: no bound"},
+	{"agent.max_tokens", "the most tokens one built-in agent run may read and write"},
 	{"agent.price_in", "the model's price in US dollars per million input tokens, for agent.budget and the cost recorded"},
 	{"agent.price_out", "the model's price in US dollars per million output tokens"},
 	{"sources.max_size", "the largest source accepted"},
@@ -486,10 +487,7 @@ func (p *Policy) get(key string) (string, error) {
 	case "agent.provider":
 		return cmpOr(p.Agent.Provider, "anthropic"), nil
 	case "agent.max_tokens":
-		if p.Agent.MaxTokens == 0 {
-			return "", nil
-		}
-		return strconv.FormatInt(p.Agent.MaxTokens, 10), nil
+		return strconv.FormatInt(cmpOr(p.Agent.MaxTokens, DefaultMaxTokens), 10), nil
 	case "agent.price_in", "agent.price_out":
 		v := p.Agent.PriceIn
 		if key == "agent.price_out" {

@@ -75,7 +75,8 @@ type Settings struct {
 	// Provider is the model API: "anthropic" or "openai" (any
 	// OpenAI-compatible one) (agent.provider). "": anthropic.
 	Provider string
-	// MaxTokens bounds the tokens a run reads and writes (agent.max_tokens).
+	// MaxTokens bounds the tokens a run reads and writes (agent.max_tokens;
+	// admit fills in its default, 2,000,000).
 	// Zero: none.
 	MaxTokens int64
 	// PriceIn and PriceOut are the model's prices in US dollars per million

@@ -130,6 +130,8 @@ func TestBuiltinAgent(t *testing.T) {
 				want     string
 			}{
 				{"Unauthorized", llmtest.Script{{Status: 401, Text: "invalid x-api-key"}}, nil, 1, "failed: the model provider refused the key (401"},
+				{"RateLimitedForever", llmtest.Script{{Status: 429, RetryAfter: "0", Text: "slow down"}}, nil, 1, "failed: the model provider kept answering 429 (rate limited) after the retries"},
+				{"Garbage", llmtest.Script{{Raw: "data: {\"oops\n\ndata: ]]\n\n"}}, map[string]string{"agent.attempts": "1"}, 1, "failed: "},
 				{"NeverStops", llmtest.Script{{Calls: []llmtest.Call{{Tool: "search", Args: func(r *llmtest.Request) any {
 					return map[string]any{"query": "paper " + strings.Repeat("x", r.Turn)}
 				}}}}}, map[string]string{"agent.turns": "5"}, 1, "failed: the agent reached its step limit (5 model calls; agent.turns)"},
