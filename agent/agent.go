@@ -162,13 +162,7 @@ cairn.yaml): only people can change them.
 
 The new source is the file %[1]s (its path, quoted). Read it, look for the
 existing pages it concerns, and integrate it:
-- prefer adding to existing pages over making new ones; make a page only for
-  a distinct person, place, thing or idea worth linking to;
-- write a summary of the source at summaries/<short-name>.md, with frontmatter
-  title, type: summary and source: the source's path;
-- give every new page frontmatter with a title and a type, link related pages
-  with [[wikilinks]], and list new pages in index.md;
-- never change anything under raw/, nor log.md, cairn.yaml, eva.json, EVA.md,
+%[2]s- never change anything under raw/, nor log.md, cairn.yaml, eva.json, EVA.md,
   AGENTS.md, CLAUDE.md or any dot file; never delete or rename a page unless
   the source proves it wrong; write only inside this folder; do not use git
   or the network.
@@ -185,5 +179,15 @@ updated and why, between a line <summary> and a line </summary>. It becomes
 the change's summary and its entry in log.md; nothing else you print is kept.
 Your changes are checked before they are admitted: changes to protected files
 are rejected, and deletions or new problems are held for a person to review.
-`, strconv.Quote(t.Source.Path))
+`, strconv.Quote(t.Source.Path), IntegrationRules)
 }
+
+// IntegrationRules are how a source is integrated, as every agent that
+// ingests is told: one item a line, each starting "- ".
+const IntegrationRules = `- prefer adding to existing pages over making new ones; make a page only for
+  a distinct person, place, thing or idea worth linking to;
+- write a summary of the source at summaries/<short-name>.md, with frontmatter
+  title, type: summary and source: the source's path;
+- give every new page frontmatter with a title and a type, link related pages
+  with [[wikilinks]], and list new pages in index.md;
+`

@@ -94,19 +94,7 @@ func (a *App) Ask(ctx context.Context, req AskRequest) (*Answer, error) {
 	}
 	reply, err := ans.Answer(ctx, &agent.Question{Text: q, Base: head, Scope: scope})
 	if err != nil {
-		if f, ok := agent.IsFailure(err); ok {
-			return nil, cairn.Errorf(cairn.EUNAVAILABLE, "the %s agent could not answer: %s", rt.Name(), f.Message).
-				WithHint("Try again, or check the agent's settings: cairn settings")
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		var ce *cairn.Error
-		if errors.As(err, &ce) {
-			return nil, err
-		}
-		return nil, cairn.Errorf(cairn.EUNAVAILABLE, "the %s agent could not answer: %w", rt.Name(), err).
-			WithHint("Try again later.")
+		return nil, agentError(ctx, rt, "answer", err)
 	}
 	out := &Answer{Question: q, Answer: strings.TrimSpace(reply.Answer), Citations: []Citation{}, Commit: head, Agent: rt.Name(), Usage: reply.Usage}
 	view := a.View(head.String())
@@ -154,6 +142,24 @@ func (a *App) Ask(ctx context.Context, req AskRequest) (*Answer, error) {
 		}
 	}
 	return out, nil
+}
+
+// agentError is the error of an agent that could not do what (answer,
+// check the vault): its own failure, or the infrastructure's, as
+// EUNAVAILABLE with its reason; a cairn error (bad settings) as it is.
+func agentError(ctx context.Context, rt agent.Runtime, what string, err error) error {
+	if f, ok := agent.IsFailure(err); ok {
+		return cairn.Errorf(cairn.EUNAVAILABLE, "the %s agent could not %s: %s", rt.Name(), what, f.Message).
+			WithHint("Try again, or check the agent's settings: cairn settings")
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var ce *cairn.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	return cairn.Errorf(cairn.EUNAVAILABLE, "the %s agent could not %s: %w", rt.Name(), what, err).WithHint("Try again later.")
 }
 
 // scopeOf resolves a working set's pages on the commit head: their paths,

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -65,18 +64,7 @@ func (a *App) Health(ctx context.Context) (*HealthReport, error) {
 	}
 	reply, err := hc.Health(ctx, head, nil)
 	if err != nil {
-		if f, ok := agent.IsFailure(err); ok {
-			return nil, cairn.Errorf(cairn.EUNAVAILABLE, "the %s agent could not check the vault: %s", rt.Name(), f.Message).
-				WithHint("Try again, or check the agent's settings: cairn settings")
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		var ce *cairn.Error
-		if errors.As(err, &ce) {
-			return nil, err
-		}
-		return nil, cairn.Errorf(cairn.EUNAVAILABLE, "the %s agent could not check the vault: %w", rt.Name(), err).WithHint("Try again later.")
+		return nil, agentError(ctx, rt, "check the vault", err)
 	}
 	key := make([]byte, 6)
 	rand.Read(key)

@@ -190,13 +190,7 @@ own rules first if it has them (read_page AGENTS.md, or EVA.md): only
 people can change them.
 
 Search for the existing pages the source concerns, and integrate it:
-- prefer adding to existing pages over making new ones; make a page only for
-  a distinct person, place, thing or idea worth linking to;
-- write a summary of the source at summaries/<short-name>.md, with frontmatter
-  title, type: summary and source: the source's path;
-- give every new page frontmatter with a title and a type, link related pages
-  with [[wikilinks]], and list new pages in index.md;
-- never change anything under raw/, nor log.md, cairn.yaml, eva.json, EVA.md,
+%[3]s- never change anything under raw/, nor log.md, cairn.yaml, eva.json, EVA.md,
   AGENTS.md or CLAUDE.md; never delete or rename a page unless the source
   proves it wrong.
 
@@ -215,7 +209,7 @@ deletions or new problems are held for a person to review.
 <source>
 %[2]s
 </source>
-`, strconv.Quote(t.Source.Path), strings.ReplaceAll(string(t.Source.Data), "</source>", "</ source>"))
+`, strconv.Quote(t.Source.Path), strings.ReplaceAll(string(t.Source.Data), "</source>", "</ source>"), agent.IntegrationRules)
 }
 
 var _ agent.Answerer = (*Runtime)(nil)
