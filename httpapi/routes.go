@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
@@ -52,6 +53,10 @@ type route struct {
 	raw                       bool  // the answer is a file's bytes, of the media type its name says
 	status                    int   // the status of success; default 200
 	errors                    []int // statuses it may answer beside the usual errors
+	// agent: the answer waits for the vault's agent (a question, a health
+	// check), which its own timeout (agent.timeout) bounds, not the
+	// server's write timeout.
+	agent bool
 }
 
 // register adds a route served by h, authorized by its scope: the one
@@ -88,6 +93,9 @@ func register[I, O any](s *Server, r route, h func(context.Context, *I) (*O, err
 	}
 	mutates := r.method != http.MethodGet
 	op.Middlewares = huma.Middlewares{s.authorize(r.scope, mutates), limitBody(op.MaxBodyBytes)}
+	if r.agent {
+		op.Middlewares = append(op.Middlewares, noWriteDeadline)
+	}
 	huma.Register(s.api, op, func(ctx context.Context, in *I) (*O, error) {
 		out, err := h(ctx, in)
 		if err != nil {
@@ -124,6 +132,15 @@ func limitBody(limit int64) func(huma.Context, func(huma.Context)) {
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		next(ctx)
 	}
+}
+
+// noWriteDeadline lifts the connection's write deadline for a request
+// whose answer waits for the vault's agent: its own timeout bounds it, and
+// the client's going away cancels it.
+func noWriteDeadline(ctx huma.Context, next func(huma.Context)) {
+	_, w := humago.Unwrap(ctx)
+	http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	next(ctx)
 }
 
 // tagOf groups a route in the document by its first path segment.
@@ -165,8 +182,8 @@ func (s *Server) routes() {
 	register(s, route{method: get, path: "/links", id: "links", summary: "A page's links and where each leads", scope: R}, s.links)
 	register(s, route{method: get, path: "/backlinks", id: "backlinks", summary: "The links from other pages to a page", scope: R}, s.backlinks)
 	register(s, route{method: get, path: "/lint", id: "lint", summary: "Lint findings of main or of a revision", scope: R}, s.lint)
-	register(s, route{method: post, path: "/ask", id: "ask", summary: "Ask the vault: its agent answers from main, read-only, with citations", scope: R}, s.ask)
-	register(s, route{method: post, path: "/health-checks", id: "check-health", summary: "Run the agent's health check of main (read-only) and keep its report", scope: P, status: http.StatusCreated}, s.checkHealth)
+	register(s, route{method: post, path: "/ask", id: "ask", summary: "Ask the vault: its agent answers from main, read-only, with citations", scope: R, agent: true}, s.ask)
+	register(s, route{method: post, path: "/health-checks", id: "check-health", summary: "Run the agent's health check of main (read-only) and keep its report", scope: P, status: http.StatusCreated, agent: true}, s.checkHealth)
 	register(s, route{method: get, path: "/health-checks", id: "list-health-checks", summary: "The kept health reports, newest first", scope: R}, s.healthChecks)
 	register(s, route{method: get, path: "/health-checks/{id}", id: "show-health-check", summary: "One kept health report", scope: R}, s.healthCheck)
 
