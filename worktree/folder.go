@@ -97,11 +97,13 @@ func materialize(ctx context.Context, s *store.Store, tree cairn.Hash, dir strin
 					perm = 0o755
 				}
 				abs := filepath.Join(dir, filepath.FromSlash(e.Path))
-				err := writeNew(abs, data, perm, func(st fileStat) {
-					if record != nil {
+				var stat func(fileStat)
+				if record != nil {
+					stat = func(st fileStat) {
 						record(File{Path: e.Path, Abs: abs, Size: st.size, Mtime: st.mtime, Ctime: st.ctime, Ino: st.ino, Mode: e.Mode})
 					}
-				})
+				}
+				err := writeNew(abs, data, perm, stat)
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
@@ -185,8 +187,9 @@ func ReadFolder(ctx context.Context, b *store.Batch, dir string, base cairn.Hash
 	return tree, skips, err
 }
 
-// writeNew writes data to a new file at path, and gives stat what the
-// file's metadata is once written (fstat of the open file: no lookup).
+// writeNew writes data to a new file at path, and gives stat, when set,
+// what the file's metadata is once written (fstat of the open file: no
+// lookup).
 func writeNew(path string, data []byte, perm fs.FileMode, stat func(fileStat)) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
@@ -196,8 +199,10 @@ func writeNew(path string, data []byte, perm fs.FileMode, stat func(fileStat)) e
 		f.Close()
 		return err
 	}
-	if st, err := statFile(f); err == nil {
-		stat(st)
+	if stat != nil {
+		if st, err := statFile(f); err == nil {
+			stat(st)
+		}
 	}
 	return f.Close()
 }
