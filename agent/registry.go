@@ -13,6 +13,7 @@ import (
 	"cairn"
 	"cairn/index"
 	"cairn/store"
+	"cairn/worktree"
 )
 
 // DefaultRuntime is the runtime a vault's agent is when its policy names
@@ -124,7 +125,10 @@ type Env struct {
 // ServeTools serves cairn's MCP tools over conn until it closes or ctx
 // ends, reading a view of the folder dir as a draft on the commit base:
 // what the agent wrote so far is what it reads and finds.
-type ServeTools func(ctx context.Context, conn io.ReadWriteCloser, base cairn.Hash, dir string) error
+//
+// snap, when set, is what Materialize wrote in dir: the view reads again
+// only the files changed since.
+type ServeTools func(ctx context.Context, conn io.ReadWriteCloser, base cairn.Hash, dir string, snap *worktree.Snapshot) error
 
 // Factory is one kind of runtime, as its package registers it.
 type Factory struct {

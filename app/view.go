@@ -56,11 +56,13 @@ func (a *App) DraftView(base string, changes func(ctx context.Context) ([]FileEd
 
 // FolderView returns a view of the folder dir as a draft on the commit
 // base (main when ""): the vault files the folder holds, read at each
-// read. It is the view of an agent's workspace.
-func (a *App) FolderView(base, dir string) *View {
+// read. It is the view of an agent's workspace; snap, when set, is what
+// was written in it (worktree.MaterializeSnapshot), so that each read
+// reads again only the files changed since.
+func (a *App) FolderView(base, dir string, snap *worktree.Snapshot) *View {
 	return &View{a: a, rev: base, name: "folder " + dir,
 		draft: func(ctx context.Context, b *store.Batch, tree cairn.Hash) (cairn.Hash, error) {
-			t, _, err := worktree.ReadFolder(ctx, b, dir, tree, nil)
+			t, _, err := worktree.ReadFolder(ctx, b, dir, tree, &worktree.WalkOptions{Materialized: snap})
 			return t, err
 		}}
 }

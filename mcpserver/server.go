@@ -35,6 +35,7 @@ import (
 	"cairn/agent"
 	"cairn/app"
 	"cairn/auth"
+	"cairn/worktree"
 )
 
 // Options configure a Server. The zero value gives the defaults.
@@ -390,8 +391,8 @@ func cutText(s string, n int) string {
 // far is what it finds. The agent acts as agent:<its client's name>.
 func AgentTools(version string, logger *slog.Logger) func(*app.App) agent.ServeTools {
 	return func(a *app.App) agent.ServeTools {
-		return func(ctx context.Context, conn io.ReadWriteCloser, base cairn.Hash, dir string) error {
-			s := New(a, &Options{View: a.FolderView(base.String(), dir), Version: version, Logger: logger})
+		return func(ctx context.Context, conn io.ReadWriteCloser, base cairn.Hash, dir string, snap *worktree.Snapshot) error {
+			s := New(a, &Options{View: a.FolderView(base.String(), dir, snap), Version: version, Logger: logger})
 			// The transport closes its reader and its writer: one
 			// connection, closed once.
 			once := &closeOnce{ReadWriteCloser: conn}

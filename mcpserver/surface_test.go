@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -15,6 +16,7 @@ import (
 	"cairn/app"
 	"cairn/auth"
 	"cairn/mcpserver"
+	"cairn/worktree"
 )
 
 // call calls a tool and returns its structured result decoded into a map,
@@ -213,7 +215,7 @@ func TestViews(t *testing.T) {
 	if _, err := a.ExportFiles(ctx, ws, "main"); err != nil {
 		t.Fatal(err)
 	}
-	fc := connect(t, mcpserver.New(a, &mcpserver.Options{View: a.FolderView("", ws)}), mcpserver.Stdio("", []auth.Scope{auth.Read}))
+	fc := connect(t, mcpserver.New(a, &mcpserver.Options{View: a.FolderView("", ws, nil)}), mcpserver.Stdio("", []auth.Scope{auth.Read}))
 	if out, _ := call(t, fc, "search", map[string]any{"query": "zinnober"}); len(out["matches"].([]any)) != 0 {
 		t.Fatalf("zinnober is in the sample brain: %v", out)
 	}
@@ -224,6 +226,31 @@ func TestViews(t *testing.T) {
 	}
 	if out, isErr := call(t, fc, "read_page", map[string]any{"id": "concepts/paper.md"}); !isErr {
 		t.Errorf("a page the agent removed from its workspace is still read: %v", out)
+	}
+
+	// The same, with the snapshot of the workspace as it was written (what
+	// the command runtime gives the view): an edit that keeps a page's size
+	// and sets its time back is still seen.
+	ws2 := filepath.Join(t.TempDir(), "ws2")
+	head, err := a.ResolveCommit(ctx, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := worktree.MaterializeSnapshot(ctx, a.Vault().Store, head.Tree, ws2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	snap.Start()
+	sc := connect(t, mcpserver.New(a, &mcpserver.Options{View: a.FolderView("", ws2, snap)}), mcpserver.Stdio("", []auth.Scope{auth.Read}))
+	ink := filepath.Join(ws2, "concepts", "printing-ink.md")
+	fi, _ := os.Stat(ink)
+	data, _ := os.ReadFile(ink)
+	edited := strings.Replace(string(data), "Printing ink", "Zinnober ink", 1)
+	os.WriteFile(ink, []byte(edited), 0o644)
+	os.Chtimes(ink, fi.ModTime(), fi.ModTime())
+	if out, _ := call(t, sc, "search", map[string]any{"query": "zinnober"}); !strings.Contains(jsonOf(out), "concepts/printing-ink.md") {
+		t.Errorf("an edit that keeps size and time is not seen through the snapshot: %v", out)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"cairn/internal/confine"
 	"cairn/internal/vaultgen"
 	"cairn/vault"
+	"cairn/worktree"
 )
 
 func TestMain(m *testing.M) {
@@ -74,7 +75,7 @@ func BenchmarkOverhead(b *testing.B) {
 				},
 				Store: v.Store, Index: v.Index,
 				Root: dir, Internal: internal, Database: filepath.Join(internal, vault.DBName),
-				Tools: func(ctx context.Context, conn io.ReadWriteCloser, base cairn.Hash, dir string) error {
+				Tools: func(ctx context.Context, conn io.ReadWriteCloser, base cairn.Hash, dir string, _ *worktree.Snapshot) error {
 					_, err := io.Copy(io.Discard, conn)
 					return err
 				},

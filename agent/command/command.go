@@ -116,6 +116,8 @@ type Workspace struct {
 	// a failure it would only retry (a key the provider refuses), and End
 	// then returns that failure.
 	Stop func()
+	// snap is what was written in Dir, for the tools' view of it.
+	snap *worktree.Snapshot
 }
 
 // StdioServer is an MCP server an agent's CLI starts over stdio.
@@ -270,7 +272,7 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	w := &Workspace{Dir: dir, Temp: tmp, Home: home, Stop: stop}
+	w := &Workspace{Dir: dir, Temp: tmp, Home: home, Stop: stop, snap: snap}
 	if c.Adapter != nil && c.Tools != nil {
 		stop, err := c.serveTools(ctx, w, t)
 		if err != nil {

@@ -55,7 +55,7 @@ func (c *Runtime) serveTools(ctx context.Context, w *Workspace, t *agent.Task) (
 				if !ok {
 					return
 				}
-				err := c.Tools(ctx, relayConn{Reader: r, Conn: conn}, t.Base, w.Dir)
+				err := c.Tools(ctx, relayConn{Reader: r, Conn: conn}, t.Base, w.Dir, w.snap)
 				if err != nil && ctx.Err() == nil {
 					c.logger().Debug("command agent: tool server", "job", t.Job, "err", err)
 				}
