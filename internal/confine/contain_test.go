@@ -186,7 +186,14 @@ func TestRun_ContainKilled(t *testing.T) {
 			sc := bufio.NewScanner(stdout)
 			for sc.Scan() && sc.Text() != "ready" {
 			}
+			// "ready" comes once every escaped process has started, but the
+			// last ones may not yet have exec'd their sleep (which is what
+			// names them), nor the script its own: wait for the seven.
 			running := survivors(t, token)
+			for deadline := time.Now().Add(5 * time.Second); len(running) < 7 && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
+				running = survivors(t, token)
+			}
 			// The helper's children (the wrapper, or the agent) come to
 			// this process, a child subreaper, when it dies.
 			running = append(running, childrenOf(t, cmd.Process.Pid)...)
