@@ -9,6 +9,21 @@ import (
 	"cairn"
 )
 
+// Guidance returns the files a working set always holds besides its
+// pages: the vault's index and its rules.
+func Guidance() []string {
+	return []string{"index.md", "AGENTS.md", "EVA.md", "CLAUDE.md", "cairn.yaml"}
+}
+
+// Cut returns s cut to at most n bytes at a character boundary, with "…"
+// when it was cut: for messages that quote what an agent said.
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return clip(s, n) + "…"
+}
+
 // MaxQuestion is the longest question, in characters.
 const MaxQuestion = 4000
 

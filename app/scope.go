@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"cairn"
+	"cairn/agent"
 	"cairn/index"
 	"cairn/lint"
 )
@@ -42,7 +43,7 @@ func guidance() []string {
 func (v *View) Scoped(paths []string) *View {
 	w := *v
 	w.scope = map[string]bool{}
-	for _, p := range slices.Concat(paths, guidance()) {
+	for _, p := range slices.Concat(paths, agent.Guidance()) {
 		w.scope[p] = true
 	}
 	w.name = fmt.Sprintf("%s, working set of %d", v.name, len(paths))

@@ -227,7 +227,7 @@ func (r *Runtime) Answer(ctx context.Context, q *agent.Question) (*agent.Reply, 
 	}
 	reply, ok := agent.ParseReply(out.Text)
 	if !ok {
-		return nil, &agent.Failure{Reason: "agent", Message: "the agent's answer was not the JSON asked for: " + clip(out.Text, 200)}
+		return nil, &agent.Failure{Reason: "agent", Message: "the agent's answer was not the JSON asked for: " + agent.Cut(out.Text, 200)}
 	}
 	usage := out.Usage
 	reply.Usage = &usage
@@ -246,13 +246,6 @@ inspect.`
 	return line
 }
 
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
 var _ agent.HealthChecker = (*Runtime)(nil)
 
 // Health checks the vault's health, read-only: the loop with the tools
@@ -264,7 +257,7 @@ func (r *Runtime) Health(ctx context.Context, base cairn.Hash, activity func(kin
 	}
 	var reply agent.HealthReply
 	if !agent.ParseJSON(out.Text, &reply) || strings.TrimSpace(reply.Summary) == "" {
-		return nil, &agent.Failure{Reason: "agent", Message: "the agent's report was not the JSON asked for: " + clip(out.Text, 200)}
+		return nil, &agent.Failure{Reason: "agent", Message: "the agent's report was not the JSON asked for: " + agent.Cut(out.Text, 200)}
 	}
 	usage := out.Usage
 	reply.Usage = &usage

@@ -248,7 +248,7 @@ func (p *claudeParser) End(exitCode int) (string, *agent.Usage, *agent.Failure) 
 	switch sub := p.sub; sub {
 	case "success":
 		if r.IsError {
-			why = "Claude Code reported an error: " + clip(agent.Clean(r.Result, 500), 500)
+			why = "Claude Code reported an error: " + agent.Cut(agent.Clean(r.Result, 500), 500)
 		}
 	case "error_max_turns":
 		why = fmt.Sprintf("the agent reached its turn limit (%d turns; agent.turns) before it finished", p.turns)
@@ -257,7 +257,7 @@ func (p *claudeParser) End(exitCode int) (string, *agent.Usage, *agent.Failure) 
 	default:
 		why = "Claude Code stopped with " + sub
 		if len(r.Errors) > 0 {
-			why += ": " + clip(agent.Clean(strings.Join(r.Errors, "; "), 500), 500)
+			why += ": " + agent.Cut(agent.Clean(strings.Join(r.Errors, "; "), 500), 500)
 		}
 	}
 	if why != "" {

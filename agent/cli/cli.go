@@ -253,7 +253,7 @@ func (r *cliRuntime) runVersion(ctx context.Context, prog string) (string, error
 	}
 	v := versionRE.FindString(string(out))
 	if v == "" {
-		return "", missing("%s --version printed no version (%q). Is it %s? Install it: npm install -g %s@latest", prog, clip(string(out), 80), r.kind.program, r.kind.pkg)
+		return "", missing("%s --version printed no version (%q). Is it %s? Install it: npm install -g %s@latest", prog, agent.Cut(string(out), 80), r.kind.program, r.kind.pkg)
 	}
 	if older(v, r.kind.minVersion) {
 		return "", missing("%s is version %s; cairn needs %s or later. Update it: npm install -g %s@latest", prog, v, r.kind.minVersion, r.kind.pkg)
@@ -263,7 +263,7 @@ func (r *cliRuntime) runVersion(ctx context.Context, prog string) (string, error
 
 func firstLine(err error, out []byte) string {
 	if ee, ok := err.(*exec.ExitError); ok && len(ee.Stderr) > 0 {
-		return err.Error() + ": " + clip(strings.TrimSpace(string(ee.Stderr)), 200)
+		return err.Error() + ": " + agent.Cut(strings.TrimSpace(string(ee.Stderr)), 200)
 	}
 	return err.Error()
 }
@@ -408,14 +408,6 @@ func writeJSON(path string, v any) error {
 	return os.WriteFile(path, buf.Bytes(), 0o600)
 }
 
-// clip cuts s to n bytes at most.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
 // prompt is what the CLI is told: agent.Prompt, then how to reach the
 // vault's tools, and the language to write in.
 func (r *cliRuntime) prompt(w *command.Workspace, t *agent.Task, toolName func(tool string) string) string {
@@ -452,7 +444,7 @@ func (r *cliRuntime) Answer(ctx context.Context, q *agent.Question) (*agent.Repl
 	}
 	reply, ok := agent.ParseReply(res.Final)
 	if !ok {
-		return nil, &agent.Failure{Reason: "agent", Message: "the agent's answer was not the JSON asked for: " + clip(res.Final, 200)}
+		return nil, &agent.Failure{Reason: "agent", Message: "the agent's answer was not the JSON asked for: " + agent.Cut(res.Final, 200)}
 	}
 	reply.Usage = res.Usage
 	return reply, nil
@@ -466,7 +458,7 @@ func (r *cliRuntime) Health(ctx context.Context, base cairn.Hash, activity func(
 	}
 	var reply agent.HealthReply
 	if !agent.ParseJSON(res.Final, &reply) || strings.TrimSpace(reply.Summary) == "" {
-		return nil, &agent.Failure{Reason: "agent", Message: "the agent's report was not the JSON asked for: " + clip(res.Final, 200)}
+		return nil, &agent.Failure{Reason: "agent", Message: "the agent's report was not the JSON asked for: " + agent.Cut(res.Final, 200)}
 	}
 	reply.Usage = res.Usage
 	return &reply, nil

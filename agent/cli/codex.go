@@ -153,7 +153,7 @@ func (p *codexParser) Line(stream, line string) {
 	switch ev.Type {
 	case "item.started":
 		if it := ev.Item; it != nil && it.Type == "command_execution" {
-			p.activity("tool", "shell "+clip(it.Command, toolArgBytes))
+			p.activity("tool", "shell "+agent.Cut(it.Command, toolArgBytes))
 		}
 	case "item.completed":
 		it := ev.Item
@@ -174,10 +174,10 @@ func (p *codexParser) Line(stream, line string) {
 			}
 		case "command_execution":
 			if it.ExitCode != nil && *it.ExitCode != 0 {
-				p.activity("error", fmt.Sprintf("shell exited with %d: %s", *it.ExitCode, clip(it.Command, toolArgBytes)))
+				p.activity("error", fmt.Sprintf("shell exited with %d: %s", *it.ExitCode, agent.Cut(it.Command, toolArgBytes)))
 			}
 		case "web_search":
-			p.activity("tool", "web_search "+clip(it.Query, toolArgBytes))
+			p.activity("tool", "web_search "+agent.Cut(it.Query, toolArgBytes))
 		case "error":
 			p.activity("error", it.Message)
 		}
@@ -216,7 +216,7 @@ func (p *codexParser) End(exitCode int) (string, *agent.Usage, *agent.Failure) {
 		return "", nil, f
 	}
 	if p.failed != "" && !p.done {
-		return "", &u, &agent.Failure{Reason: "agent", Message: "Codex reported an error: " + clip(agent.Clean(p.failed, 500), 500)}
+		return "", &u, &agent.Failure{Reason: "agent", Message: "Codex reported an error: " + agent.Cut(agent.Clean(p.failed, 500), 500)}
 	}
 	if !p.done {
 		s, _, f := p.noResult(exitCode)

@@ -224,7 +224,7 @@ func (p *opencodeParser) End(exitCode int) (string, *agent.Usage, *agent.Failure
 	u := p.usage
 	u.Turns = p.steps
 	if p.failed != "" {
-		return "", &u, &agent.Failure{Reason: "agent", Message: "OpenCode reported an error: " + clip(agent.Clean(p.failed, 500), 500)}
+		return "", &u, &agent.Failure{Reason: "agent", Message: "OpenCode reported an error: " + agent.Cut(agent.Clean(p.failed, 500), 500)}
 	}
 	if p.steps == 0 {
 		s, _, f := p.noResult(exitCode)

@@ -47,7 +47,7 @@ func (s *stream) refuse(what string) {
 	if s.refused != "" {
 		return
 	}
-	s.refused = "the model provider refused the key (" + clip(agent.Clean(what, 300), 300) + "): check agent.key_env and agent.base_url"
+	s.refused = "the model provider refused the key (" + agent.Cut(agent.Clean(what, 300), 300) + "): check agent.key_env and agent.base_url"
 	if s.stop != nil {
 		s.stop()
 	}
@@ -70,7 +70,7 @@ const maxBadShown = 20
 // line — is kept for the tail, and shown as text within bounds.
 func decode[E any](s *stream, streamName, line string) (*E, bool) {
 	if streamName != "stdout" {
-		s.tr.Line("stderr", clip(line, 4<<10)) // the tail only: the summary is the result's
+		s.tr.Line("stderr", agent.Cut(line, 4<<10)) // the tail only: the summary is the result's
 		if strings.TrimSpace(line) != "" && s.shown < maxBadShown {
 			s.shown++
 			s.activity("text", line)
@@ -79,11 +79,11 @@ func decode[E any](s *stream, streamName, line string) (*E, bool) {
 	}
 	var ev E
 	if err := json.Unmarshal([]byte(line), &ev); err != nil {
-		s.tr.Line("stderr", clip(line, 4<<10))
+		s.tr.Line("stderr", agent.Cut(line, 4<<10))
 		s.bad++
 		if strings.TrimSpace(line) != "" && s.shown < maxBadShown {
 			s.shown++
-			s.activity("text", clip(line, sayBytes))
+			s.activity("text", agent.Cut(line, sayBytes))
 		}
 		return nil, false
 	}
@@ -102,7 +102,7 @@ func (s *stream) say(text string) {
 		return
 	}
 	s.last = text
-	s.activity("text", clip(text, sayBytes))
+	s.activity("text", agent.Cut(text, sayBytes))
 }
 
 // file is a file the agent wrote or edited: shown relative to the
@@ -127,7 +127,7 @@ func (s *stream) tool(name string, input json.RawMessage) {
 		s.activity("tool", name)
 		return
 	}
-	s.activity("tool", name+" "+clip(arg, toolArgBytes))
+	s.activity("tool", name+" "+agent.Cut(arg, toolArgBytes))
 }
 
 // Final returns the agent's final message as it gave it.

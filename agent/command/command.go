@@ -381,8 +381,8 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 // holds (scope, and the vault's index and rules): the workspace of a
 // question asked within it holds nothing else.
 func (c *Runtime) scopedTree(ctx context.Context, base cairn.Hash, scope []string) (cairn.Hash, error) {
-	keep := map[string]bool{"index.md": true, "AGENTS.md": true, "EVA.md": true, "CLAUDE.md": true, "cairn.yaml": true}
-	for _, p := range scope {
+	keep := map[string]bool{}
+	for _, p := range slices.Concat(scope, agent.Guidance()) {
 		keep[p] = true
 	}
 	var files []store.FileChange
