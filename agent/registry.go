@@ -120,6 +120,10 @@ type Env struct {
 	// Drafts, when set, opens cairn's MCP tools on a draft of the job's
 	// change, in process: the built-in agent's only way to the vault.
 	Drafts DraftTools
+	// Background, when set, runs work a run leaves behind (removing its
+	// workspace) beside the next ones; the process waits for it before it
+	// exits. Unset, the work runs before the run returns.
+	Background func(work func())
 }
 
 // ServeTools serves cairn's MCP tools over conn until it closes or ctx

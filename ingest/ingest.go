@@ -71,6 +71,9 @@ type Service struct {
 	tools    agent.ServeTools
 	program  string
 	drafts   agent.DraftTools
+	// background is the work runs left behind (removing workspaces),
+	// waited for by Close.
+	background sync.WaitGroup
 	// folder is held while main's folder is synced and while a command
 	// agent runs in snapshot mode, so the one is never taken for the other.
 	folder sync.Mutex
@@ -187,8 +190,9 @@ func (s *Service) StopJobs(ctx context.Context) error {
 
 // Close stops the queue for every caller of StartJobs that has not
 // stopped (running jobs finish, or have their contexts cancelled when ctx
-// ends) and waits for the folder syncs scheduled so far: what is left to
-// do before the vault closes.
+// ends) and waits for the folder syncs scheduled so far and the removal of
+// the workspaces runs set aside: what is left to do before the vault
+// closes.
 func (s *Service) Close(ctx context.Context) error {
 	s.runMu.Lock()
 	running := s.runs > 0
@@ -202,6 +206,7 @@ func (s *Service) Close(ctx context.Context) error {
 		}
 	}
 	s.Flush()
+	s.background.Wait()
 	return err
 }
 

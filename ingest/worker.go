@@ -275,6 +275,9 @@ func (s *Service) runtime(ctx context.Context, pol *admit.Policy, head cairn.Has
 		Tools:   s.tools,
 		Program: s.program,
 		Drafts:  s.drafts,
+		Background: func(work func()) {
+			s.background.Go(work)
+		},
 	})
 }
 

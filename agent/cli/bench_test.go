@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,7 +68,12 @@ func BenchmarkOverhead(b *testing.B) {
 				b.Fatal(err)
 			}
 			internal := filepath.Join(dir, vault.DirName)
+			// Workspaces are removed in the background, as the worker
+			// does it; waited for at the end.
+			var bg sync.WaitGroup
+			defer bg.Wait()
 			rt, err := agent.New(agent.Env{
+				Background: func(work func()) { bg.Go(work) },
 				Settings: agent.Settings{
 					Runtime: name, Command: standin, Env: []string{"STANDIN_MODE"},
 					BaseURL: "http://127.0.0.1:9/v1", KeyEnv: "CAIRN_TEST_KEY", Model: "standin-model",

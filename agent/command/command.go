@@ -80,6 +80,10 @@ type Runtime struct {
 	// Tools, when set, serves cairn's MCP tools on a view of the
 	// workspace; an Adapter offers them to its CLI through Program.
 	Tools agent.ServeTools
+	// Background, when set, runs the removal of a run's workspace beside
+	// what follows, the process waiting for it before it exits (see
+	// agent.Env.Background); unset, the removal is waited for.
+	Background func(work func())
 	// Program is cairn's own executable, started by the agent's MCP client
 	// as "cairn mcp --relay ADDR" to reach Tools; ToolsName is the name
 	// the agent knows the tools by (default "cairn").
@@ -425,12 +429,13 @@ func (c *Runtime) read(w *Workspace, st *Start) []string {
 const trashMark = ".trash-"
 
 // discard removes a run's workspace once the run is over. Whatever the run
-// gave was read from it already, so it is not waited for: it is renamed
-// aside at once, and removed in the background (removing 10k files takes
-// longer than the rest of cairn's part of a job). A workspace left behind
-// costs room in .cairn/work, not the run (and Landlock keeps other agents
-// out of it), so a failure is logged and the job goes on; the next run
-// sweeps what a stopped process left.
+// gave was read from it already, so with Background it is not waited
+// for: it is renamed aside at once, and removed in the background
+// (removing 10k files takes longer than the rest of cairn's part of a
+// job), which the process finishes before it exits. A workspace left
+// behind costs room in .cairn/work, not the run (and Landlock keeps other
+// agents out of it), so a failure is logged and the job goes on; the next
+// run sweeps what a killed process left.
 func (c *Runtime) discard(ws string, t *agent.Task) {
 	key := make([]byte, 6)
 	rand.Read(key)
@@ -441,11 +446,16 @@ func (c *Runtime) discard(ws string, t *agent.Task) {
 		}
 		return
 	}
-	go func() {
+	remove := func() {
 		if err := removeTree(trash); err != nil {
 			c.logger().Warn("command agent: remove workspace", "job", t.Job, "attempt", t.Attempt, "dir", trash, "err", err)
 		}
-	}()
+	}
+	if c.Background == nil {
+		remove()
+		return
+	}
+	c.Background(remove)
 }
 
 // sweep removes, in the background, the workspaces set aside for removal
@@ -453,7 +463,13 @@ func (c *Runtime) discard(ws string, t *agent.Task) {
 func (c *Runtime) sweep() {
 	old, _ := filepath.Glob(filepath.Join(c.WorkDir, "*"+trashMark+"*"))
 	for _, dir := range old {
-		go removeTree(dir) // another process's removal of it may race this one: either finishes it
+		// Another process's removal of it may race this one: either
+		// finishes it.
+		if c.Background == nil {
+			removeTree(dir)
+		} else {
+			c.Background(func() { removeTree(dir) })
+		}
 	}
 }
 

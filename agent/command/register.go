@@ -89,6 +89,7 @@ func NewRuntime(env agent.Env, argv []string) (*Runtime, error) {
 		Crash:      env.Crash,
 		Logger:     env.Logger,
 		Tools:      env.Tools,
+		Background: env.Background,
 		Program:    env.Program,
 		ToolsName:  set.ToolsName,
 	}
