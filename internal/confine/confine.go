@@ -94,6 +94,7 @@ type Spec struct {
 	SealDB     []string                  // snapshot mode: SQLite databases in WAL mode under Seal that others write meanwhile (absolute); see seal.go for what is checked
 	Self       string                    // the wrapper every agent starts through on Linux: the executable that calls MaybeExec, drops privileges, applies Landlock and execs Argv, or runs it as the PID namespace's init; default os.Executable()
 	Grace      time.Duration             // between SIGTERM and SIGKILL when stopping; default DefaultGrace (3s)
+	Network    *Network                  // when set, the agent reaches only Network.Allow (see Network); nil: the machine's network
 }
 
 // Result is how a run ended.
@@ -101,6 +102,7 @@ type Result struct {
 	ExitCode int           // the agent's exit code, 128+n when signal n ended it; -1 when the run was stopped (Reason is not "")
 	Mode     Mode          // how the run was confined
 	Contain  Containment   // how its process tree was contained
+	Net      NetMode       // what network the agent had
 	Reason   string        // "" (exited by itself), ReasonTimeout, ReasonInactive or ReasonCancelled
 	Outside  []string      // snapshot mode: absolute paths created, changed or deleted under Watch during the run, sorted; nil in landlock mode
 	Sealed   []string      // snapshot mode: absolute paths under Seal that changed, sorted; nil when none did, and in landlock mode
@@ -131,6 +133,11 @@ func (s Spec) Validate() error {
 	}
 	if err := CheckReadPaths(s.Read); err != nil {
 		return err
+	}
+	if s.Network != nil {
+		if err := CheckAllow(s.Network.Allow); err != nil {
+			return err
+		}
 	}
 	for _, p := range s.Deny {
 		if !filepath.IsAbs(p) {
@@ -247,6 +254,13 @@ func run(ctx context.Context, spec Spec, ways []containment) (*Result, error) {
 		sealed = sealBefore(spec, private)
 	}
 
+	var plan *netPlan
+	if spec.Network != nil {
+		if plan, err = planNetwork(spec.Network); err != nil {
+			return nil, err
+		}
+	}
+
 	var res *Result
 	for _, c := range ways {
 		cmd := &exec.Cmd{
@@ -256,12 +270,18 @@ func run(ctx context.Context, spec Spec, ways []containment) (*Result, error) {
 			Env:         childEnv(spec, marker),
 			SysProcAttr: c.attr,
 		}
+		init := hasWrapper && c.contain == ContainNamespace
+		var ctl *os.File
 		if hasWrapper {
-			if err := wrap(cmd, spec, path, mode == ModeLandlock, c.contain == ContainNamespace); err != nil {
+			var net *netPlan
+			if init {
+				net = plan
+			}
+			if ctl, err = wrap(cmd, spec, path, mode == ModeLandlock, init, net); err != nil {
 				return nil, err
 			}
 		}
-		res, err = supervise(ctx, cmd, spec, marker, c.contain)
+		res, err = supervise(ctx, cmd, spec, marker, c.contain, ctl, plan)
 		if err != nil && c.contain == ContainNamespace && refused(err) {
 			continue // not allowed here: the next way
 		}
@@ -269,6 +289,10 @@ func run(ctx context.Context, spec Spec, ways []containment) (*Result, error) {
 			return nil, err
 		}
 		res.Contain = c.contain
+		res.Net = NetHost
+		if ctl != nil {
+			res.Net = NetIsolated
+		}
 		break
 	}
 	res.Mode = mode
@@ -281,9 +305,16 @@ func run(ctx context.Context, spec Spec, ways []containment) (*Result, error) {
 
 // supervise starts cmd, feeds its input, streams its output, waits for it to
 // exit or for a reason to stop it, and then stops its whole tree.
-func supervise(ctx context.Context, cmd *exec.Cmd, spec Spec, marker string, contain Containment) (*Result, error) {
+// ctl, when not nil, is Run's end of the control socket of the agent's
+// network (see Network), over which the wrapper hands over connections to
+// plan's endpoints; supervise takes it.
+func supervise(ctx context.Context, cmd *exec.Cmd, spec Spec, marker string, contain Containment, ctl *os.File, plan *netPlan) (*Result, error) {
+	if ctl != nil {
+		defer closeAll(cmd.ExtraFiles...)
+	}
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
+		closeAll(ctl)
 		return nil, fmt.Errorf("make agent stdin: %w", err)
 	}
 	outR, outW, err := os.Pipe()
@@ -301,9 +332,22 @@ func supervise(ctx context.Context, cmd *exec.Cmd, spec Spec, marker string, con
 	began := time.Now()
 	err = cmd.Start()
 	closeAll(stdinR, outW, errW) // the child holds its own copies
+	closeAll(cmd.ExtraFiles...)
 	if err != nil {
-		closeAll(stdinW, outR, errR)
+		closeAll(stdinW, outR, errR, ctl)
 		return nil, fmt.Errorf("start agent %s: %w", cmd.Path, err)
+	}
+	if ctl != nil {
+		fw, err := forward(ctl, plan.Dial)
+		if err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			closeAll(stdinW, outR, errR)
+			return nil, err
+		}
+		// After the tree is stopped and its output drained: deferred
+		// calls run last in, first out.
+		defer fw.close()
 	}
 	// The root cannot be reaped before Wait is called, so its /proc entry
 	// is there to read.
@@ -414,20 +458,22 @@ loop:
 // wrap turns cmd into the confinement wrapper: Self, told by the
 // environment to drop its privileges, to restrict itself with Landlock
 // (landlock), and to exec path, or to be the init of the namespace cmd
-// starts (init) and run path.
-func wrap(cmd *exec.Cmd, spec Spec, path string, landlock, init bool) error {
+// starts (init) and run path. With net, the namespace gets a network of
+// its own as net plans it, and wrap returns Run's end of its control
+// socket; the wrapper's end is cmd's first extra file.
+func wrap(cmd *exec.Cmd, spec Spec, path string, landlock, init bool, net *netPlan) (*os.File, error) {
 	self := spec.Self
 	if self == "" {
 		var err error
 		if self, err = os.Executable(); err != nil {
-			return fmt.Errorf("find confinement wrapper: %w", err)
+			return nil, fmt.Errorf("find confinement wrapper: %w", err)
 		}
 	}
 	// The command itself is readable wherever it lies: a script needs
 	// reading, a program executing.
 	exe, err := filepath.EvalSymlinks(path)
 	if err != nil {
-		return fmt.Errorf("find agent command %s: %w", path, err)
+		return nil, fmt.Errorf("find agent command %s: %w", path, err)
 	}
 	payload, err := json.Marshal(wrapperSpec{
 		Landlock: landlock,
@@ -438,16 +484,26 @@ func wrap(cmd *exec.Cmd, spec Spec, path string, landlock, init bool) error {
 		Argv:     spec.Argv,
 		Init:     init,
 		GraceMS:  cmp.Or(spec.Grace, DefaultGrace).Milliseconds(),
+		Net:      net,
 	})
 	if err != nil {
-		return fmt.Errorf("encode %s: %w", envWrapper, err)
+		return nil, fmt.Errorf("encode %s: %w", envWrapper, err)
+	}
+	var ctl *os.File
+	if net != nil {
+		var child *os.File
+		if ctl, child, err = controlPair(); err != nil {
+			return nil, err
+		}
+		cmd.ExtraFiles = []*os.File{child}
+		cmd.SysProcAttr = isolateNetwork(cmd.SysProcAttr)
 	}
 	cmd.Path = self
 	// The flag makes a Self that forgot to call MaybeExec fail rather than
 	// run as itself.
 	cmd.Args = []string{self, wrapperFlag}
 	cmd.Env = append(cmd.Env, envWrapper+"="+string(payload))
-	return nil
+	return ctl, nil
 }
 
 // lookPath resolves the command name as the agent's execve will see it: in

@@ -5,6 +5,7 @@ package confine
 import (
 	"errors"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -104,3 +105,16 @@ func (n *namespace) stop(grace time.Duration) {
 // reapAll does nothing: the init reaps the namespace's orphans, and Run
 // reaps the init.
 func (n *namespace) reapAll() {}
+
+// isolateNetwork returns attr with a network namespace of its own added
+// (see Network). In a new user namespace the wrapper keeps, until it drops
+// them, the capabilities to bring up the loopback interface and to listen
+// on an endpoint's port below 1024.
+func isolateNetwork(attr *syscall.SysProcAttr) *syscall.SysProcAttr {
+	a := *attr
+	a.Cloneflags |= syscall.CLONE_NEWNET
+	if a.Cloneflags&syscall.CLONE_NEWUSER != 0 {
+		a.AmbientCaps = append(slices.Clone(a.AmbientCaps), unix.CAP_NET_ADMIN, unix.CAP_NET_BIND_SERVICE)
+	}
+	return &a
+}

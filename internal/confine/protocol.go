@@ -39,6 +39,10 @@ type wrapperSpec struct {
 	// of the namespace has stopped or GraceMS has passed.
 	Init    bool  `json:"init"`
 	GraceMS int64 `json:"grace_ms"`
+	// Net, with Init, is the network of the namespace: only loopback, on
+	// which the wrapper listens for the allowed endpoints and hands the
+	// connections to Run over the control socket (descriptor ctlFD).
+	Net *netPlan `json:"net,omitempty"`
 }
 
 // Landlock file-system rights, as in <linux/landlock.h>.

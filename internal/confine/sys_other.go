@@ -3,6 +3,7 @@
 package confine
 
 import (
+	"errors"
 	"os"
 	"syscall"
 	"time"
@@ -66,3 +67,20 @@ func (t *tree) stop(grace time.Duration) {
 
 // systemRead returns nothing: without Landlock, reads are not confined.
 func systemRead(bool) []string { return nil }
+
+// Without namespaces there is no network of the agent's own: Run never
+// wraps, so these are never called.
+
+func controlPair() (parent, child *os.File, err error) {
+	return nil, nil, errors.New("no network namespaces here")
+}
+
+func isolateNetwork(attr *syscall.SysProcAttr) *syscall.SysProcAttr { return attr }
+
+type forwarder struct{}
+
+func forward(*os.File, []string) (*forwarder, error) {
+	return nil, errors.New("no network namespaces here")
+}
+
+func (*forwarder) close() {}

@@ -68,6 +68,16 @@ func wrapper(payload string) (int, error) {
 		// one may reach anything its user can anyway.
 		private := makePrivate()
 		procMounted = private == nil && mountProc() == nil
+		if ws.Net != nil {
+			// Its /etc/hosts is a mount; the agent never runs with the
+			// machine's network where it was asked to have its own.
+			if private != nil {
+				return exitCannotExec, private
+			}
+			if err := setupNet(ws.Net, ws.Dir); err != nil {
+				return exitCannotExec, fmt.Errorf("isolate the network: %w", err)
+			}
+		}
 		if ws.Landlock {
 			if private != nil {
 				return exitCannotExec, private
