@@ -45,6 +45,13 @@ type Runtime struct {
 	// Unconfined allows the agent to run where the kernel offers no
 	// Landlock (agent.unconfined: allow); otherwise it is refused there.
 	Unconfined bool
+	// OpenNetwork gives the agent the machine's network (agent.network:
+	// open). Otherwise it runs in a network of its own that reaches only
+	// Allow (agent.allow), the endpoints its Adapter names (its model
+	// provider) and cairn's tools (see confine.Network); where namespaces
+	// are refused it has the machine's, and the result says so.
+	OpenNetwork bool
+	Allow       []string
 	// Watch are the folders snapshot mode watches for outside writes (the
 	// vault's folder); WatchSkip are paths under them to leave out (the
 	// vault's .cairn).
@@ -122,6 +129,9 @@ type Workspace struct {
 	Stop func()
 	// snap is what was written in Dir, for the tools' view of it.
 	snap *worktree.Snapshot
+	// tools is the address of the run's tool server, which an isolated
+	// agent may reach; "" when cairn serves none.
+	tools string
 }
 
 // StdioServer is an MCP server an agent's CLI starts over stdio.
@@ -147,6 +157,9 @@ type Start struct {
 	// its install folder. Write are further folders it may write, which
 	// must exist: what a CLI insists on (see confine.Spec.Write).
 	Read, Write []string
+	// Allow are the endpoints ("host:port") the CLI must reach in an
+	// isolated network: its model provider's API.
+	Allow []string
 	// Parser reads its output; MaxLine is the longest line it gets whole
 	// (default 64 KiB: see confine.Spec).
 	Parser  Parser
@@ -301,6 +314,7 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 		Timeout: c.Timeout, Inactivity: c.Inactivity, MaxLine: st.MaxLine,
 		Watch: c.Watch, WatchSkip: append(append([]string{}, c.WatchSkip...), ws),
 		Seal: c.Seal, SealDB: c.SealDB,
+		Network: c.network(w, st),
 		// Output is never called concurrently.
 		Output: func(stream, line string) {
 			st.Parser.Line(stream, line)
@@ -320,6 +334,9 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 			return nil, &agent.Failure{Reason: "start", Message: fmt.Sprintf("the agent command %q could not start: %v", st.Argv[0], err)}
 		}
 		return nil, fmt.Errorf("command agent: %w", err)
+	}
+	if spec.Network != nil && res.Net != confine.NetIsolated {
+		c.logger().Warn("command agent: namespaces are refused here, so the agent had the machine's network", "job", t.Job)
 	}
 	output := st.Parser.Tail()
 	if err := c.sealed(ctx, res); err != nil {
@@ -365,7 +382,7 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 		if f, ok := st.Parser.(Finaler); ok {
 			final = f.Final()
 		}
-		return &agent.Result{Summary: summary, Final: final, Mode: string(res.Mode), Contain: string(res.Contain),
+		return &agent.Result{Summary: summary, Final: final, Mode: string(res.Mode), Contain: string(res.Contain), Net: string(res.Net),
 			Usage: usage, Version: st.Version, Materialize: materialize, Agent: res.Duration}, nil
 	}
 	b := c.Store.NewBatch()
@@ -377,7 +394,7 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 		return nil, &agent.Failure{Reason: "empty", Output: output, Message: "the agent changed nothing"}
 	}
 	return &agent.Result{Batch: b, Tree: tree, Summary: summary, Mode: string(res.Mode),
-		Contain: string(res.Contain), Outside: res.Outside, Skipped: skips, Usage: usage, Version: st.Version,
+		Contain: string(res.Contain), Net: string(res.Net), Outside: res.Outside, Skipped: skips, Usage: usage, Version: st.Version,
 		Materialize: materialize, Agent: res.Duration}, nil
 }
 
@@ -451,11 +468,20 @@ func (c *Runtime) discard(ws string, t *agent.Task) {
 			c.logger().Warn("command agent: remove workspace", "job", t.Job, "attempt", t.Attempt, "dir", trash, "err", err)
 		}
 	}
-	if c.Background == nil {
-		remove()
+	if c.inBackground() {
+		c.Background(remove)
 		return
 	}
-	c.Background(remove)
+	remove()
+}
+
+// inBackground reports whether workspaces are removed in the background:
+// when Background is set and the agents are confined. An unconfined run
+// holds Exclusive until its workspace is gone, since the next one's
+// checks would take a removal still going on for its agent's change of
+// .cairn.
+func (c *Runtime) inBackground() bool {
+	return c.Background != nil && confine.Available() > 0
 }
 
 // sweep removes, in the background, the workspaces set aside for removal
@@ -465,10 +491,10 @@ func (c *Runtime) sweep() {
 	for _, dir := range old {
 		// Another process's removal of it may race this one: either
 		// finishes it.
-		if c.Background == nil {
-			removeTree(dir)
-		} else {
+		if c.inBackground() {
 			c.Background(func() { removeTree(dir) })
+		} else {
+			removeTree(dir)
 		}
 	}
 }
@@ -538,4 +564,18 @@ func (c *Runtime) sealed(ctx context.Context, res *confine.Result) error {
 		msg += ", and the vault's database may be damaged (check it: cairn doctor)"
 	}
 	return &agent.Failure{Reason: "sealed", Message: msg}
+}
+
+// network is the network of a run: nil (the machine's) with OpenNetwork;
+// otherwise one that reaches only Allow, what st allows (the CLI's
+// provider) and the run's tool server.
+func (c *Runtime) network(w *Workspace, st *Start) *confine.Network {
+	if c.OpenNetwork {
+		return nil
+	}
+	allow := slices.Concat(c.Allow, st.Allow)
+	if w.tools != "" {
+		allow = append(allow, w.tools)
+	}
+	return &confine.Network{Allow: allow}
 }
