@@ -21,6 +21,9 @@ func TestPolicy_AgentKeys(t *testing.T) {
 		{"agent.env", "ANTHROPIC_API_KEY,_x9", "ANTHROPIC_API_KEY,_x9"},
 		{"agent.unconfined", "allow", "allow"},
 		{"agent.unconfined", "refuse", "refuse"},
+		{"agent.network", "open", "open"},
+		{"agent.network", "isolated", "isolated"},
+		{"agent.allow", "registry.npmjs.org:443, 10.0.0.5:11434", "registry.npmjs.org:443,10.0.0.5:11434"},
 	} {
 		t.Run(tt.key, func(t *testing.T) {
 			out, err := admit.SetPolicy(nil, tt.key, tt.value)
@@ -36,6 +39,9 @@ func TestPolicy_AgentKeys(t *testing.T) {
 	if v, err := (&admit.Policy{}).Get("agent.unconfined"); v != "refuse" || err != nil {
 		t.Errorf("Get(agent.unconfined) of the defaults = %q, %v; want refuse", v, err)
 	}
+	if v, err := (&admit.Policy{}).Get("agent.network"); v != "isolated" || err != nil {
+		t.Errorf("Get(agent.network) of the defaults = %q, %v; want isolated", v, err)
+	}
 	for _, doc := range []string{
 		"agent:\n  read: [opt/agent]\n",
 		"agent:\n  read: [/opt/../etc]\n",
@@ -46,6 +52,10 @@ func TestPolicy_AgentKeys(t *testing.T) {
 		"agent:\n  env: [HOME]\n",
 		"agent:\n  env: [CAIRN_CONFINE_RUN]\n",
 		"agent:\n  unconfined: yes\n",
+		"agent:\n  network: none\n",
+		"agent:\n  allow: [example.com]\n",
+		"agent:\n  allow: [\"0.0.0.0:80\"]\n",
+		"agent:\n  allow: [\"https://example.com\"]\n",
 	} {
 		if _, err := admit.ParsePolicy([]byte(doc)); cairn.ErrorCode(err) != cairn.EINVALID || cairn.ErrorHint(err) == "" {
 			t.Errorf("ParsePolicy(%q) = %v, want EINVALID with a hint", doc, err)

@@ -212,7 +212,8 @@ func (p *Policy) gateChanges(changes []cairn.Change, next *Policy, script func(c
 // The other settings that widen what an agent may do are named too, with
 // their new values: agent.read (what it may read), agent.env (which of
 // cairn's variables, secrets perhaps, it gets), agent.base_url (where its
-// key goes), agent.key_env (which key) and agent.unconfined.
+// key goes), agent.key_env (which key), agent.unconfined, agent.network
+// and agent.allow (what it may reach).
 func agentChange(before, after *Policy) string {
 	var parts []string
 	bRun, aRun := before.Runtime(), after.Runtime()
@@ -255,6 +256,12 @@ func agentChange(before, after *Policy) string {
 	}
 	if before.Agent.Unconfined != after.Agent.Unconfined {
 		parts = append(parts, fmt.Sprintf("agent.unconfined becomes %q", cmpOr(after.Agent.Unconfined, "refuse")))
+	}
+	if cmpOr(before.Agent.Network, "isolated") != cmpOr(after.Agent.Network, "isolated") {
+		parts = append(parts, fmt.Sprintf("agent.network becomes %q", cmpOr(after.Agent.Network, "isolated")))
+	}
+	if !slices.Equal(before.Agent.Allow, after.Agent.Allow) {
+		parts = append(parts, "agents may also reach "+list(after.Agent.Allow)+" (agent.allow)")
 	}
 	return strings.Join(parts, "; ")
 }

@@ -71,6 +71,13 @@ type AgentPolicy struct {
 	// Unconfined says whether a command agent may run where the kernel
 	// offers no Landlock: "refuse" (default) or "allow".
 	Unconfined string `yaml:"unconfined,omitempty"`
+	// Network is what network a command agent or agent CLI has:
+	// "isolated" (default), only its model provider, cairn's tools and
+	// Allow; or "open", the machine's.
+	Network string `yaml:"network,omitempty"`
+	// Allow are further endpoints ("host:port") an isolated agent may
+	// reach: a local model, a package registry. Default none.
+	Allow []string `yaml:"allow,omitempty"`
 
 	// For the agent CLIs (claude, codex, opencode):
 
@@ -200,6 +207,7 @@ func (p *Policy) AgentSettings() agent.Settings {
 	return agent.Settings{
 		Runtime: p.Runtime(), Command: p.Agent.Command,
 		Read: p.Agent.Read, Env: p.Agent.Env, Unconfined: p.Agent.Unconfined == "allow",
+		OpenNetwork: p.Agent.Network == "open", Allow: p.Agent.Allow,
 		Timeout: p.Timeout(), Inactivity: p.Inactivity(),
 		Model: p.Agent.Model, Effort: p.Agent.Effort, Turns: p.Agent.Turns, Budget: p.Agent.Budget,
 		BaseURL: p.Agent.BaseURL, KeyEnv: p.Agent.KeyEnv,
@@ -297,6 +305,14 @@ func (p *Policy) Validate() error {
 	default:
 		return bad("agent.unconfined is %q; it must be refuse or allow", p.Agent.Unconfined)
 	}
+	switch p.Agent.Network {
+	case "", "isolated", "open":
+	default:
+		return bad("agent.network is %q; it must be isolated or open", p.Agent.Network)
+	}
+	if err := confine.CheckAllow(p.Agent.Allow); err != nil {
+		return cairn.Errorf(cairn.EINVALID, "%s: agent.allow: %w", PolicyFile, err).WithHint(cairn.ErrorHint(err))
+	}
 	// The rule the agent's runs apply (confine.Spec.Pass).
 	for _, name := range p.Agent.Env {
 		if err := confine.CheckVar(name); err != nil {
@@ -379,6 +395,8 @@ var settingKeys = []struct{ key, help string }{
 	{"agent.read", "further folders a confined command agent may read (comma-separated absolute paths)"},
 	{"agent.env", "variables of cairn's environment passed to a command agent (comma-separated names)"},
 	{"agent.unconfined", "without Landlock, refuse (default) or allow a command agent, which then runs unconfined"},
+	{"agent.network", "isolated (default): an agent process reaches only its model provider, cairn's tools and agent.allow; open: the machine's network"},
+	{"agent.allow", "further endpoints an isolated agent may reach (comma-separated host:port)"},
 	{"agent.model", "the model an agent CLI uses (claude, codex, opencode); empty: the CLI's default"},
 	{"agent.effort", "the reasoning effort an agent CLI uses, like low, medium or high; empty: the CLI's default"},
 	{"agent.turns", "the most turns a claude run, or model calls a built-in agent run, may take"},
@@ -469,6 +487,10 @@ func (p *Policy) get(key string) (string, error) {
 		return strings.Join(p.Agent.Env, ","), nil
 	case "agent.unconfined":
 		return cmpOr(p.Agent.Unconfined, "refuse"), nil
+	case "agent.network":
+		return cmpOr(p.Agent.Network, "isolated"), nil
+	case "agent.allow":
+		return strings.Join(p.Agent.Allow, ","), nil
 	case "agent.model":
 		return p.Agent.Model, nil
 	case "agent.effort":
@@ -724,7 +746,7 @@ func SetPolicy(data []byte, key, value string) ([]byte, error) {
 	var val *yaml.Node
 	if value != "" {
 		val = &yaml.Node{Kind: yaml.ScalarNode, Value: value}
-		if list := slices.Contains([]string{"paths.protected", "paths.allowed", "paths.types", "paths.dotfiles", "agent.read", "agent.env"}, key); list {
+		if list := slices.Contains([]string{"paths.protected", "paths.allowed", "paths.types", "paths.dotfiles", "agent.read", "agent.env", "agent.allow"}, key); list {
 			val = &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
 			for _, item := range strings.Split(value, ",") {
 				if item = strings.TrimSpace(item); item != "" {

@@ -86,6 +86,10 @@ type Result struct {
 	// "pid-namespace" or "tracking" (see package confine); "" for agents
 	// that start no process.
 	Contain string
+	// Net says what network a command agent had: "isolated" (only the
+	// endpoints it was allowed) or "host" (see package confine); "" for
+	// agents that start no process.
+	Net string
 	// Outside are the paths it wrote outside its workspace (snapshot mode).
 	Outside []string
 	// Skipped are files its workspace held that cannot be vault files.

@@ -39,6 +39,13 @@ type Settings struct {
 	// Unconfined allows an agent process to run where the kernel offers no
 	// Landlock (agent.unconfined is allow). Default false.
 	Unconfined bool
+	// OpenNetwork gives an agent process the machine's network
+	// (agent.network is open); otherwise it reaches only its model
+	// provider, cairn's tools and Allow (see confine.Network).
+	OpenNetwork bool
+	// Allow are further endpoints ("host:port") an agent process may
+	// reach (agent.allow). Default none.
+	Allow []string
 	// Timeout bounds a run (agent.timeout); Inactivity stops a run that
 	// printed nothing for that long (agent.inactivity). Zero means none;
 	// admit fills in the policy's defaults, 30m and 180s.

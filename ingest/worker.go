@@ -359,12 +359,16 @@ func modeOf(rt agent.Runtime) string {
 
 // agentMeta is what the commit of an agent's proposal records about the
 // run: how the agent worked (agent.mode), for a command agent how its
-// process tree was contained (agent.contain), and for an agent CLI its
+// process tree was contained (agent.contain) and what network it had
+// (agent.net), and for an agent CLI its
 // version and the turns, tokens and cost it reported.
 func agentMeta(res *agent.Result) map[string]string {
 	meta := map[string]string{"agent.mode": res.Mode}
 	if res.Contain != "" {
 		meta["agent.contain"] = res.Contain
+	}
+	if res.Net != "" {
+		meta["agent.net"] = res.Net
 	}
 	if res.Version != "" {
 		meta["agent.version"] = res.Version

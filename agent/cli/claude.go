@@ -30,6 +30,7 @@ func init() {
 		keyEnv:     "ANTHROPIC_API_KEY",
 		folders:    []string{".local/bin", ".claude/local", ".npm-global/bin", "/usr/local/bin", "/opt/homebrew/bin"},
 		login:      []string{".claude/.credentials.json"},
+		provider:   []string{"api.anthropic.com:443"},
 		start:      claudeStart,
 	})
 }

@@ -6,10 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +40,10 @@ type cliKind struct {
 	// login names files in the user's home folder holding a login the CLI
 	// can use instead of a key; copied into the job's private folder.
 	login []string
+	// provider are the endpoints ("host:port") of the CLI's own provider,
+	// which an isolated CLI reaches when agent.base_url names none;
+	// always are those it needs either way (see command.Start.Allow).
+	provider, always []string
 	// start builds the run's start, given the CLI found.
 	start func(r *cliRuntime, w *command.Workspace, t *agent.Task) (*command.Start, error)
 
@@ -157,7 +164,25 @@ func (r *cliRuntime) Start(ctx context.Context, w *command.Workspace, t *agent.T
 	st.Argv[0] = prog
 	st.Version = version
 	st.Read = append(st.Read, installFolder(prog)...)
+	st.Allow = append(st.Allow, r.endpoints()...)
 	return st, nil
+}
+
+// endpoints are what the CLI must reach in an isolated network: the
+// provider at agent.base_url, else its own, and what it always needs.
+func (r *cliRuntime) endpoints() []string {
+	out := r.kind.provider
+	if r.set.BaseURL != "" {
+		out = nil
+		if u, err := url.Parse(r.set.BaseURL); err == nil && u.Hostname() != "" {
+			port := u.Port()
+			if port == "" {
+				port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+			}
+			out = []string{net.JoinHostPort(u.Hostname(), port)}
+		}
+	}
+	return slices.Concat(out, r.kind.always)
 }
 
 // missing is a failure to start the agent: the CLI or its credentials are

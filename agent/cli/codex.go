@@ -19,6 +19,7 @@ func init() {
 		keyEnv:     "OPENAI_API_KEY",
 		folders:    []string{".local/bin", ".npm-global/bin", "/usr/local/bin", "/opt/homebrew/bin"},
 		login:      []string{".codex/auth.json"},
+		provider:   []string{"api.openai.com:443", "chatgpt.com:443"},
 		start:      codexStart,
 	})
 }

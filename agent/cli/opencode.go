@@ -17,7 +17,11 @@ func init() {
 		keyEnv:     "OPENAI_API_KEY",
 		folders:    []string{".opencode/bin", ".local/bin", ".npm-global/bin", "/usr/local/bin", "/opt/homebrew/bin"},
 		login:      []string{".local/share/opencode/auth.json"},
-		start:      opencodeStart,
+		provider:   []string{"api.openai.com:443", "api.anthropic.com:443", "openrouter.ai:443"},
+		// It installs its providers' packages (@ai-sdk/…) into its cache,
+		// which is the job's private home: from npm, at every job.
+		always: []string{"registry.npmjs.org:443"},
+		start:  opencodeStart,
 	})
 }
 

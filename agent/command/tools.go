@@ -62,6 +62,7 @@ func (c *Runtime) serveTools(ctx context.Context, w *Workspace, t *agent.Task) (
 			})
 		}
 	})
+	w.tools = ln.Addr().String()
 	w.Tools = &StdioServer{
 		Name:    c.toolsName(),
 		Command: c.Program,

@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,6 +39,8 @@ type agentCase struct {
 	read  func(r *llmtest.Request, path string) llmtest.Call
 	edit  func(r *llmtest.Request, path, old, new, whole string) llmtest.Call
 	del   func(r *llmtest.Request, path string) llmtest.Call
+	// shell runs a shell command, for the CLIs that have a shell tool.
+	shell func(cmd string) llmtest.Call
 }
 
 // abs returns path in the agent's working directory, as the request told
@@ -81,6 +85,9 @@ var agentCases = []agentCase{
 		},
 		del: func(r *llmtest.Request, path string) llmtest.Call {
 			return llmtest.Call{Tool: "exec_command", Args: func(*llmtest.Request) any { return map[string]any{"cmd": "rm " + path} }}
+		},
+		shell: func(cmd string) llmtest.Call {
+			return llmtest.Call{Tool: "exec_command", Args: func(*llmtest.Request) any { return map[string]any{"cmd": cmd} }}
 		},
 	},
 	{
@@ -153,6 +160,51 @@ func TestAgentCLIs(t *testing.T) {
 					if !strings.Contains(job, want) {
 						t.Errorf("cairn jobs show 1 lacks %q:\n%s", want, job)
 					}
+				}
+				// It did all that in a network of its own: the provider and
+				// cairn's tools (OpenCode's package registry too) were all
+				// it could reach.
+				if show := run(t, dir, nil, "log", "-n", "3", "--json").stdout; !strings.Contains(show, `"agent.net": "isolated"`) {
+					t.Errorf("the agent's commit does not record agent.net: isolated:\n%s", show)
+				}
+			})
+			t.Run("Offline", func(t *testing.T) {
+				// The model asks the shell to reach a server of this machine
+				// that is not its provider, and a git remote there: neither
+				// connects.
+				if ac.shell == nil {
+					t.Skip(ac.runtime + " has no shell tool here")
+				}
+				canary, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer canary.Close()
+				var reached atomic.Int64
+				go func() {
+					for {
+						c, err := canary.Accept()
+						if err != nil {
+							return
+						}
+						reached.Add(1)
+						c.Close()
+					}
+				}()
+				_, port, _ := net.SplitHostPort(canary.Addr().String())
+				probe := "(echo hi > /dev/tcp/127.0.0.1/" + port + ") 2>/dev/null && echo reached-tcp || echo no-tcp; " +
+					"git ls-remote http://127.0.0.1:" + port + "/x.git >/dev/null 2>&1 && echo reached-git || echo no-git"
+				srv := ac.server(t, llmtest.Script{
+					{Calls: []llmtest.Call{ac.shell("bash -c '" + probe + "'")}},
+					{Text: "<summary>Looked around.</summary>"},
+				})
+				runAgent(t, bin, ac, srv, "# Probe\n\nA source.\n")
+				var result string
+				for _, req := range srv.Main() {
+					result += strings.Join(req.Results, "\n")
+				}
+				if reached.Load() != 0 || !strings.Contains(result, "no-tcp") || !strings.Contains(result, "no-git") {
+					t.Errorf("the agent's shell reached a server it was not allowed (%d connections); what the model got:\n%s", reached.Load(), result)
 				}
 			})
 			t.Run("Injected", func(t *testing.T) {

@@ -65,7 +65,9 @@
 // opened works (the pipes it was given are no devices). From ABI 6 the agent
 // can neither signal a process outside the run nor connect to an abstract
 // Unix socket made outside it, and from ABI 9 it connects to no Unix socket
-// by path but those it made. The network (ABI 4) is not restricted.
+// by path but those it made. Landlock's network rules (ABI 4) are not
+// used: they name ports, not hosts, and leave UDP open; a network
+// namespace does the job (see Network).
 //
 // Connecting to a Unix socket by path needs no right Landlock restricts
 // before ABI 9, so a confined agent in a mount namespace of its own (see
@@ -111,6 +113,20 @@
 // not stop it (in snapshot mode, everywhere), and it may signal root's
 // processes where it can see them (without namespaces) and Landlock does
 // not scope signals (before ABI 6, or in snapshot mode).
+//
+// # Network
+//
+// With Spec.Network, the agent's namespaces include a network namespace
+// holding only a loopback interface. The wrapper, as its init and before
+// it drops its privileges, brings the interface up, adds to it the
+// allowed endpoints' IP addresses that are not loopback ones, mounts a
+// private /etc/hosts naming the allowed host names (each at a loopback
+// address of its own), and listens on each endpoint's address there. It
+// hands each connection it accepts to Run over a Unix socket (passing the
+// descriptor), and Run connects it to the endpoint outside and copies
+// both ways until the run ends; the wrapper's listening goroutines are not
+// the agent's thread, which alone is restricted. Nothing else is
+// reachable. Without namespaces, Result.Net is NetHost.
 //
 // # Environment
 //
@@ -161,12 +177,16 @@
 //
 // # Limits
 //
-// Landlock confines the file system, signals and Unix sockets only. Before
+// Landlock confines the file system, signals and Unix sockets only; the
+// network is cut off only with Spec.Network, in a namespace. Before
 // ABI 3 the truncate system call is not restricted: an agent can empty a
-// file it may not open for writing. It does not stop the agent from reaching
-// the network (a local cairn server on a TCP port, which then writes on its
-// behalf), nor from writing through a file that was already hard-linked into
-// the workspace before the run. Before ABI 9, a Unix socket by path outside
+// file it may not open for writing. Without Spec.Network (or without
+// namespaces) nothing stops the agent from reaching the network (a local
+// cairn server on a TCP port, which then writes on its behalf); with it, an
+// allowed endpoint is reachable by TCP under any name the agent gives it
+// (a server with several virtual hosts). Nothing stops it from writing
+// through a file that was already hard-linked into the workspace before
+// the run. Before ABI 9, a Unix socket by path outside
 // the hidden folders stays reachable where its permission bits allow, and
 // without namespaces every one does (a Docker or D-Bus socket, which then
 // acts on the agent's behalf); before ABI 6, so do abstract sockets, and the
