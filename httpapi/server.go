@@ -97,6 +97,8 @@ type Server struct {
 	stopHub context.CancelFunc
 	hubDone chan struct{}
 	audits  *auditor
+	// fallback serves the paths outside the API that no route takes.
+	fallback http.Handler
 	// streams counts each token's open event streams.
 	streams map[string]int
 	handler http.Handler
@@ -289,6 +291,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 // notFound answers every request no route takes, as a problem: 405 with
 // the methods the path takes, or 404.
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	if s.fallback != nil && r.URL.Path != Base && !strings.HasPrefix(r.URL.Path, Base+"/") {
+		s.fallback.ServeHTTP(w, r)
+		return
+	}
 	var allow []string
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
 		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
@@ -443,6 +449,11 @@ func (s *Server) Mount(pattern string, scope auth.Scope, surface string, challen
 		h.ServeHTTP(w, r.WithContext(auth.NewContext(r.Context(), tok)))
 	}))
 }
+
+// Fallback serves h for every path outside the API (under /api/v1) that
+// no route takes: the web interface, which authenticates its own
+// sessions. Set it before the server serves.
+func (s *Server) Fallback(h http.Handler) { s.fallback = h }
 
 // MountPublic serves h at pattern without a token. h must answer nothing
 // of the vault's (metadata about the server, like RFC 9728's). Mount

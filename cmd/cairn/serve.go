@@ -24,6 +24,7 @@ import (
 	"cairn/auth"
 	"cairn/httpapi"
 	"cairn/mcpserver"
+	"cairn/webui"
 	"cairn/vault"
 )
 
@@ -205,6 +206,11 @@ func (a *cli) serve(f *serveFlags) error {
 	s.Mount(mcpserver.Path, auth.Read, "mcp", mcpserver.Challenge, ms.Handler(mcpserver.FromToken, mcpMaxBody))
 	s.MountPublic("GET "+mcpserver.MetadataPath, mcpserver.Metadata())
 	s.MountPublic("GET "+mcpserver.MetadataPath+mcpserver.Path, mcpserver.Metadata())
+	ui, err := webui.New(c, &webui.Options{Logger: a.logger(), Version: version()})
+	if err != nil {
+		return err
+	}
+	s.Fallback(ui)
 	a.emit(items([]map[string]any{{"id": url, "url": url, "root": c.Root(), "pid": os.Getpid(), "worker": w.ID()}}), func(wr io.Writer) {
 		fmt.Fprintf(wr, "Serving the vault at %s on %s (Ctrl-C stops).\n", c.Root(), url)
 		fmt.Fprintln(wr, "Commands in its folder go through it; other clients need a token: cairn token create --name NAME --scope read")

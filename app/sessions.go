@@ -1,0 +1,66 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"cairn"
+	"cairn/auth"
+)
+
+// SessionLife is how long a session lasts at most (the web interface's
+// sign-in).
+const SessionLife = 12 * time.Hour
+
+// sessionName names the tokens SignIn makes, in token lists.
+const sessionName = "web-session"
+
+// SignIn authenticates the token secret and makes a session for it: a
+// token of the same principal and scopes, named web-session, that lasts
+// SessionLife or until the token signed in with expires, whichever comes
+// first; its secret is the session's key. A session never outlives, nor
+// widens, the token it came from, and SignOut (or cairn token revoke)
+// ends it. A secret that is not an active token's is EUNAUTHORIZED.
+func (a *App) SignIn(ctx context.Context, secret string) (*NewToken, error) {
+	t, err := a.authorizer.Authenticate(ctx, secret)
+	if cairn.ErrorCode(err) == cairn.EUNAUTHORIZED {
+		return nil, cairn.Errorf(cairn.EUNAUTHORIZED, "%s", strings.Replace(err.Error(), "the bearer token", "this token", 1)).
+			WithHint("Sign in with a token made with cairn token create --scope read (add review to decide on proposals).")
+	}
+	if err != nil {
+		return nil, err
+	}
+	life := SessionLife
+	if !t.Expires.IsZero() {
+		life = min(life, t.Expires.Sub(a.now()))
+	}
+	if life < time.Minute {
+		return nil, cairn.Errorf(cairn.EUNAUTHORIZED, "token %s expires in less than a minute", t.ID).
+			WithHint("Sign in with a token that lasts: cairn token create --scope read")
+	}
+	return a.CreateToken(auth.NewContext(ctx, t), TokenRequest{
+		Name: sessionName, Principal: t.Principal, Scopes: t.Scopes,
+		Expires: fmt.Sprintf("%dm", int(life/time.Minute)),
+	})
+}
+
+// SignOut ends the session whose key is secret: its token is revoked. A
+// session that has ended already is no error; a secret that is not a
+// session's is EUNAUTHORIZED, changing nothing.
+func (a *App) SignOut(ctx context.Context, secret string) error {
+	t, err := a.authorizer.Authenticate(ctx, secret)
+	if cairn.ErrorCode(err) == cairn.EUNAUTHORIZED {
+		return nil // expired or revoked: ended
+	}
+	if err != nil {
+		return err
+	}
+	if t.Name != sessionName {
+		return cairn.Errorf(cairn.EUNAUTHORIZED, "token %s is not a session", t.ID).
+			WithHint("Revoke a token with cairn token revoke ID.")
+	}
+	_, err = a.RevokeToken(auth.NewContext(ctx, t), t.ID)
+	return err
+}

@@ -1,0 +1,308 @@
+package webui
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"cairn"
+	"cairn/app"
+	"cairn/auth"
+)
+
+//go:embed templates assets
+var files embed.FS
+
+// cookieName is the session cookie's name.
+const cookieName = "cairn_session"
+
+// contentSecurityPolicy lets a page load only the server's own scripts,
+// styles and images, and run no inline script: a page's content that
+// slipped past the sanitiser could still not run.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// Options adjust the web interface.
+type Options struct {
+	// Logger receives what goes wrong serving a page. Default: discard.
+	Logger *slog.Logger
+	// Version is cairn's version, shown in the footer.
+	Version string
+}
+
+// UI is the web interface of one vault.
+type UI struct {
+	app    *app.App
+	opts   Options
+	render *renderer
+	views  map[string]*template.Template
+	mux    *http.ServeMux
+	h      http.Handler
+}
+
+// New returns the web interface of the vault a has open.
+func New(a *app.App, opts *Options) (*UI, error) {
+	u := &UI{app: a, render: newRenderer(), views: map[string]*template.Template{}, mux: http.NewServeMux()}
+	if opts != nil {
+		u.opts = *opts
+	}
+	if u.opts.Logger == nil {
+		u.opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := u.parse(); err != nil {
+		return nil, err
+	}
+	u.routes()
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.fail(w, r, nil, cairn.Errorf(cairn.EFORBIDDEN, "this request came from another site").
+			WithHint("Use cairn's own pages to change anything; a form on another site cannot."))
+	}))
+	u.h = u.secure(cop.Handler(u.mux))
+	return u, nil
+}
+
+// ServeHTTP serves the interface.
+func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) { u.h.ServeHTTP(w, r) }
+
+// secure sets the headers every answer carries: the content security
+// policy, no sniffing, no framing, no referrer to other sites, no caching
+// of a vault's pages.
+func (u *UI) secure(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		if !strings.HasPrefix(r.URL.Path, "/assets/") {
+			h.Set("Cache-Control", "no-store")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// parse parses each view's template with the layout.
+func (u *UI) parse() error {
+	names, err := fs.Glob(files, "templates/*.html")
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		base := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
+		if base == "layout" || base == "partials" {
+			continue
+		}
+		t, err := template.New(base).Funcs(funcs()).ParseFS(files, "templates/layout.html", "templates/partials.html", n)
+		if err != nil {
+			return fmt.Errorf("parse the web interface's %s: %w", n, err)
+		}
+		u.views[base] = t
+	}
+	return nil
+}
+
+// session is a signed-in person's session, as a request carries it.
+type session struct {
+	token  *auth.Token
+	secret string
+}
+
+// CSRF is the session's form key: every form that changes something
+// carries it, and a request without it is refused. It is derived from the
+// session's secret, which only the session cookie (HttpOnly) holds, so a
+// page of another site can neither read it nor guess it.
+func (s *session) CSRF() string {
+	sum := sha256.Sum256([]byte("cairn-csrf\x00" + s.secret))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// Has reports whether the session may do what scope allows.
+func (s *session) Has(scope string) bool { return s.token.Has(auth.Scope(scope)) }
+
+// Scopes are what the session may do.
+func (s *session) Scopes() []auth.Scope { return s.token.Scopes }
+
+// Who is who the session acts as.
+func (s *session) Who() string { return string(s.token.Principal) }
+
+// page is what every view's template gets.
+type page struct {
+	Title   string
+	Nav     string // the navigation entry that is current
+	Session *session
+	Version string
+	Data    any
+	// Error is set on an error page: what went wrong and what to do.
+	Error *problem
+}
+
+// problem is an error as a page shows it.
+type problem struct {
+	Status  int
+	Message string
+	Hint    string
+}
+
+// handler is a view: it answers the request of a signed-in session, or
+// returns an error to show.
+type handler func(w http.ResponseWriter, r *http.Request, s *session) error
+
+// handle serves h at pattern for sessions holding scope. A request
+// without a session goes to the sign-in page (a GET) or is refused (any
+// other method); a POST must carry the session's form key.
+func (u *UI) handle(pattern string, scope auth.Scope, h handler) {
+	u.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		s, err := u.session(r)
+		if err != nil {
+			if r.Method == http.MethodGet && cairn.ErrorCode(err) == cairn.EUNAUTHORIZED {
+				clearCookie(w, r)
+				next := r.URL.RequestURI()
+				http.Redirect(w, r, "/signin?next="+urlQueryEscape(next)+"&why="+urlQueryEscape(err.Error()), http.StatusSeeOther)
+				return
+			}
+			u.fail(w, r, nil, err)
+			return
+		}
+		if err := auth.Allow(s.token, scope); err != nil {
+			u.fail(w, r, s, err)
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+			w = rec
+			defer u.audit(r, s, rec)
+			if subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(s.CSRF())) != 1 {
+				u.fail(w, r, s, cairn.Errorf(cairn.EFORBIDDEN, "the form's key is missing or out of date").
+					WithHint("Reload the page and try again: each form carries a key of your session."))
+				return
+			}
+		}
+		r = r.WithContext(auth.NewContext(r.Context(), s.token))
+		if err := h(w, r, s); err != nil {
+			u.fail(w, r, s, err)
+		}
+	})
+}
+
+// session returns the request's session: the token its cookie names,
+// which must be active. No cookie, or an ended session, is EUNAUTHORIZED.
+func (u *UI) session(r *http.Request) (*session, error) {
+	c, err := r.Cookie(cookieName)
+	if err != nil || c.Value == "" {
+		return nil, cairn.Errorf(cairn.EUNAUTHORIZED, "you are not signed in").WithHint("Sign in with a token.")
+	}
+	t, err := u.app.Authorizer().Authenticate(r.Context(), c.Value)
+	if err != nil {
+		if cairn.ErrorCode(err) == cairn.EUNAUTHORIZED {
+			return nil, cairn.Errorf(cairn.EUNAUTHORIZED, "your session has ended").WithHint("Sign in again.")
+		}
+		return nil, err
+	}
+	return &session{token: t, secret: c.Value}, nil
+}
+
+// setCookie sets the session cookie: HttpOnly, SameSite=Strict, Secure
+// under TLS, expiring with the session.
+func setCookie(w http.ResponseWriter, r *http.Request, secret string, expires time.Time) {
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: secret, Path: "/", Expires: expires,
+		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+}
+
+func clearCookie(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+}
+
+// show writes the view name with data, status 200.
+func (u *UI) show(w http.ResponseWriter, r *http.Request, s *session, name, title, nav string, data any) error {
+	return u.write(w, http.StatusOK, name, page{Title: title, Nav: nav, Session: s, Version: u.opts.Version, Data: data})
+}
+
+// write executes a view's template into the response.
+func (u *UI) write(w http.ResponseWriter, status int, name string, p page) error {
+	t, ok := u.views[name]
+	if !ok {
+		return fmt.Errorf("no view %q", name)
+	}
+	var b strings.Builder
+	tmpl := "layout"
+	if strings.HasPrefix(name, "fragment-") {
+		tmpl = "content"
+	}
+	if err := t.ExecuteTemplate(&b, tmpl, p); err != nil {
+		return fmt.Errorf("write view %s: %w", name, err)
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, err := w.Write([]byte(b.String()))
+	return err
+}
+
+// fail shows err as an error page with the status its code means.
+func (u *UI) fail(w http.ResponseWriter, r *http.Request, s *session, err error) {
+	p := &problem{Status: status(err), Message: err.Error(), Hint: cairn.ErrorHint(err)}
+	if p.Status == http.StatusInternalServerError {
+		u.opts.Logger.Error("web interface", "method", r.Method, "path", r.URL.Path, "err", err)
+		p.Message = "cairn failed to answer this page"
+		p.Hint = "The server's log has the details."
+	}
+	if errors.Is(err, context.Canceled) {
+		return
+	}
+	if werr := u.write(w, p.Status, "error", page{Title: "Error", Session: s, Version: u.opts.Version, Error: p}); werr != nil {
+		http.Error(w, p.Message, p.Status)
+	}
+}
+
+// status is the HTTP status of an error's code.
+func status(err error) int {
+	switch cairn.ErrorCode(err) {
+	case cairn.EINVALID:
+		return http.StatusBadRequest
+	case cairn.EUNAUTHORIZED:
+		return http.StatusUnauthorized
+	case cairn.EFORBIDDEN:
+		return http.StatusForbidden
+	case cairn.ENOTFOUND:
+		return http.StatusNotFound
+	case cairn.ECONFLICT:
+		return http.StatusConflict
+	case cairn.EUNAVAILABLE:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// audit records a request that asked for a change, as the API's are.
+func (u *UI) audit(r *http.Request, s *session, rec *statusRecorder) {
+	req := &auth.Request{Surface: "web", Route: r.Method + " " + r.URL.Path, Remote: r.RemoteAddr, Status: rec.status}
+	if s != nil {
+		req.Principal, req.Token = s.token.Principal, s.token.ID
+	}
+	if err := u.app.AuditRequests(context.WithoutCancel(r.Context()), req); err != nil {
+		u.opts.Logger.Warn("web interface: audit", "err", err)
+	}
+}
+
+// statusRecorder remembers the status a handler answered.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
