@@ -289,12 +289,14 @@ func diffs(changes []cairn.Change, patches []string) []fileDiff {
 		if i >= len(patches) {
 			continue
 		}
+		inHunk := false
 		for _, l := range strings.Split(strings.TrimSuffix(patches[i], "\n"), "\n") {
 			class := "ctx"
 			switch {
-			case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
-				class = "file"
+			case !inHunk && !strings.HasPrefix(l, "@@"):
+				class = "file" // the header: --- a/x, +++ b/x
 			case strings.HasPrefix(l, "@@"):
+				inHunk = true
 				class = "hunk"
 			case strings.HasPrefix(l, "+"):
 				class = "add"

@@ -24,8 +24,8 @@ import (
 	"cairn/auth"
 	"cairn/httpapi"
 	"cairn/mcpserver"
-	"cairn/webui"
 	"cairn/vault"
+	"cairn/webui"
 )
 
 // serveFlags are the flags of cairn serve.
@@ -214,6 +214,7 @@ func (a *cli) serve(f *serveFlags) error {
 	a.emit(items([]map[string]any{{"id": url, "url": url, "root": c.Root(), "pid": os.Getpid(), "worker": w.ID()}}), func(wr io.Writer) {
 		fmt.Fprintf(wr, "Serving the vault at %s on %s (Ctrl-C stops).\n", c.Root(), url)
 		fmt.Fprintln(wr, "Commands in its folder go through it; other clients need a token: cairn token create --name NAME --scope read")
+		fmt.Fprintf(wr, "In a browser: %s/ — sign in with a token (--scope read,review to decide on proposals).\n", url)
 	})
 	err = s.Serve(a.ctx, ln)
 	if !a.json {

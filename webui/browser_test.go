@@ -1,0 +1,262 @@
+package webui_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"cairn/app"
+)
+
+// chromium returns the path of a Chromium to drive, skipping the test
+// when there is none (in CI there must be: .ci/run installs it).
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("no Chromium: in CI, .ci/run installs it (apt-get install chromium)")
+	}
+	t.Skip("no Chromium here: apt-get install chromium to run the browser tests")
+	return ""
+}
+
+// tab is one browser tab that records what went wrong in it: console
+// errors, uncaught exceptions, failed requests and answers of 400 or more.
+type tab struct {
+	t    *testing.T
+	ctx  context.Context
+	mu   sync.Mutex
+	errs []string
+	shot string // the folder screenshots go to
+}
+
+// newTab starts a headless Chromium (its own profile, so its own cookies)
+// and returns a tab of it.
+func newTab(t *testing.T, exe string) *tab {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.WindowSize(1280, 800), chromedp.UserDataDir(t.TempDir()))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	tb := &tab{t: t, ctx: ctx, shot: os.Getenv("CAIRN_SCREENSHOTS")}
+	if tb.shot == "" {
+		tb.shot = t.TempDir()
+	}
+	enable := func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{})
+		return chromedp.Void{}, err
+	}
+	if err := chromedp.Do(ctx, enable); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	err := chromedp.Listen(ctx, func(ev any) {
+		tb.mu.Lock()
+		defer tb.mu.Unlock()
+		switch e := ev.(type) {
+		case *network.EventLoadingFailed:
+			if !e.Canceled {
+				tb.errs = append(tb.errs, "request failed: "+e.ErrorText)
+			}
+		case *network.EventResponseReceived:
+			if e.Response != nil && e.Response.Status >= 400 {
+				tb.errs = append(tb.errs, fmt.Sprintf("%d for %s", e.Response.Status, e.Response.URL))
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	console := chromedp.Console(ctx)
+	go func() {
+		for m, err := range console {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleException {
+				tb.mu.Lock()
+				tb.errs = append(tb.errs, "console: "+m.String())
+				tb.mu.Unlock()
+			}
+		}
+	}()
+	return tb
+}
+
+// run runs actions, failing the test on an error.
+func (tb *tab) run(what string, actions ...chromedp.Action[chromedp.Void]) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		tb.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// get runs action and returns its value, failing the test on an error.
+func get[T any](tb *tab, what string, action chromedp.Action[T]) T {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, time.Minute)
+	defer cancel()
+	v, err := chromedp.Run(ctx, action)
+	if err != nil {
+		tb.t.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
+// clean fails the test if anything went wrong in the tab since the last
+// call.
+func (tb *tab) clean(what string) {
+	tb.t.Helper()
+	time.Sleep(100 * time.Millisecond) // the console's messages arrive on their own
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	if len(tb.errs) > 0 {
+		tb.t.Errorf("%s: %s", what, strings.Join(tb.errs, "; "))
+	}
+	tb.errs = nil
+}
+
+// screenshot saves the whole page as name.png.
+func (tb *tab) screenshot(name string) {
+	tb.t.Helper()
+	png := get(tb, "screenshot "+name, chromedp.FullScreenshot(100))
+	if err := os.WriteFile(filepath.Join(tb.shot, name+".png"), png, 0o644); err != nil {
+		tb.t.Fatal(err)
+	}
+}
+
+// signIn signs in through the sign-in form.
+func (tb *tab) signIn(base, secret string) {
+	tb.t.Helper()
+	tb.run("sign in",
+		chromedp.Navigate(base+"/signin"),
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), secret),
+		chromedp.Submit(chromedp.ID("token")),
+		chromedp.WaitVisible(chromedp.CSS(`form.who`)),
+	)
+}
+
+// TestBrowser_Story runs the story a person follows in a real browser:
+// sign in, read a page and follow a link, search as they type, open the
+// held proposal, read its diff and accept it; every view loads with no
+// console error and no failed request, and a screenshot of each is
+// saved (in $CAIRN_SCREENSHOTS when set). A page whose body tries to run
+// script runs nothing.
+func TestBrowser_Story(t *testing.T) {
+	exe := chromium(t)
+	e := setup(t)
+	tb := newTab(t, exe)
+	tb.signIn(e.url, e.owner)
+	tb.clean("sign in")
+	tb.screenshot("home")
+
+	cs, err := e.app.Log(e.ctx, "main", app.LogOptions{Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []struct{ name, path, wait string }{
+		{"reader", "/pages/notes/a.md", ".reader .body h1"},
+		{"search", "/search?q=printing", "#results mark"},
+		{"review", "/review", "table.list"},
+		{"proposal", fmt.Sprintf("/review/%d", e.held), "pre.diff"},
+		{"history", "/history", "ol.commits"},
+		{"commit", "/commits/" + cs[0].Hash.String(), "h1"},
+	} {
+		tb.run("open "+v.name, chromedp.Navigate(e.url+v.path), chromedp.WaitVisible(chromedp.CSS(v.wait)))
+		tb.clean("the " + v.name + " view")
+		tb.screenshot(v.name)
+	}
+
+	// Follow a wikilink from the reader.
+	tb.run("follow a link",
+		chromedp.Navigate(e.url+"/pages/notes/a.md"),
+		chromedp.Click(chromedp.CSS(`.reader .body a[href="/pages/notes/b.md"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#h-movable-type`)),
+	)
+	title := get(tb, "title", chromedp.Title())
+	if !strings.HasPrefix(title, "B ") {
+		t.Errorf("after following the link the title is %q, want B's", title)
+	}
+
+	// Search as one types.
+	tb.run("search as one types",
+		chromedp.Navigate(e.url+"/search"),
+		chromedp.WaitVisible(chromedp.ID("q")),
+		chromedp.SendKeys(chromedp.ID("q"), "movable"),
+		chromedp.WaitVisible(chromedp.CSS("#results mark")),
+	)
+	found := get(tb, "results", chromedp.Text(chromedp.CSS("#results")))
+	if !strings.Contains(found, "notes/b.md") {
+		t.Errorf("the results as one types: %q, want notes/b.md", found)
+	}
+	tb.clean("search as one types")
+
+	// The page that tries to run script runs nothing.
+	tb.run("open the evil page",
+		chromedp.Navigate(e.url+"/pages/notes/evil.md"),
+		chromedp.WaitVisible(chromedp.CSS(".reader .body h1")),
+		chromedp.Sleep(200*time.Millisecond),
+	)
+	pwned := get(tb, "look for the script's mark", chromedp.Evaluate[bool](`window.pwned !== undefined`))
+	if pwned {
+		t.Errorf("the evil page's script ran")
+	}
+	tb.clean("the evil page")
+
+	// Accept the held proposal.
+	tb.run("accept",
+		chromedp.Navigate(fmt.Sprintf("%s/review/%d", e.url, e.held)),
+		chromedp.WaitVisible(chromedp.CSS(`button.accept`)),
+		chromedp.Click(chromedp.CSS(`button.accept`)),
+		chromedp.WaitVisible(chromedp.CSS(`.notice`)),
+	)
+	notice := get(tb, "notice", chromedp.Text(chromedp.CSS(`.notice`)))
+	if !strings.Contains(notice, "accept") {
+		t.Errorf("after accepting: %q", notice)
+	}
+	tb.clean("accept")
+	if _, err := e.app.ReadFile(e.ctx, "main", "notes/b.md"); err == nil {
+		t.Errorf("notes/b.md is still on main after its deletion was accepted")
+	}
+
+	// A phone-sized screen.
+	tb.run("phone", chromedp.EmulateViewport(390, 844), chromedp.Navigate(e.url+"/pages/notes/a.md"), chromedp.WaitVisible(chromedp.CSS(".reader")))
+	tb.clean("the reader on a phone")
+	tb.screenshot("reader-phone")
+}
+
+// TestBrowser_ReadOnly checks that a session without the review scope
+// sees no review buttons.
+func TestBrowser_ReadOnly(t *testing.T) {
+	exe := chromium(t)
+	e := setup(t)
+	tb := newTab(t, exe)
+	tb.signIn(e.url, e.reader)
+	tb.run("open the proposal",
+		chromedp.Navigate(fmt.Sprintf("%s/review/%d", e.url, e.held)),
+		chromedp.WaitVisible(chromedp.CSS("pre.diff")),
+	)
+	buttons := get(tb, "count the buttons", chromedp.Evaluate[int](`document.querySelectorAll('form[action*="/review/"] button').length`))
+	if buttons != 0 {
+		t.Errorf("a read-only session sees %d review buttons", buttons)
+	}
+	tb.clean("the proposal, read-only")
+}
