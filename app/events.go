@@ -3,11 +3,13 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
 	"cairn"
 	"cairn/admit"
+	"cairn/agent"
 	"cairn/ingest"
 )
 
@@ -58,6 +60,91 @@ func (e *Event) Fields() EventData {
 	var d EventData
 	json.Unmarshal(e.Data, &d) // data of another shape leaves d zero
 	return d
+}
+
+// activityBytes bounds a line of an agent's activity as Describe gives it.
+const activityBytes = 200
+
+// Describe says in a line, for people, what an ingest's event is: a job
+// running ("running (claude agent, job 3, attempt 2)"), a line of its
+// agent's activity ("wrote concepts/x.md", "called search …", "used …"),
+// or how it ended ("merged (proposal 4): summary", "held for review as
+// proposal 4 — deletion/deletion", "rejected (proposal 4) — …", "failed:
+// why"). An agent's activity is clean text (agent.Clean): no escape
+// sequences, control or invisible characters, cut at a whole character.
+// "" for the events that say nothing more to people.
+func (e *Event) Describe() string {
+	d := e.Fields()
+	switch e.Kind {
+	case "ingest.running":
+		again := ""
+		if d.Attempt > 1 {
+			again = fmt.Sprintf(", attempt %d", d.Attempt)
+		}
+		if d.Mode != "" {
+			again += ", " + d.Mode
+		}
+		return fmt.Sprintf("running (%s agent, job %d%s)", d.Agent, d.Job, again)
+	case "ingest.activity":
+		text := agent.Clean(d.Text, activityBytes)
+		if text == "" {
+			return ""
+		}
+		switch d.Activity {
+		case "file":
+			text = "wrote " + text
+		case "tool":
+			text = "called " + text
+		case "usage":
+			text = "used " + text
+		case "error":
+			text = "error: " + text
+		}
+		return text
+	case "ingest.merged":
+		summary := ""
+		if e.Proposal != nil {
+			summary = ": " + e.Proposal.Summary
+		}
+		return fmt.Sprintf("merged (proposal %d)%s", d.Proposal, summary)
+	case "ingest.held":
+		why := ""
+		if e.Proposal != nil {
+			why = " — " + HeldReasons(e.Proposal.Findings)
+		}
+		return fmt.Sprintf("held for review as proposal %d%s", d.Proposal, why)
+	case "ingest.rejected":
+		why := ""
+		if e.Proposal != nil {
+			why = " — " + HeldReasons(e.Proposal.Findings)
+		}
+		return fmt.Sprintf("rejected (proposal %d)%s", d.Proposal, why)
+	case "ingest.failed":
+		return "failed: " + d.Error
+	}
+	return ""
+}
+
+// HeldReasons says in a few words why a proposal was not admitted: the
+// gate and rule of each finding that did not admit it, once each.
+func HeldReasons(fs []cairn.Finding) string {
+	seen := map[string]bool{}
+	var parts []string
+	for _, f := range fs {
+		if f.Verdict == cairn.Admit {
+			continue
+		}
+		k := f.Gate + "/" + f.Rule
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		parts = append(parts, k)
+	}
+	if len(parts) == 0 {
+		return "no findings"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // maxEvents is the most events one call of Events returns.

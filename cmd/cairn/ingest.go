@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"cairn"
-	"cairn/agent"
 	"cairn/app"
 	"cairn/ingest"
 )
@@ -254,88 +253,26 @@ func (e *eventPrinter) name(ev *app.Event) string {
 	return n
 }
 
-// activityBytes bounds a line of an agent's activity as printed.
-const activityBytes = 200
-
-// line turns an event into a line for people, or "". A line of an agent's
-// activity is printed as clean text (agent.Clean): it reaches the terminal
-// without escape sequences (a clipboard write, a window title, colours),
-// control or invisible characters, cut at a whole character.
+// line turns an event into a line for people, or "": what the event
+// says (app.Event.Describe), after the source's name, with what to do
+// next.
 func (e *eventPrinter) line(ev *app.Event) string {
-	d := ev.Fields()
-	switch ev.Kind {
-	case "ingest.running":
-		again := ""
-		if d.Attempt > 1 {
-			again = fmt.Sprintf(", attempt %d", d.Attempt)
-		}
-		if d.Mode != "" {
-			again += ", " + d.Mode
-		}
-		return fmt.Sprintf("%s: running (%s agent, job %d%s)", e.name(ev), d.Agent, d.Job, again)
-	case "ingest.activity":
-		text := agent.Clean(d.Text, activityBytes)
-		if text == "" {
-			return ""
-		}
-		switch d.Activity {
-		case "file":
-			text = "wrote " + text
-		case "tool":
-			text = "called " + text
-		case "usage":
-			text = "used " + text
-		case "error":
-			text = "error: " + text
-		}
+	text := ev.Describe()
+	if text == "" {
+		return ""
+	}
+	if ev.Kind == "ingest.activity" {
 		return fmt.Sprintf("  %s │ %s", e.name(ev), text)
-	case "ingest.merged":
-		summary := ""
-		if ev.Proposal != nil {
-			summary = ": " + ev.Proposal.Summary
-		}
-		return fmt.Sprintf("%s: merged (proposal %d)%s", e.name(ev), d.Proposal, summary)
-	case "ingest.held":
-		why := ""
-		if ev.Proposal != nil {
-			why = " — " + heldReasons(ev.Proposal.Findings)
-		}
-		return fmt.Sprintf("%s: held for review as proposal %d%s. Next: cairn review show %d", e.name(ev), d.Proposal, why, d.Proposal)
-	case "ingest.rejected":
-		why := ""
-		if ev.Proposal != nil {
-			why = " — " + heldReasons(ev.Proposal.Findings)
-		}
-		return fmt.Sprintf("%s: rejected (proposal %d)%s", e.name(ev), d.Proposal, why)
-	case "ingest.failed":
-		line := fmt.Sprintf("%s: failed: %s", e.name(ev), d.Error)
-		if d.Hint != "" {
-			line += "\n  Hint: " + d.Hint
-		}
-		return line
 	}
-	return ""
-}
-
-// heldReasons says in a few words why a proposal was not admitted.
-func heldReasons(fs []cairn.Finding) string {
-	seen := map[string]bool{}
-	var parts []string
-	for _, f := range fs {
-		if f.Verdict == cairn.Admit {
-			continue
-		}
-		k := f.Gate + "/" + f.Rule
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		parts = append(parts, k)
+	line := e.name(ev) + ": " + text
+	d := ev.Fields()
+	switch {
+	case ev.Kind == "ingest.held":
+		line += fmt.Sprintf(". Next: cairn review show %d", d.Proposal)
+	case ev.Kind == "ingest.failed" && d.Hint != "":
+		line += "\n  Hint: " + d.Hint
 	}
-	if len(parts) == 0 {
-		return "no findings"
-	}
-	return strings.Join(parts, ", ")
+	return line
 }
 
 // jobID parses a job id argument.

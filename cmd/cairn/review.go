@@ -56,7 +56,7 @@ merges nothing and the proposal stays held with the error.`,
 				}
 				for _, p := range props {
 					fmt.Fprintf(w, "%-4d %-9s %-8s %-20s %s\n", p.ID, p.Status, p.Route, p.Principal, firstLine(p.Message))
-					fmt.Fprintf(w, "     %s\n", heldReasons(p.Findings))
+					fmt.Fprintf(w, "     %s\n", app.HeldReasons(p.Findings))
 					if p.Error != "" {
 						fmt.Fprintf(w, "     error: %s\n", p.Error)
 					}
