@@ -15,6 +15,7 @@ import (
 
 	"cairn"
 	"cairn/agent"
+	"cairn/auth"
 )
 
 // AskRequest is a question asked of the vault.
@@ -70,6 +71,10 @@ type Answer struct {
 // runtime that cannot answer (the generic command runtime); an agent's own
 // failure (a refused key, a limit reached) is EUNAVAILABLE with its reason.
 func (a *App) Ask(ctx context.Context, req AskRequest) (*Answer, error) {
+	if t := auth.FromContext(ctx); req.Save && t != nil && !t.Has(auth.Propose) {
+		return nil, cairn.Errorf(cairn.EFORBIDDEN, "saving an answer proposes a page: it needs the scope propose").
+			WithHint("Ask without saving, or with a token that has the scope propose.")
+	}
 	q := strings.TrimSpace(req.Question)
 	switch n := utf8.RuneCountInString(q); {
 	case n == 0:

@@ -453,10 +453,6 @@ type askIn struct {
 }
 
 func (s *Server) ask(ctx context.Context, in *askIn) (*body[*app.Answer], error) {
-	if t := auth.FromContext(ctx); in.Body.Save && (t == nil || !t.Has(auth.Propose)) {
-		return nil, cairn.Errorf(cairn.EFORBIDDEN, "saving an answer proposes a page: it needs the scope propose").
-			WithHint("Ask without save, or with a token that has the scope propose.")
-	}
 	return ok(s.app.Ask(ctx, in.Body))
 }
 

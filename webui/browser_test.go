@@ -221,6 +221,52 @@ func TestBrowser_Story(t *testing.T) {
 	}
 	tb.clean("the evil page")
 
+	// Upload a source, open its job, see it end merged, and find the new
+	// page by search.
+	src := filepath.Join(t.TempDir(), "paper-mills.md")
+	if err := os.WriteFile(src, []byte("# Paper mills\n\nUlman Stromer set up the first paper mill in Nuremberg in 1390.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tb.run("upload a source",
+		chromedp.Navigate(e.url+"/sources"),
+		chromedp.WaitVisible(chromedp.ID("file")),
+		chromedp.SetUploadFiles(chromedp.ID("file"), []string{src}),
+		chromedp.Submit(chromedp.ID("file")),
+		chromedp.WaitVisible(chromedp.CSS(".notice")),
+		chromedp.Click(chromedp.CSS(`table.list a[href^="/jobs/"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#activity li.ev-merged")),
+	)
+	tb.clean("upload and watch the job")
+	tb.screenshot("job")
+	tb.run("find the new page",
+		chromedp.Navigate(e.url+"/search?q=Stromer"),
+		chromedp.WaitVisible(chromedp.CSS("#results mark")),
+	)
+	tb.clean("search for the new page")
+
+	// Ask, and follow a citation.
+	tb.run("ask",
+		chromedp.Navigate(e.url+"/ask"),
+		chromedp.WaitVisible(chromedp.ID("q")),
+		chromedp.SendKeys(chromedp.ID("q"), "What is movable type?"),
+		chromedp.Submit(chromedp.ID("q")),
+		chromedp.WaitVisible(chromedp.CSS(".citations a")),
+	)
+	tb.screenshot("ask")
+	tb.run("follow a citation", chromedp.Click(chromedp.CSS(".citations a")), chromedp.WaitVisible(chromedp.CSS(".reader .body")))
+	tb.clean("ask and follow a citation")
+
+	for _, v := range []struct{ name, path, wait string }{
+		{"sources", "/sources", "form.upload"},
+		{"lint", "/lint", ".lint-page"},
+		{"compare", "/compare?from=main~1&to=main", ".file"},
+		{"settings", "/settings", "table.settings"},
+	} {
+		tb.run("open "+v.name, chromedp.Navigate(e.url+v.path), chromedp.WaitVisible(chromedp.CSS(v.wait)))
+		tb.clean("the " + v.name + " view")
+		tb.screenshot(v.name)
+	}
+
 	// Accept the held proposal.
 	tb.run("accept",
 		chromedp.Navigate(fmt.Sprintf("%s/review/%d", e.url, e.held)),

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
+
 	"cairn"
 	"cairn/app"
 	"cairn/auth"
@@ -38,7 +40,13 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is cairn's version, shown in the footer.
 	Version string
+	// MaxUpload bounds one upload of sources, its files together.
+	// Default DefaultMaxUpload.
+	MaxUpload int64
 }
+
+// DefaultMaxUpload is the largest upload of sources by default.
+const DefaultMaxUpload = 64 << 20
 
 // UI is the web interface of one vault.
 type UI struct {
@@ -63,6 +71,7 @@ func New(a *app.App, opts *Options) (*UI, error) {
 		return nil, err
 	}
 	u.routes()
+	u.moreRoutes()
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, nil, cairn.Errorf(cairn.EFORBIDDEN, "this request came from another site").
@@ -183,6 +192,11 @@ func (u *UI) handle(pattern string, scope auth.Scope, h handler) {
 			rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 			w = rec
 			defer u.audit(r, s, rec)
+			r.Body = http.MaxBytesReader(w, r.Body, u.maxUpload())
+			if err := parseForm(r); err != nil {
+				u.fail(w, r, s, err)
+				return
+			}
 			if subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(s.CSRF())) != 1 {
 				u.fail(w, r, s, cairn.Errorf(cairn.EFORBIDDEN, "the form's key is missing or out of date").
 					WithHint("Reload the page and try again: each form carries a key of your session."))
@@ -194,6 +208,26 @@ func (u *UI) handle(pattern string, scope auth.Scope, h handler) {
 			u.fail(w, r, s, err)
 		}
 	})
+}
+
+// parseForm reads a POST's form, multipart (an upload) or not. A body
+// past the bound is EINVALID naming it (status 413).
+func parseForm(r *http.Request) error {
+	var err error
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+		err = r.ParseMultipartForm(8 << 20)
+	} else {
+		err = r.ParseForm()
+	}
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return cairn.Errorf(cairn.EINVALID, "the request is larger than %s: %w", humanize.IBytes(uint64(tooBig.Limit)), err).
+			WithHint("Upload fewer or smaller files at once.")
+	case err != nil:
+		return cairn.Errorf(cairn.EINVALID, "the form could not be read: %v", err).WithHint("Fill in the form again and send it.")
+	}
+	return nil
 }
 
 // session returns the request's session: the token its cookie names,
@@ -268,6 +302,9 @@ func (u *UI) fail(w http.ResponseWriter, r *http.Request, s *session, err error)
 
 // status is the HTTP status of an error's code.
 func status(err error) int {
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return http.StatusRequestEntityTooLarge
+	}
 	switch cairn.ErrorCode(err) {
 	case cairn.EINVALID:
 		return http.StatusBadRequest

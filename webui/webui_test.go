@@ -1,9 +1,11 @@
 package webui_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -83,11 +85,15 @@ func setup(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	srv := httpapi.New(a, &httpapi.Options{ReadTimeout: 10 * time.Second})
-	ui, err := webui.New(a, &webui.Options{Version: "test", Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
+	ui, err := webui.New(a, &webui.Options{Version: "test", Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)), MaxUpload: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.Fallback(ui)
+	worker, err := a.StartWorker(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
 	sctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(sctx, ln) }()
@@ -95,6 +101,7 @@ func setup(t *testing.T) *env {
 	t.Cleanup(func() {
 		cancel()
 		<-done
+		worker.Stop(context.Background())
 		a.Close()
 	})
 	return e
@@ -349,3 +356,170 @@ func mustURL(s string) *url.URL {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// upload posts files as the upload form does.
+func (b *browser) upload(key string, files map[string]string) (int, string, http.Header) {
+	b.e.t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	mw.WriteField("csrf", key)
+	for name, content := range files {
+		fw, _ := mw.CreateFormFile("file", name)
+		io.WriteString(fw, content)
+	}
+	mw.Close()
+	req, _ := http.NewRequest("POST", b.e.url+"/sources", &buf)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := b.c.Do(req)
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(data), resp.Header
+}
+
+// TestUI_Ingest checks the ingest view: an upload of several files is
+// stored and queued, the worker integrates the good one, its job's page
+// and stream show its activity to the verdict; an empty and a binary file
+// are refused with the reason; an upload past the bound, or of no file,
+// is refused and changes nothing.
+func TestUI_Ingest(t *testing.T) {
+	e := setup(t)
+	b := e.browser()
+	key := b.signIn(e.owner)
+	code, _, h := b.upload(key, map[string]string{
+		"paper.md": "# Paper\n\nPaper came to Europe through Spain in the twelfth century.\n",
+		"empty.md": "",
+		"blob.md":  "\x00\x01\x02binary",
+	})
+	if code != http.StatusSeeOther {
+		t.Fatalf("upload = %d, want 303", code)
+	}
+	_, body, _ := b.do("GET", h.Get("Location"), nil)
+	for _, want := range []string{"paper.md: queued", "empty.md: failed", "blob.md: failed"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("after the upload the page lacks %q:\n%s", want, body)
+		}
+	}
+	srcs, err := e.app.Sources(e.ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job int64
+	for _, s := range srcs {
+		if s.Name == "paper.md" {
+			job = s.Job
+		}
+	}
+	if job == 0 {
+		t.Fatalf("no job for paper.md: %+v", srcs)
+	}
+	// The stream carries the job's activity to its end.
+	req, _ := http.NewRequest("GET", e.url+"/jobs/"+itoa(job)+"/events?after=0", nil)
+	for _, c := range b.c.Jar.Cookies(mustURL(e.url)) {
+		req.AddCookie(c)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	resp, err := b.c.Do(req.WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.Header.Get("Content-Type") != "text/event-stream" || !strings.Contains(string(stream), "event: done") ||
+		!strings.Contains(string(stream), "running (extractive agent") || !strings.Contains(string(stream), "merged (proposal") {
+		t.Errorf("the job's stream:\n%s", stream)
+	}
+	_, body, _ = b.do("GET", "/jobs/"+itoa(job), nil)
+	if !strings.Contains(body, "merged (proposal") || strings.Contains(body, "data-stream") {
+		t.Errorf("the finished job's page:\n%s", body)
+	}
+
+	// Bad uploads change nothing.
+	before, _ := e.app.Sources(e.ctx, "")
+	code, body, _ = b.upload(key, map[string]string{"big.md": strings.Repeat("a", 2<<20)})
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(body, "larger than 1.0 MiB") {
+		t.Errorf("an upload past the bound = %d:\n%s", code, body)
+	}
+	code, body, _ = b.upload(key, map[string]string{})
+	if code != http.StatusBadRequest || !strings.Contains(body, "no file was chosen") {
+		t.Errorf("an upload of no file = %d:\n%s", code, body)
+	}
+	code, _, _ = b.upload("forged", map[string]string{"x.md": "# X\n"})
+	if code != http.StatusForbidden {
+		t.Errorf("an upload with a forged key = %d, want 403", code)
+	}
+	ro := e.browser()
+	roKey := ro.signIn(e.reader)
+	code, _, _ = ro.upload(roKey, map[string]string{"y.md": "# Y\n"})
+	if code != http.StatusForbidden {
+		t.Errorf("a read-only session's upload = %d, want 403", code)
+	}
+	if after, _ := e.app.Sources(e.ctx, ""); len(after) != len(before) {
+		t.Errorf("the refused uploads added sources: %d before, %d after", len(before), len(after))
+	}
+}
+
+// TestUI_AskLintCompareSettings checks the other views: asking (and that
+// saving needs the propose scope), lint, comparing two revisions, and the
+// settings an admin changes.
+func TestUI_AskLintCompareSettings(t *testing.T) {
+	e := setup(t)
+	b := e.browser()
+	key := b.signIn(e.owner)
+	code, body, _ := b.do("POST", "/ask", url.Values{"csrf": {key}, "q": {"What is movable type?"}})
+	if code != 200 || !strings.Contains(body, `href="/pages/notes/b.md"`) || !strings.Contains(body, "extractive agent") {
+		t.Errorf("ask = %d:\n%s", code, body)
+	}
+	code, body, _ = b.do("POST", "/ask", url.Values{"csrf": {key}, "q": {"  "}})
+	if code != http.StatusBadRequest || !strings.Contains(body, "the question is empty") {
+		t.Errorf("an empty question = %d:\n%s", code, body)
+	}
+	ro := e.browser()
+	roKey := ro.signIn(e.reader)
+	code, body, _ = ro.do("POST", "/ask", url.Values{"csrf": {roKey}, "q": {"What is movable type?"}, "save": {"1"}})
+	if code != http.StatusForbidden || !strings.Contains(body, "scope propose") {
+		t.Errorf("a read-only save = %d:\n%s", code, body)
+	}
+
+	code, body, _ = b.do("GET", "/lint", nil)
+	if code != 200 || !strings.Contains(body, "[[nowhere]]") || !strings.Contains(body, `href="/pages/notes/a.md"`) {
+		t.Errorf("lint = %d:\n%s", code, body)
+	}
+
+	cs, _ := e.app.Log(e.ctx, "main", app.LogOptions{})
+	first := cs[len(cs)-1].Hash.String()
+	code, body, _ = b.do("POST", "/settings", url.Values{"csrf": {key}, "key": {"lint.strict"}, "value": {"true"}})
+	if code != http.StatusSeeOther {
+		t.Errorf("set lint.strict = %d:\n%s", code, body)
+	}
+	if v, err := e.app.Setting(e.ctx, "lint.strict"); err != nil || v.Value != "true" {
+		t.Errorf("lint.strict after the form = %+v, %v", v, err)
+	}
+	code, body, _ = b.do("GET", "/compare?from="+first+"&to=main", nil)
+	if code != 200 || !strings.Contains(body, "cairn.yaml") || !strings.Contains(body, "strict: true") {
+		t.Errorf("compare = %d:\n%s", code, body)
+	}
+	code, _, _ = b.do("GET", "/compare?from="+first, nil)
+	if code != http.StatusBadRequest {
+		t.Errorf("compare with one revision = %d, want 400", code)
+	}
+	code, _, _ = b.do("GET", "/compare?from=nosuch&to=main", nil)
+	if code != http.StatusNotFound {
+		t.Errorf("compare with an unknown revision = %d, want 404", code)
+	}
+	code, body, _ = ro.do("POST", "/settings", url.Values{"csrf": {roKey}, "key": {"lint.strict"}, "value": {"false"}})
+	if code != http.StatusForbidden || !strings.Contains(body, "admin scope") {
+		t.Errorf("a read-only session's setting = %d:\n%s", code, body)
+	}
+	code, body, _ = b.do("POST", "/settings", url.Values{"csrf": {key}, "key": {"agent.workers"}, "value": {"many"}})
+	if code != http.StatusBadRequest {
+		t.Errorf("a bad setting = %d:\n%s", code, body)
+	}
+	code, body, _ = b.do("GET", "/settings", nil)
+	if code != 200 || !strings.Contains(body, "lint.strict") {
+		t.Errorf("settings = %d", code)
+	}
+}
