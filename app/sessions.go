@@ -14,10 +14,30 @@ import (
 // sign-in).
 const SessionLife = 12 * time.Hour
 
-// sessionName names the tokens SignIn makes, in token lists.
-const sessionName = "web-session"
+// sessionName names the tokens SignIn makes, in token lists; linkName
+// the one-time tokens of sign-in links.
+const (
+	sessionName = "web-session"
+	linkName    = "sign-in-link"
+)
 
-// SignIn authenticates the token secret and makes a session for it: a
+// LinkLife is how long a sign-in link works, if nobody uses it.
+const LinkLife = 15 * time.Minute
+
+// SignInLink makes a one-time sign-in token for the principal in ctx,
+// with scopes: it lasts LinkLife, and signing in with it (SignIn) revokes
+// it, so that it works once. cairn serve prints a link holding it for the
+// vault's owner.
+func (a *App) SignInLink(ctx context.Context, scopes []auth.Scope) (*NewToken, error) {
+	p, err := Principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return a.CreateToken(ctx, TokenRequest{Name: linkName, Principal: p, Scopes: scopes, Expires: fmt.Sprintf("%dm", int(LinkLife/time.Minute))})
+}
+
+// SignIn authenticates the token secret and makes a session for it (a
+// sign-in link's token is spent: see SignInLink): a
 // token of the same principal and scopes, named web-session, that lasts
 // SessionLife or until the token signed in with expires, whichever comes
 // first; its secret is the session's key. A session never outlives, nor
@@ -39,6 +59,13 @@ func (a *App) SignIn(ctx context.Context, secret string) (*NewToken, error) {
 	if life < time.Minute {
 		return nil, cairn.Errorf(cairn.EUNAUTHORIZED, "token %s expires in less than a minute", t.ID).
 			WithHint("Sign in with a token that lasts: cairn token create --scope read")
+	}
+	if t.Name == linkName {
+		// A link works once: the first sign-in spends it. Two at once
+		// may both pass; the revocation is what a third meets.
+		if _, err := a.RevokeToken(auth.NewContext(ctx, t), t.ID); err != nil {
+			return nil, err
+		}
 	}
 	return a.CreateToken(auth.NewContext(ctx, t), TokenRequest{
 		Name: sessionName, Principal: t.Principal, Scopes: t.Scopes,

@@ -56,7 +56,7 @@ func assetServer(assets fs.FS) http.Handler {
 
 // signinForm shows the sign-in page.
 func (u *UI) signinForm(w http.ResponseWriter, r *http.Request) {
-	data := map[string]string{"Next": safeNext(r.URL.Query().Get("next")), "Why": r.URL.Query().Get("why")}
+	data := map[string]string{"Next": safeNext(r.URL.Query().Get("next")), "Why": r.URL.Query().Get("why"), "Link": r.URL.Query().Get("link")}
 	if err := u.write(w, http.StatusOK, "signin", page{Title: "Sign in", Version: u.opts.Version, Data: data}); err != nil {
 		u.fail(w, r, nil, err)
 	}

@@ -523,3 +523,29 @@ func TestUI_AskLintCompareSettings(t *testing.T) {
 		t.Errorf("settings = %d", code)
 	}
 }
+
+// TestUI_SignInLink checks that a sign-in link works once.
+func TestUI_SignInLink(t *testing.T) {
+	e := setup(t)
+	link, err := e.app.SignInLink(e.ctx, auth.AllScopes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := e.browser()
+	code, body, _ := b.do("GET", "/signin?link="+url.QueryEscape(link.Secret), nil)
+	if code != 200 || !strings.Contains(body, "works once") {
+		t.Fatalf("GET the link = %d:\n%s", code, body)
+	}
+	code, _, h := b.do("POST", "/signin", url.Values{"token": {link.Secret}})
+	if code != http.StatusSeeOther || h.Get("Location") != "/" {
+		t.Fatalf("sign in with the link = %d %s", code, h.Get("Location"))
+	}
+	if code, _, _ = b.do("GET", "/", nil); code != 200 {
+		t.Errorf("home after signing in with the link = %d", code)
+	}
+	again := e.browser()
+	code, body, _ = again.do("POST", "/signin", url.Values{"token": {link.Secret}})
+	if code != http.StatusUnauthorized || !strings.Contains(body, "revoked") {
+		t.Errorf("the link a second time = %d, want 401 (revoked):\n%s", code, body)
+	}
+}

@@ -169,6 +169,19 @@ func (a *cli) serve(f *serveFlags) error {
 	if err != nil {
 		return err
 	}
+	// A sign-in link for the owner, who started the server: one use, and
+	// none once the server stops.
+	link, err := c.SignInLink(ctx, auth.AllScopes())
+	if err != nil {
+		return err
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if _, err := c.RevokeToken(rctx, link.Token.ID); err != nil {
+			a.logger().Warn("revoke the sign-in link", "token", link.Token.ID, "err", err)
+		}
+	}()
 	key, err := httpapi.NewProofKey()
 	if err != nil {
 		return err
@@ -211,10 +224,10 @@ func (a *cli) serve(f *serveFlags) error {
 		return err
 	}
 	s.Fallback(ui)
-	a.emit(items([]map[string]any{{"id": url, "url": url, "root": c.Root(), "pid": os.Getpid(), "worker": w.ID()}}), func(wr io.Writer) {
+	a.emit(items([]map[string]any{{"id": url, "url": url, "root": c.Root(), "pid": os.Getpid(), "worker": w.ID(), "sign_in": url + "/signin?link=" + link.Secret}}), func(wr io.Writer) {
 		fmt.Fprintf(wr, "Serving the vault at %s on %s (Ctrl-C stops).\n", c.Root(), url)
 		fmt.Fprintln(wr, "Commands in its folder go through it; other clients need a token: cairn token create --name NAME --scope read")
-		fmt.Fprintf(wr, "In a browser: %s/ — sign in with a token (--scope read,review to decide on proposals).\n", url)
+		fmt.Fprintf(wr, "In a browser: %s/signin?link=%s (works once, for %s), or sign in with a token.\n", url, link.Secret, app.LinkLife)
 	})
 	err = s.Serve(a.ctx, ln)
 	if !a.json {
