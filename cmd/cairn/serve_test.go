@@ -212,7 +212,9 @@ func TestServe_Graceful(t *testing.T) {
 	must(t, r, "token list")
 	// The owner's token and the sign-in link end with the server; a web
 	// session lasts its time, across restarts.
-	var toks struct{ Items []struct{ Name, State string } }
+	var toks struct {
+		Items []struct{ Name, State string }
+	}
 	json.Unmarshal([]byte(r.stdout), &toks)
 	if len(toks.Items) != 3 {
 		t.Errorf("tokens after the server stopped: %+v, want the owner's, the link's and a web session", toks.Items)
