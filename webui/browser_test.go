@@ -243,6 +243,22 @@ func TestBrowser_Story(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#results mark")),
 	)
 	tb.clean("search for the new page")
+	// And in the graph: drawn, then found by its title and opened.
+	tb.run("open the graph",
+		chromedp.Navigate(e.url+"/graph"),
+		chromedp.WaitVisible(chromedp.CSS("#graph[data-ready]")),
+	)
+	tb.clean("the graph view")
+	tb.screenshot("graph")
+	tb.run("find the new page in the graph",
+		chromedp.SendKeys(chromedp.ID("g-find"), "Paper mills"),
+		chromedp.SendKeys(chromedp.ID("g-find"), "\r"),
+		chromedp.WaitVisible(chromedp.CSS(".reader .body")),
+	)
+	if title := get(tb, "title", chromedp.Title()); !strings.HasPrefix(title, "Paper mills") {
+		t.Errorf("the page found in the graph is %q, want Paper mills", title)
+	}
+	tb.clean("open a page from the graph")
 
 	// Ask, and follow a citation.
 	tb.run("ask",

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dustin/go-humanize"
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"cairn"
 	"cairn/app"
@@ -56,6 +57,8 @@ type UI struct {
 	views  map[string]*template.Template
 	mux    *http.ServeMux
 	h      http.Handler
+	// graphs keeps the last graph layouts, by tree, focus and depth.
+	graphs *lru.Cache[graphKey, []byte]
 }
 
 // New returns the web interface of the vault a has open.
@@ -70,8 +73,10 @@ func New(a *app.App, opts *Options) (*UI, error) {
 	if err := u.parse(); err != nil {
 		return nil, err
 	}
+	u.graphs, _ = lru.New[graphKey, []byte](8)
 	u.routes()
 	u.moreRoutes()
+	u.graphRoutes()
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, nil, cairn.Errorf(cairn.EFORBIDDEN, "this request came from another site").

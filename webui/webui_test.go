@@ -3,6 +3,7 @@ package webui_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"mime/multipart"
@@ -547,5 +548,70 @@ func TestUI_SignInLink(t *testing.T) {
 	code, body, _ = again.do("POST", "/signin", url.Values{"token": {link.Secret}})
 	if code != http.StatusUnauthorized || !strings.Contains(body, "revoked") {
 		t.Errorf("the link a second time = %d, want 401 (revoked):\n%s", code, body)
+	}
+}
+
+// TestUI_Graph checks the graph's data: every page with a place and the
+// links among them, or a page's neighbourhood; a bad depth or an unknown
+// page is refused.
+func TestUI_Graph(t *testing.T) {
+	e := setup(t)
+	b := e.browser()
+	b.signIn(e.reader)
+	type graph struct {
+		Nodes []struct {
+			P string  `json:"p"`
+			X float64 `json:"x"`
+			V float64 `json:"v"`
+			D int     `json:"d"`
+		}
+		Edges [][2]int
+		Focus string
+	}
+	code, body, h := b.do("GET", "/graph/data", nil)
+	if code != 200 || h.Get("Content-Type") != "application/json" {
+		t.Fatalf("GET /graph/data = %d %s:\n%s", code, h.Get("Content-Type"), body)
+	}
+	var g graph
+	if err := json.Unmarshal([]byte(body), &g); err != nil {
+		t.Fatal(err)
+	}
+	paths := map[string]int{}
+	for i, n := range g.Nodes {
+		paths[n.P] = i
+	}
+	for _, p := range []string{"index.md", "notes/a.md", "notes/b.md", "notes/evil.md"} {
+		if _, ok := paths[p]; !ok {
+			t.Errorf("the graph lacks %s: %v", p, paths)
+		}
+	}
+	edge := func(a, b string) bool {
+		i, j := paths[a], paths[b]
+		for _, e := range g.Edges {
+			if e == [2]int{min(i, j), max(i, j)} {
+				return true
+			}
+		}
+		return false
+	}
+	if !edge("notes/a.md", "notes/b.md") || !edge("index.md", "notes/a.md") || len(g.Edges) != 4 {
+		t.Errorf("the graph's edges %v, want index–a, index–b, index–evil, a–b", g.Edges)
+	}
+	code, body, _ = b.do("GET", "/graph/data?focus=B&depth=1", nil)
+	g = graph{}
+	json.Unmarshal([]byte(body), &g)
+	if code != 200 || g.Focus != "notes/b.md" || len(g.Nodes) != 3 {
+		t.Errorf("B's neighbourhood = %d %+v, want B, A and index", code, g)
+	}
+	for _, bad := range []struct {
+		path string
+		code int
+	}{{"/graph/data?focus=B&depth=9", 400}, {"/graph/data?focus=nosuchpage", 404}} {
+		if code, body, _ := b.do("GET", bad.path, nil); code != bad.code {
+			t.Errorf("GET %s = %d, want %d:\n%s", bad.path, code, bad.code, body)
+		}
+	}
+	if code, body, _ := b.do("GET", "/graph", nil); code != 200 || !strings.Contains(body, `data-src="/graph/data"`) {
+		t.Errorf("GET /graph = %d:\n%s", code, body)
 	}
 }
