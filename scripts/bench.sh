@@ -54,3 +54,5 @@ run ./agent/extractive 'Extract' 20x
 run ./agent/cli 'Overhead' 20x
 CAIRN_BENCH_PAGES=10000 run ./agent/cli 'Overhead' 5x
 run ./agent/builtin 'LoopStep' 5x
+run ./cmd/cairn 'WebUI$' 300x
+run ./cmd/cairn 'WebUIBrowser' 5x

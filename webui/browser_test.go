@@ -252,6 +252,7 @@ func TestBrowser_Story(t *testing.T) {
 	tb.screenshot("graph")
 	tb.run("find the new page in the graph",
 		chromedp.SendKeys(chromedp.ID("g-find"), "Paper mills"),
+		chromedp.WaitVisible(chromedp.CSS(`#graph[data-found="summaries/paper-mills.md"]`)),
 		chromedp.SendKeys(chromedp.ID("g-find"), "\r"),
 		chromedp.WaitVisible(chromedp.CSS(".reader .body")),
 	)

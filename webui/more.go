@@ -336,7 +336,7 @@ func (u *UI) compare(w http.ResponseWriter, r *http.Request, s *session) error {
 		if err != nil {
 			return err
 		}
-		data["Files"] = diffs(d.Changes, d.Patches)
+		data["Files"] = newDiffView(r, diffs(d.Changes, d.Patches))
 		data["Compared"] = true
 	}
 	return u.show(w, r, s, "compare", "Compare", "history", data)

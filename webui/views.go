@@ -272,10 +272,89 @@ type fileDiff struct {
 	Change cairn.Change
 	Old    string // a renamed file's old path
 	Lines  []diffLine
+	// Rows are the lines side by side: the old file's on the left, the
+	// new one's on the right, a run of removed lines beside the run of
+	// added lines that follows it.
+	Rows []diffRow
 }
 
 type diffLine struct {
 	Class, Text string
+}
+
+// diffRow is one row of a side-by-side diff; a side's Class is "" where
+// it has no line.
+type diffRow struct {
+	Left, Right diffLine
+}
+
+// diffView is a diff as a view shows it: unified, or side by side
+// (?diff=split).
+type diffView struct {
+	Files []fileDiff
+	Split bool
+	q     url.Values
+}
+
+// newDiffView is the diff of files as the request asks to see it.
+func newDiffView(r *http.Request, files []fileDiff) diffView {
+	q := r.URL.Query()
+	return diffView{Files: files, Split: q.Get("diff") == "split", q: q}
+}
+
+// Query is the request's address in the same view, showing the diff
+// split or not.
+func (d diffView) Query(split bool) template.URL {
+	q := url.Values{}
+	for k, v := range d.q {
+		if k != "diff" && k != "done" {
+			q[k] = v
+		}
+	}
+	if split {
+		q.Set("diff", "split")
+	}
+	return template.URL("?" + q.Encode())
+}
+
+// sideBySide pairs a diff's lines into rows.
+func sideBySide(lines []diffLine) []diffRow {
+	var rows []diffRow
+	for i := 0; i < len(lines); {
+		l := lines[i]
+		switch l.Class {
+		case "file":
+			i++
+			continue
+		case "hunk":
+			rows = append(rows, diffRow{Left: l, Right: l})
+			i++
+			continue
+		case "ctx":
+			t := diffLine{"ctx", strings.TrimPrefix(l.Text, " ")}
+			rows = append(rows, diffRow{Left: t, Right: t})
+			i++
+			continue
+		}
+		var dels, adds []diffLine
+		for ; i < len(lines) && lines[i].Class == "del"; i++ {
+			dels = append(dels, diffLine{"del", lines[i].Text[1:]})
+		}
+		for ; i < len(lines) && lines[i].Class == "add"; i++ {
+			adds = append(adds, diffLine{"add", lines[i].Text[1:]})
+		}
+		for k := range max(len(dels), len(adds)) {
+			var r diffRow
+			if k < len(dels) {
+				r.Left = dels[k]
+			}
+			if k < len(adds) {
+				r.Right = adds[k]
+			}
+			rows = append(rows, r)
+		}
+	}
+	return rows
 }
 
 // diffs pairs each change with its patch, cut into lines.
@@ -305,6 +384,7 @@ func diffs(changes []cairn.Change, patches []string) []fileDiff {
 			}
 			out[i].Lines = append(out[i].Lines, diffLine{class, l})
 		}
+		out[i].Rows = sideBySide(out[i].Lines)
 	}
 	return out
 }
@@ -320,7 +400,7 @@ func (u *UI) proposal(w http.ResponseWriter, r *http.Request, s *session) error 
 	if err != nil {
 		return err
 	}
-	data := map[string]any{"P": pv.Proposal, "Files": diffs(pv.Changes, pv.Patches), "Done": r.URL.Query().Get("done")}
+	data := map[string]any{"P": pv.Proposal, "Files": newDiffView(r, diffs(pv.Changes, pv.Patches)), "Done": r.URL.Query().Get("done")}
 	return u.show(w, r, s, "proposal", fmt.Sprintf("Proposal %d", id), "review", data)
 }
 
@@ -394,7 +474,7 @@ func (u *UI) commit(w http.ResponseWriter, r *http.Request, s *session) error {
 		patches = td.Patches
 		d.Changes = td.Changes
 	}
-	return u.show(w, r, s, "commit", "Commit "+d.Commit.Hash.Short(), "history", map[string]any{"C": d.Commit, "Files": diffs(d.Changes, patches)})
+	return u.show(w, r, s, "commit", "Commit "+d.Commit.Hash.Short(), "history", map[string]any{"C": d.Commit, "Files": newDiffView(r, diffs(d.Changes, patches))})
 }
 
 // funcs are the templates' functions.

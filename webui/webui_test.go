@@ -185,7 +185,8 @@ func TestUI_Views(t *testing.T) {
 		{"/search?q=printing", []string{"<mark>printing</mark>", "notes/a.md"}},
 		{"/search/results?q=movable", []string{`id="results"`, "<mark>Movable</mark>"}},
 		{"/review", []string{"/review/" + itoa(e.held), "tester"}},
-		{"/review/" + itoa(e.held), []string{"deleted", "notes/b.md", "Accept", "Reject", `class="del"`}},
+		{"/review/" + itoa(e.held), []string{"deleted", "notes/b.md", "Accept", "Reject", `class="del"`, `href="?diff=split"`}},
+		{"/review/" + itoa(e.held) + "?diff=split", []string{`<table class="split">`, `<td class="del">Movable type. Back to [[notes/a|A]].</td><td class=""></td>`}},
 		{"/history", []string{"start", "main"}},
 	} {
 		code, body, h := b.do("GET", tc.path, nil)

@@ -19,7 +19,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -187,13 +186,9 @@ func TestServe_Graceful(t *testing.T) {
 		}
 	}
 	// The owner signs in to the web interface with the link it printed.
-	m := regexp.MustCompile(`/signin\?link=(\S+)`).FindStringSubmatch(s.out.String())
-	if m == nil {
-		t.Fatalf("cairn serve printed no sign-in link:\n%s", s.out.String())
-	}
 	jar, _ := cookiejar.New(nil)
 	browser := &http.Client{Jar: jar}
-	resp, err := browser.PostForm(s.file.URL+"/signin", url.Values{"token": {m[1]}})
+	resp, err := browser.PostForm(s.file.URL+"/signin", url.Values{"token": {signInLink(t, s)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -190,6 +190,7 @@
     const q = find.value.trim().toLowerCase();
     found = q ? nodes.findIndex((n) => n.t.toLowerCase().includes(q) || n.p.toLowerCase().includes(q)) : -1;
     if (found >= 0) { view.x = nodes[found].x; view.y = nodes[found].v; view.k = Math.max(view.k, 1.5); }
+    canvas.dataset.found = found >= 0 ? nodes[found].p : "";
     redraw();
   });
   find.addEventListener("keydown", (e) => { if (e.key === "Enter" && found >= 0) { e.preventDefault(); open(found); } });
