@@ -323,3 +323,30 @@ func TestBrowser_ReadOnly(t *testing.T) {
 	}
 	tb.clean("the proposal, read-only")
 }
+
+// TestBrowser_Languages checks that each of the ten languages renders
+// its own strings in a real browser, chosen with the footer's picker.
+func TestBrowser_Languages(t *testing.T) {
+	exe := chromium(t)
+	e := setup(t)
+	cats := catalogs(t)
+	tb := newTab(t, exe)
+	tb.signIn(e.url, e.reader)
+	for code, c := range cats {
+		tb.run("choose "+code,
+			chromedp.Navigate(e.url+"/"),
+			chromedp.WaitVisible(chromedp.ID("lang-pick")),
+			chromedp.SetValue(chromedp.ID("lang-pick"), code),
+			chromedp.Submit(chromedp.ID("lang-pick")),
+			chromedp.WaitVisible(chromedp.CSS(`html[lang="`+code+`"] nav`)),
+		)
+		got := get(tb, "the search link", chromedp.Text(chromedp.CSS(`nav a[href="/search"]`)))
+		if got != c["Search"] {
+			t.Errorf("%s: the search link reads %q, want %q", code, got, c["Search"])
+		}
+		tb.clean("the home page in " + code)
+		if code == "ja" || code == "de" {
+			tb.screenshot("home-" + code)
+		}
+	}
+}

@@ -26,6 +26,7 @@ func (u *UI) routes() {
 	u.mux.Handle("GET /assets/", http.StripPrefix("/assets/", assetServer(assets)))
 	u.mux.HandleFunc("GET /signin", u.signinForm)
 	u.mux.HandleFunc("POST /signin", u.signin)
+	u.mux.HandleFunc("GET /lang", u.setLanguage)
 	u.handle("POST /signout", auth.Read, u.signout)
 	u.handle("GET /{$}", auth.Read, u.home)
 	u.handle("GET /pages/{path...}", auth.Read, u.reader)
@@ -57,7 +58,7 @@ func assetServer(assets fs.FS) http.Handler {
 // signinForm shows the sign-in page.
 func (u *UI) signinForm(w http.ResponseWriter, r *http.Request) {
 	data := map[string]string{"Next": safeNext(r.URL.Query().Get("next")), "Why": r.URL.Query().Get("why"), "Link": r.URL.Query().Get("link")}
-	if err := u.write(w, http.StatusOK, "signin", page{Title: "Sign in", Version: u.opts.Version, Data: data}); err != nil {
+	if err := u.write(w, r, http.StatusOK, "signin", page{Title: "Sign in", Version: u.opts.Version, Data: data}); err != nil {
 		u.fail(w, r, nil, err)
 	}
 }
@@ -70,7 +71,7 @@ func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		status := status(err)
 		data := map[string]string{"Next": next, "Why": err.Error() + " " + cairn.ErrorHint(err)}
-		if werr := u.write(w, status, "signin", page{Title: "Sign in", Version: u.opts.Version, Data: data}); werr != nil {
+		if werr := u.write(w, r, status, "signin", page{Title: "Sign in", Version: u.opts.Version, Data: data}); werr != nil {
 			u.fail(w, r, nil, werr)
 		}
 		return
@@ -217,7 +218,7 @@ func (u *UI) searchResults(w http.ResponseWriter, r *http.Request, s *session) e
 	if err != nil {
 		return err
 	}
-	return u.write(w, http.StatusOK, "fragment-results", page{Session: s, Data: data})
+	return u.write(w, r, http.StatusOK, "fragment-results", page{Session: s, Data: data})
 }
 
 func (u *UI) runSearch(r *http.Request) (*searchData, error) {

@@ -17,13 +17,14 @@ import (
 
 	"github.com/dustin/go-humanize"
 	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/text/language"
 
 	"cairn"
 	"cairn/app"
 	"cairn/auth"
 )
 
-//go:embed templates assets
+//go:embed templates assets locales
 var files embed.FS
 
 // cookieName is the session cookie's name.
@@ -54,16 +55,18 @@ type UI struct {
 	app    *app.App
 	opts   Options
 	render *renderer
-	views  map[string]*template.Template
-	mux    *http.ServeMux
-	h      http.Handler
+	// views are the views' templates, by language and name.
+	views   map[string]map[string]*template.Template
+	matcher language.Matcher
+	mux     *http.ServeMux
+	h       http.Handler
 	// graphs keeps the last graph layouts, by tree, focus and depth.
 	graphs *lru.Cache[graphKey, []byte]
 }
 
 // New returns the web interface of the vault a has open.
 func New(a *app.App, opts *Options) (*UI, error) {
-	u := &UI{app: a, render: newRenderer(), views: map[string]*template.Template{}, mux: http.NewServeMux()}
+	u := &UI{app: a, render: newRenderer(), views: map[string]map[string]*template.Template{}, mux: http.NewServeMux()}
 	if opts != nil {
 		u.opts = *opts
 	}
@@ -107,23 +110,35 @@ func (u *UI) secure(next http.Handler) http.Handler {
 	})
 }
 
-// parse parses each view's template with the layout.
+// parse parses each view's template with the layout, once per language.
 func (u *UI) parse() error {
+	catalogs, err := loadCatalogs()
+	if err != nil {
+		return err
+	}
 	names, err := fs.Glob(files, "templates/*.html")
 	if err != nil {
 		return err
 	}
-	for _, n := range names {
-		base := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
-		if base == "layout" || base == "partials" {
-			continue
+	var tags []language.Tag
+	for _, l := range languages() {
+		tags = append(tags, l.tag)
+		views := map[string]*template.Template{}
+		for _, n := range names {
+			base := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
+			if base == "layout" || base == "partials" {
+				continue
+			}
+			t, err := template.New(base).Funcs(funcs()).Funcs(langFuncs(l.Code, catalogs[l.Code])).
+				ParseFS(files, "templates/layout.html", "templates/partials.html", n)
+			if err != nil {
+				return fmt.Errorf("parse the web interface's %s: %w", n, err)
+			}
+			views[base] = t
 		}
-		t, err := template.New(base).Funcs(funcs()).ParseFS(files, "templates/layout.html", "templates/partials.html", n)
-		if err != nil {
-			return fmt.Errorf("parse the web interface's %s: %w", n, err)
-		}
-		u.views[base] = t
+		u.views[l.Code] = views
 	}
+	u.matcher = language.NewMatcher(tags)
 	return nil
 }
 
@@ -266,12 +281,13 @@ func clearCookie(w http.ResponseWriter, r *http.Request) {
 
 // show writes the view name with data, status 200.
 func (u *UI) show(w http.ResponseWriter, r *http.Request, s *session, name, title, nav string, data any) error {
-	return u.write(w, http.StatusOK, name, page{Title: title, Nav: nav, Session: s, Version: u.opts.Version, Data: data})
+	return u.write(w, r, http.StatusOK, name, page{Title: title, Nav: nav, Session: s, Version: u.opts.Version, Data: data})
 }
 
-// write executes a view's template into the response.
-func (u *UI) write(w http.ResponseWriter, status int, name string, p page) error {
-	t, ok := u.views[name]
+// write executes a view's template, in the request's language, into the
+// response.
+func (u *UI) write(w http.ResponseWriter, r *http.Request, status int, name string, p page) error {
+	t, ok := u.views[u.language(r)][name]
 	if !ok {
 		return fmt.Errorf("no view %q", name)
 	}
@@ -300,7 +316,7 @@ func (u *UI) fail(w http.ResponseWriter, r *http.Request, s *session, err error)
 	if errors.Is(err, context.Canceled) {
 		return
 	}
-	if werr := u.write(w, p.Status, "error", page{Title: "Error", Session: s, Version: u.opts.Version, Error: p}); werr != nil {
+	if werr := u.write(w, r, p.Status, "error", page{Title: "Error", Session: s, Version: u.opts.Version, Error: p}); werr != nil {
 		http.Error(w, p.Message, p.Status)
 	}
 }

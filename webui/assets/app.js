@@ -65,7 +65,8 @@
     es.close();
     const state = document.getElementById("job-state");
     if (state) state.textContent = JSON.parse(e.data);
+    if (state) state.dataset.final = "1";
     const live = document.getElementById("live");
-    if (live) live.textContent = "Finished.";
+    if (live) live.textContent = list.dataset.finished || "Finished.";
   });
 })();

@@ -108,7 +108,7 @@
     shown = nodes.map((n) => (!t || n.y === t) && (!f || n.f === f));
     let count = 0;
     for (const s of shown) if (s) count++;
-    info.textContent = count + " of " + nodes.length + " pages, " + edges.length + " links" + (cut ? " (cut at the first " + nodes.length + ")" : "") + ".";
+    info.textContent = count + " / " + nodes.length + " " + (canvas.dataset.pages || "pages") + ", " + edges.length + " " + (canvas.dataset.links || "links") + (cut ? " (…)" : "") + ".";
     redraw();
   };
   let cut = false;
