@@ -1,6 +1,7 @@
 package webui_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -615,4 +616,35 @@ func TestUI_Graph(t *testing.T) {
 	if code, body, _ := b.do("GET", "/graph", nil); code != 200 || !strings.Contains(body, `data-src="/graph/data"`) {
 		t.Errorf("GET /graph = %d:\n%s", code, body)
 	}
+}
+
+// TestUI_GraphActivity checks that the graph's activity stream carries
+// the paths an agent writes, as it writes them, so that they pulse.
+func TestUI_GraphActivity(t *testing.T) {
+	e := setup(t)
+	b := e.browser()
+	key := b.signIn(e.owner)
+	req, _ := http.NewRequest("GET", e.url+"/graph/activity", nil)
+	for _, c := range b.c.Jar.Cookies(mustURL(e.url)) {
+		req.AddCookie(c)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	resp, err := b.c.Do(req.WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if code, _, _ := b.upload(key, map[string]string{"press.md": "# Press\n\nThe press spread print across Europe.\n"}); code != http.StatusSeeOther {
+		t.Fatalf("upload = %d", code)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if strings.HasPrefix(sc.Text(), "data: ") && strings.Contains(sc.Text(), "summaries/press.md") {
+			return
+		}
+	}
+	t.Errorf("the activity stream ended without the page the agent wrote: %q", lines)
 }
