@@ -181,6 +181,37 @@ type Storage interface {
 	// Requests returns the audited requests after the one numbered after,
 	// oldest first, at most limit.
 	Requests(ctx context.Context, after int64, limit int) ([]*Request, error)
+	// AddClient records an OAuth client inside tx; Client returns one
+	// (ENOTFOUND when there is none).
+	AddClient(ctx context.Context, tx cairn.Tx, c *Client) error
+	Client(ctx context.Context, id string) (*Client, error)
+	// AddCode records an authorization code inside tx; TakeCode removes,
+	// inside tx, the code whose hash is hash and returns it, so that it
+	// is taken once (ENOTFOUND when there is none).
+	AddCode(ctx context.Context, tx cairn.Tx, c *Code) error
+	TakeCode(ctx context.Context, tx cairn.Tx, hash []byte) (*Code, error)
+}
+
+// Client is an OAuth client that registered itself with the vault's
+// authorization server: a public client (no secret) that may only be
+// sent back to its redirect URIs.
+type Client struct {
+	ID           string    `json:"client_id"`
+	Name         string    `json:"client_name"`
+	RedirectURIs []string  `json:"redirect_uris"`
+	Created      time.Time `json:"-"`
+}
+
+// Code is an authorization code a person granted a client: what it may be
+// exchanged for, by whom, until when. Only its hash is kept.
+type Code struct {
+	Hash        []byte
+	Client      string
+	RedirectURI string
+	Challenge   string // the PKCE S256 code challenge
+	Principal   cairn.Principal
+	Scopes      []Scope
+	Expires     time.Time
 }
 
 // Request is one audited request: a change asked of the vault over a

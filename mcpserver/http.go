@@ -44,7 +44,9 @@ func Challenge(r *http.Request) string {
 
 // Metadata serves the RFC 9728 protected-resource metadata of the MCP
 // endpoint: bearer tokens in the Authorization header, cairn's scopes, and
-// no authorization server (tokens are made with cairn token create).
+// the server itself as the authorization server (cairn serve's web
+// interface: OAuth 2.1 with PKCE, tokens that are cairn tokens), beside
+// tokens made with cairn token create.
 func Metadata() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scopes := []string{}
@@ -53,6 +55,7 @@ func Metadata() http.Handler {
 		}
 		m := &oauthex.ProtectedResourceMetadata{
 			Resource:               origin(r) + Path,
+			AuthorizationServers:   []string{origin(r)},
 			ScopesSupported:        scopes,
 			BearerMethodsSupported: []string{"header"},
 			ResourceName:           "cairn vault (MCP)",

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -143,4 +144,78 @@ func (s *AuthStorage) Requests(ctx context.Context, after int64, limit int) ([]*
 		out = append(out, &r)
 	}
 	return out, translate(rows.Err())
+}
+
+// AddClient records an OAuth client inside tx (migration 0010).
+func (s *AuthStorage) AddClient(ctx context.Context, tx cairn.Tx, c *auth.Client) error {
+	q, err := asSQLTx(tx)
+	if err != nil {
+		return err
+	}
+	uris, err := json.Marshal(c.RedirectURIs)
+	if err != nil {
+		return err
+	}
+	_, err = q.ExecContext(ctx, `INSERT INTO oauth_clients (id, name, redirect_uris, created) VALUES (?, ?, ?, ?)`,
+		c.ID, c.Name, string(uris), c.Created.UnixNano())
+	return translate(err)
+}
+
+// Client returns the OAuth client id; ENOTFOUND when there is none.
+func (s *AuthStorage) Client(ctx context.Context, id string) (*auth.Client, error) {
+	var c auth.Client
+	var uris string
+	var created int64
+	err := s.db.r.QueryRowContext(ctx, `SELECT id, name, redirect_uris, created FROM oauth_clients WHERE id = ?`, id).
+		Scan(&c.ID, &c.Name, &uris, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, cairn.Errorf(cairn.ENOTFOUND, "there is no OAuth client %q", id).WithHint("Register the client first (POST /oauth/register).")
+	}
+	if err != nil {
+		return nil, translate(err)
+	}
+	c.Created = time.Unix(0, created)
+	return &c, json.Unmarshal([]byte(uris), &c.RedirectURIs)
+}
+
+// AddCode records an authorization code inside tx.
+func (s *AuthStorage) AddCode(ctx context.Context, tx cairn.Tx, c *auth.Code) error {
+	q, err := asSQLTx(tx)
+	if err != nil {
+		return err
+	}
+	scopes := make([]string, len(c.Scopes))
+	for i, sc := range c.Scopes {
+		scopes[i] = string(sc)
+	}
+	_, err = q.ExecContext(ctx, `INSERT INTO oauth_codes (hash, client, redirect_uri, challenge, principal, scopes, expires) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		c.Hash, c.Client, c.RedirectURI, c.Challenge, string(c.Principal), strings.Join(scopes, ","), c.Expires.UnixNano())
+	return translate(err)
+}
+
+// TakeCode removes the code whose hash is hash inside tx and returns it;
+// ENOTFOUND when there is none (never granted, or taken already).
+func (s *AuthStorage) TakeCode(ctx context.Context, tx cairn.Tx, hash []byte) (*auth.Code, error) {
+	q, err := asSQLTx(tx)
+	if err != nil {
+		return nil, err
+	}
+	var c auth.Code
+	var principal, scopes string
+	var expires int64
+	err = q.QueryRowContext(ctx, `DELETE FROM oauth_codes WHERE hash = ? RETURNING hash, client, redirect_uri, challenge, principal, scopes, expires`, hash).
+		Scan(&c.Hash, &c.Client, &c.RedirectURI, &c.Challenge, &principal, &scopes, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, cairn.Errorf(cairn.ENOTFOUND, "the authorization code is not known, or was used already")
+	}
+	if err != nil {
+		return nil, translate(err)
+	}
+	c.Principal, c.Expires = cairn.Principal(principal), time.Unix(0, expires)
+	for sc := range strings.SplitSeq(scopes, ",") {
+		if sc != "" {
+			c.Scopes = append(c.Scopes, auth.Scope(sc))
+		}
+	}
+	return &c, nil
 }

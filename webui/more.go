@@ -35,6 +35,28 @@ func (u *UI) moreRoutes() {
 	u.handle("GET /compare", auth.Read, u.compare)
 	u.handle("GET /settings", auth.Read, u.settings)
 	u.handle("POST /settings", auth.Admin, u.setSetting)
+	u.handle("GET /tokens", auth.Admin, u.tokens)
+	u.handle("POST /tokens/{id}/revoke", auth.Admin, u.revokeToken)
+}
+
+// tokens lists the vault's tokens, an OAuth client's among them, for an
+// admin to revoke, as the API does.
+func (u *UI) tokens(w http.ResponseWriter, r *http.Request, s *session) error {
+	toks, err := u.app.Tokens(r.Context())
+	if err != nil {
+		return err
+	}
+	return u.show(w, r, s, "tokens", "Tokens", "settings", map[string]any{"Tokens": toks, "Now": time.Now(), "Done": r.URL.Query().Get("done")})
+}
+
+// revokeToken revokes a token.
+func (u *UI) revokeToken(w http.ResponseWriter, r *http.Request, s *session) error {
+	t, err := u.app.RevokeToken(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/tokens?done="+urlQueryEscape(t.ID), http.StatusSeeOther)
+	return nil
 }
 
 // sources shows the sources and the jobs, newest first, and the upload

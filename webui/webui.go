@@ -77,10 +77,11 @@ func New(a *app.App, opts *Options) (*UI, error) {
 		return nil, err
 	}
 	u.graphs, _ = lru.New[graphKey, []byte](8)
+	cop := http.NewCrossOriginProtection()
 	u.routes()
 	u.moreRoutes()
 	u.graphRoutes()
-	cop := http.NewCrossOriginProtection()
+	u.oauthRoutes(cop)
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, nil, cairn.Errorf(cairn.EFORBIDDEN, "this request came from another site").
 			WithHint("Use cairn's own pages to change anything; a form on another site cannot."))

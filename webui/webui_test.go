@@ -648,3 +648,134 @@ func TestUI_GraphActivity(t *testing.T) {
 	}
 	t.Errorf("the activity stream ended without the page the agent wrote: %q", lines)
 }
+
+// TestUI_OAuthBadInput checks what the authorization server refuses, and
+// how: a client it cannot trust with a redirect (unknown, or a redirect
+// URI it did not register) gets a page, never a redirect; a known one is
+// sent back with the error; a code needs its verifier.
+func TestUI_OAuthBadInput(t *testing.T) {
+	e := setup(t)
+	post := func(path string, body io.Reader, ctype string) (int, map[string]any) {
+		t.Helper()
+		resp, err := http.Post(e.url+path, ctype, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	for _, bad := range []string{
+		`{"redirect_uris": ["javascript:alert(1)"]}`,
+		`{"redirect_uris": ["http://evil.example/cb"]}`,
+		`{"redirect_uris": ["https://ok.example/cb#frag"]}`,
+		`{"redirect_uris": []}`,
+		`{"redirect_uris": ["https://ok.example/cb"], "token_endpoint_auth_method": "client_secret_basic"}`,
+		`not json`,
+	} {
+		if code, out := post("/oauth/register", strings.NewReader(bad), "application/json"); code != 400 || out["error"] == nil {
+			t.Errorf("register %s = %d %v, want 400 with an error", bad, code, out)
+		}
+	}
+	code, client := post("/oauth/register", strings.NewReader(`{"redirect_uris": ["https://app.example/cb"], "client_name": "App"}`), "application/json")
+	if code != 201 {
+		t.Fatalf("register = %d %v", code, client)
+	}
+	id := client["client_id"].(string)
+
+	b := e.browser()
+	key := b.signIn(e.reader)
+	challenge := strings.Repeat("c", 43)
+	authorize := func(q url.Values) (int, string, http.Header) {
+		return b.do("GET", "/oauth/authorize?"+q.Encode(), nil)
+	}
+	good := url.Values{"response_type": {"code"}, "client_id": {id}, "redirect_uri": {"https://app.example/cb"},
+		"code_challenge": {challenge}, "code_challenge_method": {"S256"}, "state": {"s1"}, "scope": {"read review"}}
+	with := func(k, v string) url.Values {
+		q := url.Values{}
+		for kk, vv := range good {
+			q[kk] = vv
+		}
+		q.Set(k, v)
+		return q
+	}
+	// No redirect to where the client did not register, nor for an
+	// unknown client.
+	for _, q := range []url.Values{with("redirect_uri", "https://evil.example/cb"), with("client_id", "mcp-nosuch")} {
+		code, body, h := authorize(q)
+		if code != http.StatusBadRequest || h.Get("Location") != "" || !strings.Contains(body, "cannot be granted") {
+			t.Errorf("authorize %v = %d %s", q, code, h.Get("Location"))
+		}
+	}
+	// A known client is told what is wrong.
+	for _, tc := range []struct{ k, v, want string }{{"code_challenge_method", "plain", "invalid_request"}, {"code_challenge", "short", "invalid_request"},
+		{"response_type", "token", "unsupported_response_type"}, {"scope", "admin", "access_denied"}} {
+		code, _, h := authorize(with(tc.k, tc.v))
+		loc, _ := url.Parse(h.Get("Location"))
+		if code != http.StatusSeeOther || loc == nil || loc.Host != "app.example" || loc.Query().Get("error") != tc.want || loc.Query().Get("state") != "s1" {
+			t.Errorf("authorize with %s=%s = %d %s, want a redirect with error %s", tc.k, tc.v, code, h.Get("Location"), tc.want)
+		}
+	}
+	// The consent page offers only what the reader may grant, and allows
+	// the client's origin as a form target.
+	code, body, h := authorize(good)
+	if code != 200 || !strings.Contains(body, `value="read" checked`) || strings.Contains(body, `value="review"`) ||
+		!strings.Contains(h.Get("Content-Security-Policy"), "form-action 'self' https://app.example") {
+		t.Errorf("the consent page = %d (CSP %q):\n%s", code, h.Get("Content-Security-Policy"), body)
+	}
+	// Denied, the client hears so; forged, nothing happens.
+	form := url.Values{"csrf": {key}, "decision": {"deny"}}
+	for k, v := range good {
+		form[k] = v
+	}
+	code, _, h = b.do("POST", "/oauth/authorize", form)
+	if loc, _ := url.Parse(h.Get("Location")); code != http.StatusSeeOther || loc.Query().Get("error") != "access_denied" {
+		t.Errorf("deny = %d %s", code, h.Get("Location"))
+	}
+	form.Set("csrf", "forged")
+	form.Set("decision", "allow")
+	if code, _, _ = b.do("POST", "/oauth/authorize", form); code != http.StatusForbidden {
+		t.Errorf("a forged consent = %d, want 403", code)
+	}
+	// A code with the wrong verifier gets nothing, and is spent.
+	form.Set("csrf", key)
+	form.Set("grant", "read")
+	_, _, h = b.do("POST", "/oauth/authorize", form)
+	loc, _ := url.Parse(h.Get("Location"))
+	c := loc.Query().Get("code")
+	if c == "" {
+		t.Fatalf("allow gave no code: %s", h.Get("Location"))
+	}
+	exchange := url.Values{"grant_type": {"authorization_code"}, "code": {c}, "client_id": {id}, "redirect_uri": {"https://app.example/cb"}, "code_verifier": {strings.Repeat("v", 43)}}
+	if code, out := post("/oauth/token", strings.NewReader(exchange.Encode()), "application/x-www-form-urlencoded"); code != 400 || out["error"] != "invalid_grant" {
+		t.Errorf("a wrong verifier = %d %v, want invalid_grant", code, out)
+	}
+	if code, out := post("/oauth/token", strings.NewReader(url.Values{"grant_type": {"password"}}.Encode()), "application/x-www-form-urlencoded"); code != 400 || out["error"] != "unsupported_grant_type" {
+		t.Errorf("a password grant = %d %v", code, out)
+	}
+	// An admin sees the client's token among the tokens and revokes it.
+	admin := e.browser()
+	adminKey := admin.signIn(e.owner)
+	tokCode, tokens, _ := admin.do("GET", "/tokens", nil)
+	if tokCode != 200 || !strings.Contains(tokens, "web-session") {
+		t.Errorf("the tokens page = %d:\n%s", tokCode, tokens)
+	}
+	if code, _, _ := b.do("GET", "/tokens", nil); code != http.StatusForbidden {
+		t.Errorf("a reader's tokens page = %d, want 403", code)
+	}
+	toks, _ := e.app.Tokens(e.ctx)
+	if code, _, _ := admin.do("POST", "/tokens/"+toks[len(toks)-1].ID+"/revoke", url.Values{"csrf": {adminKey}}); code != http.StatusSeeOther {
+		t.Errorf("revoke from the tokens page = %d, want 303", code)
+	}
+	resp, err := http.Get(e.url + "/.well-known/oauth-authorization-server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta map[string]any
+	json.NewDecoder(resp.Body).Decode(&meta)
+	resp.Body.Close()
+	if meta["issuer"] != e.url || meta["token_endpoint"] != e.url+"/oauth/token" {
+		t.Errorf("the metadata: %v", meta)
+	}
+}
