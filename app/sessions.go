@@ -36,13 +36,16 @@ func (a *App) SignInLink(ctx context.Context, scopes []auth.Scope) (*NewToken, e
 	return a.CreateToken(ctx, TokenRequest{Name: linkName, Principal: p, Scopes: scopes, Expires: fmt.Sprintf("%dm", int(LinkLife/time.Minute))})
 }
 
-// SignIn authenticates the token secret and makes a session for it (a
-// sign-in link's token is spent: see SignInLink): a
-// token of the same principal and scopes, named web-session, that lasts
-// SessionLife or until the token signed in with expires, whichever comes
-// first; its secret is the session's key. A session never outlives, nor
-// widens, the token it came from, and SignOut (or cairn token revoke)
-// ends it. A secret that is not an active token's is EUNAUTHORIZED.
+// SignIn authenticates the token secret and makes a session for it: a
+// token of the same principal and scopes, named web-session.<id of the
+// token signed in with> (auth.SessionPrefix), that lasts SessionLife or
+// until that token expires, whichever comes first, and works only while
+// it does (the authorizer checks); its secret is the session's key. A
+// session never outlives, nor widens, the token it came from, and SignOut
+// (or cairn token revoke of either) ends it. A sign-in link's token is
+// spent by its first sign-in, and its session, named web-session, stands
+// alone for SessionLife. A secret that is not an active token's is
+// EUNAUTHORIZED.
 func (a *App) SignIn(ctx context.Context, secret string) (*NewToken, error) {
 	t, err := a.authorizer.Authenticate(ctx, secret)
 	if cairn.ErrorCode(err) == cairn.EUNAUTHORIZED {
@@ -52,25 +55,33 @@ func (a *App) SignIn(ctx context.Context, secret string) (*NewToken, error) {
 	if err != nil {
 		return nil, err
 	}
-	life := SessionLife
-	if !t.Expires.IsZero() {
+	life, name := SessionLife, auth.SessionPrefix+t.Root()
+	if t.Name == linkName {
+		// A link works once: the first sign-in spends it, and the session
+		// stands on its own (its parent is spent). Two at once may both
+		// pass; the revocation is what a third meets.
+		if _, err := a.RevokeToken(auth.NewContext(ctx, t), t.ID); err != nil {
+			return nil, err
+		}
+		name = sessionName
+	} else if !t.Expires.IsZero() {
 		life = min(life, t.Expires.Sub(a.now()))
 	}
 	if life < time.Minute {
 		return nil, cairn.Errorf(cairn.EUNAUTHORIZED, "token %s expires in less than a minute", t.ID).
 			WithHint("Sign in with a token that lasts: cairn token create --scope read")
 	}
-	if t.Name == linkName {
-		// A link works once: the first sign-in spends it. Two at once
-		// may both pass; the revocation is what a third meets.
-		if _, err := a.RevokeToken(auth.NewContext(ctx, t), t.ID); err != nil {
-			return nil, err
-		}
-	}
 	return a.CreateToken(auth.NewContext(ctx, t), TokenRequest{
-		Name: sessionName, Principal: t.Principal, Scopes: t.Scopes,
+		Name: name, Principal: t.Principal, Scopes: t.Scopes,
 		Expires: fmt.Sprintf("%dm", int(life/time.Minute)),
 	})
+}
+
+// IsSignInLink reports whether secret is a sign-in link's token that
+// still works (so that a page offers it as one, and no other token).
+func (a *App) IsSignInLink(ctx context.Context, secret string) bool {
+	t, err := a.authorizer.Authenticate(ctx, secret)
+	return err == nil && t.Name == linkName
 }
 
 // SignOut ends the session whose key is secret: its token is revoked. A
@@ -84,7 +95,7 @@ func (a *App) SignOut(ctx context.Context, secret string) error {
 	if err != nil {
 		return err
 	}
-	if t.Name != sessionName {
+	if t.Name != sessionName && t.Parent() == "" {
 		return cairn.Errorf(cairn.EUNAUTHORIZED, "token %s is not a session", t.ID).
 			WithHint("Revoke a token with cairn token revoke ID.")
 	}

@@ -17,6 +17,7 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -94,6 +95,24 @@ type Token struct {
 	// Hash is the SHA-256 of the secret's random part; never shown.
 	Hash []byte `json:"-"`
 }
+
+// SessionPrefix starts the name of a session's token that came from
+// another token (a web sign-in): "web-session.<id of that token>". Such a
+// token works only while the one it came from does.
+const SessionPrefix = "web-session."
+
+// Parent is the id of the token a session's token came from, or "".
+func (t *Token) Parent() string {
+	p, _ := strings.CutPrefix(t.Name, SessionPrefix)
+	if p == t.Name {
+		return ""
+	}
+	return p
+}
+
+// Root is the id of the token this one stands for: its parent's for a
+// session's token, its own otherwise. Rates are counted per root.
+func (t *Token) Root() string { return cmp.Or(t.Parent(), t.ID) }
 
 // Has reports whether the token holds scope.
 func (t *Token) Has(scope Scope) bool { return slices.Contains(t.Scopes, scope) }
@@ -328,6 +347,16 @@ func (a *Authorizer) Authenticate(ctx context.Context, secret string) (*Token, e
 	case "expired":
 		return nil, cairn.Errorf(cairn.EUNAUTHORIZED, "token %s expired on %s", t.ID, t.Expires.UTC().Format(time.DateOnly)).
 			WithHint("Ask for a new token: cairn token create")
+	}
+	if parent := t.Parent(); parent != "" {
+		pt, err := a.token(ctx, parent)
+		if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+			return nil, fmt.Errorf("read token %s: %w", parent, err)
+		}
+		if pt == nil || !pt.Active(a.now()) {
+			return nil, cairn.Errorf(cairn.EUNAUTHORIZED, "token %s's session ended: the token %s it came from was revoked or expired", t.ID, parent).
+				WithHint("Sign in again with a token that works.")
+		}
 	}
 	return t, nil
 }

@@ -450,6 +450,19 @@ func (s *Server) Mount(pattern string, scope auth.Scope, surface string, challen
 	}))
 }
 
+// Limit takes one request of t's from its rate (server.rate and
+// server.burst): ok, or how long until one would be allowed. A session's
+// token counts against the token it came from (auth.Token.Root), so that
+// signing in again gives no fresh rate. The web interface limits its
+// sessions with it.
+func (s *Server) Limit(ctx context.Context, t *auth.Token) (time.Duration, bool) {
+	return s.limits.allow(ctx, t.Root())
+}
+
+// Stopping is closed when the server begins to stop: a handler that
+// streams (the web interface's) ends then.
+func (s *Server) Stopping() <-chan struct{} { return s.stopping }
+
 // Fallback serves h for every path outside the API (under /api/v1) that
 // no route takes: the web interface, which authenticates its own
 // sessions. Set it before the server serves.
@@ -502,7 +515,7 @@ func (s *Server) authenticate(ctx authRequest, scope auth.Scope) (*auth.Token, *
 		ctx.SetHeader("WWW-Authenticate", fmt.Sprintf(`Bearer realm="cairn", error="insufficient_scope", scope=%q`, scope))
 		return tok, problemOf(err)
 	}
-	if wait, ok := s.limits.allow(ctx.Context(), tok.ID); !ok {
+	if wait, ok := s.Limit(ctx.Context(), tok); !ok {
 		secs := max(1, int(wait.Round(time.Second)/time.Second))
 		ctx.SetHeader("Retry-After", strconv.Itoa(secs))
 		return tok, newProblem(codeRateLimited, fmt.Sprintf("token %s sent more requests than its rate allows", tok.ID),

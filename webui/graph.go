@@ -82,6 +82,9 @@ func (u *UI) graphData(w http.ResponseWriter, r *http.Request, s *session) error
 	var out []byte
 	err := u.app.View("").Read(r.Context(), func(snap *app.Snapshot) error {
 		key := graphKey{snap.Tree, focus, strconv.Itoa(depth)}
+		if focus == "" {
+			key.depth = "" // the whole vault has no depth
+		}
 		if b, ok := u.graphs.Get(key); ok {
 			out = b
 			return nil
@@ -213,12 +216,8 @@ func (u *UI) graphActivity(w http.ResponseWriter, r *http.Request, s *session) e
 			}
 		}
 		rc.Flush()
-		select {
-		case <-r.Context().Done():
+		if !u.streaming(r, r.Context(), end.C, tick.C) {
 			return nil
-		case <-end.C:
-			return nil
-		case <-tick.C:
 		}
 	}
 }

@@ -105,10 +105,11 @@ func (u *UI) language(r *http.Request) string {
 	return languages()[i].Code
 }
 
-// setLanguage keeps the language chosen (?l=) for a year and goes back
+// setLanguage keeps the language chosen (the form's l) for a year and goes back
 // to the page it was chosen on (this site's, by the Referer), or home.
 func (u *UI) setLanguage(w http.ResponseWriter, r *http.Request) {
-	code := r.URL.Query().Get("l")
+	r.Body = http.MaxBytesReader(w, r.Body, 1<<10)
+	code := r.PostFormValue("l")
 	if _, ok := u.views[code]; !ok {
 		u.fail(w, r, nil, errUnknownLanguage(code))
 		return

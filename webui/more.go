@@ -1,8 +1,10 @@
 package webui
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"io"
 	"net/http"
 	"strconv"
@@ -15,8 +17,10 @@ import (
 	"cairn/app"
 	"cairn/auth"
 	"cairn/durable"
+	"cairn/index"
 	"cairn/ingest"
 	"cairn/lint"
+	"cairn/markdown"
 )
 
 // moreRoutes registers the views beyond reading and review: ingest (the
@@ -32,6 +36,7 @@ func (u *UI) moreRoutes() {
 	u.handle("GET /ask", auth.Read, u.askForm)
 	u.handle("POST /ask", auth.Read, u.ask)
 	u.handle("GET /lint", auth.Read, u.lint)
+	u.handle("POST /health", auth.Propose, u.health)
 	u.handle("GET /compare", auth.Read, u.compare)
 	u.handle("GET /settings", auth.Read, u.settings)
 	u.handle("POST /settings", auth.Admin, u.setSetting)
@@ -275,14 +280,27 @@ func (u *UI) jobEvents(w http.ResponseWriter, r *http.Request, s *session) error
 			}
 		}
 		rc.Flush()
-		select {
-		case <-ctx.Done():
+		if !u.streaming(r, ctx, end.C, tick.C) {
 			return nil
-		case <-end.C:
-			return nil
-		case <-tick.C:
 		}
 	}
+}
+
+// streaming waits for a stream's next tick and reports whether it goes
+// on: not once the request is gone, the stream has lasted its time, the
+// server stops, or the session has ended (signed out, revoked, expired).
+func (u *UI) streaming(r *http.Request, ctx context.Context, end, tick <-chan time.Time) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-end:
+		return false
+	case <-u.opts.Done:
+		return false
+	case <-tick:
+	}
+	_, err := u.session(r)
+	return err == nil
 }
 
 // cancelJob cancels a job.
@@ -311,7 +329,32 @@ func (u *UI) ask(w http.ResponseWriter, r *http.Request, s *session) error {
 	if err != nil {
 		return err
 	}
-	return u.show(w, r, s, "ask", "Ask", "ask", map[string]any{"Q": req.Question, "A": ans})
+	body, err := u.renderAnswer(r, ans)
+	if err != nil {
+		return err
+	}
+	return u.show(w, r, s, "ask", "Ask", "ask", map[string]any{"Q": req.Question, "A": ans, "Body": body})
+}
+
+// renderAnswer renders an answer's Markdown as a page's is, its
+// wikilinks resolved against the commit it was asked at.
+func (u *UI) renderAnswer(r *http.Request, ans *app.Answer) (template.HTML, error) {
+	src := []byte(ans.Answer)
+	var infos []index.LinkInfo
+	err := u.app.View(ans.Commit.String()).Read(r.Context(), func(snap *app.Snapshot) error {
+		for _, l := range markdown.Parse("answer.md", src).Links {
+			info := index.LinkInfo{Line: l.Line, Raw: l.Raw, Status: "broken"}
+			if to, err := snap.Resolve(r.Context(), l.Target); err == nil {
+				info.To, info.Status = to, "resolved"
+			}
+			infos = append(infos, info)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return u.render.Render("answer.md", src, infos, "")
 }
 
 // lintGroup is one page's findings.
@@ -344,6 +387,18 @@ func (u *UI) lint(w http.ResponseWriter, r *http.Request, s *session) error {
 	return u.show(w, r, s, "lint", "Lint and health", "lint", map[string]any{
 		"Groups": groups, "Rules": rules, "Total": len(fs), "Rule": r.URL.Query().Get("rule"), "Reports": reports,
 	})
+}
+
+// health runs the vault's agent's health check of main and shows the
+// reports, the new one first.
+func (u *UI) health(w http.ResponseWriter, r *http.Request, s *session) error {
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Time{}) // the agent's own timeout bounds it
+	if _, err := u.app.Health(r.Context()); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/lint#health", http.StatusSeeOther)
+	return nil
 }
 
 // compare shows the changes from one revision to another.

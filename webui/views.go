@@ -26,7 +26,7 @@ func (u *UI) routes() {
 	u.mux.Handle("GET /assets/", http.StripPrefix("/assets/", assetServer(assets)))
 	u.mux.HandleFunc("GET /signin", u.signinForm)
 	u.mux.HandleFunc("POST /signin", u.signin)
-	u.mux.HandleFunc("GET /lang", u.setLanguage)
+	u.mux.HandleFunc("POST /lang", u.setLanguage)
 	u.handle("POST /signout", auth.Read, u.signout)
 	u.handle("GET /{$}", auth.Read, u.home)
 	u.handle("GET /pages/{path...}", auth.Read, u.reader)
@@ -57,16 +57,37 @@ func assetServer(assets fs.FS) http.Handler {
 
 // signinForm shows the sign-in page.
 func (u *UI) signinForm(w http.ResponseWriter, r *http.Request) {
-	data := map[string]string{"Next": safeNext(r.URL.Query().Get("next")), "Why": r.URL.Query().Get("why"), "Link": r.URL.Query().Get("link")}
+	data := map[string]string{"Next": safeNext(r.URL.Query().Get("next")), "Why": r.URL.Query().Get("why")}
+	// Only a sign-in link's token is offered as one: another token in
+	// the address would sign a person in as someone else.
+	if link := r.URL.Query().Get("link"); link != "" && u.app.IsSignInLink(r.Context(), link) {
+		data["Link"] = link
+	}
 	if err := u.write(w, r, http.StatusOK, "signin", page{Title: "Sign in", Version: u.opts.Version, Data: data}); err != nil {
 		u.fail(w, r, nil, err)
 	}
 }
 
-// signin makes a session of the token the form gives.
+// signin makes a session of the token the form gives. The form is small
+// and URL-encoded; the token's rate counts each sign-in.
 func (u *UI) signin(w http.ResponseWriter, r *http.Request) {
+	if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		u.fail(w, r, nil, cairn.Errorf(cairn.EINVALID, "the sign-in form is sent URL-encoded").WithHint("Sign in from the sign-in page."))
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
+	if err := parseForm(r); err != nil {
+		u.fail(w, r, nil, err)
+		return
+	}
 	secret := strings.TrimSpace(r.PostFormValue("token"))
 	next := safeNext(r.PostFormValue("next"))
+	if t, err := u.app.Authorizer().Authenticate(r.Context(), secret); err == nil {
+		if err := u.limit(w, r, t); err != nil {
+			u.fail(w, r, nil, err)
+			return
+		}
+	}
 	tok, err := u.app.SignIn(r.Context(), secret)
 	if err != nil {
 		status := status(err)
@@ -91,12 +112,23 @@ func (u *UI) signout(w http.ResponseWriter, r *http.Request, s *session) error {
 }
 
 // safeNext is where to go after signing in: a path of this site, or home.
+// Anything a browser could read as another site — "//host", a backslash,
+// a control character it would strip — goes home.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsFunc(next, func(r rune) bool {
+		return r == '\\' || r < 0x20 || r == 0x7f
+	}) {
+		return "/"
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" {
 		return "/"
 	}
 	return next
 }
+
+// homeHeld is how many held proposals the home page lists.
+const homeHeld = 20
 
 // home shows the vault's counts, its last commits, the held proposals and
 // the last jobs.
@@ -106,19 +138,13 @@ func (u *UI) home(w http.ResponseWriter, r *http.Request, s *session) error {
 		Stats    index.Stats
 		Commits  []*cairn.Commit
 		Held     []*cairn.Proposal
+		MoreHeld bool
+		Decided  []*cairn.Proposal
 		Jobs     []*app.Job
-		Findings map[string]int
 	}
 	err := u.app.View("").Read(ctx, func(snap *app.Snapshot) error {
 		var err error
-		if data.Stats, err = snap.Stats(ctx); err != nil {
-			return err
-		}
-		fs, err := snap.Findings(ctx, index.FindingFilter{})
-		data.Findings = map[string]int{}
-		for _, f := range fs {
-			data.Findings[string(f.Severity)]++
-		}
+		data.Stats, err = snap.Stats(ctx)
 		return err
 	})
 	if err != nil {
@@ -127,8 +153,20 @@ func (u *UI) home(w http.ResponseWriter, r *http.Request, s *session) error {
 	if data.Commits, err = u.app.Log(ctx, "main", app.LogOptions{Limit: 10}); err != nil {
 		return err
 	}
-	if data.Held, err = u.app.Proposals(ctx, admit.ProposalFilter{Status: cairn.ProposalHeld, Limit: 10}); err != nil {
+	if data.Held, err = u.app.Proposals(ctx, admit.ProposalFilter{Status: cairn.ProposalHeld, Limit: homeHeld + 1}); err != nil {
 		return err
+	}
+	if len(data.Held) > homeHeld {
+		data.Held, data.MoreHeld = data.Held[:homeHeld], true
+	}
+	all, err := u.app.Proposals(ctx, admit.ProposalFilter{Status: "all", Limit: 20})
+	if err != nil {
+		return err
+	}
+	for _, p := range all {
+		if p.Status != cairn.ProposalHeld && len(data.Decided) < 8 {
+			data.Decided = append(data.Decided, p)
+		}
 	}
 	if data.Jobs, err = u.app.Jobs(ctx, app.JobFilter{Limit: 5}); err != nil {
 		return err

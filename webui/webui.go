@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +46,11 @@ type Options struct {
 	// MaxUpload bounds one upload of sources, its files together.
 	// Default DefaultMaxUpload.
 	MaxUpload int64
+	// Limit, when set, takes one request of a session's token from its
+	// rate (httpapi.Server.Limit): ok, or how long to wait.
+	Limit func(context.Context, *auth.Token) (time.Duration, bool)
+	// Done, when set, is closed when the server stops: streams end.
+	Done <-chan struct{}
 }
 
 // DefaultMaxUpload is the largest upload of sources by default.
@@ -209,6 +215,10 @@ func (u *UI) handle(pattern string, scope auth.Scope, h handler) {
 			u.fail(w, r, s, err)
 			return
 		}
+		if err := u.limit(w, r, s.token); err != nil {
+			u.fail(w, r, s, err)
+			return
+		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 			w = rec
@@ -230,6 +240,31 @@ func (u *UI) handle(pattern string, scope auth.Scope, h handler) {
 		}
 	})
 }
+
+// limit takes one request of t from its rate; past it, an error with
+// status 429 and Retry-After.
+func (u *UI) limit(w http.ResponseWriter, r *http.Request, t *auth.Token) error {
+	if u.opts.Limit == nil {
+		return nil
+	}
+	wait, ok := u.opts.Limit(r.Context(), t)
+	if ok {
+		return nil
+	}
+	secs := max(1, int(wait.Round(time.Second)/time.Second))
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	return statusError{http.StatusTooManyRequests, cairn.Errorf(cairn.EUNAVAILABLE, "too many requests from this token").
+		WithHint(fmt.Sprintf("Wait %d s; the rate is the vault's setting server.rate.", secs))}
+}
+
+// statusError is an error answered with a status of its own.
+type statusError struct {
+	status int
+	err    error
+}
+
+func (e statusError) Error() string { return e.err.Error() }
+func (e statusError) Unwrap() error { return e.err }
 
 // parseForm reads a POST's form, multipart (an upload) or not. A body
 // past the bound is EINVALID naming it (status 413).
@@ -326,6 +361,9 @@ func (u *UI) fail(w http.ResponseWriter, r *http.Request, s *session, err error)
 func status(err error) int {
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		return http.StatusRequestEntityTooLarge
+	}
+	if se, ok := errors.AsType[statusError](err); ok {
+		return se.status
 	}
 	switch cairn.ErrorCode(err) {
 	case cairn.EINVALID:

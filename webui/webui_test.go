@@ -87,7 +87,7 @@ func setup(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	srv := httpapi.New(a, &httpapi.Options{ReadTimeout: 10 * time.Second})
-	ui, err := webui.New(a, &webui.Options{Version: "test", Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)), MaxUpload: 1 << 20})
+	ui, err := webui.New(a, &webui.Options{Version: "test", Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)), MaxUpload: 1 << 20, Limit: srv.Limit, Done: srv.Stopping()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,7 +473,7 @@ func TestUI_AskLintCompareSettings(t *testing.T) {
 	b := e.browser()
 	key := b.signIn(e.owner)
 	code, body, _ := b.do("POST", "/ask", url.Values{"csrf": {key}, "q": {"What is movable type?"}})
-	if code != 200 || !strings.Contains(body, `href="/pages/notes/b.md"`) || !strings.Contains(body, "extractive agent") {
+	if code != 200 || !strings.Contains(body, `href="/pages/notes/b.md"`) || !strings.Contains(body, `<a href="/pages/notes/b.md" class="wikilink"`) || !strings.Contains(body, "extractive agent") {
 		t.Errorf("ask = %d:\n%s", code, body)
 	}
 	code, body, _ = b.do("POST", "/ask", url.Values{"csrf": {key}, "q": {"  "}})
@@ -487,6 +487,11 @@ func TestUI_AskLintCompareSettings(t *testing.T) {
 		t.Errorf("a read-only save = %d:\n%s", code, body)
 	}
 
+	// The default agent does no health checks: the page says how to get one.
+	code, body, _ = b.do("POST", "/health", url.Values{"csrf": {key}})
+	if code != http.StatusBadRequest || !strings.Contains(body, "agent.runtime") {
+		t.Errorf("a health check with the default agent = %d:\n%s", code, body)
+	}
 	code, body, _ = b.do("GET", "/lint", nil)
 	if code != 200 || !strings.Contains(body, "[[nowhere]]") || !strings.Contains(body, `href="/pages/notes/a.md"`) {
 		t.Errorf("lint = %d:\n%s", code, body)
@@ -777,5 +782,94 @@ func TestUI_OAuthBadInput(t *testing.T) {
 	resp.Body.Close()
 	if meta["issuer"] != e.url || meta["token_endpoint"] != e.url+"/oauth/token" {
 		t.Errorf("the metadata: %v", meta)
+	}
+}
+
+// TestUI_SessionBounds checks what bounds a session: revoking the token it
+// came from ends it (on the API too, where its secret could be sent); a
+// session counts against that token's rate, so signing in again gives no
+// fresh one; the sign-in form is small; a link offers only a sign-in
+// link's token; next never leads to another site.
+func TestUI_SessionBounds(t *testing.T) {
+	e := setup(t)
+	parent, err := e.app.CreateToken(e.ctx, app.TokenRequest{Name: "laptop", Scopes: []auth.Scope{auth.Read, auth.Review}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := e.browser()
+	key := b.signIn(parent.Secret)
+	cookie := b.c.Jar.Cookies(mustURL(e.url))[0].Value
+	if _, err := e.app.RevokeToken(e.ctx, parent.Token.ID); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, h := b.do("GET", "/review", nil); code != http.StatusSeeOther || !strings.Contains(h.Get("Location"), "session+has+ended") {
+		t.Errorf("a session whose token was revoked = %d %s, want back to sign in", code, h.Get("Location"))
+	}
+	if code, _, _ := b.do("POST", "/review/"+itoa(e.held)+"/reject", url.Values{"csrf": {key}, "reason": {"no"}}); code != http.StatusUnauthorized {
+		t.Errorf("a decision from a session whose token was revoked = %d, want 401", code)
+	}
+	req, _ := http.NewRequest("GET", e.url+"/api/v1/vault", nil)
+	req.Header.Set("Authorization", "Bearer "+cookie)
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the session's secret on the API after its token was revoked: %s, want 401", resp.Status)
+	}
+
+	// next stays on this site.
+	for _, next := range []string{"//evil.example/x", "/\t/evil.example/x", "/\\evil.example", "https://evil.example/", "/%0a/evil"} {
+		fresh := e.browser()
+		_, _, h := fresh.do("POST", "/signin", url.Values{"token": {e.owner}, "next": {next}})
+		if loc := h.Get("Location"); loc != "/" && loc != next {
+			t.Errorf("next %q went to %q", next, loc)
+		} else if strings.Contains(loc, "evil") && (strings.HasPrefix(loc, "//") || strings.ContainsAny(loc, "\t\\")) {
+			t.Errorf("next %q went to %q", next, loc)
+		}
+	}
+	// The rate: server.rate 1000, burst 2000 in this vault; set a tight one.
+	if _, err := e.app.SetSetting(e.ctx, "server.burst", "3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.app.SetSetting(e.ctx, "server.rate", "0.01"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2100 * time.Millisecond) // the limiter reads the policy every 2 s
+	tight, _ := e.app.CreateToken(e.ctx, app.TokenRequest{Name: "tight", Scopes: []auth.Scope{auth.Read}})
+	var limited bool
+	for range 6 {
+		fresh := e.browser()
+		code, _, _ := fresh.do("POST", "/signin", url.Values{"token": {tight.Secret}})
+		if code == http.StatusTooManyRequests {
+			limited = true
+			break
+		}
+		if code, _, _ := fresh.do("GET", "/", nil); code == http.StatusTooManyRequests {
+			limited = true
+			break
+		}
+	}
+	if !limited {
+		t.Errorf("signing in again and again with one token was never limited")
+	}
+
+	// A big or multipart sign-in is refused before it is read.
+	anon := e.browser()
+	req, _ = http.NewRequest("POST", e.url+"/signin", strings.NewReader("token="+strings.Repeat("a", 64<<10)))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if resp, err := anon.c.Do(req); err != nil {
+		t.Fatal(err)
+	} else if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a 64 KiB sign-in = %s, want 413", resp.Status)
+	}
+	req, _ = http.NewRequest("POST", e.url+"/signin", strings.NewReader("--x--"))
+	req.Header.Set("Content-Type", "multipart/form-data; boundary=x")
+	if resp, err := anon.c.Do(req); err != nil {
+		t.Fatal(err)
+	} else if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a multipart sign-in = %s, want 400", resp.Status)
+	}
+	// ?link= offers only a sign-in link.
+	if _, body, _ := anon.do("GET", "/signin?link="+url.QueryEscape(e.reader), nil); strings.Contains(body, "use-link") {
+		t.Errorf("the sign-in page offers a reader's token as a link")
 	}
 }

@@ -219,7 +219,7 @@ func (a *cli) serve(f *serveFlags) error {
 	s.Mount(mcpserver.Path, auth.Read, "mcp", mcpserver.Challenge, ms.Handler(mcpserver.FromToken, mcpMaxBody))
 	s.MountPublic("GET "+mcpserver.MetadataPath, mcpserver.Metadata())
 	s.MountPublic("GET "+mcpserver.MetadataPath+mcpserver.Path, mcpserver.Metadata())
-	ui, err := webui.New(c, &webui.Options{Logger: a.logger(), Version: version()})
+	ui, err := webui.New(c, &webui.Options{Logger: a.logger(), Version: version(), Limit: s.Limit, Done: s.Stopping()})
 	if err != nil {
 		return err
 	}
