@@ -2,7 +2,10 @@ package webui_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -278,11 +281,28 @@ func TestBrowser_Story(t *testing.T) {
 		{"lint", "/lint", ".lint-page"},
 		{"compare", "/compare?from=main~1&to=main", ".file"},
 		{"settings", "/settings", "table.settings"},
+		{"tokens", "/tokens", "table.list"},
 	} {
 		tb.run("open "+v.name, chromedp.Navigate(e.url+v.path), chromedp.WaitVisible(chromedp.CSS(v.wait)))
 		tb.clean("the " + v.name + " view")
 		tb.screenshot(v.name)
 	}
+
+	// An OAuth client's consent page.
+	resp, err := http.Post(e.url+"/oauth/register", "application/json", strings.NewReader(`{"redirect_uris": ["https://app.example/cb"], "client_name": "Hosted Assistant"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var client struct {
+		ClientID string `json:"client_id"`
+	}
+	json.NewDecoder(resp.Body).Decode(&client)
+	resp.Body.Close()
+	q := url.Values{"response_type": {"code"}, "client_id": {client.ClientID}, "redirect_uri": {"https://app.example/cb"},
+		"code_challenge": {strings.Repeat("c", 43)}, "code_challenge_method": {"S256"}, "state": {"s"}, "scope": {"read"}}
+	tb.run("open the consent page", chromedp.Navigate(e.url+"/oauth/authorize?"+q.Encode()), chromedp.WaitVisible(chromedp.ID("allow")))
+	tb.clean("the consent page")
+	tb.screenshot("consent")
 
 	// Accept the held proposal.
 	tb.run("accept",
@@ -349,4 +369,40 @@ func TestBrowser_Languages(t *testing.T) {
 			tb.screenshot("home-" + code)
 		}
 	}
+}
+
+// TestBrowser_LiveActivity checks that a job's page shows its agent's
+// activity as it happens: the page is opened while the source waits in
+// the queue, then a worker starts, and the lines arrive on the open page,
+// to the verdict, without a reload.
+func TestBrowser_LiveActivity(t *testing.T) {
+	exe := chromium(t)
+	e := setupIdle(t)
+	tb := newTab(t, exe)
+	tb.signIn(e.url, e.owner)
+	src := filepath.Join(t.TempDir(), "stromer.md")
+	if err := os.WriteFile(src, []byte("# Stromer\n\nUlman Stromer kept a diary of his mill.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tb.run("upload a source",
+		chromedp.Navigate(e.url+"/sources"),
+		chromedp.WaitVisible(chromedp.ID("file")),
+		chromedp.SetUploadFiles(chromedp.ID("file"), []string{src}),
+		chromedp.Submit(chromedp.ID("file")),
+		chromedp.WaitVisible(chromedp.CSS(".notice")),
+		chromedp.Click(chromedp.CSS(`table.list a[href^="/jobs/"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#live")),
+	)
+	if n := get(tb, "count the lines", chromedp.Evaluate[int](`document.querySelectorAll("#activity li").length`)); n != 0 {
+		t.Fatalf("the queued job's page shows %d lines before any worker ran", n)
+	}
+	e.startWorker()
+	tb.run("watch the activity arrive",
+		chromedp.WaitVisible(chromedp.CSS("#activity li.ev-merged")),
+		chromedp.WaitVisible(chromedp.CSS(`#job-state[data-final]`)),
+	)
+	if state := get(tb, "the job's state", chromedp.Text(chromedp.ID("job-state"))); state != "completed" {
+		t.Errorf("the job's state on the page: %q, want completed", state)
+	}
+	tb.clean("the live job page")
 }

@@ -52,6 +52,25 @@ type env struct {
 
 func setup(t *testing.T) *env {
 	t.Helper()
+	e := setupIdle(t)
+	e.startWorker()
+	return e
+}
+
+// startWorker starts running the vault's jobs, until the test ends.
+func (e *env) startWorker() {
+	e.t.Helper()
+	w, err := e.app.StartWorker(e.t.Context())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { w.Stop(context.Background()) })
+}
+
+// setupIdle is setup with no worker: sources wait in the queue until the
+// test starts one (startWorker).
+func setupIdle(t *testing.T) *env {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "vault")
 	for p, c := range pages {
 		full := filepath.Join(dir, filepath.FromSlash(p))
@@ -92,10 +111,6 @@ func setup(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	srv.Fallback(ui)
-	worker, err := a.StartWorker(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
 	sctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(sctx, ln) }()
@@ -103,7 +118,6 @@ func setup(t *testing.T) *env {
 	t.Cleanup(func() {
 		cancel()
 		<-done
-		worker.Stop(context.Background())
 		a.Close()
 	})
 	return e
@@ -751,6 +765,10 @@ func TestUI_OAuthBadInput(t *testing.T) {
 	c := loc.Query().Get("code")
 	if c == "" {
 		t.Fatalf("allow gave no code: %s", h.Get("Location"))
+	}
+	noVerifier := url.Values{"grant_type": {"authorization_code"}, "code": {c}, "client_id": {id}, "redirect_uri": {"https://app.example/cb"}}
+	if code, out := post("/oauth/token", strings.NewReader(noVerifier.Encode()), "application/x-www-form-urlencoded"); code != 400 || out["error"] != "invalid_request" {
+		t.Errorf("no verifier = %d %v, want invalid_request", code, out)
 	}
 	exchange := url.Values{"grant_type": {"authorization_code"}, "code": {c}, "client_id": {id}, "redirect_uri": {"https://app.example/cb"}, "code_verifier": {strings.Repeat("v", 43)}}
 	if code, out := post("/oauth/token", strings.NewReader(exchange.Encode()), "application/x-www-form-urlencoded"); code != 400 || out["error"] != "invalid_grant" {
