@@ -198,6 +198,11 @@ func clip(s string) string {
 // problemOf turns an error of the application layer into its problem:
 // the code's status, the message, the hint; a stale base carries the head
 // and the conflicts.
+// Status is the HTTP status the API answers err with: the one its cairn
+// code means (EINVALID 400, ENOTFOUND 404, …; 500 for an error without
+// one). The web interface answers with the same.
+func Status(err error) int { return problemOf(err).Status }
+
 func problemOf(err error) *Problem {
 	var p *Problem
 	if errors.As(err, &p) {

@@ -145,6 +145,21 @@ func (tb *tab) screenshot(name string) {
 	}
 }
 
+// upload adds the file at src through the ingest page's form, opens its
+// job's page and waits until wait (a CSS selector) shows there.
+func (tb *tab) upload(base, src, wait string) {
+	tb.t.Helper()
+	tb.run("upload "+filepath.Base(src),
+		chromedp.Navigate(base+"/sources"),
+		chromedp.WaitVisible(chromedp.ID("file")),
+		chromedp.SetUploadFiles(chromedp.ID("file"), []string{src}),
+		chromedp.Submit(chromedp.ID("file")),
+		chromedp.WaitVisible(chromedp.CSS(".notice")),
+		chromedp.Click(chromedp.CSS(`table.list a[href^="/jobs/"]`)),
+		chromedp.WaitVisible(chromedp.CSS(wait)),
+	)
+}
+
 // signIn signs in through the sign-in form.
 func (tb *tab) signIn(base, secret string) {
 	tb.t.Helper()
@@ -230,15 +245,7 @@ func TestBrowser_Story(t *testing.T) {
 	if err := os.WriteFile(src, []byte("# Paper mills\n\nUlman Stromer set up the first paper mill in Nuremberg in 1390.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tb.run("upload a source",
-		chromedp.Navigate(e.url+"/sources"),
-		chromedp.WaitVisible(chromedp.ID("file")),
-		chromedp.SetUploadFiles(chromedp.ID("file"), []string{src}),
-		chromedp.Submit(chromedp.ID("file")),
-		chromedp.WaitVisible(chromedp.CSS(".notice")),
-		chromedp.Click(chromedp.CSS(`table.list a[href^="/jobs/"]`)),
-		chromedp.WaitVisible(chromedp.CSS("#activity li.ev-merged")),
-	)
+	tb.upload(e.url, src, "#activity li.ev-merged")
 	tb.clean("upload and watch the job")
 	tb.screenshot("job")
 	tb.run("find the new page",
@@ -384,15 +391,7 @@ func TestBrowser_LiveActivity(t *testing.T) {
 	if err := os.WriteFile(src, []byte("# Stromer\n\nUlman Stromer kept a diary of his mill.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tb.run("upload a source",
-		chromedp.Navigate(e.url+"/sources"),
-		chromedp.WaitVisible(chromedp.ID("file")),
-		chromedp.SetUploadFiles(chromedp.ID("file"), []string{src}),
-		chromedp.Submit(chromedp.ID("file")),
-		chromedp.WaitVisible(chromedp.CSS(".notice")),
-		chromedp.Click(chromedp.CSS(`table.list a[href^="/jobs/"]`)),
-		chromedp.WaitVisible(chromedp.CSS("#live")),
-	)
+	tb.upload(e.url, src, "#live")
 	if n := get(tb, "count the lines", chromedp.Evaluate[int](`document.querySelectorAll("#activity li").length`)); n != 0 {
 		t.Fatalf("the queued job's page shows %d lines before any worker ran", n)
 	}

@@ -23,6 +23,7 @@ import (
 	"cairn"
 	"cairn/app"
 	"cairn/auth"
+	"cairn/httpapi"
 )
 
 //go:embed templates assets locales
@@ -357,7 +358,7 @@ func (u *UI) fail(w http.ResponseWriter, r *http.Request, s *session, err error)
 	}
 }
 
-// status is the HTTP status of an error's code.
+// status is the HTTP status of an error: the API's for its code.
 func status(err error) int {
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		return http.StatusRequestEntityTooLarge
@@ -365,21 +366,7 @@ func status(err error) int {
 	if se, ok := errors.AsType[statusError](err); ok {
 		return se.status
 	}
-	switch cairn.ErrorCode(err) {
-	case cairn.EINVALID:
-		return http.StatusBadRequest
-	case cairn.EUNAUTHORIZED:
-		return http.StatusUnauthorized
-	case cairn.EFORBIDDEN:
-		return http.StatusForbidden
-	case cairn.ENOTFOUND:
-		return http.StatusNotFound
-	case cairn.ECONFLICT:
-		return http.StatusConflict
-	case cairn.EUNAVAILABLE:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
+	return httpapi.Status(err)
 }
 
 // audit records a request that asked for a change, as the API's are.
