@@ -891,3 +891,30 @@ func TestUI_SessionBounds(t *testing.T) {
 		t.Errorf("the sign-in page offers a reader's token as a link")
 	}
 }
+
+// TestUI_RenameAndContract checks that a rename is shown as one (the old
+// path beside the new) and that cairn.yaml can be read as it is.
+func TestUI_RenameAndContract(t *testing.T) {
+	e := setup(t)
+	head, err := e.app.ResolveCommit(e.ctx, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := e.app.ReadFile(e.ctx, "main", "notes/evil.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.app.Move(e.ctx, "notes/evil.md", "notes/wicked.md", f.Entry.Blob.String(), "rename"); err != nil {
+		t.Fatalf("Move: %v", err)
+	}
+	b := e.browser()
+	b.signIn(e.reader)
+	code, body, _ := b.do("GET", "/compare?from="+head.Hash.String()+"&to=main", nil)
+	if code != 200 || !strings.Contains(body, "<code>notes/evil.md</code> → <code>notes/wicked.md</code>") || !strings.Contains(body, "kind-renamed") {
+		t.Errorf("a rename in the diff = %d:\n%s", code, body)
+	}
+	code, body, _ = b.do("GET", "/pages/cairn.yaml", nil)
+	if code != 200 || !strings.Contains(body, "burst: 2000") {
+		t.Errorf("cairn.yaml in the reader = %d:\n%s", code, body)
+	}
+}
