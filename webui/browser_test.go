@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
@@ -404,4 +405,41 @@ func TestBrowser_LiveActivity(t *testing.T) {
 		t.Errorf("the job's state on the page: %q, want completed", state)
 	}
 	tb.clean("the live job page")
+}
+
+// TestBrowser_DropFiles checks that several files dropped on the upload
+// form are the ones it sends: each becomes a source.
+func TestBrowser_DropFiles(t *testing.T) {
+	exe := chromium(t)
+	e := setupIdle(t)
+	tb := newTab(t, exe)
+	tb.signIn(e.url, e.owner)
+	dir := t.TempDir()
+	var files []string
+	for _, name := range []string{"one.md", "two.md"} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("# "+name+"\n\nDropped on the form.\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	tb.run("open the ingest page", chromedp.Navigate(e.url+"/sources"), chromedp.WaitVisible(chromedp.CSS("form.upload")))
+	box := get(tb, "where the form is", chromedp.Evaluate[[]float64](`(() => { const r = document.querySelector("form.upload").getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`))
+	drag := func(typ input.DispatchDragEventType) chromedp.Action[chromedp.Void] {
+		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			_, err := cdp.Call(ctx, tg, input.DispatchDragEvent, input.DispatchDragEventParams{Type: typ, X: box[0], Y: box[1],
+				Data: &input.DragData{Items: []*input.DragDataItem{}, Files: files, DragOperationsMask: 1}})
+			return chromedp.Void{}, err
+		}
+	}
+	tb.run("drop two files", drag(input.DispatchDragEventTypeDragEnter), drag(input.DispatchDragEventTypeDragOver), drag(input.DispatchDragEventTypeDrop))
+	if n := get(tb, "the files chosen", chromedp.Evaluate[int](`document.getElementById("file").files.length`)); n != 2 {
+		t.Fatalf("after the drop the form holds %d files, want 2", n)
+	}
+	tb.run("send them", chromedp.Submit(chromedp.ID("file")), chromedp.WaitVisible(chromedp.CSS(".notice")))
+	srcs, err := e.app.Sources(e.ctx, "")
+	if err != nil || len(srcs) != 2 {
+		t.Errorf("after dropping two files: %d sources, %v; want 2", len(srcs), err)
+	}
+	tb.clean("drop and send")
 }
