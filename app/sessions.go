@@ -8,6 +8,7 @@ import (
 
 	"cairn"
 	"cairn/auth"
+	"cairn/store"
 )
 
 // SessionLife is how long a session lasts at most (the web interface's
@@ -57,11 +58,21 @@ func (a *App) SignIn(ctx context.Context, secret string) (*NewToken, error) {
 	}
 	life, name := SessionLife, auth.SessionPrefix+t.Root()
 	if t.Name == linkName {
-		// A link works once: the first sign-in spends it, and the session
-		// stands on its own (its parent is spent). Two at once may both
-		// pass; the revocation is what a third meets.
-		if _, err := a.RevokeToken(auth.NewContext(ctx, t), t.ID); err != nil {
-			return nil, err
+		// A link works once: the first sign-in spends it (of two at once,
+		// one), and the session stands on its own.
+		var spent bool
+		err := a.v.Store.Update(ctx, func(tx *store.Tx) error {
+			var err error
+			spent, err = a.tokens.SpendToken(ctx, tx.Backend(), t.ID, a.now())
+			return err
+		})
+		if err != nil {
+			return nil, a.v.ExplainBusy(err)
+		}
+		a.authorizer.Forget(t.ID)
+		if !spent {
+			return nil, cairn.Errorf(cairn.EUNAUTHORIZED, "this sign-in link was used already").
+				WithHint("Sign in with a token, or restart cairn serve for a new link.")
 		}
 		name = sessionName
 	} else if !t.Expires.IsZero() {

@@ -200,6 +200,9 @@ type Storage interface {
 	// Requests returns the audited requests after the one numbered after,
 	// oldest first, at most limit.
 	Requests(ctx context.Context, after int64, limit int) ([]*Request, error)
+	// SpendToken revokes, inside tx, token id if it is not revoked yet, and
+	// reports whether it did: of two spenders of one token, one wins.
+	SpendToken(ctx context.Context, tx cairn.Tx, id string, at time.Time) (bool, error)
 	// AddClient records an OAuth client inside tx; Client returns one
 	// (ENOTFOUND when there is none).
 	AddClient(ctx context.Context, tx cairn.Tx, c *Client) error

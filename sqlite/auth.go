@@ -112,6 +112,21 @@ func (s *AuthStorage) RevokeToken(ctx context.Context, tx cairn.Tx, id string, a
 	return nil
 }
 
+// SpendToken revokes token id inside tx unless it is revoked already, and
+// reports whether it did.
+func (s *AuthStorage) SpendToken(ctx context.Context, tx cairn.Tx, id string, at time.Time) (bool, error) {
+	q, err := asSQLTx(tx)
+	if err != nil {
+		return false, err
+	}
+	res, err := q.ExecContext(ctx, `UPDATE tokens SET revoked = ? WHERE id = ? AND revoked IS NULL`, at.UnixNano(), id)
+	if err != nil {
+		return false, translate(err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, translate(err)
+}
+
 // AddRequest records an audited request inside tx.
 func (s *AuthStorage) AddRequest(ctx context.Context, tx cairn.Tx, r *auth.Request) error {
 	q, err := asSQLTx(tx)

@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -161,4 +165,100 @@ func (h staticHandler) TokenSource(context.Context) (oauth2.TokenSource, error) 
 func (h staticHandler) Authorize(_ context.Context, _ *http.Request, resp *http.Response) error {
 	resp.Body.Close()
 	return fmt.Errorf("refused: %s", resp.Status)
+}
+
+// TestServe_OneTimeRace races what must work once against a running cairn
+// serve, over many rounds: 16 clients exchange one authorization code at
+// once, and exactly one gets a token; 16 browsers use the printed sign-in
+// link at once, and exactly one gets a session.
+func TestServe_OneTimeRace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a server")
+	}
+	vault := filepath.Join(t.TempDir(), "vault")
+	writeFiles(t, vault, map[string]string{"index.md": "# Home\n"})
+	must(t, run(t, vault, nil, "init"), "init")
+	s := startServe(t, vault)
+	defer s.stop(syscall.SIGTERM)
+	link := signInLink(t, s)
+
+	race := func(n int, do func() int) map[int]int {
+		codes := make(chan int, n)
+		start := make(chan struct{})
+		for range n {
+			go func() { <-start; codes <- do() }()
+		}
+		close(start)
+		got := map[int]int{}
+		for range n {
+			got[<-codes]++
+		}
+		return got
+	}
+	got := race(16, func() int {
+		resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).
+			PostForm(s.file.URL+"/signin", url.Values{"token": {link}})
+		if err != nil {
+			return -1
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	})
+	if got[http.StatusSeeOther] != 1 || got[http.StatusUnauthorized] != 15 {
+		t.Errorf("16 sign-ins with one link at once: %v, want one 303 and fifteen 401", got)
+	}
+
+	// The link is spent: the owner signs in with the server's token.
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if resp, err := browser.PostForm(s.file.URL+"/signin", url.Values{"token": {s.file.Token}}); err != nil || resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign in with the owner's token: %v %v", resp, err)
+	}
+	const redirect = "http://127.0.0.1:9/cb"
+	resp, err := http.Post(s.file.URL+"/oauth/register", "application/json", strings.NewReader(`{"redirect_uris": ["`+redirect+`"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var client struct {
+		ClientID string `json:"client_id"`
+	}
+	json.NewDecoder(resp.Body).Decode(&client)
+	resp.Body.Close()
+	verifier := strings.Repeat("v", 50)
+	sum := sha256.Sum256([]byte(verifier))
+	challenge := base64.RawURLEncoding.EncodeToString(sum[:])
+	for round := range 10 {
+		q := url.Values{"response_type": {"code"}, "client_id": {client.ClientID}, "redirect_uri": {redirect},
+			"code_challenge": {challenge}, "code_challenge_method": {"S256"}, "state": {"s"}, "scope": {"read"}}
+		resp, err := browser.Get(s.file.URL + "/oauth/authorize?" + q.Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		form := consentForm(string(page))
+		form.Set("decision", "allow")
+		resp, err = browser.PostForm(s.file.URL+"/oauth/authorize", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		loc, _ := url.Parse(resp.Header.Get("Location"))
+		code := loc.Query().Get("code")
+		if code == "" {
+			t.Fatalf("round %d: no code: %s", round, resp.Header.Get("Location"))
+		}
+		got := race(16, func() int {
+			resp, err := http.PostForm(s.file.URL+"/oauth/token", url.Values{"grant_type": {"authorization_code"}, "code": {code},
+				"client_id": {client.ClientID}, "redirect_uri": {redirect}, "code_verifier": {verifier}})
+			if err != nil {
+				return -1
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		})
+		if got[200] != 1 || got[400] != 15 {
+			t.Fatalf("round %d: 16 exchanges of one code at once: %v, want one 200 and fifteen 400", round, got)
+		}
+	}
 }
