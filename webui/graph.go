@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,7 +37,7 @@ func graphDataURL(focus, depth string) string {
 	if focus == "" {
 		return "/graph/data"
 	}
-	return "/graph/data?focus=" + urlQueryEscape(focus) + "&depth=" + urlQueryEscape(cmpOr(depth, "2"))
+	return "/graph/data?focus=" + url.QueryEscape(focus) + "&depth=" + url.QueryEscape(cmp.Or(depth, "2"))
 }
 
 // graphJSON is the graph as the page's script reads it: nodes with their
@@ -131,7 +132,7 @@ func layout(g *app.Graph, focused bool) graphJSON {
 		if !ok {
 			folder = ""
 		}
-		out.Nodes[i] = nodeJSON{Path: n.Path, Title: cmpOr(n.Title, n.Path), Type: n.Type, Folder: folder, Depth: n.Depth,
+		out.Nodes[i] = nodeJSON{Path: n.Path, Title: cmp.Or(n.Title, n.Path), Type: n.Type, Folder: folder, Depth: n.Depth,
 			R: math.Min(3+math.Sqrt(float64(n.Inbound)), 16)}
 	}
 	if focused {

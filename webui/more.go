@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -60,7 +61,7 @@ func (u *UI) revokeToken(w http.ResponseWriter, r *http.Request, s *session) err
 	if err != nil {
 		return err
 	}
-	http.Redirect(w, r, "/tokens?done="+urlQueryEscape(t.ID), http.StatusSeeOther)
+	http.Redirect(w, r, "/tokens?done="+url.QueryEscape(t.ID), http.StatusSeeOther)
 	return nil
 }
 
@@ -136,7 +137,7 @@ func (u *UI) upload(w http.ResponseWriter, r *http.Request, s *session) error {
 	}
 	q := make([]string, len(added))
 	for i, a := range added {
-		q[i] = "added=" + urlQueryEscape(a)
+		q[i] = "added=" + url.QueryEscape(a)
 	}
 	http.Redirect(w, r, "/sources?"+strings.Join(q, "&"), http.StatusSeeOther)
 	return nil
@@ -443,6 +444,6 @@ func (u *UI) setSetting(w http.ResponseWriter, r *http.Request, s *session) erro
 	case ch.Outcome != nil && !ch.Outcome.Admitted():
 		done = fmt.Sprintf("%s: the change was %s", key, ch.Outcome.Verdict)
 	}
-	http.Redirect(w, r, "/settings?done="+urlQueryEscape(done), http.StatusSeeOther)
+	http.Redirect(w, r, "/settings?done="+url.QueryEscape(done), http.StatusSeeOther)
 	return nil
 }

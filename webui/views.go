@@ -1,9 +1,11 @@
 package webui
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -215,10 +217,10 @@ func (u *UI) reader(w http.ResponseWriter, r *http.Request, s *session) error {
 	if err != nil {
 		return err
 	}
-	for _, k := range slicesSorted(data.In.Page.Frontmatter) {
+	for _, k := range slices.Sorted(maps.Keys(data.In.Page.Frontmatter)) {
 		data.Fields = append(data.Fields, field{k, fmtValue(data.In.Page.Frontmatter[k])})
 	}
-	return u.show(w, r, s, "reader", cmpOr(data.In.Page.Title, data.In.Page.Path), "", data)
+	return u.show(w, r, s, "reader", cmp.Or(data.In.Page.Title, data.In.Page.Path), "", data)
 }
 
 // searchData is what the search view and its results show.
@@ -298,7 +300,7 @@ func highlight(snippet string, matches [][2]int) []part {
 
 // queue shows the proposals held for review.
 func (u *UI) queue(w http.ResponseWriter, r *http.Request, s *session) error {
-	status := cmpOr(r.URL.Query().Get("status"), cairn.ProposalHeld)
+	status := cmp.Or(r.URL.Query().Get("status"), cairn.ProposalHeld)
 	ps, err := u.app.Proposals(r.Context(), admit.ProposalFilter{Status: status, Limit: 100})
 	if err != nil {
 		return err
@@ -482,7 +484,7 @@ func proposalID(r *http.Request) (int64, error) {
 // history shows the log of a revision (?ref=, default main).
 func (u *UI) history(w http.ResponseWriter, r *http.Request, s *session) error {
 	ref := r.URL.Query().Get("ref")
-	cs, err := u.app.Log(r.Context(), cmpOr(ref, "main"), app.LogOptions{Limit: 100})
+	cs, err := u.app.Log(r.Context(), cmp.Or(ref, "main"), app.LogOptions{Limit: 100})
 	if err != nil {
 		return err
 	}
@@ -494,7 +496,7 @@ func (u *UI) history(w http.ResponseWriter, r *http.Request, s *session) error {
 	if err != nil {
 		return err
 	}
-	return u.show(w, r, s, "history", "History", "history", map[string]any{"Ref": cmpOr(ref, "main"), "Commits": cs, "Branches": branches, "Tags": tags})
+	return u.show(w, r, s, "history", "History", "history", map[string]any{"Ref": cmp.Or(ref, "main"), "Commits": cs, "Branches": branches, "Tags": tags})
 }
 
 // commit shows a commit and its diff against its first parent.
@@ -548,21 +550,3 @@ func fmtValue(v any) string {
 	}
 	return fmt.Sprint(v)
 }
-
-func slicesSorted(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-func urlQueryEscape(s string) string { return url.QueryEscape(s) }

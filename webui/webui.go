@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -206,7 +207,7 @@ func (u *UI) handle(pattern string, scope auth.Scope, h handler) {
 			if r.Method == http.MethodGet && cairn.ErrorCode(err) == cairn.EUNAUTHORIZED {
 				clearCookie(w, r)
 				next := r.URL.RequestURI()
-				http.Redirect(w, r, "/signin?next="+urlQueryEscape(next)+"&why="+urlQueryEscape(err.Error()), http.StatusSeeOther)
+				http.Redirect(w, r, "/signin?next="+url.QueryEscape(next)+"&why="+url.QueryEscape(err.Error()), http.StatusSeeOther)
 				return
 			}
 			u.fail(w, r, nil, err)
