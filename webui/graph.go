@@ -4,13 +4,13 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"cairn"
 	"cairn/app"
@@ -195,30 +195,10 @@ func (u *UI) graphActivity(w http.ResponseWriter, r *http.Request, s *session) e
 	if err != nil {
 		return err
 	}
-	rc := http.NewResponseController(w)
-	rc.SetWriteDeadline(time.Time{})
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	rc.Flush()
-	end := time.NewTimer(streamLife)
-	defer end.Stop()
-	tick := time.NewTicker(streamPoll)
-	defer tick.Stop()
-	for {
-		evs, err := u.app.Events(r.Context(), after, 500)
-		if err != nil {
-			return nil
+	return u.stream(w, r, after, func(w io.Writer, ev *app.Event) {
+		if d := ev.Fields(); ev.Kind == "ingest.activity" && d.Activity == "file" && d.Text != "" {
+			b, _ := json.Marshal(d.Text)
+			fmt.Fprintf(w, "event: file\ndata: %s\n\n", b)
 		}
-		for _, ev := range evs {
-			after = ev.ID
-			if d := ev.Fields(); ev.Kind == "ingest.activity" && d.Activity == "file" && d.Text != "" {
-				b, _ := json.Marshal(d.Text)
-				fmt.Fprintf(w, "event: file\ndata: %s\n\n", b)
-			}
-		}
-		rc.Flush()
-		if !u.streaming(r, r.Context(), end.C, tick.C) {
-			return nil
-		}
-	}
+	}, nil)
 }

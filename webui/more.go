@@ -1,7 +1,6 @@
 package webui
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -247,13 +246,40 @@ func (u *UI) jobEvents(w http.ResponseWriter, r *http.Request, s *session) error
 	if err != nil {
 		return err
 	}
+	return u.stream(w, r, after,
+		func(w io.Writer, ev *app.Event) {
+			if ev.Fields().Job != id {
+				return
+			}
+			if l, ok := lineOf(ev); ok {
+				b, _ := json.Marshal(l)
+				fmt.Fprintf(w, "id: %d\nevent: line\ndata: %s\n\n", ev.ID, b)
+			}
+		},
+		func(w io.Writer) bool {
+			if j, err = u.app.Job(r.Context(), id); err == nil && finished(j.State) {
+				fmt.Fprintf(w, "event: done\ndata: %q\n\n", j.State)
+				return true
+			}
+			return false
+		})
+}
+
+// stream answers the vault's events after the one numbered after as
+// server-sent events, read from the event table as they are recorded:
+// send writes what an event says to this stream (or nothing); quiet,
+// called when a read found nothing new, may write last words and end the
+// stream (true). The stream ends too when the request is gone, after
+// streamLife (the browser connects again), when the server stops, or when
+// the session has ended (signed out, revoked, expired).
+func (u *UI) stream(w http.ResponseWriter, r *http.Request, after int64, send func(io.Writer, *app.Event), quiet func(io.Writer) bool) error {
+	ctx := r.Context()
 	rc := http.NewResponseController(w)
 	rc.SetWriteDeadline(time.Time{}) // the server's write timeout is for answers, not streams
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	rc.Flush()
-	ctx := r.Context()
 	end := time.NewTimer(streamLife)
 	defer end.Stop()
 	tick := time.NewTicker(streamPoll)
@@ -265,43 +291,26 @@ func (u *UI) jobEvents(w http.ResponseWriter, r *http.Request, s *session) error
 		}
 		for _, ev := range evs {
 			after = ev.ID
-			if ev.Fields().Job != id {
-				continue
-			}
-			if l, ok := lineOf(ev); ok {
-				b, _ := json.Marshal(l)
-				fmt.Fprintf(w, "id: %d\nevent: line\ndata: %s\n\n", ev.ID, b)
-			}
+			send(w, ev)
 		}
-		if len(evs) == 0 {
-			if j, err = u.app.Job(ctx, id); err == nil && finished(j.State) {
-				fmt.Fprintf(w, "event: done\ndata: %q\n\n", j.State)
-				rc.Flush()
-				return nil
-			}
+		if len(evs) == 0 && quiet != nil && quiet(w) {
+			rc.Flush()
+			return nil
 		}
 		rc.Flush()
-		if !u.streaming(r, ctx, end.C, tick.C) {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-end.C:
+			return nil
+		case <-u.opts.Done:
+			return nil
+		case <-tick.C:
+		}
+		if _, err := u.session(r); err != nil {
 			return nil
 		}
 	}
-}
-
-// streaming waits for a stream's next tick and reports whether it goes
-// on: not once the request is gone, the stream has lasted its time, the
-// server stops, or the session has ended (signed out, revoked, expired).
-func (u *UI) streaming(r *http.Request, ctx context.Context, end, tick <-chan time.Time) bool {
-	select {
-	case <-ctx.Done():
-		return false
-	case <-end:
-		return false
-	case <-u.opts.Done:
-		return false
-	case <-tick:
-	}
-	_, err := u.session(r)
-	return err == nil
 }
 
 // cancelJob cancels a job.

@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -329,7 +330,7 @@ func (u *UI) write(w http.ResponseWriter, r *http.Request, status int, name stri
 	if !ok {
 		return fmt.Errorf("no view %q", name)
 	}
-	var b strings.Builder
+	var b bytes.Buffer
 	tmpl := "layout"
 	if strings.HasPrefix(name, "fragment-") {
 		tmpl = "content"
@@ -339,7 +340,7 @@ func (u *UI) write(w http.ResponseWriter, r *http.Request, status int, name stri
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	_, err := w.Write([]byte(b.String()))
+	_, err := w.Write(b.Bytes())
 	return err
 }
 
