@@ -1,0 +1,372 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"cairn"
+	"cairn/internal/codec"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Options configure a database. The zero value gives the defaults.
+type Options struct {
+	// LockTimeout is how long a write waits for another writer of the
+	// vault (another process's admission) before failing with
+	// EUNAVAILABLE. Default 5s.
+	LockTimeout time.Duration
+	// MaxConns is the size of the connection pool. Default 16.
+	MaxConns int32
+	// AcquireTimeout is how long an operation waits for a connection of
+	// an exhausted pool before failing with EUNAVAILABLE. Default 10s.
+	AcquireTimeout time.Duration
+	// ConnectTimeout bounds reaching the server at Open. Default 10s.
+	ConnectTimeout time.Duration
+	// Logger receives the database's logs. Default: discard.
+	Logger *slog.Logger
+}
+
+// DB is an open vault database in PostgreSQL. It implements cairn.Backend.
+type DB struct {
+	pool    *pgxpool.Pool
+	where   string // host:port/database, for messages (never the password)
+	log     *slog.Logger
+	codec   codec.Codec
+	now     func() time.Time
+	lock    time.Duration
+	acquire time.Duration
+	key     int64 // the vault's advisory lock key: its schema's
+}
+
+var _ cairn.Backend = (*DB)(nil)
+
+// IsURL reports whether s names a PostgreSQL database (postgres:// or
+// postgresql://) rather than a file.
+func IsURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
+// Open connects to the database at url (postgres://user@host:port/db, with
+// an optional search_path parameter naming the schema the vault lives in)
+// and brings its schema up to date. A server that cannot be reached, and a
+// schema newer than this binary's, are refused with a hint.
+func Open(ctx context.Context, url string, opts *Options) (*DB, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	if opts.LockTimeout < 0 || opts.AcquireTimeout < 0 || opts.ConnectTimeout < 0 || opts.MaxConns < 0 {
+		return nil, cairn.Errorf(cairn.EINVALID, "database timeouts and pool size must not be negative")
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, cairn.Errorf(cairn.EINVALID, "%q is not a PostgreSQL URL: %v", Redact(url), err).
+			WithHint("Give it as postgres://USER@HOST:PORT/DATABASE (add ?search_path=SCHEMA for a vault in a schema of its own).")
+	}
+	cfg.MaxConns = cmp.Or(opts.MaxConns, 16)
+	cfg.ConnConfig.ConnectTimeout = cmp.Or(opts.ConnectTimeout, 10*time.Second)
+	db := &DB{
+		where:   fmt.Sprintf("%s/%s", net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))), cfg.ConnConfig.Database),
+		log:     cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
+		now:     time.Now,
+		lock:    cmp.Or(opts.LockTimeout, 5*time.Second),
+		acquire: cmp.Or(opts.AcquireTimeout, 10*time.Second),
+	}
+	schema := SchemaOf(cfg.ConnConfig.RuntimeParams["search_path"])
+	h := fnv.New64a()
+	io.WriteString(h, "cairn vault "+schema)
+	db.key = int64(h.Sum64())
+	db.pool, err = pgxpool.NewWithConfig(ctx, cfg)
+	if err == nil {
+		err = db.pool.Ping(ctx)
+	}
+	if err != nil {
+		if db.pool != nil {
+			db.pool.Close()
+		}
+		return nil, db.unreachable(err)
+	}
+	if err := db.migrate(ctx, schema); err != nil {
+		db.pool.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// unreachable is the error for a server that cannot be reached at all.
+func (db *DB) unreachable(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return &cairn.Error{Code: cairn.EUNAVAILABLE, Message: fmt.Sprintf("the PostgreSQL database %s refused the connection: %s", db.where, pe.Message),
+			Hint: "Check the user, the password and the database name in the URL; the database must exist (createdb NAME).", Err: err}
+	}
+	return &cairn.Error{Code: cairn.EUNAVAILABLE, Message: fmt.Sprintf("cannot reach the PostgreSQL database %s: %v", db.where, err),
+		Hint: "Check that PostgreSQL is running and that the URL's host and port are right.", Err: err}
+}
+
+// Redact returns url with its password replaced by "xxxxx", for messages.
+func Redact(url string) string {
+	if cfg, err := pgx.ParseConfig(url); err == nil && cfg.Password != "" {
+		return strings.Replace(url, ":"+cfg.Password+"@", ":xxxxx@", 1)
+	}
+	return url
+}
+
+// Pool returns the connection pool, for subsystems that query their own
+// tables (package postgres's subpackages) and for River's driver.
+func (db *DB) Pool() *pgxpool.Pool { return db.pool }
+
+// Where returns host:port/database, without credentials.
+func (db *DB) Where() string { return db.where }
+
+// Close closes the pool.
+func (db *DB) Close() error {
+	db.pool.Close()
+	return nil
+}
+
+// migrationKey is the session advisory lock that migrations of every
+// vault in the database take turns on.
+const migrationKey = 0x636169726e // "cairn"
+
+// migrate applies the embedded migrations the schema has not seen, in one
+// transaction each, under an advisory lock so that processes starting at
+// once do not race; a schema with migrations this binary does not know is
+// refused.
+func (db *DB) migrate(ctx context.Context, schema string) error {
+	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	slices.Sort(names)
+	latest := 0
+	for _, name := range names {
+		v, err := migrationVersion(name)
+		if err != nil {
+			return err
+		}
+		latest = max(latest, v)
+	}
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return db.unreachable(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, migrationKey); err != nil {
+		return fmt.Errorf("migrate %s: %w", db.where, translate(err))
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrationKey)
+	if _, err := conn.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{schema}.Sanitize()); err != nil {
+		return fmt.Errorf("migrate %s: %w", db.where, translate(err))
+	}
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied BIGINT NOT NULL)`); err != nil {
+		return fmt.Errorf("migrate %s: %w", db.where, translate(err))
+	}
+	var have int
+	if err := conn.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+		return fmt.Errorf("migrate %s: %w", db.where, translate(err))
+	}
+	if have > latest {
+		return cairn.Errorf(cairn.EINVALID, "the vault's database schema is at version %d, newer than this cairn knows (%d)", have, latest).
+			WithHint("A newer cairn has upgraded this database: run that version (cairn version says which this is).")
+	}
+	for _, name := range names {
+		version, _ := migrationVersion(name)
+		if version <= have {
+			continue
+		}
+		body, err := migrationFS.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, string(body)); err != nil {
+				return fmt.Errorf("migration %s: %w", path.Base(name), err)
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied) VALUES ($1, $2, $3)`,
+				version, path.Base(name), db.now().Unix())
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("migrate %s: %w", db.where, translate(err))
+		}
+	}
+	return nil
+}
+
+// SchemaOf returns the schema a search_path setting makes tables in: its
+// first element, folded to lower case unless it is quoted, as PostgreSQL
+// reads it; "public" when the setting is empty.
+func SchemaOf(searchPath string) string {
+	first, _, _ := strings.Cut(searchPath, ",")
+	first = strings.TrimSpace(first)
+	if len(first) >= 2 && first[0] == '"' && first[len(first)-1] == '"' {
+		return strings.ReplaceAll(first[1:len(first)-1], `""`, `"`)
+	}
+	return cmp.Or(strings.ToLower(first), "public")
+}
+
+func migrationVersion(name string) (int, error) {
+	num, _, ok := strings.Cut(path.Base(name), "_")
+	v, err := strconv.Atoi(num)
+	if !ok || err != nil {
+		return 0, fmt.Errorf("migration %s: name must start with a number", path.Base(name))
+	}
+	return v, nil
+}
+
+// SchemaVersion returns the highest migration applied to the database.
+func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := db.pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&v)
+	return v, db.translate(err)
+}
+
+// update runs fn in one transaction that holds the vault's write lock.
+func (db *DB) update(ctx context.Context, fn func(pgx.Tx) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if _, err := tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)`,
+		strconv.FormatInt(db.lock.Milliseconds(), 10), db.key); err != nil {
+		return db.translate(err)
+	}
+	if err := fn(tx); err != nil {
+		return db.translate(err)
+	}
+	return db.translate(tx.Commit(ctx))
+}
+
+// begin starts a transaction, waiting at most the acquire timeout for a
+// connection of the pool.
+func (db *DB) begin(ctx context.Context) (pgx.Tx, error) {
+	actx, cancel := context.WithTimeout(ctx, db.acquire)
+	defer cancel()
+	conn, err := db.pool.Acquire(actx)
+	if err != nil {
+		if ctx.Err() == nil && actx.Err() != nil {
+			return nil, cairn.Errorf(cairn.EUNAVAILABLE, "every connection to the database is busy (%d of %d)", db.pool.Stat().AcquiredConns(), db.pool.Config().MaxConns).
+				WithHint("Try again in a moment; a server under this load wants a larger pool (?pool_max_conns=N in the URL).")
+		}
+		return nil, db.translate(err)
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		conn.Release()
+		return nil, db.translate(err)
+	}
+	return &releasing{Tx: tx, conn: conn}, nil
+}
+
+// releasing is a transaction that returns its connection to the pool when
+// it ends.
+type releasing struct {
+	pgx.Tx
+	conn *pgxpool.Conn
+	done bool
+}
+
+func (r *releasing) Commit(ctx context.Context) error {
+	err := r.Tx.Commit(ctx)
+	r.release()
+	return err
+}
+
+func (r *releasing) Rollback(ctx context.Context) error {
+	err := r.Tx.Rollback(ctx)
+	r.release()
+	return err
+}
+
+func (r *releasing) release() {
+	if !r.done {
+		r.done = true
+		r.conn.Release()
+	}
+}
+
+// Translate maps an error of the driver to cairn's codes, as this package's
+// own methods return them: no rows is ENOTFOUND, a unique key refusing a
+// duplicate ECONFLICT, a lock not had within the lock timeout, a lost
+// connection or a server shutting down EUNAVAILABLE; cairn errors and nil
+// pass unchanged.
+func Translate(err error) error { return translate(err) }
+
+func (db *DB) translate(err error) error {
+	err = translate(err)
+	if e, ok := errors.AsType[*cairn.Error](err); ok && e.Code == cairn.EUNAVAILABLE && e.Message == lostMessage {
+		e.Message = "lost the connection to the PostgreSQL database " + db.where
+	}
+	return err
+}
+
+const lostMessage = "lost the connection to the PostgreSQL database"
+
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := errors.AsType[*cairn.Error](err); ok {
+		return err
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return &cairn.Error{Code: cairn.ENOTFOUND, Message: "not found"}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if pe, ok := errors.AsType[*pgconn.PgError](err); ok {
+		switch {
+		case pe.Code == "23505": // unique_violation
+			return &cairn.Error{Code: cairn.ECONFLICT, Message: "already exists: " + pe.Detail, Err: err}
+		case pe.Code == "55P03", pe.Code == "40001", pe.Code == "40P01": // lock_not_available, serialization, deadlock
+			return &cairn.Error{Code: cairn.EUNAVAILABLE, Message: "the vault database is busy with another cairn process's write",
+				Hint: "Wait for the other command to finish and try again.", Err: err}
+		case strings.HasPrefix(pe.Code, "57P"), strings.HasPrefix(pe.Code, "08"), pe.Code == "53300": // shutdown, connection, too many connections
+			return &cairn.Error{Code: cairn.EUNAVAILABLE, Message: lostMessage + ": " + pe.Message,
+				Hint: "Check that PostgreSQL is running, then try again.", Err: err}
+		case pe.Code == "53100": // disk_full
+			return &cairn.Error{Code: cairn.EUNAVAILABLE, Message: "the database's disk is full", Err: err}
+		case pe.Code == "25006": // read_only_sql_transaction
+			return &cairn.Error{Code: cairn.EFORBIDDEN, Message: "the vault database is read-only", Err: err}
+		}
+		return err
+	}
+	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) || isNetError(err) {
+		return &cairn.Error{Code: cairn.EUNAVAILABLE, Message: lostMessage, Hint: "Check that PostgreSQL is running, then try again.", Err: err}
+	}
+	return err
+}
+
+func isNetError(err error) bool {
+	if _, ok := errors.AsType[net.Error](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
+		return true
+	}
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "conn closed")
+}

@@ -1,0 +1,147 @@
+package postgres_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"cairn"
+	"cairn/postgres"
+	"cairn/postgres/pgtest"
+	"cairn/storetest"
+)
+
+func open(t *testing.T) cairn.Backend {
+	t.Helper()
+	db, err := postgres.Open(t.Context(), pgtest.URL(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func TestStore(t *testing.T) {
+	storetest.Run(t, open)
+}
+
+// TestOpen_Unreachable checks that a server that is not there is a clear
+// error with a hint, soon.
+func TestOpen_Unreachable(t *testing.T) {
+	start := time.Now()
+	_, err := postgres.Open(t.Context(), "postgres://nobody:secret@127.0.0.1:1/none", &postgres.Options{ConnectTimeout: 2 * time.Second})
+	if cairn.ErrorCode(err) != cairn.EUNAVAILABLE || !strings.Contains(err.Error(), "127.0.0.1:1/none") || cairn.ErrorHint(err) == "" {
+		t.Fatalf("open an unreachable server: %v (hint %q), want EUNAVAILABLE naming it, with a hint", err, cairn.ErrorHint(err))
+	}
+	if strings.Contains(err.Error(), "secret") {
+		t.Errorf("the error shows the password: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v to give up", d)
+	}
+	_, err = postgres.Open(t.Context(), "postgres://127.0.0.1:5432/x?sslmode=bogus", nil)
+	if cairn.ErrorCode(err) != cairn.EINVALID || cairn.ErrorHint(err) == "" {
+		t.Errorf("open a bad URL: %v, want EINVALID with a hint", err)
+	}
+}
+
+// TestOpen_NewerSchema checks that a database upgraded by a newer cairn is
+// refused, untouched.
+func TestOpen_NewerSchema(t *testing.T) {
+	url := pgtest.URL(t)
+	db, err := postgres.Open(t.Context(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := db.SchemaVersion(t.Context())
+	if err != nil || v < 1 {
+		t.Fatalf("schema version %d, %v", v, err)
+	}
+	if _, err := db.Pool().Exec(t.Context(), `INSERT INTO schema_migrations (version, name, applied) VALUES ($1, 'future.sql', 0)`, v+1); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err = postgres.Open(t.Context(), url, nil)
+	if cairn.ErrorCode(err) != cairn.EINVALID || !strings.Contains(err.Error(), "newer") || cairn.ErrorHint(err) == "" {
+		t.Fatalf("open a newer schema: %v, want EINVALID saying it is newer, with a hint", err)
+	}
+}
+
+// TestOpen_Concurrent checks that processes starting at once on a new
+// database migrate it once.
+func TestOpen_Concurrent(t *testing.T) {
+	url := pgtest.URL(t)
+	errs := make(chan error, 6)
+	for range 6 {
+		go func() {
+			db, err := postgres.Open(t.Context(), url, nil)
+			if err == nil {
+				db.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 6 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestUpdate_LockTimeout checks that a writer that cannot have the vault's
+// write lock within the timeout fails with EUNAVAILABLE and a hint.
+func TestUpdate_LockTimeout(t *testing.T) {
+	url := pgtest.URL(t)
+	a, err := postgres.Open(t.Context(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := postgres.Open(t.Context(), url, &postgres.Options{LockTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	held, release := make(chan struct{}), make(chan struct{})
+	go a.Update(t.Context(), func(cairn.Tx) error {
+		close(held)
+		<-release
+		return nil
+	})
+	<-held
+	err = b.Update(t.Context(), func(cairn.Tx) error { return nil })
+	close(release)
+	if cairn.ErrorCode(err) != cairn.EUNAVAILABLE || cairn.ErrorHint(err) == "" {
+		t.Fatalf("write while another holds the lock: %v, want EUNAVAILABLE with a hint", err)
+	}
+}
+
+// TestPoolExhausted checks that a write waits for a connection of a full
+// pool within a bound, then fails with EUNAVAILABLE.
+func TestPoolExhausted(t *testing.T) {
+	db, err := postgres.Open(t.Context(), pgtest.URL(t), &postgres.Options{MaxConns: 2, AcquireTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var held []*pgx.Conn
+	for range 2 {
+		c, err := db.Pool().Acquire(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Release()
+		held = append(held, c.Conn())
+	}
+	start := time.Now()
+	err = db.Update(t.Context(), func(cairn.Tx) error { return nil })
+	if cairn.ErrorCode(err) != cairn.EUNAVAILABLE || cairn.ErrorHint(err) == "" {
+		t.Fatalf("write on an exhausted pool: %v, want EUNAVAILABLE with a hint", err)
+	}
+	if d := time.Since(start); d < 250*time.Millisecond || d > 3*time.Second {
+		t.Errorf("gave up after %v, want about the acquire timeout", d)
+	}
+	_ = context.Background
+}
