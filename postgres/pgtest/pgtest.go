@@ -69,3 +69,13 @@ func Drop(ctx context.Context, base, schema string) error {
 	_, err = conn.Exec(ctx, fmt.Sprintf(`DROP SCHEMA IF EXISTS %s CASCADE`, pgx.Identifier{schema}.Sanitize()))
 	return err
 }
+
+// BackendEnv is the environment variable that moves the tests of every
+// subsystem that keeps rows in the vault's database onto PostgreSQL:
+// CAIRN_TEST_BACKEND=postgres (with CAIRN_TEST_POSTGRES naming the
+// database). Unset or "sqlite": they run on SQLite, as by default.
+const BackendEnv = "CAIRN_TEST_BACKEND"
+
+// Enabled reports whether the subsystems' tests run on PostgreSQL
+// (CAIRN_TEST_BACKEND=postgres).
+func Enabled() bool { return os.Getenv(BackendEnv) == "postgres" }
