@@ -30,12 +30,16 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
 
 	"cairn"
+	"cairn/postgres"
 	"cairn/sqlite"
 )
 
@@ -69,8 +73,7 @@ type Config struct {
 // Queue is a vault's job queue.
 type Queue struct {
 	st     Storage
-	driver *riversqlite.Driver
-	client *river.Client[*sql.Tx]
+	client engine
 	cfg    Config
 	log    *slog.Logger
 	id     string
@@ -115,6 +118,30 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 	return tx.Commit()
 }
 
+// migrationLock is the advisory lock River's migrations run under in
+// PostgreSQL, so that processes starting at once do not race.
+const migrationLock = 0x63616972_6e726976 // "cairnriv"
+
+// MigratePostgres brings River's tables in the vault's PostgreSQL database
+// (the schema pool's search_path names) up to date.
+func MigratePostgres(ctx context.Context, pool *pgxpool.Pool) error {
+	m, err := rivermigrate.New(riverpgxv5.New(pool), nil)
+	if err != nil {
+		return fmt.Errorf("job queue migrations: %w", err)
+	}
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
+			return err
+		}
+		_, err := m.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("job queue migrations: %w", postgres.Translate(err))
+	}
+	return nil
+}
+
 // atLeast is a handler that passes on only records of level min or above.
 type atLeast struct {
 	slog.Handler
@@ -133,10 +160,29 @@ func (h atLeast) WithGroup(name string) slog.Handler {
 	return atLeast{h.Handler.WithGroup(name), h.min}
 }
 
-// New returns the queue of the vault whose write connection is db, which
-// River's driver uses, and whose records of workers are kept in st
+// New returns the queue of the vault whose SQLite write connection is db,
+// which River's driver uses, and whose records of workers are kept in st
 // (sqldurable.New for the vault's SQLite database).
 func New(db *sql.DB, st Storage, cfg Config) (*Queue, error) {
+	return newQueue(st, cfg, func(rc *river.Config) (engine, error) {
+		rc.PollOnly = true // SQLite has no LISTEN/NOTIFY
+		c, err := river.NewClient(riversqlite.New(db), rc)
+		return &client[*sql.Tx]{c: c, txOf: sqlite.SQLTx}, err
+	})
+}
+
+// NewPostgres returns the queue of the vault whose PostgreSQL database
+// pool is, on River's riverpgxv5 driver: workers hear of new jobs by
+// LISTEN/NOTIFY as well as by polling. st keeps the records of workers
+// (pgdurable.New).
+func NewPostgres(pool *pgxpool.Pool, st Storage, cfg Config) (*Queue, error) {
+	return newQueue(st, cfg, func(rc *river.Config) (engine, error) {
+		c, err := river.NewClient(riverpgxv5.New(pool), rc)
+		return &client[pgx.Tx]{c: c, txOf: postgres.PgxTx}, err
+	})
+}
+
+func newQueue(st Storage, cfg Config, build func(*river.Config) (engine, error)) (*Queue, error) {
 	cfg.MaxWorkers = cmp.Or(cfg.MaxWorkers, 2)
 	cfg.PollInterval = cmp.Or(cfg.PollInterval, 200*time.Millisecond)
 	cfg.Heartbeat = cmp.Or(cfg.Heartbeat, 2*time.Second)
@@ -146,12 +192,11 @@ func New(db *sql.DB, st Storage, cfg Config) (*Queue, error) {
 		cfg.Now = time.Now
 	}
 	q := &Queue{
-		st:     st,
-		driver: riversqlite.New(db),
-		cfg:    cfg,
-		log:    cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
-		pid:    os.Getpid(),
-		proc:   procStart(os.Getpid()),
+		st:   st,
+		cfg:  cfg,
+		log:  cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
+		pid:  os.Getpid(),
+		proc: procStart(os.Getpid()),
 	}
 	// The worker id names the host and process, so that a rescue can tell
 	// a dead worker on this host from a live one.
@@ -171,7 +216,6 @@ func New(db *sql.DB, st Storage, cfg Config) (*Queue, error) {
 		// leadership change): only its warnings and errors reach the
 		// vault's log.
 		Logger:                      slog.New(atLeast{q.log.Handler(), slog.LevelWarn}).With("component", "river"),
-		PollOnly:                    true, // SQLite has no LISTEN/NOTIFY
 		FetchCooldown:               min(20*time.Millisecond, cfg.PollInterval),
 		FetchPollInterval:           cfg.PollInterval,
 		JobTimeout:                  -1, // agents have their own timeouts, from the policy
@@ -184,7 +228,7 @@ func New(db *sql.DB, st Storage, cfg Config) (*Queue, error) {
 		rc.Workers = cfg.Workers
 		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.MaxWorkers}}
 	}
-	c, err := river.NewClient(q.driver, rc)
+	c, err := build(rc)
 	if err != nil {
 		return nil, fmt.Errorf("job queue: %w", err)
 	}
@@ -217,7 +261,7 @@ func (q *Queue) Start(ctx context.Context) error {
 		return fmt.Errorf("record worker: %w", err)
 	}
 	q.rescue(ctx)
-	if err := q.client.Start(context.WithoutCancel(ctx)); err != nil {
+	if err := q.client.start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start job queue: %w", err)
 	}
 	q.started = true
@@ -268,9 +312,9 @@ func (q *Queue) Stop(ctx context.Context) error {
 	q.started = false
 	close(q.stop)
 	<-q.done
-	err := q.client.Stop(ctx)
+	err := q.client.stop(ctx)
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		err = q.client.StopAndCancel(context.WithoutCancel(ctx))
+		err = q.client.stopAndCancel(context.WithoutCancel(ctx))
 	}
 	if derr := q.st.RemoveWorker(context.WithoutCancel(ctx), q.id); derr != nil && err == nil {
 		err = fmt.Errorf("forget worker %s: %w", q.id, derr)
@@ -280,11 +324,7 @@ func (q *Queue) Stop(ctx context.Context) error {
 
 // InsertTx enqueues a job inside tx: it exists only if tx commits.
 func (q *Queue) InsertTx(ctx context.Context, tx cairn.Tx, args river.JobArgs, opts *river.InsertOpts) (int64, error) {
-	stx, err := sqlite.SQLTx(tx)
-	if err != nil {
-		return 0, err
-	}
-	res, err := q.client.InsertTx(ctx, stx, args, opts)
+	res, err := q.client.insertTx(ctx, tx, args, opts)
 	if err != nil {
 		return 0, fmt.Errorf("enqueue %s: %w", args.Kind(), err)
 	}
@@ -372,7 +412,7 @@ func (q *Queue) Jobs(ctx context.Context, limit int, states ...string) ([]*Job, 
 		}
 		p = p.States(ss...)
 	}
-	res, err := q.client.JobList(ctx, p)
+	res, err := q.client.jobList(ctx, p)
 	if err != nil {
 		return nil, translate(fmt.Errorf("list jobs: %w", err))
 	}
@@ -385,7 +425,7 @@ func (q *Queue) Jobs(ctx context.Context, limit int, states ...string) ([]*Job, 
 
 // Get returns one job.
 func (q *Queue) Get(ctx context.Context, id int64) (*Job, error) {
-	r, err := q.client.JobGet(ctx, id)
+	r, err := q.client.jobGet(ctx, id)
 	if err != nil {
 		return nil, notFound(id, err)
 	}
@@ -396,7 +436,7 @@ func (q *Queue) Get(ctx context.Context, id int64) (*Job, error) {
 // context cancelled within seconds, wherever it runs, which stops its
 // agent.
 func (q *Queue) Cancel(ctx context.Context, id int64) (*Job, error) {
-	r, err := q.client.JobCancel(ctx, id)
+	r, err := q.client.jobCancel(ctx, id)
 	if err != nil {
 		return nil, notFound(id, err)
 	}
@@ -406,7 +446,7 @@ func (q *Queue) Cancel(ctx context.Context, id int64) (*Job, error) {
 // Retry makes a finished or failed job run again now. A running job is
 // left alone.
 func (q *Queue) Retry(ctx context.Context, id int64) (*Job, error) {
-	r, err := q.client.JobRetry(ctx, id)
+	r, err := q.client.jobRetry(ctx, id)
 	if err != nil {
 		return nil, notFound(id, err)
 	}
@@ -415,11 +455,7 @@ func (q *Queue) Retry(ctx context.Context, id int64) (*Job, error) {
 
 // RetryTx is Retry inside tx.
 func (q *Queue) RetryTx(ctx context.Context, tx cairn.Tx, id int64) (*Job, error) {
-	stx, err := sqlite.SQLTx(tx)
-	if err != nil {
-		return nil, err
-	}
-	r, err := q.client.JobRetryTx(ctx, stx, id)
+	r, err := q.client.jobRetryTx(ctx, tx, id)
 	if err != nil {
 		return nil, notFound(id, err)
 	}
@@ -428,11 +464,7 @@ func (q *Queue) RetryTx(ctx context.Context, tx cairn.Tx, id int64) (*Job, error
 
 // CancelTx is Cancel inside tx.
 func (q *Queue) CancelTx(ctx context.Context, tx cairn.Tx, id int64) (*Job, error) {
-	stx, err := sqlite.SQLTx(tx)
-	if err != nil {
-		return nil, err
-	}
-	r, err := q.client.JobCancelTx(ctx, stx, id)
+	r, err := q.client.jobCancelTx(ctx, tx, id)
 	if err != nil {
 		return nil, notFound(id, err)
 	}
@@ -443,14 +475,85 @@ func (q *Queue) CancelTx(ctx context.Context, tx cairn.Tx, id int64) (*Job, erro
 // write transaction that records what the job did: the job ends exactly
 // when its effect commits.
 func CompleteTx[T river.JobArgs](ctx context.Context, tx cairn.Tx, job *river.Job[T]) error {
-	stx, err := sqlite.SQLTx(tx)
-	if err != nil {
-		return err
+	var err error
+	if stx, serr := sqlite.SQLTx(tx); serr == nil {
+		_, err = river.JobCompleteTx[*riversqlite.Driver](ctx, stx, job)
+	} else if ptx, perr := postgres.PgxTx(tx); perr == nil {
+		_, err = river.JobCompleteTx[*riverpgxv5.Driver](ctx, ptx, job)
+	} else {
+		return serr
 	}
-	if _, err := river.JobCompleteTx[*riversqlite.Driver](ctx, stx, job); err != nil {
+	if err != nil {
 		return fmt.Errorf("complete job %d: %w", job.ID, err)
 	}
 	return nil
+}
+
+// engine is River's client, whatever its driver: the queue's calls of it,
+// with the store's transaction in place of the driver's.
+type engine interface {
+	start(ctx context.Context) error
+	stop(ctx context.Context) error
+	stopAndCancel(ctx context.Context) error
+	insertTx(ctx context.Context, tx cairn.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+	jobList(ctx context.Context, p *river.JobListParams) (*river.JobListResult, error)
+	jobGet(ctx context.Context, id int64) (*rivertype.JobRow, error)
+	jobCancel(ctx context.Context, id int64) (*rivertype.JobRow, error)
+	jobRetry(ctx context.Context, id int64) (*rivertype.JobRow, error)
+	jobCancelTx(ctx context.Context, tx cairn.Tx, id int64) (*rivertype.JobRow, error)
+	jobRetryTx(ctx context.Context, tx cairn.Tx, id int64) (*rivertype.JobRow, error)
+}
+
+// client is River's client on a driver whose transactions are TTx; txOf
+// finds the driver's transaction in the store's (EINTERNAL for another
+// backend's).
+type client[TTx any] struct {
+	c    *river.Client[TTx]
+	txOf func(cairn.Tx) (TTx, error)
+}
+
+func (c *client[TTx]) start(ctx context.Context) error         { return c.c.Start(ctx) }
+func (c *client[TTx]) stop(ctx context.Context) error          { return c.c.Stop(ctx) }
+func (c *client[TTx]) stopAndCancel(ctx context.Context) error { return c.c.StopAndCancel(ctx) }
+
+func (c *client[TTx]) insertTx(ctx context.Context, tx cairn.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
+	t, err := c.txOf(tx)
+	if err != nil {
+		return nil, err
+	}
+	return c.c.InsertTx(ctx, t, args, opts)
+}
+
+func (c *client[TTx]) jobList(ctx context.Context, p *river.JobListParams) (*river.JobListResult, error) {
+	return c.c.JobList(ctx, p)
+}
+
+func (c *client[TTx]) jobGet(ctx context.Context, id int64) (*rivertype.JobRow, error) {
+	return c.c.JobGet(ctx, id)
+}
+
+func (c *client[TTx]) jobCancel(ctx context.Context, id int64) (*rivertype.JobRow, error) {
+	return c.c.JobCancel(ctx, id)
+}
+
+func (c *client[TTx]) jobRetry(ctx context.Context, id int64) (*rivertype.JobRow, error) {
+	return c.c.JobRetry(ctx, id)
+}
+
+func (c *client[TTx]) jobCancelTx(ctx context.Context, tx cairn.Tx, id int64) (*rivertype.JobRow, error) {
+	t, err := c.txOf(tx)
+	if err != nil {
+		return nil, err
+	}
+	return c.c.JobCancelTx(ctx, t, id)
+}
+
+func (c *client[TTx]) jobRetryTx(ctx context.Context, tx cairn.Tx, id int64) (*rivertype.JobRow, error) {
+	t, err := c.txOf(tx)
+	if err != nil {
+		return nil, err
+	}
+	return c.c.JobRetryTx(ctx, t, id)
 }
 
 func notFound(id int64, err error) error {
@@ -460,9 +563,15 @@ func notFound(id int64, err error) error {
 	return translate(fmt.Errorf("job %d: %w", id, err))
 }
 
-// translate maps a busy database to EUNAVAILABLE.
+// translate maps a busy or lost database to EUNAVAILABLE.
 func translate(err error) error {
-	if err != nil && (strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked")) {
+	if err == nil {
+		return nil
+	}
+	if perr := postgres.Translate(err); cairn.ErrorCode(perr) == cairn.EUNAVAILABLE {
+		return perr
+	}
+	if strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked") {
 		return cairn.Errorf(cairn.EUNAVAILABLE, "the vault is busy: %w", err).WithHint("Another cairn process is writing; try again.")
 	}
 	return err

@@ -48,6 +48,7 @@ type Options struct {
 // DB is an open vault database in PostgreSQL. It implements cairn.Backend.
 type DB struct {
 	pool    *pgxpool.Pool
+	url     string
 	where   string // host:port/database, for messages (never the password)
 	log     *slog.Logger
 	codec   codec.Codec
@@ -84,6 +85,7 @@ func Open(ctx context.Context, url string, opts *Options) (*DB, error) {
 	cfg.MaxConns = cmp.Or(opts.MaxConns, 16)
 	cfg.ConnConfig.ConnectTimeout = cmp.Or(opts.ConnectTimeout, 10*time.Second)
 	db := &DB{
+		url:     url,
 		where:   fmt.Sprintf("%s/%s", net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))), cfg.ConnConfig.Database),
 		log:     cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
 		now:     time.Now,
@@ -133,6 +135,10 @@ func Redact(url string) string {
 // Pool returns the connection pool, for subsystems that query their own
 // tables (package postgres's subpackages) and for River's driver.
 func (db *DB) Pool() *pgxpool.Pool { return db.pool }
+
+// URL returns the URL the database was opened with (password included:
+// see Redact).
+func (db *DB) URL() string { return db.url }
 
 // Where returns host:port/database, without credentials.
 func (db *DB) Where() string { return db.where }
