@@ -3,7 +3,6 @@ package sqlite_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,18 +13,12 @@ import (
 	"cairn/sqlite"
 )
 
-func setupAdmitStorage(t *testing.T) (*sqlite.DB, *sqlite.AdmitStorage) {
+// setupAdmitStorage opens a SQLite database and its admission storage.
+func setupAdmitStorage(t *testing.T) (storageDB, admit.Storage) {
 	t.Helper()
-	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "cairn.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openSQLite(t)
 	return db, sqlite.NewAdmitStorage(db)
 }
-
-// foreignTx is a transaction of some other backend.
-type foreignTx struct{ cairn.Tx }
 
 // newProposal returns a held proposal submitted as key, at a whole
 // microsecond (the columns keep nanoseconds; the comparison is exact).
@@ -40,7 +33,7 @@ func newProposal(key string) *cairn.Proposal {
 }
 
 // addProposal records p and returns it with its id.
-func addProposal(t *testing.T, db *sqlite.DB, st *sqlite.AdmitStorage, p *cairn.Proposal) *cairn.Proposal {
+func addProposal(t *testing.T, db storageDB, st admit.Storage, p *cairn.Proposal) *cairn.Proposal {
 	t.Helper()
 	err := inWriteTx(t, db, func(ctx context.Context, tx cairn.Tx) error {
 		id, err := st.AddProposal(ctx, tx, p)
@@ -55,6 +48,12 @@ func addProposal(t *testing.T, db *sqlite.DB, st *sqlite.AdmitStorage, p *cairn.
 
 func TestAdmitStorage_Proposals(t *testing.T) {
 	db, st := setupAdmitStorage(t)
+	testAdmitStorageProposals(t, db, st)
+}
+
+// testAdmitStorageProposals checks the proposals of st, a new storage in
+// db, whatever its backend.
+func testAdmitStorageProposals(t *testing.T, db storageDB, st admit.Storage) {
 	ctx := t.Context()
 	a := addProposal(t, db, st, newProposal("commit:a"))
 	b := newProposal("commit:b")
@@ -169,6 +168,12 @@ func TestAdmitStorage_Proposals(t *testing.T) {
 
 func TestAdmitStorage_Events(t *testing.T) {
 	db, st := setupAdmitStorage(t)
+	testAdmitStorageEvents(t, db, st)
+}
+
+// testAdmitStorageEvents checks the events and audit rows of st, a new
+// storage in db, whatever its backend.
+func testAdmitStorageEvents(t *testing.T, db storageDB, st admit.Storage) {
 	ctx := t.Context()
 	if last, err := st.LastEvent(ctx); err != nil || last != 0 {
 		t.Fatalf("LastEvent() of no events = %d, %v, want 0", last, err)

@@ -2,7 +2,6 @@ package sqlite_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,18 +12,16 @@ import (
 	"cairn/worktree"
 )
 
-func setupWorktreeStorage(t *testing.T) (*sqlite.DB, *sqlite.WorktreeStorage) {
+// setupWorktreeStorage opens a SQLite database and its working trees'
+// storage.
+func setupWorktreeStorage(t *testing.T) (*sqlite.DB, worktree.Storage) {
 	t.Helper()
-	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "cairn.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openSQLite(t)
 	return db, sqlite.NewWorktreeStorage(db)
 }
 
 // addWorktree records a tree at path and returns it as read back.
-func addWorktree(t *testing.T, db *sqlite.DB, st *sqlite.WorktreeStorage, path, branch string) *worktree.Tree {
+func addWorktree(t *testing.T, db storageDB, st worktree.Storage, path, branch string) *worktree.Tree {
 	t.Helper()
 	ctx := t.Context()
 	var id int64
@@ -43,13 +40,13 @@ func addWorktree(t *testing.T, db *sqlite.DB, st *sqlite.WorktreeStorage, path, 
 	return tr
 }
 
-func inWriteTx(t *testing.T, db *sqlite.DB, fn func(ctx context.Context, tx cairn.Tx) error) error {
-	t.Helper()
-	return db.Update(t.Context(), func(tx cairn.Tx) error { return fn(t.Context(), tx) })
-}
-
 func TestWorktreeStorage_Trees(t *testing.T) {
 	db, st := setupWorktreeStorage(t)
+	testWorktreeStorageTrees(t, db, st)
+}
+
+// testWorktreeStorageTrees runs TestWorktreeStorage_Trees on st, a new storage in db, whatever its backend.
+func testWorktreeStorageTrees(t *testing.T, db storageDB, st worktree.Storage) {
 	ctx := t.Context()
 	b := addWorktree(t, db, st, "/vault/b", "main")
 	a := addWorktree(t, db, st, "/vault/a", "draft")
@@ -106,6 +103,11 @@ func TestWorktreeStorage_Trees(t *testing.T) {
 
 func TestWorktreeStorage_MoveTree(t *testing.T) {
 	db, st := setupWorktreeStorage(t)
+	testWorktreeStorageMoveTree(t, db, st)
+}
+
+// testWorktreeStorageMoveTree runs TestWorktreeStorage_MoveTree on st, a new storage in db, whatever its backend.
+func testWorktreeStorageMoveTree(t *testing.T, db storageDB, st worktree.Storage) {
 	ctx := t.Context()
 	tr := addWorktree(t, db, st, "/vault/a", "main")
 	t.Run("OK", func(t *testing.T) {
@@ -131,6 +133,11 @@ func TestWorktreeStorage_MoveTree(t *testing.T) {
 
 func TestWorktreeStorage_Sync(t *testing.T) {
 	db, st := setupWorktreeStorage(t)
+	testWorktreeStorageSync(t, db, st)
+}
+
+// testWorktreeStorageSync runs TestWorktreeStorage_Sync on st, a new storage in db, whatever its backend.
+func testWorktreeStorageSync(t *testing.T, db storageDB, st worktree.Storage) {
 	ctx := t.Context()
 	tr := addWorktree(t, db, st, "/vault", "main")
 	h1, h2 := cairn.Hash{1}, cairn.Hash{2}
@@ -216,7 +223,18 @@ func TestWorktreeStorage_Sync(t *testing.T) {
 }
 
 func TestDB_Meta(t *testing.T) {
-	db, _ := setupWorktreeStorage(t)
+	testDBMeta(t, openSQLite(t))
+}
+
+// metaDB is a database that keeps the vault's meta values (vault.Storage).
+type metaDB interface {
+	storageDB
+	Meta(ctx context.Context, key string) (string, error)
+	SetMeta(ctx context.Context, tx cairn.Tx, key, value string) error
+}
+
+// testDBMeta runs TestDB_Meta on db, a new database of any backend.
+func testDBMeta(t *testing.T, db metaDB) {
 	ctx := t.Context()
 	t.Run("ErrNotFound", func(t *testing.T) {
 		if _, err := db.Meta(ctx, "id"); cairn.ErrorCode(err) != cairn.ENOTFOUND {
