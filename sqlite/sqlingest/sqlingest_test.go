@@ -14,7 +14,14 @@ import (
 	"cairn/sqlite/sqlingest"
 )
 
-func setup(t *testing.T) (*sqlite.DB, *sqlingest.Storage) {
+// storageDB is a vault database as the tests use it: SQLite's, or
+// PostgreSQL's (postgres_test.go runs the same tests on it).
+type storageDB interface {
+	Update(ctx context.Context, fn func(cairn.Tx) error) error
+}
+
+// setup opens a new SQLite database and the sources' storage in it.
+func setup(t *testing.T) (storageDB, ingest.Storage) {
 	t.Helper()
 	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "cairn.db"), nil)
 	if err != nil {
@@ -24,7 +31,7 @@ func setup(t *testing.T) (*sqlite.DB, *sqlingest.Storage) {
 	return db, sqlingest.New(db)
 }
 
-func inWriteTx(t *testing.T, db *sqlite.DB, fn func(ctx context.Context, tx cairn.Tx) error) error {
+func inWriteTx(t *testing.T, db storageDB, fn func(ctx context.Context, tx cairn.Tx) error) error {
 	t.Helper()
 	return db.Update(t.Context(), func(tx cairn.Tx) error { return fn(t.Context(), tx) })
 }
@@ -33,7 +40,7 @@ func inWriteTx(t *testing.T, db *sqlite.DB, fn func(ctx context.Context, tx cair
 func at(sec int64) time.Time { return time.Unix(sec, 0) }
 
 // put records src with a first step at t.
-func put(t *testing.T, db *sqlite.DB, st *sqlingest.Storage, src *ingest.Source, when time.Time) {
+func put(t *testing.T, db storageDB, st ingest.Storage, src *ingest.Source, when time.Time) {
 	t.Helper()
 	err := inWriteTx(t, db, func(ctx context.Context, tx cairn.Tx) error {
 		return st.PutSource(ctx, tx, src, ingest.Step{Time: when, Status: src.Status, Principal: cairn.PrincipalSystem, Detail: "recorded"})
@@ -51,6 +58,12 @@ const (
 
 func TestStorage_PutSource(t *testing.T) {
 	db, st := setup(t)
+	testStoragePutSource(t, db, st)
+}
+
+// testStoragePutSource runs TestStorage_PutSource on st, a new storage in db,
+// whatever its backend.
+func testStoragePutSource(t *testing.T, db storageDB, st ingest.Storage) {
 	ctx := t.Context()
 
 	t.Run("OK", func(t *testing.T) {
@@ -112,6 +125,12 @@ func TestStorage_PutSource(t *testing.T) {
 
 func TestStorage_SetStatus(t *testing.T) {
 	db, st := setup(t)
+	testStorageSetStatus(t, db, st)
+}
+
+// testStorageSetStatus runs TestStorage_SetStatus on st, a new storage in db,
+// whatever its backend.
+func testStorageSetStatus(t *testing.T, db storageDB, st ingest.Storage) {
 	ctx := t.Context()
 	put(t, db, st, &ingest.Source{ID: idA, Name: "a.md", Path: "raw/a.md", Size: 3, Status: ingest.Queued, Job: 7}, at(100))
 
@@ -168,6 +187,12 @@ func TestStorage_SetStatus(t *testing.T) {
 
 func TestStorage_Source(t *testing.T) {
 	db, st := setup(t)
+	testStorageSource(t, db, st)
+}
+
+// testStorageSource runs TestStorage_Source on st, a new storage in db,
+// whatever its backend.
+func testStorageSource(t *testing.T, db storageDB, st ingest.Storage) {
 	ctx := t.Context()
 	put(t, db, st, &ingest.Source{ID: idA, Name: "a.md", Path: "raw/a.md", Status: ingest.Queued, Job: 7}, at(100))
 	put(t, db, st, &ingest.Source{ID: idB, Name: "a.md", Path: "raw/a.aaaa2222.md", Status: ingest.Merged, Job: 8}, at(200))
