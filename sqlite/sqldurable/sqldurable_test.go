@@ -32,7 +32,26 @@ func open(t *testing.T, path string, busy time.Duration) *sqlite.DB {
 	return db
 }
 
-func setup(t *testing.T) (*sqlite.DB, *sqldurable.Storage, *durable.Queue) {
+// backend is a vault database with the job queue on it, as the tests use
+// it: SQLite's, or PostgreSQL's (postgres_test.go runs the same tests on
+// it). River's rows are in each backend's own layout, so the tests make,
+// damage and read them through the backend's functions.
+type backend struct {
+	st durable.Storage
+	q  *durable.Queue
+	// running enqueues a job already running as attempt 1 of 2 under the
+	// worker by, and returns its id.
+	running func(t *testing.T, by string) int64
+	// damage makes job id's attempted_by something else than a list of
+	// worker ids.
+	damage func(t *testing.T, id int64)
+	// state returns job id's state and how many errors it has.
+	state func(t *testing.T, id int64) (string, int)
+}
+
+// setup opens a new SQLite database with River's tables, the storage and
+// the queue.
+func setup(t *testing.T) *backend {
 	t.Helper()
 	db := open(t, filepath.Join(t.TempDir(), "cairn.db"), 0)
 	if err := durable.Migrate(t.Context(), db.Write()); err != nil {
@@ -43,38 +62,54 @@ func setup(t *testing.T) (*sqlite.DB, *sqldurable.Storage, *durable.Queue) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return db, st, q
-}
-
-// running enqueues a job already running as attempt 1 of 2 under the
-// worker by.
-func running(t *testing.T, db *sqlite.DB, q *durable.Queue, by string) int64 {
-	t.Helper()
-	ctx := t.Context()
-	var id int64
-	err := db.Update(ctx, func(tx cairn.Tx) error {
-		var err error
-		if id, err = q.InsertTx(ctx, tx, noopArgs{}, &river.InsertOpts{MaxAttempts: 2}); err != nil {
+	b := &backend{st: st, q: q}
+	b.running = func(t *testing.T, by string) int64 {
+		t.Helper()
+		ctx := t.Context()
+		var id int64
+		err := db.Update(ctx, func(tx cairn.Tx) error {
+			var err error
+			if id, err = q.InsertTx(ctx, tx, noopArgs{}, &river.InsertOpts{MaxAttempts: 2}); err != nil {
+				return err
+			}
+			stx, err := sqlite.SQLTx(tx)
+			if err != nil {
+				return err
+			}
+			_, err = stx.ExecContext(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_by = jsonb(?) WHERE id = ?`,
+				fmt.Sprintf("[%q]", by), id)
 			return err
-		}
-		stx, err := sqlite.SQLTx(tx)
+		})
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
-		_, err = stx.ExecContext(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_by = jsonb(?) WHERE id = ?`,
-			fmt.Sprintf("[%q]", by), id)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
+		return id
 	}
-	return id
+	b.damage = func(t *testing.T, id int64) {
+		t.Helper()
+		if _, err := db.Write().ExecContext(t.Context(), `UPDATE river_job SET attempted_by = jsonb('{"not": "a list"}') WHERE id = ?`, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.state = func(t *testing.T, id int64) (string, int) {
+		t.Helper()
+		var s string
+		var errs int
+		if err := db.Read().QueryRowContext(t.Context(), `SELECT state, json_array_length(json(coalesce(errors, jsonb('[]')))) FROM river_job WHERE id = ?`, id).Scan(&s, &errs); err != nil {
+			t.Fatal(err)
+		}
+		return s, errs
+	}
+	return b
 }
 
 func at(sec int64) time.Time { return time.Unix(sec, 0) }
 
-func TestStorage_Workers(t *testing.T) {
-	_, st, _ := setup(t)
+func TestStorage_Workers(t *testing.T) { testStorageWorkers(t, setup(t)) }
+
+// testStorageWorkers runs TestStorage_Workers on b, whatever its backend.
+func testStorageWorkers(t *testing.T, be *backend) {
+	st := be.st
 	ctx := t.Context()
 	a := durable.Worker{ID: "h:1:aa", Host: "h", PID: 1, Proc: "77", Started: at(10), Heartbeat: at(10)}
 	b := durable.Worker{ID: "h:2:bb", Host: "h", PID: 2, Started: at(20), Heartbeat: at(20)}
@@ -146,10 +181,14 @@ func TestStorage_Unavailable(t *testing.T) {
 	}
 }
 
-func TestStorage_RunningJobs(t *testing.T) {
-	db, st, q := setup(t)
+func TestStorage_RunningJobs(t *testing.T) { testStorageRunningJobs(t, setup(t)) }
+
+// testStorageRunningJobs runs TestStorage_RunningJobs on b, whatever its
+// backend.
+func testStorageRunningJobs(t *testing.T, b *backend) {
+	st := b.st
 	ctx := t.Context()
-	id := running(t, db, q, "h:9:dd")
+	id := b.running(t, "h:9:dd")
 	t.Run("OK", func(t *testing.T) {
 		got, err := st.RunningJobs(ctx)
 		if err != nil {
@@ -160,9 +199,7 @@ func TestStorage_RunningJobs(t *testing.T) {
 		}
 	})
 	t.Run("ErrInternal", func(t *testing.T) {
-		if _, err := db.Write().ExecContext(ctx, `UPDATE river_job SET attempted_by = jsonb('{"not": "a list"}') WHERE id = ?`, id); err != nil {
-			t.Fatal(err)
-		}
+		b.damage(t, id)
 		if _, err := st.RunningJobs(ctx); cairn.ErrorCode(err) != cairn.EINTERNAL {
 			t.Errorf("RunningJobs() with a damaged row = %v, want EINTERNAL", err)
 		}
@@ -176,25 +213,19 @@ func TestStorage_RunningJobs(t *testing.T) {
 	})
 }
 
-func TestStorage_Rescue(t *testing.T) {
-	db, st, q := setup(t)
+func TestStorage_Rescue(t *testing.T) { testStorageRescue(t, setup(t)) }
+
+// testStorageRescue runs TestStorage_Rescue on b, whatever its backend.
+func testStorageRescue(t *testing.T, b *backend) {
+	st := b.st
 	ctx := t.Context()
 	dead := durable.Worker{ID: "h:1:aa", Host: "h", PID: 1, Started: at(1), Heartbeat: at(1)}
 	if err := st.PutWorker(ctx, dead); err != nil {
 		t.Fatal(err)
 	}
-	back := running(t, db, q, dead.ID)
-	discard := running(t, db, q, dead.ID)
-	moved := running(t, db, q, dead.ID) // decided for, then taken by another worker
-	state := func(id int64) (string, int) {
-		t.Helper()
-		var s string
-		var errs int
-		if err := db.Read().QueryRowContext(ctx, `SELECT state, json_array_length(json(coalesce(errors, jsonb('[]')))) FROM river_job WHERE id = ?`, id).Scan(&s, &errs); err != nil {
-			t.Fatal(err)
-		}
-		return s, errs
-	}
+	back := b.running(t, dead.ID)
+	discard := b.running(t, dead.ID)
+	moved := b.running(t, dead.ID) // decided for, then taken by another worker
 
 	t.Run("ErrDecide", func(t *testing.T) {
 		stop := errors.New("stop")
@@ -226,12 +257,26 @@ func TestStorage_Rescue(t *testing.T) {
 			state string
 			errs  int
 		}{{back, "available", 1}, {discard, "discarded", 1}, {moved, "running", 0}} {
-			if s, n := state(c.id); s != c.state || n != c.errs {
+			if s, n := b.state(t, c.id); s != c.state || n != c.errs {
 				t.Errorf("job %d is %s with %d errors, want %s with %d", c.id, s, n, c.state, c.errs)
 			}
 		}
 		if ws, err := st.Workers(ctx); err != nil || len(ws) != 0 {
 			t.Errorf("Workers() after the rescue = %v, %v, want none", ws, err)
+		}
+		// River reads the rows the rescue wrote: the error, and when the
+		// discarded job was finalized.
+		for _, id := range []int64{back, discard} {
+			j, err := b.q.Get(ctx, id)
+			if err != nil {
+				t.Fatalf("Get(%d) after the rescue = %v", id, err)
+			}
+			if diff := cmp.Diff([]string{"the worker died"}, j.Errors); diff != "" {
+				t.Errorf("job %d's errors as River reads them (-want +got):\n%s", id, diff)
+			}
+			if want := map[int64]time.Time{discard: at(100)}[id]; !j.Finalized.Equal(want) {
+				t.Errorf("job %d finalized at %v, want %v", id, j.Finalized, want)
+			}
 		}
 	})
 }
