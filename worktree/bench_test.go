@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"cairn/internal/vaultgen"
-	"cairn/sqlite"
 	"cairn/store"
 	"cairn/worktree"
 )
@@ -21,11 +20,7 @@ func BenchmarkMaterialize(b *testing.B) {
 	for _, pages := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("pages=%d", pages), func(b *testing.B) {
 			ctx := context.Background()
-			db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "cairn.db"), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
+			db, _ := openBackend(b, b.TempDir())
 			s, err := store.New(ctx, db, nil)
 			if err != nil {
 				b.Fatal(err)

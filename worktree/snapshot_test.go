@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"cairn"
-	"cairn/sqlite"
 	"cairn/store"
 	"cairn/worktree"
 )
@@ -19,11 +18,7 @@ import (
 // back, a file deleted and made anew, a new file, a deleted one.
 func TestReadFolderSnapshot(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "cairn.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, _ := openBackend(t, t.TempDir())
 	s, err := store.New(ctx, db, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"cairn"
-	"cairn/sqlite"
 	"cairn/store"
 	"cairn/worktree"
 )
@@ -38,16 +37,12 @@ func setup(t *testing.T) *env {
 	if err := os.Mkdir(vdir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	db, err := sqlite.Open(ctx, filepath.Join(vdir, "cairn.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db, wst := openBackend(t, vdir)
 	s, err := store.New(ctx, db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := worktree.NewManager(s, sqlite.NewWorktreeStorage(db), vdir)
+	m := worktree.NewManager(s, wst, vdir)
 	wt, err := m.Register(ctx, dir, "main", cairn.Hash{})
 	if err != nil {
 		t.Fatal(err)
