@@ -123,20 +123,25 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 const migrationLock = 0x63616972_6e726976 // "cairnriv"
 
 // MigratePostgres brings River's tables in the vault's PostgreSQL database
-// (the schema pool's search_path names) up to date.
+// (the schema pool's search_path names) up to date. Each of River's
+// versions commits on its own (a version may use an enum value the one
+// before it added); a session advisory lock keeps processes that start at
+// once from racing.
 func MigratePostgres(ctx context.Context, pool *pgxpool.Pool) error {
 	m, err := rivermigrate.New(riverpgxv5.New(pool), nil)
 	if err != nil {
 		return fmt.Errorf("job queue migrations: %w", err)
 	}
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
-			return err
-		}
-		_, err := m.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil)
-		return err
-	})
+	conn, err := pool.Acquire(ctx)
 	if err != nil {
+		return fmt.Errorf("job queue migrations: %w", postgres.Translate(err))
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(migrationLock)); err != nil {
+		return fmt.Errorf("job queue migrations: %w", postgres.Translate(err))
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(migrationLock))
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return fmt.Errorf("job queue migrations: %w", postgres.Translate(err))
 	}
 	return nil
