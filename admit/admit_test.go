@@ -3,7 +3,6 @@ package admit_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,14 +14,13 @@ import (
 	"cairn/admit"
 	"cairn/agent/command"
 	"cairn/index"
-	"cairn/sqlite"
 	"cairn/store"
 )
 
 type env struct {
 	t   *testing.T
 	ctx context.Context
-	db  *sqlite.DB
+	db  cairn.Backend
 	s   *store.Store
 	p   *admit.Pipeline
 }
@@ -30,20 +28,16 @@ type env struct {
 func setup(t *testing.T) *env {
 	t.Helper()
 	ctx := t.Context()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "cairn.db"), nil)
+	v := openBackend(t, nil)
+	s, err := store.New(ctx, v.db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
-	s, err := store.New(ctx, db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix := index.New(s, sqlite.NewIndexStorage(db), nil)
+	ix := index.New(s, v.index, nil)
 	s.AddHook(ix.Hook())
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	p := admit.New(s, ix, sqlite.NewAdmitStorage(db), &admit.Options{Now: func() time.Time { return now }})
-	e := &env{t: t, ctx: ctx, db: db, s: s, p: p}
+	p := admit.New(s, ix, v.admit, &admit.Options{Now: func() time.Time { return now }})
+	e := &env{t: t, ctx: ctx, db: v.db, s: s, p: p}
 	// A small Eva-like vault, as cairn's own first commit.
 	e.submit(cairn.PrincipalSystem, map[string]string{
 		"index.md":            "---\ntitle: Home\ntype: index\n---\n# Home\n\n- [[concepts/a|A]]\n- [[concepts/b|B]]\n",

@@ -1,7 +1,6 @@
 package admit_test
 
 import (
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,7 +11,6 @@ import (
 	"cairn"
 	"cairn/admit"
 	"cairn/index"
-	"cairn/sqlite"
 	"cairn/store"
 )
 
@@ -132,20 +130,16 @@ func TestSubmit_ContractImportOverride(t *testing.T) {
 func emptyVault(t *testing.T) *env {
 	t.Helper()
 	ctx := t.Context()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "cairn.db"), nil)
+	v := openBackend(t, nil)
+	s, err := store.New(ctx, v.db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
-	s, err := store.New(ctx, db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix := index.New(s, sqlite.NewIndexStorage(db), nil)
+	ix := index.New(s, v.index, nil)
 	s.AddHook(ix.Hook())
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	p := admit.New(s, ix, sqlite.NewAdmitStorage(db), &admit.Options{Now: func() time.Time { return now }})
-	e := &env{t: t, ctx: ctx, db: db, s: s, p: p}
+	p := admit.New(s, ix, v.admit, &admit.Options{Now: func() time.Time { return now }})
+	e := &env{t: t, ctx: ctx, db: v.db, s: s, p: p}
 	e.submit(cairn.User("ada"), nil, func(r *admit.Request) { r.Route, r.AllowEmpty = "init", true })
 	return e
 }

@@ -1,15 +1,12 @@
 package admit_test
 
 import (
-	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"cairn"
 	"cairn/admit"
 	"cairn/index"
-	"cairn/sqlite"
 	"cairn/store"
 )
 
@@ -28,30 +25,24 @@ func setupLock(t *testing.T) *lockEnv {
 	t.Helper()
 	ctx := t.Context()
 	le := &lockEnv{}
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "cairn.db"), &sqlite.Options{
-		WriteHeld: func(time.Duration) {
-			le.mu.Lock()
-			le.writes++
-			le.mu.Unlock()
-		},
+	v := openBackend(t, func() {
+		le.mu.Lock()
+		le.writes++
+		le.mu.Unlock()
 	})
+	s, err := store.New(ctx, v.db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
-	s, err := store.New(ctx, db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	le.ix = index.New(s, sqlite.NewIndexStorage(db), nil)
+	le.ix = index.New(s, v.index, nil)
 	s.AddHook(le.ix.Hook())
-	p := admit.New(s, le.ix, sqlite.NewAdmitStorage(db), &admit.Options{Crash: func(point string) {
+	p := admit.New(s, le.ix, v.admit, &admit.Options{Crash: func(point string) {
 		if f := le.onPoint; f != nil {
 			f(point)
 		}
 	}})
-	le.env = &env{t: t, ctx: ctx, db: db, s: s, p: p}
-	le.other = &env{t: t, ctx: ctx, db: db, s: s, p: admit.New(s, le.ix, sqlite.NewAdmitStorage(db), nil)}
+	le.env = &env{t: t, ctx: ctx, db: v.db, s: s, p: p}
+	le.other = &env{t: t, ctx: ctx, db: v.db, s: s, p: admit.New(s, le.ix, v.admit, nil)}
 	le.submit(cairn.PrincipalSystem, map[string]string{
 		"index.md":      "---\ntitle: Home\ntype: index\n---\n# Home\n\n- [[concepts/a|A]]\n",
 		"concepts/a.md": "---\ntitle: A\ntype: concept\n---\n# A\n\nSee [[index|Home]].\n",
