@@ -2,7 +2,6 @@ package durable_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +14,9 @@ import (
 
 	"cairn"
 	"cairn/durable"
+	"cairn/postgres"
+	"cairn/postgres/pgdurable"
+	"cairn/postgres/pgtest"
 	"cairn/sqlite"
 	"cairn/sqlite/sqldurable"
 )
@@ -23,28 +25,67 @@ type noopArgs struct{}
 
 func (noopArgs) Kind() string { return "noop" }
 
-// testDB is a vault's database as the tests reach it: its write
-// connection for plain statements, and the database for transactions.
+// testDB is a vault's database as the tests reach it, on the backend
+// the tests run on (SQLite, or PostgreSQL with CAIRN_TEST_BACKEND=postgres).
 type testDB struct {
-	*sql.DB
-	lite *sqlite.DB
+	be   cairn.Backend
+	st   durable.Storage
+	lite *sqlite.DB   // nil on PostgreSQL
+	pg   *postgres.DB // nil on SQLite
 }
 
-func setup(t *testing.T, now func() time.Time) (testDB, *durable.Queue) {
+// newDB returns where a test's database is: a file or a PostgreSQL URL;
+// each openDB of it is a connection of its own, as a process's would be.
+func newDB(t *testing.T) string {
+	if pgtest.Enabled() {
+		return pgtest.URL(t)
+	}
+	return filepath.Join(t.TempDir(), "cairn.db")
+}
+
+// openDB opens the database at where, with River's tables, waiting at
+// most busy for another's write lock (0: the default).
+func openDB(t *testing.T, where string, busy time.Duration) testDB {
 	t.Helper()
-	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "cairn.db"), nil)
+	ctx := t.Context()
+	if pgtest.Enabled() {
+		db, err := postgres.Open(ctx, where, &postgres.Options{LockTimeout: busy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		if err := durable.MigratePostgres(ctx, db.Pool()); err != nil {
+			t.Fatal(err)
+		}
+		return testDB{be: db, st: pgdurable.New(db), pg: db}
+	}
+	db, err := sqlite.Open(ctx, where, &sqlite.Options{BusyTimeout: busy})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if err := durable.Migrate(t.Context(), db.Write()); err != nil {
+	if err := durable.Migrate(ctx, db.Write()); err != nil {
 		t.Fatal(err)
 	}
-	q, err := durable.New(db.Write(), sqldurable.New(db), durable.Config{Now: now})
+	return testDB{be: db, st: sqldurable.New(db), lite: db}
+}
+
+// queue returns a queue on the database.
+func (db testDB) queue(cfg durable.Config) (*durable.Queue, error) {
+	if db.pg != nil {
+		return durable.NewPostgres(db.pg.Pool(), db.st, cfg)
+	}
+	return durable.New(db.lite.Write(), db.st, cfg)
+}
+
+func setup(t *testing.T, now func() time.Time) (testDB, *durable.Queue) {
+	t.Helper()
+	db := openDB(t, newDB(t), 0)
+	q, err := db.queue(durable.Config{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testDB{db.Write(), db}, q
+	return db, q
 }
 
 // running enqueues a job already running, as a worker with id would have
@@ -58,9 +99,18 @@ func runningArgs(t *testing.T, db testDB, q *durable.Queue, args river.JobArgs, 
 	t.Helper()
 	ctx := t.Context()
 	var id int64
-	err := db.lite.Update(ctx, func(tx cairn.Tx) error {
+	err := db.be.Update(ctx, func(tx cairn.Tx) error {
 		var err error
 		if id, err = q.InsertTx(ctx, tx, args, &river.InsertOpts{MaxAttempts: 3}); err != nil {
+			return err
+		}
+		if db.pg != nil {
+			ptx, err := postgres.PgxTx(tx)
+			if err != nil {
+				return err
+			}
+			_, err = ptx.Exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1,
+				attempted_at = now() - interval '1 minute', attempted_by = ARRAY[$1::text] WHERE id = $2`, by, id)
 			return err
 		}
 		stx, err := sqlite.SQLTx(tx)
@@ -80,8 +130,7 @@ func runningArgs(t *testing.T, db testDB, q *durable.Queue, args river.JobArgs, 
 
 func worker(t *testing.T, db testDB, id, host string, pid int, proc string, heartbeat time.Time) {
 	t.Helper()
-	if _, err := db.ExecContext(t.Context(), `INSERT INTO workers (id, host, pid, proc, started, heartbeat) VALUES (?, ?, ?, ?, ?, ?)`,
-		id, host, pid, proc, heartbeat.UnixNano(), heartbeat.UnixNano()); err != nil {
+	if err := db.st.PutWorker(t.Context(), durable.Worker{ID: id, Host: host, PID: pid, Proc: proc, Started: heartbeat, Heartbeat: heartbeat}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -137,9 +186,8 @@ func TestRescue(t *testing.T) {
 		}
 	}
 	// Dead workers are forgotten.
-	var n int
-	db.QueryRow(`SELECT count(*) FROM workers`).Scan(&n)
-	if n != 2 {
+	ws, err := db.st.Workers(context.Background())
+	if n := len(ws); err != nil || n != 2 {
 		t.Errorf("%d workers recorded after the rescue, want the 2 alive", n)
 	}
 }
@@ -196,27 +244,13 @@ func (w *blockWorker) Work(ctx context.Context, job *river.Job[blockArgs]) error
 // rescue must leave the job to the live worker, whose agent runs once.
 func TestRescue_LiveWorker(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "cairn.db")
-	// Each queue has a database connection of its own, as a process would.
-	open := func(busy time.Duration) *sqlite.DB {
-		t.Helper()
-		db, err := sqlite.Open(ctx, path, &sqlite.Options{BusyTimeout: busy})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		return db
-	}
-	// newQueue is a queue on a database connection of its own.
+	where := newDB(t)
+	// newQueue is a queue on a database connection of its own, as a
+	// process's would be.
 	newQueue := func(busy time.Duration, cfg durable.Config) (*durable.Queue, error) {
-		db := open(busy)
-		return durable.New(db.Write(), sqldurable.New(db), cfg)
+		return openDB(t, where, busy).queue(cfg)
 	}
-	lite := open(0)
-	db := testDB{lite.Write(), lite}
-	if err := durable.Migrate(ctx, db.DB); err != nil {
-		t.Fatal(err)
-	}
+	db := openDB(t, where, 0)
 	started, release := make(chan int64, 8), make(chan struct{})
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &blockWorker{started: started, release: release})
@@ -306,7 +340,7 @@ func TestQueue_Jobs(t *testing.T) {
 	db, q := setup(t, time.Now)
 	ctx := t.Context()
 	var queued int64
-	if err := db.lite.Update(ctx, func(tx cairn.Tx) error {
+	if err := db.be.Update(ctx, func(tx cairn.Tx) error {
 		var err error
 		queued, err = q.InsertTx(ctx, tx, noopArgs{}, nil)
 		return err
@@ -352,9 +386,12 @@ func TestQueue_Jobs(t *testing.T) {
 // a list of worker ids stops the rescue with an internal error, rather than
 // being taken for a job no worker ran.
 func TestRescue_DamagedRow(t *testing.T) {
+	if pgtest.Enabled() {
+		t.Skip("PostgreSQL's river_job.attempted_by is a text[]: it cannot hold anything but a list")
+	}
 	db, q := setup(t, time.Now)
 	id := running(t, db, q, "elsewhere:42:ee")
-	if _, err := db.Exec(`UPDATE river_job SET attempted_by = jsonb('{"not": "a list"}') WHERE id = ?`, id); err != nil {
+	if _, err := db.lite.Write().Exec(`UPDATE river_job SET attempted_by = jsonb('{"not": "a list"}') WHERE id = ?`, id); err != nil {
 		t.Fatal(err)
 	}
 	_, err := q.Rescue(t.Context())
@@ -362,7 +399,7 @@ func TestRescue_DamagedRow(t *testing.T) {
 		t.Fatalf("Rescue of a damaged row: %v (code %q), want code %q", err, code, cairn.EINTERNAL)
 	}
 	var state string
-	if err := db.QueryRow(`SELECT state FROM river_job WHERE id = ?`, id).Scan(&state); err != nil {
+	if err := db.lite.Write().QueryRow(`SELECT state FROM river_job WHERE id = ?`, id).Scan(&state); err != nil {
 		t.Fatal(err)
 	}
 	if state != "running" {
