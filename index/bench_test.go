@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -18,7 +16,6 @@ import (
 	"cairn/index"
 	"cairn/internal/vaultgen"
 	"cairn/markdown"
-	"cairn/sqlite"
 	"cairn/store"
 )
 
@@ -50,7 +47,7 @@ func vault(pages int) *generated {
 }
 
 type fixture struct {
-	db   *sqlite.DB
+	db   *backend
 	s    *store.Store
 	ix   *index.Index
 	head cairn.Hash
@@ -62,29 +59,14 @@ type fixture struct {
 	importTime, buildTime  time.Duration
 }
 
-func size(b *testing.B, db *sqlite.DB) int64 {
-	if err := db.Checkpoint(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	fi, err := os.Stat(db.Path())
-	if err != nil {
-		b.Fatal(err)
-	}
-	return fi.Size()
-}
-
 // benchSetup imports a generated vault into the store, then builds the index.
 func benchSetup(b *testing.B, pages int) *fixture {
 	b.Helper()
 	ctx := context.Background()
 	f := &fixture{g: vault(pages)}
 	var err error
-	f.db, err = sqlite.Open(ctx, filepath.Join(b.TempDir(), "cairn.db"), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { f.db.Close() })
-	if f.s, err = store.New(ctx, f.db, nil); err != nil {
+	f.db = openBackend(b)
+	if f.s, err = store.New(ctx, f.db.db, nil); err != nil {
 		b.Fatal(err)
 	}
 	start := time.Now()
@@ -101,15 +83,15 @@ func benchSetup(b *testing.B, pages int) *fixture {
 	}
 	f.importTime = time.Since(start)
 	f.head = c.Hash
-	f.storeBytes = size(b, f.db)
-	f.ix = index.New(f.s, sqlite.NewIndexStorage(f.db), nil)
+	f.storeBytes = f.db.size(b)
+	f.ix = index.New(f.s, f.db.st, nil)
 	f.s.AddHook(f.ix.Hook())
 	start = time.Now()
 	if err := f.ix.Rebuild(ctx); err != nil {
 		b.Fatal(err)
 	}
 	f.buildTime = time.Since(start)
-	f.indexBytes = size(b, f.db) - f.storeBytes
+	f.indexBytes = f.db.size(b) - f.storeBytes
 	return f
 }
 

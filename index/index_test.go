@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,7 +14,6 @@ import (
 	"cairn"
 	"cairn/index"
 	"cairn/lint"
-	"cairn/sqlite"
 	"cairn/store"
 )
 
@@ -24,26 +22,24 @@ var propertySeeds = flag.Int("seeds", 6, "random edit sequences for TestIndex_In
 type env struct {
 	t   *testing.T
 	ctx context.Context
-	db  *sqlite.DB
+	st  index.Storage
 	s   *store.Store
 	ix  *index.Index
 }
 
+// setup opens a vault database of the test's own (openBackend: SQLite, or
+// PostgreSQL under CAIRN_TEST_BACKEND=postgres) with an index on main.
 func setup(t *testing.T) *env {
 	t.Helper()
 	ctx := t.Context()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "cairn.db"), nil)
+	b := openBackend(t)
+	s, err := store.New(ctx, b.db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
-	s, err := store.New(ctx, db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix := index.New(s, sqlite.NewIndexStorage(db), nil)
+	ix := index.New(s, b.st, nil)
 	s.AddHook(ix.Hook())
-	return &env{t: t, ctx: ctx, db: db, s: s, ix: ix}
+	return &env{t: t, ctx: ctx, st: b.st, s: s, ix: ix}
 }
 
 // commit applies changes to main: path → content, "" deletes.

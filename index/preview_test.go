@@ -16,7 +16,6 @@ import (
 	"cairn/index"
 	"cairn/lint"
 	"cairn/markdown"
-	"cairn/sqlite"
 	"cairn/store"
 )
 
@@ -42,7 +41,7 @@ func TestIndex_Preview(t *testing.T) {
 	for seed := range seeds {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			e := setup(t)
-			committed := sqlite.NewIndexStorage(e.db).Committed()
+			committed := e.st.Committed()
 			g := newGen(uint64(200 + seed))
 			for step := range steps {
 				head, tree, b := e.stage(g.edits())

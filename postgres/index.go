@@ -1,0 +1,194 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"cairn"
+	"cairn/index"
+)
+
+// IndexStorage keeps the rows of the vault's index in the vault's database
+// (the tables of migration 0002; full text in tsvector columns with GIN
+// indexes). It implements index.Storage.
+type IndexStorage struct {
+	db        *DB
+	committed *indexReader
+}
+
+var _ index.Storage = (*IndexStorage)(nil)
+
+// NewIndexStorage returns the index storage of db: committed reads go
+// through its pool, and writes through the transactions of db.Update.
+func NewIndexStorage(db *DB) index.Storage {
+	return &IndexStorage{db: db, committed: &indexReader{db: db, q: db.pool}}
+}
+
+// Committed returns a reader of the committed index.
+func (s *IndexStorage) Committed() index.StorageReader { return s.committed }
+
+// Snapshot returns a reader of the committed index in one REPEATABLE READ
+// READ ONLY transaction: it sees the state of its first read until it is
+// closed, and neither waits for the writer nor holds it up.
+func (s *IndexStorage) Snapshot(ctx context.Context) (index.StorageSnapshot, error) {
+	tx, err := s.db.beginIndexRead(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("index: begin a snapshot: %w", err)
+	}
+	return &indexSnapshot{indexReader: indexReader{db: s.db, q: tx}, tx: tx}, nil
+}
+
+// beginIndexRead starts a read-only transaction of one snapshot, waiting
+// at most the acquire timeout for a connection of the pool.
+func (db *DB) beginIndexRead(ctx context.Context) (pgx.Tx, error) {
+	actx, cancel := context.WithTimeout(ctx, db.acquire)
+	defer cancel()
+	conn, err := db.pool.Acquire(actx)
+	if err != nil {
+		if ctx.Err() == nil && actx.Err() != nil {
+			return nil, cairn.Errorf(cairn.EUNAVAILABLE, "every connection to the database is busy (%d of %d)", db.pool.Stat().AcquiredConns(), db.pool.Config().MaxConns).
+				WithHint("Try again in a moment; a server under this load wants a larger pool (?pool_max_conns=N in the URL).")
+		}
+		return nil, db.translate(err)
+	}
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		conn.Release()
+		return nil, db.translate(err)
+	}
+	return &releasing{Tx: tx, conn: conn}, nil
+}
+
+// indexSnapshot is a read transaction of the committed index.
+type indexSnapshot struct {
+	indexReader
+	tx pgx.Tx
+}
+
+// Close ends the read transaction.
+func (s *indexSnapshot) Close() error {
+	return s.db.translate(s.tx.Rollback(context.Background()))
+}
+
+// Begin returns the index rows inside tx, a transaction of s's database
+// (EINTERNAL for any other). Writes other than a full build's are queued
+// and sent many to a round trip, before the next read and at Close: every
+// read sees every write made before it.
+func (s *IndexStorage) Begin(ctx context.Context, tx cairn.Tx) (index.StorageTx, error) {
+	t, ok := tx.(*Tx)
+	if !ok || t.db != s.db {
+		return nil, cairn.Errorf(cairn.EINTERNAL, "index storage: %T is not a transaction of this database", tx)
+	}
+	it := &indexTx{tx: t.tx, queued: &pgx.Batch{}}
+	it.indexReader = indexReader{db: s.db, q: t.tx, sync: it.flush}
+	return it, nil
+}
+
+// indexQuerier is what reads need: the pool, or a transaction.
+type indexQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// indexTx is the index inside a write transaction.
+type indexTx struct {
+	indexReader
+	tx pgx.Tx
+	// queued holds the writes not sent yet, whats what each is for (its
+	// error names it).
+	queued *pgx.Batch
+	whats  []string
+	// text holds the full text of pages a full build has not written yet;
+	// building is the full build's state between Clear and FinishBuild.
+	building *textBuild
+	// tier is the short pages' bound as this transaction sees it, read
+	// once (nil: not read yet); textChanged says pages entered or left
+	// the full text, so that SetState may cut the short pages back.
+	tier        *int
+	textChanged bool
+	closed      bool
+}
+
+var _ index.StorageTx = (*indexTx)(nil)
+
+// maxQueued is the most writes held before they are sent.
+const maxQueued = 512
+
+// exec queues one write, naming the step of the index it is for in its
+// error.
+func (t *indexTx) exec(ctx context.Context, what, query string, args ...any) error {
+	t.queued.Queue(query, args...)
+	t.whats = append(t.whats, what)
+	if len(t.whats) >= maxQueued {
+		return t.flush(ctx)
+	}
+	return nil
+}
+
+// flush sends the queued writes and the full build's held text.
+func (t *indexTx) flush(ctx context.Context) error {
+	if t.closed {
+		return cairn.Errorf(cairn.EINTERNAL, "index storage: used after Close")
+	}
+	if err := t.sendQueued(ctx); err != nil {
+		return err
+	}
+	if t.building != nil {
+		return t.building.flush(ctx, t)
+	}
+	return nil
+}
+
+// sendQueued sends the queued writes in one batch.
+func (t *indexTx) sendQueued(ctx context.Context) error {
+	if len(t.whats) == 0 {
+		return nil
+	}
+	batch, whats := t.queued, t.whats
+	t.queued, t.whats = &pgx.Batch{}, nil
+	res := t.tx.SendBatch(ctx, batch)
+	for _, what := range whats {
+		if _, err := res.Exec(); err != nil {
+			res.Close()
+			return fmt.Errorf("index: %s: %w", what, t.db.translate(err))
+		}
+	}
+	return t.db.translate(res.Close())
+}
+
+// Close sends what is queued; nothing may be used after it.
+func (t *indexTx) Close() error {
+	if t.closed {
+		return nil
+	}
+	err := t.flush(context.Background())
+	t.closed = true
+	return err
+}
+
+// indexNull is s, or NULL when empty.
+func indexNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// indexNullID is id, or NULL when zero.
+func indexNullID(id int64) *int64 {
+	if id == 0 {
+		return nil
+	}
+	return &id
+}
+
+// indexNullDepth is d, or NULL when unreachable (negative).
+func indexNullDepth(d int) *int32 {
+	if d < 0 {
+		return nil
+	}
+	v := int32(d)
+	return &v
+}

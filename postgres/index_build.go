@@ -1,0 +1,391 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"cairn/index"
+	"cairn/lint"
+	"cairn/markdown"
+)
+
+// Writes of the index inside a transaction. Outside a full build, every
+// write is queued (indexTx.exec) and rows are inserted many to a statement,
+// from arrays (unnest). A full build, from Clear to FinishBuild, loads rows
+// with COPY: a build of 100k pages writes some two million rows.
+
+// SetState records the commit the index reflects, after cutting the short
+// pages back if they grew too many.
+func (t *indexTx) SetState(ctx context.Context, st index.State) error {
+	if err := t.cutTier(ctx); err != nil {
+		return err
+	}
+	return t.exec(ctx, "write state", `INSERT INTO index_state (ref, commit_hash, tree) VALUES ($1, $2, $3)
+		ON CONFLICT (ref) DO UPDATE SET commit_hash = excluded.commit_hash, tree = excluded.tree`,
+		index.Branch, st.Commit[:], st.Tree[:])
+}
+
+// Clear removes every row. DELETE rather than TRUNCATE: TRUNCATE would
+// make readers of the committed index wait for this transaction.
+func (t *indexTx) Clear(ctx context.Context) error {
+	for _, stmt := range []string{
+		`UPDATE file_ids SET last = greatest(last, (SELECT max(id) FROM files))`,
+		`DELETE FROM files`, `DELETE FROM keys`, `DELETE FROM links`, `DELETE FROM link_keys`,
+		`DELETE FROM cites`, `DELETE FROM findings`, `DELETE FROM fts`, `DELETE FROM fts_more`, `DELETE FROM fts_vocab`,
+		`UPDATE fts_stats SET pages = 0, words = 0, more = 0, tier = -1, short = 0`,
+	} {
+		if err := t.exec(ctx, "clear", stmt); err != nil {
+			return err
+		}
+	}
+	if err := t.sendQueued(ctx); err != nil {
+		return err
+	}
+	t.building, t.tier, t.textChanged = newTextBuild(), nil, false
+	return nil
+}
+
+// FinishBuild writes the full text a build held back (the short pages),
+// its totals and vocabulary, and merges what the GIN indexes hold pending.
+func (t *indexTx) FinishBuild(ctx context.Context) error {
+	if err := t.flush(ctx); err != nil {
+		return err
+	}
+	b := t.building
+	if b == nil {
+		return nil
+	}
+	if err := b.finish(ctx, t); err != nil {
+		return err
+	}
+	t.building = nil
+	tier := b.tier
+	t.tier = &tier
+	return nil
+}
+
+// copyRows loads rows into table with COPY.
+func (t *indexTx) copyRows(ctx context.Context, what, table string, cols []string, n int, row func(i int) []any) error {
+	if n == 0 {
+		return nil
+	}
+	if err := t.sendQueued(ctx); err != nil {
+		return err
+	}
+	_, err := t.tx.CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromSlice(n, func(i int) ([]any, error) { return row(i), nil }))
+	if err != nil {
+		return fmt.Errorf("index: %s: %w", what, t.db.translate(err))
+	}
+	return nil
+}
+
+var fileColumns = []string{"id", "path", "kind", "blob", "size", "page_id", "title", "title_source", "type",
+	"frontmatter", "aliases", "sources", "headings", "block_ids", "problems", "words", "inbound", "depth"}
+
+// fileValues returns a file's values from path to words: the page columns
+// are NULL for other files. The values are copies: writes may be queued
+// after the caller has reused its rows.
+func fileValues(r *index.FileRow) []any {
+	blob := r.Blob
+	vals := []any{r.Path, int32(r.Kind), blob[:], r.Size}
+	if r.Kind != lint.KindPage {
+		return append(vals, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)
+	}
+	words, ts, title := int32(r.Words), int32(r.TitleSource), r.Title
+	return append(vals, indexNull(r.PageID), &title, &ts, indexNull(r.Type),
+		indexNull(r.Frontmatter), indexNull(r.Aliases), indexNull(r.Sources),
+		indexNull(r.Headings), indexNull(r.BlockIDs), indexNull(r.Problems), &words)
+}
+
+// InsertFiles adds file rows.
+func (t *indexTx) InsertFiles(ctx context.Context, rows []index.FileRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if t.building != nil {
+		return t.copyRows(ctx, "write files", "files", fileColumns, len(rows), func(i int) []any {
+			r := &rows[i]
+			return append(append([]any{r.ID}, fileValues(r)...), int32(r.Inbound), indexNullDepth(r.Depth))
+		})
+	}
+	cols := make([][]any, len(fileColumns))
+	for i := range rows {
+		r := &rows[i]
+		vals := append(append([]any{r.ID}, fileValues(r)...), int32(r.Inbound), indexNullDepth(r.Depth))
+		for c, v := range vals {
+			cols[c] = append(cols[c], v)
+		}
+	}
+	return t.exec(ctx, "write files", `INSERT INTO files (`+strings.Join(fileColumns, ", ")+`)
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::bytea[], $5::bigint[], $6::text[], $7::text[],
+			$8::int[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[],
+			$16::int[], $17::int[], $18::int[])`,
+		typedColumns(cols)...)
+}
+
+// typedColumns turns columns of values into arrays pgx encodes: each
+// column's values are of one Go type, or nil.
+func typedColumns(cols [][]any) []any {
+	out := make([]any, len(cols))
+	for c, vals := range cols {
+		out[c] = column(vals)
+	}
+	return out
+}
+
+// column returns vals as a slice of their type (pointers where some are
+// nil).
+func column(vals []any) any {
+	var kind any
+	for _, v := range vals {
+		if v != nil {
+			kind = v
+			break
+		}
+	}
+	switch kind.(type) {
+	case int64:
+		return columnOf[int64](vals)
+	case *int64:
+		return columnOf[*int64](vals)
+	case int32:
+		return columnOf[int32](vals)
+	case *int32:
+		return columnOf[*int32](vals)
+	case string:
+		return columnOf[string](vals)
+	case *string:
+		return columnOf[*string](vals)
+	case []byte:
+		return columnOf[[]byte](vals)
+	default: // every value NULL
+		return make([]*string, len(vals))
+	}
+}
+
+func columnOf[T any](vals []any) []T {
+	out := make([]T, len(vals))
+	for i, v := range vals {
+		if v != nil {
+			out[i] = v.(T)
+		}
+	}
+	return out
+}
+
+// UpdateFile replaces a file's row but for its inbound count and depth.
+func (t *indexTx) UpdateFile(ctx context.Context, r index.FileRow) error {
+	args := append(fileValues(&r), r.ID)
+	return t.exec(ctx, "write "+r.Path, `UPDATE files SET path = $1, kind = $2, blob = $3, size = $4, page_id = $5, title = $6,
+		title_source = $7, type = $8, frontmatter = $9, aliases = $10, sources = $11, headings = $12, block_ids = $13,
+		problems = $14, words = $15 WHERE id = $16`, args...)
+}
+
+// DeleteFile removes a file's row, recording its id as used.
+func (t *indexTx) DeleteFile(ctx context.Context, id int64) error {
+	return t.exec(ctx, "delete file", `WITH d AS (DELETE FROM files WHERE id = $1 RETURNING id)
+		UPDATE file_ids SET last = greatest(last, d.id) FROM d`, id)
+}
+
+// AddInbound adds to a file's inbound count.
+func (t *indexTx) AddInbound(ctx context.Context, id int64, delta int) error {
+	return t.exec(ctx, "count inbound links", `UPDATE files SET inbound = inbound + $1 WHERE id = $2`, int32(delta), id)
+}
+
+// SetDepth sets a file's depth.
+func (t *indexTx) SetDepth(ctx context.Context, id int64, depth int) error {
+	return t.exec(ctx, "set depth", `UPDATE files SET depth = $1 WHERE id = $2`, indexNullDepth(depth), id)
+}
+
+// ClearDepths makes every file unreachable.
+func (t *indexTx) ClearDepths(ctx context.Context) error {
+	return t.exec(ctx, "clear depths", `UPDATE files SET depth = NULL WHERE depth IS NOT NULL`)
+}
+
+// sortedUnique reports whether rows are in key order, and returns them
+// without repeats when they are.
+func sortedUnique[T any](rows []T, compare func(a, b T) int) ([]T, bool) {
+	repeats := false
+	for i := 1; i < len(rows); i++ {
+		switch c := compare(rows[i-1], rows[i]); {
+		case c > 0:
+			return rows, false
+		case c == 0:
+			repeats = true
+		}
+	}
+	if repeats {
+		rows = slices.CompactFunc(slices.Clone(rows), func(a, b T) bool { return compare(a, b) == 0 })
+	}
+	return rows, true
+}
+
+// InsertKeys adds key rows; a row already there is kept.
+func (t *indexTx) InsertKeys(ctx context.Context, rows []index.KeyRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if t.building != nil {
+		// A full build writes each file's rows at once, in key order:
+		// the only rows already there are repeats in rows.
+		if rows, ok := sortedUnique(rows, func(a, b index.KeyRow) int {
+			return cmp.Or(strings.Compare(a.Value, b.Value), cmp.Compare(a.Step, b.Step), cmp.Compare(a.File, b.File))
+		}); ok {
+			return t.copyRows(ctx, "write keys", "keys", []string{"value", "step", "file"}, len(rows), func(i int) []any {
+				return []any{rows[i].Value, int32(rows[i].Step), rows[i].File}
+			})
+		}
+	}
+	values, steps, files := make([]string, len(rows)), make([]int32, len(rows)), make([]int64, len(rows))
+	for i, r := range rows {
+		values[i], steps[i], files[i] = r.Value, int32(r.Step), r.File
+	}
+	return t.exec(ctx, "write keys", `INSERT INTO keys (value, step, file)
+		SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[]) ON CONFLICT DO NOTHING`, values, steps, files)
+}
+
+// DeleteKeys removes a file's keys.
+func (t *indexTx) DeleteKeys(ctx context.Context, file int64, keys []markdown.Key) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	values, steps := make([]string, len(keys)), make([]int32, len(keys))
+	for i, k := range keys {
+		values[i], steps[i] = k.Value, int32(k.Step)
+	}
+	return t.exec(ctx, "delete keys", `DELETE FROM keys k USING unnest($1::text[], $2::int[]) d (value, step)
+		WHERE k.value = d.value AND k.step = d.step AND k.file = $3`, values, steps, file)
+}
+
+// InsertCites adds citation rows; a row already there is kept.
+func (t *indexTx) InsertCites(ctx context.Context, rows []index.CiteRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if t.building != nil {
+		if rows, ok := sortedUnique(rows, func(a, b index.CiteRow) int {
+			return cmp.Or(strings.Compare(a.Value, b.Value), cmp.Compare(a.File, b.File))
+		}); ok {
+			return t.copyRows(ctx, "write citations", "cites", []string{"value", "file"}, len(rows), func(i int) []any {
+				return []any{rows[i].Value, rows[i].File}
+			})
+		}
+	}
+	values, files := make([]string, len(rows)), make([]int64, len(rows))
+	for i, r := range rows {
+		values[i], files[i] = r.Value, r.File
+	}
+	return t.exec(ctx, "write citations", `INSERT INTO cites (value, file)
+		SELECT * FROM unnest($1::text[], $2::bigint[]) ON CONFLICT DO NOTHING`, values, files)
+}
+
+// DeleteCites removes a file's citations.
+func (t *indexTx) DeleteCites(ctx context.Context, file int64, values []string) error {
+	if len(values) == 0 {
+		return nil
+	}
+	return t.exec(ctx, "delete citations", `DELETE FROM cites WHERE value = ANY($1) AND file = $2`, values, file)
+}
+
+var linkColumns = []string{"src", "ord", "flags", "status", "dst", "step", "detail", "link"}
+
+// InsertLinks adds link rows.
+func (t *indexTx) InsertLinks(ctx context.Context, rows []index.LinkRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if t.building != nil {
+		return t.copyRows(ctx, "write links", "links", linkColumns, len(rows), func(i int) []any {
+			r := &rows[i]
+			return []any{r.Src, int32(r.Ord), int32(r.Flags), int32(r.Status), indexNullID(r.Dst), int32(r.Step), indexNull(r.Detail), orEmpty(r.Data)}
+		})
+	}
+	n := len(rows)
+	srcs, ords, flags, statuses := make([]int64, n), make([]int32, n), make([]int32, n), make([]int32, n)
+	dsts, steps, details, data := make([]*int64, n), make([]int32, n), make([]*string, n), make([][]byte, n)
+	for i := range rows {
+		r := &rows[i]
+		srcs[i], ords[i], flags[i], statuses[i] = r.Src, int32(r.Ord), int32(r.Flags), int32(r.Status)
+		dsts[i], steps[i], details[i], data[i] = indexNullID(r.Dst), int32(r.Step), indexNull(r.Detail), slices.Clone(orEmpty(r.Data))
+	}
+	return t.exec(ctx, "write links", `INSERT INTO links (src, ord, flags, status, dst, step, detail, link)
+		SELECT * FROM unnest($1::bigint[], $2::int[], $3::int[], $4::int[], $5::bigint[], $6::int[], $7::text[], $8::bytea[])`,
+		srcs, ords, flags, statuses, dsts, steps, details, data)
+}
+
+// InsertLinkKeys adds lookup rows; a row already there is kept.
+func (t *indexTx) InsertLinkKeys(ctx context.Context, rows []index.LinkKeyRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if t.building != nil {
+		if rows, ok := sortedUnique(rows, func(a, b index.LinkKeyRow) int {
+			return cmp.Or(cmp.Compare(a.Hash, b.Hash), cmp.Compare(a.Src, b.Src), cmp.Compare(a.Ord, b.Ord))
+		}); ok {
+			return t.copyRows(ctx, "write link lookups", "link_keys", []string{"hash", "src", "ord"}, len(rows), func(i int) []any {
+				return []any{rows[i].Hash, rows[i].Src, int32(rows[i].Ord)}
+			})
+		}
+	}
+	hashes, srcs, ords := make([]int64, len(rows)), make([]int64, len(rows)), make([]int32, len(rows))
+	for i, r := range rows {
+		hashes[i], srcs[i], ords[i] = r.Hash, r.Src, int32(r.Ord)
+	}
+	return t.exec(ctx, "write link lookups", `INSERT INTO link_keys (hash, src, ord)
+		SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::int[]) ON CONFLICT DO NOTHING`, hashes, srcs, ords)
+}
+
+// DeleteLink removes a link and its lookups.
+func (t *indexTx) DeleteLink(ctx context.Context, src int64, ord int, hashes []int64) error {
+	if len(hashes) > 0 {
+		if err := t.exec(ctx, "delete link lookups", `DELETE FROM link_keys WHERE hash = ANY($1) AND src = $2 AND ord = $3`,
+			hashes, src, int32(ord)); err != nil {
+			return err
+		}
+	}
+	return t.exec(ctx, "delete link", `DELETE FROM links WHERE src = $1 AND ord = $2`, src, int32(ord))
+}
+
+// SetResolution records how a link resolves.
+func (t *indexTx) SetResolution(ctx context.Context, src int64, ord int, r index.LinkRow) error {
+	return t.exec(ctx, "resolve link", `UPDATE links SET status = $1, dst = $2, step = $3, detail = $4 WHERE src = $5 AND ord = $6`,
+		int32(r.Status), indexNullID(r.Dst), int32(r.Step), indexNull(r.Detail), src, int32(ord))
+}
+
+// SetLinkData replaces a link's packed form.
+func (t *indexTx) SetLinkData(ctx context.Context, src int64, ord int, data []byte) error {
+	return t.exec(ctx, "write link", `UPDATE links SET link = $1 WHERE src = $2 AND ord = $3`, slices.Clone(orEmpty(data)), src, int32(ord))
+}
+
+var findingColumns = []string{"file", "rule", "severity", "subject", "message"}
+
+// InsertFindings adds findings.
+func (t *indexTx) InsertFindings(ctx context.Context, rows []index.FindingRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if t.building != nil {
+		return t.copyRows(ctx, "write findings", "findings", findingColumns, len(rows), func(i int) []any {
+			f := &rows[i].Finding
+			return []any{rows[i].File, f.Rule, string(f.Severity), f.Subject, f.Message}
+		})
+	}
+	n := len(rows)
+	files, rules, sevs, subjects, messages := make([]int64, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	for i := range rows {
+		f := &rows[i].Finding
+		files[i], rules[i], sevs[i], subjects[i], messages[i] = rows[i].File, f.Rule, string(f.Severity), f.Subject, f.Message
+	}
+	return t.exec(ctx, "write findings", `INSERT INTO findings (file, rule, severity, subject, message)
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[])`, files, rules, sevs, subjects, messages)
+}
+
+// DeleteFindings removes a file's findings.
+func (t *indexTx) DeleteFindings(ctx context.Context, file int64) error {
+	return t.exec(ctx, "delete findings", `DELETE FROM findings WHERE file = $1`, file)
+}

@@ -1,0 +1,443 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"cairn"
+	"cairn/index"
+	"cairn/lint"
+	"cairn/markdown"
+)
+
+// indexReader reads the index through the pool, a snapshot's transaction
+// or a write transaction (whose queued writes sync sends first).
+type indexReader struct {
+	db   *DB
+	q    indexQuerier
+	sync func(context.Context) error // nil: nothing is ever queued
+}
+
+var _ index.StorageReader = (*indexReader)(nil)
+
+// query runs a query after the writes queued before it.
+func (r *indexReader) query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if r.sync != nil {
+		if err := r.sync(ctx); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := r.q.Query(ctx, sql, args...)
+	return rows, r.db.translate(err)
+}
+
+// queryRow runs a query of one row after the writes queued before it and
+// scans it; a missing row is ENOTFOUND, with message "not found".
+func (r *indexReader) queryRow(ctx context.Context, sql string, args []any, dest ...any) error {
+	if r.sync != nil {
+		if err := r.sync(ctx); err != nil {
+			return err
+		}
+	}
+	return r.db.translate(r.q.QueryRow(ctx, sql, args...).Scan(dest...))
+}
+
+// notFound reports whether err is a missing row.
+func notFound(err error) bool { return cairn.ErrorCode(err) == cairn.ENOTFOUND }
+
+// State returns the commit the index reflects; zero when there is none.
+func (r *indexReader) State(ctx context.Context) (index.State, error) {
+	var st index.State
+	var c, t []byte
+	err := r.queryRow(ctx, `SELECT commit_hash, tree FROM index_state WHERE ref = $1`, []any{index.Branch}, &c, &t)
+	if notFound(err) {
+		return st, nil
+	}
+	if err != nil {
+		return st, fmt.Errorf("index: read state: %w", err)
+	}
+	copy(st.Commit[:], c)
+	copy(st.Tree[:], t)
+	return st, nil
+}
+
+// indexStepFile is markdown.StepFile in SQL.
+var indexStepFile = strconv.Itoa(int(markdown.StepFile))
+
+// FileAt returns the file at path; ENOTFOUND when there is none. Files are
+// found through keys: files has no index on path.
+func (r *indexReader) FileAt(ctx context.Context, path string) (index.FileRef, error) {
+	f := index.FileRef{Path: path}
+	var kind int
+	var blob []byte
+	err := r.queryRow(ctx, `SELECT f.id, f.kind, f.blob FROM keys k JOIN files f ON f.id = k.file
+		WHERE k.value = $1 AND k.step = `+indexStepFile+` AND f.path = $2 LIMIT 1`, []any{cairn.FoldPath(path), path}, &f.ID, &kind, &blob)
+	if notFound(err) {
+		return f, cairn.Errorf(cairn.ENOTFOUND, "index: no file %s", path)
+	}
+	if err != nil {
+		return f, fmt.Errorf("index: look up %s: %w", path, err)
+	}
+	f.Kind = lint.Kind(kind)
+	copy(f.Blob[:], blob)
+	return f, nil
+}
+
+// KeyHolders returns the files holding a key value at any of steps, by
+// path (sorted here, by bytes).
+func (r *indexReader) KeyHolders(ctx context.Context, value string, steps ...markdown.Step) ([]index.FileRef, error) {
+	if len(steps) == 0 {
+		return nil, nil
+	}
+	ss := make([]int32, len(steps))
+	for i, s := range steps {
+		ss[i] = int32(s)
+	}
+	rows, err := r.query(ctx, `SELECT f.id, f.path, f.kind, f.blob FROM keys k JOIN files f ON f.id = k.file
+		WHERE k.value = $1 AND k.step = ANY($2)`, value, ss)
+	if err != nil {
+		return nil, fmt.Errorf("index: look up %q: %w", value, err)
+	}
+	defer rows.Close()
+	var out []index.FileRef
+	for rows.Next() {
+		var f index.FileRef
+		var kind int
+		var blob []byte
+		if err := rows.Scan(&f.ID, &f.Path, &kind, &blob); err != nil {
+			return nil, fmt.Errorf("index: look up %q: %w", value, r.db.translate(err))
+		}
+		f.Kind = lint.Kind(kind)
+		copy(f.Blob[:], blob)
+		out = append(out, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: look up %q: %w", value, r.db.translate(err))
+	}
+	slices.SortFunc(out, func(a, b index.FileRef) int { return cmp.Or(strings.Compare(a.Path, b.Path), cmp.Compare(a.ID, b.ID)) })
+	return out, nil
+}
+
+// File returns the row of file id; ENOTFOUND when there is none.
+func (r *indexReader) File(ctx context.Context, id int64) (index.FileRow, error) {
+	f := index.FileRow{ID: id, Depth: -1}
+	var kind int
+	var blob []byte
+	var pageID, title, typ, fm, aliases, sources, headings, blocks, problems *string
+	var titleSource, depth, words *int32
+	err := r.queryRow(ctx, `SELECT path, kind, blob, size, page_id, title, title_source, type, frontmatter,
+		aliases, sources, headings, block_ids, problems, inbound, depth, words FROM files WHERE id = $1`, []any{id},
+		&f.Path, &kind, &blob, &f.Size, &pageID, &title, &titleSource, &typ, &fm,
+		&aliases, &sources, &headings, &blocks, &problems, &f.Inbound, &depth, &words)
+	if notFound(err) {
+		return f, cairn.Errorf(cairn.ENOTFOUND, "index: no file %d", id).WithHint("Try: cairn reindex")
+	}
+	if err != nil {
+		return f, fmt.Errorf("index: read file %d: %w", id, err)
+	}
+	f.Kind, f.Blob = lint.Kind(kind), cairn.Hash(blob)
+	f.PageID, f.Title, f.TitleSource, f.Type = deref(pageID), deref(title), int(deref(titleSource)), deref(typ)
+	f.Frontmatter, f.Aliases, f.Sources = deref(fm), deref(aliases), deref(sources)
+	f.Headings, f.BlockIDs, f.Problems, f.Words = deref(headings), deref(blocks), deref(problems), int(deref(words))
+	if depth != nil {
+		f.Depth = int(*depth)
+	}
+	return f, nil
+}
+
+// deref is *p, or the zero value for nil.
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
+
+// Path returns the path of file id; ENOTFOUND when there is none.
+func (r *indexReader) Path(ctx context.Context, id int64) (string, error) {
+	var p string
+	err := r.queryRow(ctx, `SELECT path FROM files WHERE id = $1`, []any{id}, &p)
+	if notFound(err) {
+		return "", cairn.Errorf(cairn.ENOTFOUND, "index: no file %d", id).WithHint("Try: cairn reindex")
+	}
+	if err != nil {
+		return "", fmt.Errorf("index: read file %d: %w", id, err)
+	}
+	return p, nil
+}
+
+// Depth returns the depth of file id, -1 when unreachable or missing.
+func (r *indexReader) Depth(ctx context.Context, id int64) (int, error) {
+	var d *int32
+	err := r.queryRow(ctx, `SELECT depth FROM files WHERE id = $1`, []any{id}, &d)
+	if notFound(err) || err == nil && d == nil {
+		return -1, nil
+	}
+	if err != nil {
+		return -1, fmt.Errorf("index: read depth of %d: %w", id, err)
+	}
+	return int(*d), nil
+}
+
+// ids runs a query of one integer column.
+func (r *indexReader) ids(ctx context.Context, what, query string, args ...any) ([]int64, error) {
+	rows, err := r.query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("index: %s: %w", what, err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("index: %s: %w", what, r.db.translate(err))
+	}
+	return out, nil
+}
+
+// FilesOfKind returns the files of any of kinds, by id.
+func (r *indexReader) FilesOfKind(ctx context.Context, kinds ...lint.Kind) ([]int64, error) {
+	if len(kinds) == 0 {
+		return nil, nil
+	}
+	ks := make([]int32, len(kinds))
+	for i, k := range kinds {
+		ks[i] = int32(k)
+	}
+	return r.ids(ctx, "list files", `SELECT id FROM files WHERE kind = ANY($1) ORDER BY id`, ks)
+}
+
+// FilesCiting returns the pages citing a source key value.
+func (r *indexReader) FilesCiting(ctx context.Context, value string) ([]int64, error) {
+	return r.ids(ctx, "read citations", `SELECT file FROM cites WHERE value = $1`, value)
+}
+
+// Children returns the files id links to.
+func (r *indexReader) Children(ctx context.Context, id int64) ([]int64, error) {
+	return r.ids(ctx, "read links", `SELECT DISTINCT dst FROM links WHERE src = $1 AND dst IS NOT NULL AND dst <> src`, id)
+}
+
+// Parents returns the files linking to id.
+func (r *indexReader) Parents(ctx context.Context, id int64) ([]int64, error) {
+	return r.ids(ctx, "read links", `SELECT DISTINCT src FROM links WHERE dst = $1 AND src <> dst`, id)
+}
+
+// Edges returns the link graph.
+func (r *indexReader) Edges(ctx context.Context) (map[int64][]int64, error) {
+	rows, err := r.query(ctx, `SELECT DISTINCT src, dst FROM links WHERE dst IS NOT NULL AND dst <> src`)
+	if err != nil {
+		return nil, fmt.Errorf("index: read links: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64][]int64{}
+	var src, dst int64
+	for rows.Next() {
+		if err := rows.Scan(&src, &dst); err != nil {
+			return nil, fmt.Errorf("index: read links: %w", r.db.translate(err))
+		}
+		out[src] = append(out[src], dst)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: read links: %w", r.db.translate(err))
+	}
+	return out, nil
+}
+
+// Blobs returns every indexed file's content by path.
+func (r *indexReader) Blobs(ctx context.Context) (map[string]cairn.Hash, error) {
+	rows, err := r.query(ctx, `SELECT path, blob FROM files`)
+	if err != nil {
+		return nil, fmt.Errorf("index: list files: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]cairn.Hash{}
+	var p string
+	var b []byte
+	for rows.Next() {
+		if err := rows.Scan(&p, &b); err != nil {
+			return nil, fmt.Errorf("index: list files: %w", r.db.translate(err))
+		}
+		out[p] = cairn.Hash(b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: list files: %w", r.db.translate(err))
+	}
+	return out, nil
+}
+
+// NextFileID returns an id above every id files has had: above every id
+// in it and the highest one deleted (file_ids).
+func (r *indexReader) NextFileID(ctx context.Context) (int64, error) {
+	var last int64
+	err := r.queryRow(ctx, `SELECT greatest((SELECT last FROM file_ids WHERE id = 1), (SELECT max(id) FROM files), 0)`, nil, &last)
+	if err != nil {
+		return 0, fmt.Errorf("index: next file id: %w", err)
+	}
+	return last + 1, nil
+}
+
+const indexLinkColumns = `l.src, l.ord, l.flags, l.status, l.dst, l.step, l.detail, l.link`
+
+// Link returns one link; ENOTFOUND when there is none.
+func (r *indexReader) Link(ctx context.Context, src int64, ord int) (index.LinkRow, error) {
+	var l index.LinkRow
+	var dst *int64
+	var detail *string
+	err := r.queryRow(ctx, `SELECT `+indexLinkColumns+` FROM links l WHERE l.src = $1 AND l.ord = $2`, []any{src, ord},
+		&l.Src, &l.Ord, &l.Flags, &l.Status, &dst, &l.Step, &detail, &l.Data)
+	if notFound(err) {
+		return l, cairn.Errorf(cairn.ENOTFOUND, "index: no link %d of file %d", ord, src)
+	}
+	if err != nil {
+		return l, fmt.Errorf("index: read link %d of file %d: %w", ord, src, err)
+	}
+	l.Dst, l.Detail = deref(dst), deref(detail)
+	return l, nil
+}
+
+// links runs a query of indexLinkColumns, the source's path when withSrc,
+// and the destination's path.
+func (r *indexReader) links(ctx context.Context, withSrc bool, query string, args ...any) ([]index.LinkRow, error) {
+	rows, err := r.query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("index: read links: %w", err)
+	}
+	defer rows.Close()
+	var out []index.LinkRow
+	var l index.LinkRow
+	var dst *int64
+	var detail *string
+	dest := []any{&l.Src, &l.Ord, &l.Flags, &l.Status, &dst, &l.Step, &detail, &l.Data, &l.DstPath}
+	if withSrc {
+		dest = append(dest[:8], &l.SrcPath, &l.DstPath)
+	}
+	for rows.Next() {
+		l.Data = nil // a fresh slice for each row
+		if err := rows.Scan(dest...); err != nil {
+			return nil, fmt.Errorf("index: read links: %w", r.db.translate(err))
+		}
+		l.Dst, l.Detail = deref(dst), deref(detail)
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: read links: %w", r.db.translate(err))
+	}
+	return out, nil
+}
+
+// LinksFrom returns the links of src in order.
+func (r *indexReader) LinksFrom(ctx context.Context, src int64) ([]index.LinkRow, error) {
+	return r.links(ctx, false, `SELECT `+indexLinkColumns+`, coalesce(d.path, '') FROM links l
+		LEFT JOIN files d ON d.id = l.dst WHERE l.src = $1 ORDER BY l.ord`, src)
+}
+
+// LinksTo returns the links from other files to dst.
+func (r *indexReader) LinksTo(ctx context.Context, dst int64) ([]index.LinkRow, error) {
+	return r.links(ctx, true, `SELECT `+indexLinkColumns+`, s.path, coalesce(d.path, '') FROM links l
+		JOIN files s ON s.id = l.src LEFT JOIN files d ON d.id = l.dst
+		WHERE l.dst = $1 AND l.src <> l.dst ORDER BY s.path, l.ord`, dst)
+}
+
+// linkKeys runs a query of (src, ord).
+func (r *indexReader) linkKeys(ctx context.Context, query string, arg any) ([]index.LinkKey, error) {
+	rows, err := r.query(ctx, query, arg)
+	if err != nil {
+		return nil, fmt.Errorf("index: read links: %w", err)
+	}
+	defer rows.Close()
+	var out []index.LinkKey
+	for rows.Next() {
+		var k index.LinkKey
+		if err := rows.Scan(&k.Src, &k.Ord); err != nil {
+			return nil, fmt.Errorf("index: read links: %w", r.db.translate(err))
+		}
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: read links: %w", r.db.translate(err))
+	}
+	return out, nil
+}
+
+// AnchoredLinksTo returns the links naming a heading or block of dst.
+func (r *indexReader) AnchoredLinksTo(ctx context.Context, dst int64) ([]index.LinkKey, error) {
+	return r.linkKeys(ctx, `SELECT src, ord FROM links WHERE dst = $1 AND flags & `+strconv.Itoa(index.LinkAnchored)+` <> 0`, dst)
+}
+
+// LinksLookingUp returns the links whose lookups include hash.
+func (r *indexReader) LinksLookingUp(ctx context.Context, hash int64) ([]index.LinkKey, error) {
+	return r.linkKeys(ctx, `SELECT src, ord FROM link_keys WHERE hash = $1`, hash)
+}
+
+// Findings returns the findings of file (0: all) and rule ("": all).
+func (r *indexReader) Findings(ctx context.Context, file int64, rule string) ([]lint.Finding, error) {
+	q := `SELECT f.path, n.rule, n.severity, n.subject, n.message FROM findings n JOIN files f ON f.id = n.file WHERE true`
+	const order = ` ORDER BY n.id` // the order they were written in, as SQLite returns them
+	var args []any
+	if file != 0 {
+		args = append(args, file)
+		q += ` AND n.file = $` + strconv.Itoa(len(args))
+	}
+	if rule != "" {
+		args = append(args, rule)
+		q += ` AND n.rule = $` + strconv.Itoa(len(args))
+	}
+	rows, err := r.query(ctx, q+order, args...)
+	if err != nil {
+		return nil, fmt.Errorf("index: read findings: %w", err)
+	}
+	defer rows.Close()
+	var out []lint.Finding
+	for rows.Next() {
+		var fd lint.Finding
+		var sev string
+		if err := rows.Scan(&fd.Page, &fd.Rule, &sev, &fd.Subject, &fd.Message); err != nil {
+			return nil, fmt.Errorf("index: read findings: %w", r.db.translate(err))
+		}
+		fd.Severity = lint.Severity(sev)
+		out = append(out, fd)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: read findings: %w", r.db.translate(err))
+	}
+	return out, nil
+}
+
+// Stats counts the rows.
+func (r *indexReader) Stats(ctx context.Context) (index.Stats, error) {
+	var s index.Stats
+	err := r.queryRow(ctx, `SELECT
+		(SELECT count(*) FROM files), (SELECT count(*) FROM files WHERE kind = $1),
+		(SELECT count(*) FROM links), (SELECT count(*) FROM links WHERE status <> 1),
+		(SELECT count(*) FROM findings)`, []any{int(lint.KindPage)}, &s.Files, &s.Pages, &s.Links, &s.Broken, &s.Findings)
+	if err != nil {
+		return s, fmt.Errorf("index: count rows: %w", err)
+	}
+	return s, nil
+}
+
+// Titles returns every page's names, by path.
+func (r *indexReader) Titles(ctx context.Context) ([]index.TitleRow, error) {
+	rows, err := r.query(ctx, `SELECT path, coalesce(title, ''), coalesce(type, ''), coalesce(aliases, ''), inbound
+		FROM files WHERE kind = $1 ORDER BY path`, int(lint.KindPage))
+	if err != nil {
+		return nil, fmt.Errorf("index: read titles: %w", err)
+	}
+	defer rows.Close()
+	var out []index.TitleRow
+	for rows.Next() {
+		var t index.TitleRow
+		if err := rows.Scan(&t.Path, &t.Title, &t.Type, &t.Aliases, &t.Inbound); err != nil {
+			return nil, fmt.Errorf("index: read titles: %w", r.db.translate(err))
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: read titles: %w", r.db.translate(err))
+	}
+	return out, nil
+}
