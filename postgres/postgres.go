@@ -323,8 +323,8 @@ func Translate(err error) error { return translate(err) }
 
 func (db *DB) translate(err error) error {
 	err = translate(err)
-	if e, ok := errors.AsType[*cairn.Error](err); ok && e.Code == cairn.EUNAVAILABLE && e.Message == lostMessage {
-		e.Message = "lost the connection to the PostgreSQL database " + db.where
+	if e, ok := errors.AsType[*cairn.Error](err); ok && e.Code == cairn.EUNAVAILABLE && strings.HasPrefix(e.Message, lostMessage) {
+		e.Message = lostMessage + " " + db.where + strings.TrimPrefix(e.Message, lostMessage)
 	}
 	return err
 }
