@@ -209,4 +209,21 @@ func testAdmitStorageEvents(t *testing.T, db storageDB, st admit.Storage) {
 	if got, err := st.Events(ctx, 0, 1); err != nil || len(got) != 1 || got[0].ID != 1 {
 		t.Errorf("Events(0, 1) = %v, %v, want event 1", got, err)
 	}
+	err = inWriteTx(t, db, func(ctx context.Context, tx cairn.Tx) error {
+		return st.AddEvent(ctx, tx, admit.EventRow{Time: at, Kind: "source.queued", Subject: "other"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	about, err := st.EventsAbout(ctx, "other", 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An event without data has an empty object.
+	if diff := cmp.Diff([]admit.EventRow{{ID: 4, Time: at, Kind: "source.queued", Subject: "other", Data: json.RawMessage(`{}`)}}, about); diff != "" {
+		t.Errorf("EventsAbout(other, 0, 10) (-want +got):\n%s", diff)
+	}
+	if got, err := st.EventsAbout(ctx, "s", 1, 1); err != nil || len(got) != 1 || got[0].ID != 2 {
+		t.Errorf("EventsAbout(s, 1, 1) = %v, %v, want event 2", got, err)
+	}
 }
