@@ -102,7 +102,7 @@ type Env struct {
 	Index *index.Index
 	// Root is the vault's folder; Internal is cairn's own folder in it
 	// (.cairn), which no agent may read or change; Database is the vault's
-	// SQLite database file, in Internal.
+	// SQLite database file, in Internal ("" for a vault in PostgreSQL).
 	Root, Internal, Database string
 	// Verify, when set, checks the vault's database (its integrity) after
 	// a run that could have damaged it.

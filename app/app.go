@@ -27,6 +27,9 @@ import (
 	"cairn/agent"
 	"cairn/auth"
 	"cairn/ingest"
+	"cairn/postgres"
+	"cairn/postgres/pgdurable"
+	"cairn/postgres/pgingest"
 	"cairn/sqlite"
 	"cairn/sqlite/sqldurable"
 	"cairn/sqlite/sqlingest"
@@ -61,6 +64,9 @@ type Options struct {
 	// draft, for the built-in agent (package mcpserver, wired by the
 	// program). Without it, the built-in agent cannot run.
 	Drafts func(*App) agent.DraftTools
+	// Database, when set, is the URL of the PostgreSQL database holding
+	// the vault; see vault.Options.Database.
+	Database string
 }
 
 // App is an open vault and the operations on it.
@@ -107,7 +113,7 @@ func Init(ctx context.Context, dir string, bare bool, opts *Options) (*App, erro
 }
 
 func vaultOptions(opts *Options) *vault.Options {
-	return &vault.Options{Logger: opts.Logger, BusyTimeout: opts.BusyTimeout, Crash: opts.Crash, Resident: opts.Resident}
+	return &vault.Options{Logger: opts.Logger, BusyTimeout: opts.BusyTimeout, Crash: opts.Crash, Resident: opts.Resident, Database: opts.Database}
 }
 
 func newApp(v *vault.Vault, t *worktree.Tree, opts *Options) *App {
@@ -128,8 +134,15 @@ func newApp(v *vault.Vault, t *worktree.Tree, opts *Options) *App {
 	if opts.Drafts != nil {
 		iopts.Drafts = opts.Drafts(a)
 	}
-	a.ingest = ingest.New(v, sqlingest.New(v.DB), sqldurable.New(v.DB), iopts)
-	a.tokens = sqlite.NewAuthStorage(v.DB)
+	// The storages of the vault's database: the only place the
+	// application layer names a backend.
+	if v.PG != nil {
+		a.ingest = ingest.New(v, pgingest.New(v.PG), pgdurable.New(v.PG), iopts)
+		a.tokens = postgres.NewAuthStorage(v.PG)
+	} else {
+		a.ingest = ingest.New(v, sqlingest.New(v.DB), sqldurable.New(v.DB), iopts)
+		a.tokens = sqlite.NewAuthStorage(v.DB)
+	}
 	a.authorizer = auth.NewAuthorizer(a.tokens, a.now)
 	// Sources follow their proposals, whatever decides them.
 	v.Admit.OnDecided(a.ingest.Decided)
@@ -156,6 +169,14 @@ func (a *App) Close() error {
 
 // Root returns the folder that holds the vault's .cairn.
 func (a *App) Root() string { return a.v.Root }
+
+// Database says where the vault's database is: its SQLite file, or its
+// PostgreSQL database's URL without the password.
+func (a *App) Database() string { return a.v.Database() }
+
+// Attached reports whether Init found the vault in its PostgreSQL database
+// already and made the folder another place it is served from.
+func (a *App) Attached() bool { return a.v.Attached }
 
 // Bare reports whether the vault has no working tree.
 func (a *App) Bare() bool { return a.v.Bare }

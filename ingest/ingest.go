@@ -140,7 +140,7 @@ func (s *Service) Queue(ctx context.Context, newConfig func() (durable.Config, e
 	if err != nil {
 		return nil, err
 	}
-	q, err := durable.New(s.v.DB.Write(), s.jobs, cfg)
+	q, err := s.v.NewQueue(s.jobs, cfg)
 	if err != nil {
 		return nil, err
 	}

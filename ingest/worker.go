@@ -257,6 +257,10 @@ func (s *Service) infra(ctx context.Context, src *Source, job *river.Job[Args], 
 // it would run unconfined and agent.unconfined does not allow that).
 func (s *Service) runtime(ctx context.Context, pol *admit.Policy, head cairn.Hash) (agent.Runtime, error) {
 	dir := filepath.Join(s.v.Root, vault.DirName)
+	db := filepath.Join(dir, vault.DBName)
+	if s.v.PG != nil {
+		db = "" // no file: the database is elsewhere
+	}
 	set := pol.AgentSettings()
 	if eva, ok, err := s.eva(ctx, head); err != nil {
 		return nil, err
@@ -266,8 +270,8 @@ func (s *Service) runtime(ctx context.Context, pol *admit.Policy, head cairn.Has
 	return agent.New(agent.Env{
 		Settings: set,
 		Store:    s.v.Store, Index: s.v.Index,
-		Root: s.v.Root, Internal: dir, Database: filepath.Join(dir, vault.DBName),
-		Verify:  s.v.DB.QuickCheck,
+		Root: s.v.Root, Internal: dir, Database: db,
+		Verify:  s.v.Check,
 		Environ: s.env,
 		Folder:  &s.folder,
 		Crash:   s.crash,

@@ -21,6 +21,7 @@ import (
 	"cairn/admit"
 	"cairn/durable"
 	"cairn/index"
+	"cairn/postgres"
 	"cairn/sqlite"
 	"cairn/store"
 	"cairn/worktree"
@@ -44,6 +45,11 @@ type Options struct {
 	// commits land (cairn serve): its database readers do not map the
 	// file (see sqlite.Options.Unmapped).
 	Resident bool
+	// Database, when set, is the URL of the PostgreSQL database that
+	// holds the vault (postgres://…); the folder opened is then a place
+	// the vault is served from (see DatabaseFile). Empty: the vault is
+	// in its folder's SQLite file, or in the database its folder names.
+	Database string
 }
 
 // Vault is an open vault.
@@ -51,11 +57,17 @@ type Vault struct {
 	// Root is the folder that holds DirName.
 	Root string
 	// Bare is set for a vault without a working tree.
-	Bare  bool
-	DB    *sqlite.DB
-	Store *store.Store
-	Index *index.Index
-	Trees *worktree.Manager
+	Bare bool
+	// DB is the vault's SQLite database; nil for a vault in PostgreSQL,
+	// whose database is PG.
+	DB *sqlite.DB
+	PG *postgres.DB
+	// Attached is set by Init when the PostgreSQL database held the vault
+	// already: the folder became another place it is served from.
+	Attached bool
+	Store    *store.Store
+	Index    *index.Index
+	Trees    *worktree.Manager
 	// Admit is the admission pipeline: every change to main goes through it.
 	Admit *admit.Pipeline
 	// Repaired says what opening the vault put right: a vault folder that
@@ -77,6 +89,9 @@ func Init(ctx context.Context, dir string, bare bool, opts *Options) (*Vault, er
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
+	}
+	if opts != nil && opts.Database != "" {
+		return initPostgres(ctx, abs, opts.Database, bare, opts)
 	}
 	if root, err := find(abs); err == nil {
 		return nil, cairn.Errorf(cairn.EINVALID, "%s is already inside the vault at %s", dir, root).WithHint("Try: cairn status")
@@ -197,8 +212,25 @@ func Open(ctx context.Context, dir string, opts *Options) (*Vault, *worktree.Tre
 		return nil, nil, err
 	}
 	root, err := find(abs)
+	if opts != nil && opts.Database != "" {
+		return openDatabase(ctx, root, err, opts)
+	}
 	if err != nil {
 		return nil, nil, err
+	}
+	if url, err := databaseOf(root); err != nil || url != "" {
+		if err != nil {
+			return nil, nil, err
+		}
+		v, err := openPostgres(ctx, root, url, opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := v.identifyPostgres(ctx); err != nil {
+			v.Close()
+			return nil, nil, err
+		}
+		return v, nil, nil
 	}
 	treeRoot := root
 	// A secondary working tree has a pointer file naming the vault.
@@ -441,4 +473,9 @@ func (v *Vault) SyncMainPrewritten(ctx context.Context, pre *worktree.Prewritten
 }
 
 // Close closes the database.
-func (v *Vault) Close() error { return v.DB.Close() }
+func (v *Vault) Close() error {
+	if v.PG != nil {
+		return v.PG.Close()
+	}
+	return v.DB.Close()
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 
 	"github.com/google/shlex"
 
@@ -83,7 +84,7 @@ func NewRuntime(env agent.Env, argv []string) (*Runtime, error) {
 		Watch:       []string{env.Root},
 		WatchSkip:   []string{dir},
 		Seal:        []string{dir},
-		SealDB:      []string{env.Database},
+		SealDB:      slices.DeleteFunc([]string{env.Database}, func(p string) bool { return p == "" }),
 		Verify:      env.Verify,
 		Timeout:     set.Timeout,
 		Inactivity:  set.Inactivity,
