@@ -41,6 +41,7 @@ type cli struct {
 	stdout, stderr io.Writer
 	json           bool
 	vaultDir       string
+	database       string
 	as             string
 	// code is set by commands that succeed in running but refuse (exit 1
 	// without an error message of their own).
@@ -111,6 +112,7 @@ cairn worker also what it does (--log-level info).`,
 	root.CompletionOptions.HiddenDefaultCmd = true
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print JSON: an object whose \"items\" list holds things that each have an \"id\"")
 	root.PersistentFlags().StringVarP(&a.vaultDir, "vault", "C", "", "the vault to use (default: the one the current folder is in, or $CAIRN_VAULT)")
+	root.PersistentFlags().StringVar(&a.database, "database", "", "the PostgreSQL database holding the vault, postgres://USER@HOST:PORT/DATABASE (default: $CAIRN_DATABASE, else what the vault's folder names)")
 	root.PersistentFlags().StringVar(&a.as, "as", "", "who acts, as user:<name> (default: $CAIRN_USER, else your login name; through a server, its token's principal)")
 	root.PersistentFlags().StringVar(&a.server, "server", "", "use the cairn serve at this URL, with the token $CAIRN_TOKEN (default: $CAIRN_SERVER, else the server running on the vault, else the vault itself)")
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "what is logged on standard error: debug, info, warn or error (default: info for cairn worker, warn otherwise)")
@@ -137,7 +139,7 @@ cairn worker also what it does (--log-level info).`,
 		a.initCmd(), a.statusCmd(), a.commitCmd(), a.logCmd(), a.showCmd(), a.lsCmd(), a.diffCmd(),
 		a.branchCmd(), a.tagCmd(), a.mergeCmd(), a.revertCmd(),
 		a.searchCmd(), a.askCmd(), a.healthCmd(), a.linksCmd(), a.backlinksCmd(), a.lintCmd(),
-		a.reindexCmd(), a.doctorCmd(), a.gcCmd(), a.purgeCmd(),
+		a.reindexCmd(), a.doctorCmd(), a.gcCmd(), a.purgeCmd(), a.copyCmd(),
 		a.importCmd(), a.exportCmd(), a.worktreeCmd(), a.demoCmd(),
 		a.ingestCmd(), a.workerCmd(), a.sourcesCmd(), a.jobsCmd(), a.reviewCmd(), a.settingsCmd(), a.tokenCmd(), a.serveCmd(), a.mcpCmd(),
 	)
@@ -528,7 +530,7 @@ func (a *cli) openApp() (*app.App, error) {
 // test hooks of vaultOptions.
 func (a *cli) appOptions() *app.Options {
 	vo := a.vaultOptions()
-	return &app.Options{Logger: a.logger(), BusyTimeout: vo.BusyTimeout, Crash: vo.Crash,
+	return &app.Options{Logger: a.logger(), BusyTimeout: vo.BusyTimeout, Crash: vo.Crash, Database: cmpOr(a.database, os.Getenv("CAIRN_DATABASE")),
 		Tools: mcpserver.AgentTools(version(), a.logger()), Drafts: mcpserver.AgentDrafts(version(), a.logger())}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -23,7 +24,13 @@ lives in DIR/.cairn/. Files already in the folder are adopted as the first
 commit. In a git repository, .cairn/ is added to .gitignore; cairn never runs
 git in a vault.
 
-With --bare the vault has no working tree (for servers).`,
+With --bare the vault has no working tree (for servers).
+
+With --database postgres://USER@HOST:PORT/DATABASE (add ?search_path=SCHEMA
+for a schema of its own) the vault lives in PostgreSQL, and must be --bare:
+DIR/.cairn/database names the database, and cairn commands in DIR use it.
+When the database holds a vault already, DIR becomes one more place it is
+served from (cairn serve on several machines, one database).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := cmpOr(a.vaultDir, ".")
@@ -39,6 +46,11 @@ With --bare the vault has no working tree (for servers).`,
 				return err
 			}
 			defer c.Close()
+			if c.Attached() {
+				return a.emit(list{"root": c.Root(), "bare": true, "items": []map[string]any{{"id": c.Database(), "database": c.Database(), "attached": true}}}, func(w io.Writer) {
+					fmt.Fprintf(w, "%s serves the vault in %s, which was there already\n", c.Root(), c.Database())
+				})
+			}
 			res, err := c.Adopt(cairn.NewContextWithPrincipal(a.ctx, p), message)
 			if err != nil {
 				return err
@@ -60,7 +72,11 @@ With --bare the vault has no working tree (for servers).`,
 				if bare {
 					kind = "bare vault"
 				}
-				fmt.Fprintf(w, "Made a %s in %s\n", kind, c.Root())
+				if db := c.Database(); !strings.HasPrefix(db, c.Root()) {
+					fmt.Fprintf(w, "Made a %s in %s, served from %s\n", kind, db, c.Root())
+				} else {
+					fmt.Fprintf(w, "Made a %s in %s\n", kind, c.Root())
+				}
 				if n := len(res.Changes); n > 0 {
 					fmt.Fprintf(w, "Adopted %s as commit %s\n", plural(n, "file"), res.Commit.Hash.Short())
 				}
