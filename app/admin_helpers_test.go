@@ -27,7 +27,7 @@ func adminSetup(t *testing.T) (*app.App, context.Context) {
 // user:tester acts.
 func adminEmpty(t *testing.T) (*app.App, context.Context) {
 	t.Helper()
-	a, err := app.Init(t.Context(), filepath.Join(t.TempDir(), "vault"), false, nil)
+	a, err := initApp(t, t.Context(), filepath.Join(t.TempDir(), "vault"), false, nil)
 	if err != nil {
 		t.Fatalf("Init: %v", err)
 	}

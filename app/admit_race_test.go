@@ -132,7 +132,7 @@ func TestSubmit_Race(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "index.md"), []byte(home), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	a, err := app.Init(ctx, dir, false, nil)
+	a, err := initApp(t, ctx, dir, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

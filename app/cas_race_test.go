@@ -81,7 +81,7 @@ func TestCommitChanges_Race(t *testing.T) {
 	}
 	ctx := cairn.NewContextWithPrincipal(t.Context(), cairn.User("tester"))
 	dir := filepath.Join(t.TempDir(), "vault")
-	a, err := app.Init(ctx, dir, true, nil)
+	a, err := initApp(t, ctx, dir, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

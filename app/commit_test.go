@@ -81,7 +81,7 @@ func TestApp_CommitEdits(t *testing.T) {
 	})
 	t.Run("ErrNoTree", func(t *testing.T) {
 		ctx := cairn.NewContextWithPrincipal(t.Context(), cairn.User("ada"))
-		a, err := app.Init(ctx, t.TempDir(), true, nil)
+		a, err := initApp(t, ctx, t.TempDir(), true, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func TestApp_Adopt(t *testing.T) {
 	})
 	t.Run("Empty", func(t *testing.T) {
 		ctx := cairn.NewContextWithPrincipal(t.Context(), cairn.User("ada"))
-		a, err := app.Init(ctx, t.TempDir(), false, nil)
+		a, err := initApp(t, ctx, t.TempDir(), false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +123,7 @@ func TestApp_Adopt(t *testing.T) {
 		ctx := cairn.NewContextWithPrincipal(t.Context(), cairn.User("ada"))
 		dir := t.TempDir()
 		writeChangesFile(t, dir, "run.sh", "#!/bin/sh\necho hi\n")
-		a, err := app.Init(ctx, dir, false, nil)
+		a, err := initApp(t, ctx, dir, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +142,7 @@ func TestApp_Adopt(t *testing.T) {
 		wantChangesCode(t, "Adopt again", err, cairn.ECONFLICT)
 	})
 	t.Run("ErrNoPrincipal", func(t *testing.T) {
-		a, err := app.Init(t.Context(), t.TempDir(), false, nil)
+		a, err := initApp(t, t.Context(), t.TempDir(), false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

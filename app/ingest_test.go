@@ -20,7 +20,7 @@ const article = "# Paper mills\n\nIn 1390 Ulman Stromer set up the first paper m
 func setupIngest(t *testing.T) (*app.App, context.Context, string) {
 	t.Helper()
 	root := t.TempDir()
-	a, err := app.Init(t.Context(), filepath.Join(root, "vault"), false, nil)
+	a, err := initApp(t, t.Context(), filepath.Join(root, "vault"), false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

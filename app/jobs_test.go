@@ -136,7 +136,7 @@ func TestApp_StartWorker(t *testing.T) {
 func TestApp_CloseStopsWorker(t *testing.T) {
 	ctx := cairn.NewContextWithPrincipal(t.Context(), cairn.User("ada"))
 	dir := filepath.Join(t.TempDir(), "vault")
-	a, err := app.Init(ctx, dir, false, nil)
+	a, err := initApp(t, ctx, dir, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

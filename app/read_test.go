@@ -35,7 +35,7 @@ func setup(t *testing.T) *env {
 	t.Helper()
 	ctx := t.Context()
 	dir := t.TempDir()
-	a, err := app.Init(ctx, dir, false, nil)
+	a, err := initApp(t, ctx, dir, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ const tester = cairn.Principal("user:tester")
 func bare(t *testing.T) *app.App {
 	t.Helper()
 	ctx := t.Context()
-	a, err := app.Init(ctx, t.TempDir(), true, nil)
+	a, err := initApp(t, ctx, t.TempDir(), true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func setupChanges(t *testing.T) (*app.App, context.Context) {
 	writeChangesFile(t, dir, "index.md", "# Index\n\n- [[page]]\n")
 	writeChangesFile(t, dir, "page.md", "# Page\n\nThe original line.\n")
 	ctx := cairn.NewContextWithPrincipal(t.Context(), cairn.User("ada"))
-	a, err := app.Init(ctx, dir, false, nil)
+	a, err := initApp(t, ctx, dir, false, nil)
 	if err != nil {
 		t.Fatalf("Init: %v", err)
 	}

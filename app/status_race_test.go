@@ -68,7 +68,7 @@ func TestStatus_Race(t *testing.T) {
 	for i := range 300 {
 		write(fmt.Sprintf("notes/%d/p%d.md", i%7, i), fmt.Sprintf("# P%d\n", i))
 	}
-	a, err := app.Init(ctx, dir, false, nil)
+	a, err := initApp(t, ctx, dir, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 func TestApp_Tokens(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	clock := &now
-	a, err := app.Init(t.Context(), filepath.Join(t.TempDir(), "vault"), false, &app.Options{Now: func() time.Time { return *clock }})
+	a, err := initApp(t, t.Context(), filepath.Join(t.TempDir(), "vault"), true, &app.Options{Now: func() time.Time { return *clock }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestApp_TokensRevokedElsewhere(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
 	dir := filepath.Join(t.TempDir(), "vault")
-	a, err := app.Init(t.Context(), dir, false, &app.Options{Now: clock})
+	a, err := initApp(t, t.Context(), dir, true, &app.Options{Now: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
