@@ -42,6 +42,9 @@ type loadConfig struct {
 	think time.Duration
 	// kill, when set, is called once, halfway through.
 	kill func()
+	// prefix starts the names of the pages the changesets write, so that
+	// loads on several servers of one vault write different pages.
+	prefix string
 }
 
 // loadResult is what the clients saw. A change is admitted when the
@@ -152,7 +155,7 @@ func runLoad(tb testing.TB, f *httpapi.ServerFile, cfg loadConfig) *loadResult {
 					continue
 				}
 				// A changeset on main's head, as read just before.
-				path := fmt.Sprintf("load/c%02d-%05d.md", c, n)
+				path := fmt.Sprintf("load/%sc%02d-%05d.md", cfg.prefix, c, n)
 				req, _ := http.NewRequest(http.MethodGet, f.URL+"/api/v1/branch?name=main", nil)
 				code, _, h, err := do(req)
 				if err != nil || code != 200 {
@@ -181,6 +184,7 @@ func runLoad(tb testing.TB, f *httpapi.ServerFile, cfg loadConfig) *loadResult {
 					res.refused = append(res.refused, path)
 				default:
 					res.unknown = append(res.unknown, path)
+					tb.Logf("%s: %d %s", path, code, data)
 				}
 				if err == nil {
 					res.status[code]++
