@@ -2,6 +2,9 @@
 
 GO       ?= go
 PKGS     := ./...
+# The packages whose tests keep rows in the vault's database: make test runs
+# them a second time on PostgreSQL (CAIRN_TEST_BACKEND=postgres).
+PGPKGS   := ./index/... ./admit/... ./worktree/... ./sqlite/... ./durable/... ./ingest/... ./app/...
 
 .PHONY: help build test test-short bench fuzz lint tidy clean
 
@@ -11,12 +14,14 @@ help: ## Show this help.
 build: ## Build the cairn binary into ./cairn.
 	$(GO) build -o cairn ./cmd/cairn
 
-test: ## Run every test (what CI runs): vet, then the tests with fuzz seeds, the MCP conformance suite and the real agent CLIs (installed once with npm).
+test: ## Run every test (what CI runs): vet, then the tests with fuzz seeds, the MCP conformance suite, the real agent CLIs (installed once with npm) and a local PostgreSQL (started if down); then the database's subsystems again on PostgreSQL.
 	$(GO) vet $(PKGS)
 	@conf="$$(./scripts/conformance.sh)" && eval "$$conf" && \
 	  agents="$$(./scripts/agents.sh)" && eval "$$agents" && \
+	  pg="$$(./scripts/postgres.sh)" && eval "$$pg" && \
 	  export CAIRN_CONFORMANCE_SUMMARY="$$(mktemp)" && $(GO) test -count=1 $(PKGS) && \
-	  { cat "$$CAIRN_CONFORMANCE_SUMMARY"; rm -f "$$CAIRN_CONFORMANCE_SUMMARY"; }
+	  { cat "$$CAIRN_CONFORMANCE_SUMMARY"; rm -f "$$CAIRN_CONFORMANCE_SUMMARY"; } && \
+	  if [ -n "$${CAIRN_TEST_POSTGRES:-}" ]; then CAIRN_TEST_BACKEND=postgres $(GO) test -count=1 $(PGPKGS); fi
 
 test-short: ## Run the tests without the slow crash and multi-process ones.
 	$(GO) test -short $(PKGS)
