@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -82,7 +83,7 @@ func (s *IndexStorage) Begin(ctx context.Context, tx cairn.Tx) (index.StorageTx,
 		return nil, cairn.Errorf(cairn.EINTERNAL, "index storage: %T is not a transaction of this database", tx)
 	}
 	it := &indexTx{tx: t.tx, queued: &pgx.Batch{}}
-	it.indexReader = indexReader{db: s.db, q: t.tx, sync: it.flush}
+	it.indexReader = indexReader{db: s.db, q: t.tx, w: it}
 	return it, nil
 }
 
@@ -96,19 +97,31 @@ type indexQuerier interface {
 type indexTx struct {
 	indexReader
 	tx pgx.Tx
-	// queued holds the writes not sent yet, whats what each is for (its
-	// error names it).
-	queued *pgx.Batch
-	whats  []string
-	// text holds the full text of pages a full build has not written yet;
-	// building is the full build's state between Clear and FinishBuild.
+	// queued holds the writes not sent yet; queuedWrites says what each
+	// is for (its error names it) and what reads its result, if anything.
+	queued       *pgx.Batch
+	queuedWrites []queuedWrite
+	// building is the full text of a full build, between Clear and
+	// FinishBuild.
 	building *textBuild
 	// tier is the short pages' bound as this transaction sees it, read
 	// once (nil: not read yet); textChanged says pages entered or left
 	// the full text, so that SetState may cut the short pages back.
 	tier        *int
 	textChanged bool
-	closed      bool
+	// totals and vocab are what the pages written and deleted add to the
+	// full text's totals and to the page counts of their words, not
+	// written yet (saveText): every page adds to the same rows, which
+	// are written once.
+	totals textTotals
+	vocab  map[string]int32
+	closed bool
+}
+
+// queuedWrite is a write waiting in the batch.
+type queuedWrite struct {
+	what string
+	read func(pgx.Rows) error // reads what it returns; nil: nothing
 }
 
 var _ index.StorageTx = (*indexTx)(nil)
@@ -119,10 +132,18 @@ const maxQueued = 512
 // exec queues one write, naming the step of the index it is for in its
 // error.
 func (t *indexTx) exec(ctx context.Context, what, query string, args ...any) error {
+	return t.execRead(ctx, what, nil, query, args...)
+}
+
+// execRead queues one write whose result read reads when it is sent.
+func (t *indexTx) execRead(ctx context.Context, what string, read func(pgx.Rows) error, query string, args ...any) error {
+	if t.closed {
+		return cairn.Errorf(cairn.EINTERNAL, "index storage: used after Close")
+	}
 	t.queued.Queue(query, args...)
-	t.whats = append(t.whats, what)
-	if len(t.whats) >= maxQueued {
-		return t.flush(ctx)
+	t.queuedWrites = append(t.queuedWrites, queuedWrite{what: what, read: read})
+	if len(t.queuedWrites) >= maxQueued {
+		return t.sendQueued(ctx)
 	}
 	return nil
 }
@@ -141,19 +162,95 @@ func (t *indexTx) flush(ctx context.Context) error {
 	return nil
 }
 
+// query runs a query after the queued writes, in the same round trip.
+func (t *indexTx) query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if t.closed || t.building != nil || len(t.queuedWrites) == 0 {
+		if err := t.flush(ctx); err != nil {
+			return nil, err
+		}
+		rows, err := t.tx.Query(ctx, sql, args...)
+		return rows, t.db.translate(err)
+	}
+	batch := t.queued
+	batch.Queue(sql, args...)
+	res, err := t.send(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := res.Query()
+	if err != nil {
+		res.Close()
+		return nil, t.db.translate(err)
+	}
+	return &batchRows{Rows: rows, res: res}, nil
+}
+
+// send sends the queued writes, and anything queued after them, and
+// reads the writes' results; the caller reads the rest and closes the
+// results.
+func (t *indexTx) send(ctx context.Context) (pgx.BatchResults, error) {
+	batch, writes := t.queued, t.queuedWrites
+	t.queued, t.queuedWrites = &pgx.Batch{}, nil
+	res := t.tx.SendBatch(ctx, batch)
+	last := time.Now()
+	for i, w := range writes {
+		var err error
+		if w.read == nil {
+			_, err = res.Exec()
+		} else {
+			var rows pgx.Rows
+			if rows, err = res.Query(); err == nil {
+				err = w.read(rows)
+				rows.Close()
+				if rerr := rows.Err(); err == nil {
+					err = rerr
+				}
+			}
+		}
+		if err != nil {
+			res.Close()
+			return nil, fmt.Errorf("index: %s: %w", w.what, t.db.translate(err))
+		}
+		prof("  stmt "+batch.QueuedQueries[i].SQL, last)
+		last = time.Now()
+	}
+	return res, nil
+}
+
+// batchRows are the rows of the last query of a batch, which ends with
+// them.
+type batchRows struct {
+	pgx.Rows
+	res pgx.BatchResults
+	err error
+}
+
+// Close closes the rows and the batch.
+func (r *batchRows) Close() {
+	if r.res == nil {
+		return
+	}
+	r.Rows.Close()
+	r.err = r.res.Close()
+	r.res = nil
+}
+
+// Err returns the rows' error, or the batch's.
+func (r *batchRows) Err() error {
+	if err := r.Rows.Err(); err != nil {
+		return err
+	}
+	return r.err
+}
+
 // sendQueued sends the queued writes in one batch.
 func (t *indexTx) sendQueued(ctx context.Context) error {
-	if len(t.whats) == 0 {
+	if len(t.queuedWrites) == 0 {
 		return nil
 	}
-	batch, whats := t.queued, t.whats
-	t.queued, t.whats = &pgx.Batch{}, nil
-	res := t.tx.SendBatch(ctx, batch)
-	for _, what := range whats {
-		if _, err := res.Exec(); err != nil {
-			res.Close()
-			return fmt.Errorf("index: %s: %w", what, t.db.translate(err))
-		}
+	res, err := t.send(ctx)
+	if err != nil {
+		return err
 	}
 	return t.db.translate(res.Close())
 }
@@ -163,7 +260,11 @@ func (t *indexTx) Close() error {
 	if t.closed {
 		return nil
 	}
-	err := t.flush(context.Background())
+	ctx := context.Background()
+	err := t.saveText(ctx)
+	if err == nil {
+		err = t.flush(ctx)
+	}
 	t.closed = true
 	return err
 }

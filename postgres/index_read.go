@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"time"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,35 +18,44 @@ import (
 )
 
 // indexReader reads the index through the pool, a snapshot's transaction
-// or a write transaction (whose queued writes sync sends first).
+// or a write transaction (w, whose queued writes go first).
 type indexReader struct {
-	db   *DB
-	q    indexQuerier
-	sync func(context.Context) error // nil: nothing is ever queued
+	db *DB
+	q  indexQuerier
+	w  *indexTx // nil but in a write transaction
 }
 
 var _ index.StorageReader = (*indexReader)(nil)
 
-// query runs a query after the writes queued before it.
+// query runs a query, after the writes queued before it.
 func (r *indexReader) query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if r.sync != nil {
-		if err := r.sync(ctx); err != nil {
-			return nil, err
-		}
+	defer prof(sql, time.Now())
+	if r.w != nil {
+		return r.w.query(ctx, sql, args...)
 	}
 	rows, err := r.q.Query(ctx, sql, args...)
 	return rows, r.db.translate(err)
 }
 
-// queryRow runs a query of one row after the writes queued before it and
-// scans it; a missing row is ENOTFOUND, with message "not found".
+// queryRow runs a query of one row and scans it; a missing row is
+// ENOTFOUND, with message "not found".
 func (r *indexReader) queryRow(ctx context.Context, sql string, args []any, dest ...any) error {
-	if r.sync != nil {
-		if err := r.sync(ctx); err != nil {
-			return err
-		}
+	rows, err := r.query(ctx, sql, args...)
+	if err != nil {
+		return err
 	}
-	return r.db.translate(r.q.QueryRow(ctx, sql, args...).Scan(dest...))
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return r.db.translate(err)
+		}
+		return r.db.translate(pgx.ErrNoRows)
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return r.db.translate(err)
+	}
+	rows.Close()
+	return r.db.translate(rows.Err())
 }
 
 // notFound reports whether err is a missing row.
@@ -76,7 +86,8 @@ func (r *indexReader) FileAt(ctx context.Context, path string) (index.FileRef, e
 	f := index.FileRef{Path: path}
 	var kind int
 	var blob []byte
-	err := r.queryRow(ctx, `SELECT f.id, f.kind, f.blob FROM keys k JOIN files f ON f.id = k.file
+	err := r.queryRow(ctx, `SELECT f.id, f.kind, f.blob FROM keys k
+		CROSS JOIN LATERAL (SELECT id, kind, blob, path FROM files WHERE id = k.file OFFSET 0) f
 		WHERE k.value = $1 AND k.step = `+indexStepFile+` AND f.path = $2 LIMIT 1`, []any{cairn.FoldPath(path), path}, &f.ID, &kind, &blob)
 	if notFound(err) {
 		return f, cairn.Errorf(cairn.ENOTFOUND, "index: no file %s", path)
@@ -99,7 +110,8 @@ func (r *indexReader) KeyHolders(ctx context.Context, value string, steps ...mar
 	for i, s := range steps {
 		ss[i] = int32(s)
 	}
-	rows, err := r.query(ctx, `SELECT f.id, f.path, f.kind, f.blob FROM keys k JOIN files f ON f.id = k.file
+	rows, err := r.query(ctx, `SELECT f.id, f.path, f.kind, f.blob FROM keys k
+		CROSS JOIN LATERAL (SELECT id, path, kind, blob FROM files WHERE id = k.file OFFSET 0) f
 		WHERE k.value = $1 AND k.step = ANY($2)`, value, ss)
 	if err != nil {
 		return nil, fmt.Errorf("index: look up %q: %w", value, err)
@@ -331,14 +343,14 @@ func (r *indexReader) links(ctx context.Context, withSrc bool, query string, arg
 
 // LinksFrom returns the links of src in order.
 func (r *indexReader) LinksFrom(ctx context.Context, src int64) ([]index.LinkRow, error) {
-	return r.links(ctx, false, `SELECT `+indexLinkColumns+`, coalesce(d.path, '') FROM links l
-		LEFT JOIN files d ON d.id = l.dst WHERE l.src = $1 ORDER BY l.ord`, src)
+	return r.links(ctx, false, `SELECT `+indexLinkColumns+`, coalesce((SELECT path FROM files WHERE id = l.dst), '')
+		FROM links l WHERE l.src = $1 ORDER BY l.ord`, src)
 }
 
 // LinksTo returns the links from other files to dst.
 func (r *indexReader) LinksTo(ctx context.Context, dst int64) ([]index.LinkRow, error) {
-	return r.links(ctx, true, `SELECT `+indexLinkColumns+`, s.path, coalesce(d.path, '') FROM links l
-		JOIN files s ON s.id = l.src LEFT JOIN files d ON d.id = l.dst
+	return r.links(ctx, true, `SELECT `+indexLinkColumns+`, s.path, coalesce((SELECT path FROM files WHERE id = l.dst), '')
+		FROM links l CROSS JOIN LATERAL (SELECT path FROM files WHERE id = l.src OFFSET 0) s
 		WHERE l.dst = $1 AND l.src <> l.dst ORDER BY s.path, l.ord`, dst)
 }
 
@@ -375,12 +387,14 @@ func (r *indexReader) LinksLookingUp(ctx context.Context, hash int64) ([]index.L
 
 // Findings returns the findings of file (0: all) and rule ("": all).
 func (r *indexReader) Findings(ctx context.Context, file int64, rule string) ([]lint.Finding, error) {
+	// The order they were written in, as SQLite returns them.
 	q := `SELECT f.path, n.rule, n.severity, n.subject, n.message FROM findings n JOIN files f ON f.id = n.file WHERE true`
-	const order = ` ORDER BY n.id` // the order they were written in, as SQLite returns them
+	const order = ` ORDER BY n.id`
 	var args []any
 	if file != 0 {
 		args = append(args, file)
-		q += ` AND n.file = $` + strconv.Itoa(len(args))
+		q = `SELECT f.path, n.rule, n.severity, n.subject, n.message FROM findings n
+			CROSS JOIN LATERAL (SELECT path FROM files WHERE id = n.file OFFSET 0) f WHERE n.file = $1`
 	}
 	if rule != "" {
 		args = append(args, rule)

@@ -115,7 +115,8 @@ var (
 
 // WriteText adds a page to the full text, among the short pages when it
 // has at most the tier's words (during a full build, the tier is chosen
-// at its end; see textBuild).
+// at its end; see textBuild). Until FinishBuild, a full build holds back
+// the text of the shortest pages it has seen.
 func (t *indexTx) WriteText(ctx context.Context, id int64, title, text string) error {
 	p := newPageText(id, title, text)
 	if t.building != nil {
@@ -136,12 +137,29 @@ func (t *indexTx) WriteText(ctx context.Context, id int64, title, text string) e
 			return err
 		}
 	}
-	if err := t.exec(ctx, "full text", `INSERT INTO fts_vocab (word, pages) SELECT unnest($1::text[]), 1
-		ON CONFLICT (word) DO UPDATE SET pages = fts_vocab.pages + 1`, p.bodyWords()); err != nil {
-		return err
+	t.totals.add(1, p.words, short, p.more())
+	if t.vocab == nil {
+		t.vocab = map[string]int32{}
 	}
-	return t.exec(ctx, "full text", `UPDATE fts_stats SET pages = pages + 1, words = words + $1, short = short + $2, more = more + $3`,
-		int64(p.words), int32(b2i(short)), int32(b2i(p.more())))
+	for _, part := range p.body {
+		for _, w := range part {
+			t.vocab[w]++
+		}
+	}
+	return nil
+}
+
+// textTotals are the full text's totals, or changes to them.
+type textTotals struct {
+	pages, words, short, more int64
+}
+
+// add adds a page (n = 1) or takes one away (n = -1).
+func (s *textTotals) add(n int64, words int, short, more bool) {
+	s.pages += n
+	s.words += n * int64(words)
+	s.short += n * int64(b2i(short))
+	s.more += n * int64(b2i(more))
 }
 
 func b2i(b bool) int {
@@ -151,17 +169,78 @@ func b2i(b bool) int {
 	return 0
 }
 
-// DeleteText removes a page from the full text: its row, its parts, its
-// words' counts and its share of the totals, in one statement.
+// DeleteText removes a page from the full text; what it held is taken
+// from the totals and the words' page counts when the deletes return it.
 func (t *indexTx) DeleteText(ctx context.Context, id int64) error {
 	t.textChanged = true
-	return t.exec(ctx, "full text", `WITH d AS (DELETE FROM fts WHERE id = $1 RETURNING words, short, more, body),
-		m AS (DELETE FROM fts_more WHERE id = $1 RETURNING title, lexemes),
-		w AS (SELECT unnest(tsvector_to_array(body)) AS word FROM d
-			UNION ALL SELECT unnest(tsvector_to_array(lexemes)) FROM m WHERE NOT title),
-		v AS (UPDATE fts_vocab SET pages = pages - 1 WHERE word IN (SELECT word FROM w))
-		UPDATE fts_stats s SET pages = s.pages - 1, words = s.words - d.words, short = s.short - d.short::int,
-			more = s.more - d.more::int FROM d`, id)
+	if t.vocab == nil {
+		t.vocab = map[string]int32{}
+	}
+	forget := func(v pgtype.TSVector) {
+		for _, l := range v.Lexemes {
+			t.vocab[l.Word]--
+		}
+	}
+	err := t.execRead(ctx, "full text", func(rows pgx.Rows) error {
+		for rows.Next() {
+			var words int32
+			var short, more bool
+			var body pgtype.TSVector
+			if err := rows.Scan(&words, &short, &more, &body); err != nil {
+				return err
+			}
+			t.totals.add(-1, int(words), short, more)
+			forget(body)
+		}
+		return nil
+	}, `DELETE FROM fts WHERE id = $1 RETURNING words, short, more, body`, id)
+	if err != nil {
+		return err
+	}
+	return t.execRead(ctx, "full text", func(rows pgx.Rows) error {
+		for rows.Next() {
+			var title bool
+			var lexemes pgtype.TSVector
+			if err := rows.Scan(&title, &lexemes); err != nil {
+				return err
+			}
+			if !title {
+				forget(lexemes)
+			}
+		}
+		return nil
+	}, `DELETE FROM fts_more WHERE id = $1 RETURNING title, lexemes`, id)
+}
+
+// saveText sends the queued writes (a page's delete returns what it
+// held), then queues the writes of what the pages written and deleted
+// changed of the totals and of their words' page counts.
+func (t *indexTx) saveText(ctx context.Context) error {
+	if err := t.sendQueued(ctx); err != nil {
+		return err
+	}
+	if d := t.totals; d != (textTotals{}) {
+		t.totals = textTotals{}
+		if err := t.exec(ctx, "full text", `UPDATE fts_stats SET pages = pages + $1, words = words + $2, short = short + $3, more = more + $4`,
+			d.pages, d.words, d.short, d.more); err != nil {
+			return err
+		}
+	}
+	if len(t.vocab) == 0 {
+		return nil
+	}
+	words, deltas := make([]string, 0, len(t.vocab)), make([]int32, 0, len(t.vocab))
+	for w, n := range t.vocab {
+		if n != 0 {
+			words, deltas = append(words, w), append(deltas, n)
+		}
+	}
+	t.vocab = nil
+	if len(words) == 0 {
+		return nil
+	}
+	return t.exec(ctx, "full text: words", `INSERT INTO fts_vocab (word, pages) SELECT * FROM unnest($1::text[], $2::int[])
+		ON CONFLICT (word) DO UPDATE SET pages = fts_vocab.pages + excluded.pages`, words, deltas)
 }
 
 // shortTier returns the short pages' bound, read once a transaction; -1
@@ -199,6 +278,9 @@ func (t *indexTx) cutTier(ctx context.Context) error {
 		return nil
 	}
 	t.textChanged = false
+	if err := t.saveText(ctx); err != nil {
+		return err
+	}
 	var pages int64
 	var tier, short int32
 	if err := t.queryRow(ctx, `SELECT pages, tier, short FROM fts_stats WHERE id = 1`, nil, &pages, &tier, &short); err != nil {
@@ -321,6 +403,11 @@ func (b *textBuild) finish(ctx context.Context, t *indexTx) error {
 		{`INSERT INTO fts_vocab (word, pages) SELECT word, ndoc FROM ts_stat($$
 			SELECT body FROM fts UNION ALL SELECT lexemes FROM fts_more WHERE NOT title$$)`, nil},
 		{`SELECT gin_clean_pending_list(i::regclass) FROM unnest(ARRAY['fts_title', 'fts_body', 'fts_title_short', 'fts_body_short']) i`, nil},
+		// Statistics for the planner, which would otherwise plan the
+		// index's lookups on tables it takes for empty (the words'
+		// statistics of the full text would cost more than they help:
+		// searches go by their GIN indexes).
+		{`ANALYZE files, keys, links, link_keys, cites, findings, fts (id, words, short, more), fts_vocab`, nil},
 	} {
 		if _, err := t.tx.Exec(ctx, stmt.sql, stmt.args...); err != nil {
 			return fmt.Errorf("index: full text: %w", t.db.translate(err))
@@ -436,6 +523,11 @@ func ftsQuote(w string) string {
 func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]index.SearchHit, error) {
 	if len(q.Terms) == 0 {
 		return nil, cairn.Errorf(cairn.EINVALID, "index: a search needs a word to look for")
+	}
+	if r.w != nil {
+		if err := r.w.saveText(ctx); err != nil {
+			return nil, err
+		}
 	}
 	var st struct {
 		pages, words int64
@@ -712,6 +804,11 @@ var indexSnapshotQueries = map[string]string{
 // Snapshot returns every row of every table of the index as a line of
 // its values separated by " | ", NULL for none, sorted.
 func (r *indexReader) Snapshot(ctx context.Context) (map[string][]string, error) {
+	if r.w != nil {
+		if err := r.w.saveText(ctx); err != nil {
+			return nil, err
+		}
+	}
 	out := map[string][]string{}
 	for table, query := range indexSnapshotQueries {
 		lines, err := r.snapshotTable(ctx, query)
