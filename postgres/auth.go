@@ -28,6 +28,7 @@ func NewAuthStorage(db *DB) *AuthStorage { return &AuthStorage{db: db} }
 
 const tokenColumns = `id, name, principal, scopes, hash, created, created_by, expires, revoked`
 
+// scanToken reads a row of tokenColumns.
 func scanToken(row pgx.Row) (*auth.Token, error) {
 	var t auth.Token
 	var principal, scopes, by string
@@ -47,8 +48,7 @@ func scanToken(row pgx.Row) (*auth.Token, error) {
 	return &t, nil
 }
 
-// joinScopes and splitScopes encode scopes for their column:
-// comma-separated.
+// joinScopes encodes scopes for their column: comma-separated.
 func joinScopes(scopes []auth.Scope) string {
 	s := make([]string, len(scopes))
 	for i, sc := range scopes {
@@ -57,6 +57,7 @@ func joinScopes(scopes []auth.Scope) string {
 	return strings.Join(s, ",")
 }
 
+// splitScopes reads the scopes of a column; empty names are skipped.
 func splitScopes(s string) []auth.Scope {
 	var out []auth.Scope
 	for sc := range strings.SplitSeq(s, ",") {

@@ -27,6 +27,7 @@ func NewWorktreeStorage(db *DB) *WorktreeStorage { return &WorktreeStorage{db: d
 
 const treeColumns = `id, path, branch, base, pending`
 
+// scanTree reads a row of treeColumns.
 func scanTree(row pgx.Row) (*worktree.Tree, error) {
 	t := &worktree.Tree{}
 	var base, pending []byte

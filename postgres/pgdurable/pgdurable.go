@@ -74,6 +74,7 @@ func (s *Storage) Workers(ctx context.Context) ([]durable.Worker, error) {
 	return workers(ctx, s.db.Pool())
 }
 
+// workers reads every worker with q.
 func workers(ctx context.Context, q querier) ([]durable.Worker, error) {
 	rows, err := q.Query(ctx, `SELECT id, host, pid, proc, started, heartbeat FROM workers`)
 	if err != nil {
@@ -99,6 +100,7 @@ func (s *Storage) RunningJobs(ctx context.Context) ([]durable.RunningJob, error)
 	return runningJobs(ctx, s.db.Pool())
 }
 
+// runningJobs reads with q the jobs River has running.
 func runningJobs(ctx context.Context, q querier) ([]durable.RunningJob, error) {
 	rows, err := q.Query(ctx, `SELECT id, attempted_by, attempt, max_attempts FROM river_job WHERE state = 'running'`)
 	if err != nil {

@@ -38,6 +38,7 @@ type querier interface {
 
 const columns = `id, name, path, size, status, coalesce(job, 0), attempt, coalesce(proposal, 0), error, hint, created, updated`
 
+// scan reads a row of columns.
 func scan(row pgx.Row) (*ingest.Source, error) {
 	var s ingest.Source
 	var created, updated int64
@@ -75,11 +76,13 @@ func many(ctx context.Context, q querier, query string, args ...any) ([]*ingest.
 	return out, nil
 }
 
+// byID reads with q the source with the full id.
 func byID(ctx context.Context, q querier, id string) (*ingest.Source, error) {
 	return one(q.QueryRow(ctx, `SELECT `+columns+` FROM sources WHERE id = $1`, id),
 		fmt.Sprintf("source %.12s", id), fmt.Sprintf("%.12s is recorded", id))
 }
 
+// byJob reads with q the source recorded under job.
 func byJob(ctx context.Context, q querier, job int64) (*ingest.Source, error) {
 	return one(q.QueryRow(ctx, `SELECT `+columns+` FROM sources WHERE job = $1`, job),
 		fmt.Sprintf("the source of job %d", job), fmt.Sprintf("is ingested by job %d", job))
