@@ -162,7 +162,7 @@ func (s *AdmitStorage) ProposalOfKeyIn(ctx context.Context, tx cairn.Tx, key str
 }
 
 // AddProposal records p inside tx and returns its id; ECONFLICT when a
-// proposal has p.Key already.
+// proposal has p.Key already, and tx goes on.
 func (s *AdmitStorage) AddProposal(ctx context.Context, tx cairn.Tx, p *cairn.Proposal) (int64, error) {
 	q, err := PgxTx(tx)
 	if err != nil {
@@ -171,13 +171,16 @@ func (s *AdmitStorage) AddProposal(ctx context.Context, tx cairn.Tx, p *cairn.Pr
 	var id int64
 	err = q.QueryRow(ctx, `INSERT INTO proposals (key, route, branch, base, tree, proposal, result, principal, origin, status, verdict,
 		findings, summary, message, log, source, job, error, created, decided, decided_by, reason)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) RETURNING id`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
+		ON CONFLICT (key) DO NOTHING RETURNING id`,
 		p.Key, p.Route, p.Branch, nullHash(p.Base), p.Tree[:], nullHash(p.Commit), nullHash(p.Result), string(p.Principal), p.Origin,
 		p.Status, string(p.Verdict), findingsJSON(p.Findings), p.Summary, p.Message, logJSON(p.Log), stringOrNull(p.Source),
 		int64OrNull(p.Job), p.Error, p.Created.UnixNano(), timeOrNull(p.Decided), stringOrNull(string(p.DecidedBy)), p.Reason).Scan(&id)
 	if err != nil {
 		err = s.db.translate(err)
-		if cairn.ErrorCode(err) == cairn.ECONFLICT {
+		// The key's row is kept without an error of the statement, which
+		// would end the transaction: as in SQLite, it goes on.
+		if cairn.ErrorCode(err) == cairn.ENOTFOUND || cairn.ErrorCode(err) == cairn.ECONFLICT {
 			return 0, cairn.Errorf(cairn.ECONFLICT, "a proposal was submitted as %s already", p.Key)
 		}
 		return 0, fmt.Errorf("record proposal %s: %w", p.Key, err)

@@ -88,18 +88,21 @@ func (s *WorktreeStorage) BranchTree(ctx context.Context, tx cairn.Tx, branch st
 }
 
 // AddTree records a working tree inside tx and returns its id; ECONFLICT
-// when one is recorded at t.Path.
+// when one is recorded at t.Path, and tx goes on.
 func (s *WorktreeStorage) AddTree(ctx context.Context, tx cairn.Tx, t *worktree.Tree, created time.Time) (int64, error) {
 	q, err := PgxTx(tx)
 	if err != nil {
 		return 0, err
 	}
 	var id int64
-	err = q.QueryRow(ctx, `INSERT INTO worktrees (path, branch, base, created) VALUES ($1, $2, $3, $4) RETURNING id`,
+	err = q.QueryRow(ctx, `INSERT INTO worktrees (path, branch, base, created) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (path) DO NOTHING RETURNING id`,
 		t.Path, t.Branch, nullHash(t.Base), created.UnixNano()).Scan(&id)
 	if err != nil {
 		err = s.db.translate(err)
-		if cairn.ErrorCode(err) == cairn.ECONFLICT {
+		// No row: the path's is kept without an error of the statement,
+		// which would end the transaction; as in SQLite, it goes on.
+		if cairn.ErrorCode(err) == cairn.ENOTFOUND || cairn.ErrorCode(err) == cairn.ECONFLICT {
 			return 0, cairn.Errorf(cairn.ECONFLICT, "a working tree is already recorded at %s", t.Path)
 		}
 		return 0, fmt.Errorf("record the working tree at %s: %w", t.Path, err)
@@ -109,17 +112,25 @@ func (s *WorktreeStorage) AddTree(ctx context.Context, tx cairn.Tx, t *worktree.
 
 // MoveTree records inside tx that tree id, recorded at from, is at to; it
 // does nothing when tree id is not at from. ECONFLICT when another tree is
-// recorded at to.
+// recorded at to, and tx goes on.
 func (s *WorktreeStorage) MoveTree(ctx context.Context, tx cairn.Tx, id int64, from, to string) error {
 	q, err := PgxTx(tx)
 	if err != nil {
 		return err
 	}
-	if _, err := q.Exec(ctx, `UPDATE worktrees SET path = $1 WHERE id = $2 AND path = $3`, to, id, from); err != nil {
-		err = s.db.translate(err)
-		if cairn.ErrorCode(err) == cairn.ECONFLICT {
-			return cairn.Errorf(cairn.ECONFLICT, "a working tree is already recorded at %s", to)
-		}
+	// Another tree at to is found first, rather than by the unique key's
+	// error, which would end the transaction: as in SQLite, it goes on.
+	var conflict bool
+	err = q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM worktrees WHERE id = $1 AND path = $2)
+		AND EXISTS (SELECT 1 FROM worktrees WHERE path = $3 AND id <> $1)`, id, from, to).Scan(&conflict)
+	if err == nil && !conflict {
+		_, err = q.Exec(ctx, `UPDATE worktrees SET path = $1 WHERE id = $2 AND path = $3`, to, id, from)
+	}
+	err = s.db.translate(err)
+	if conflict || cairn.ErrorCode(err) == cairn.ECONFLICT {
+		return cairn.Errorf(cairn.ECONFLICT, "a working tree is already recorded at %s", to)
+	}
+	if err != nil {
 		return fmt.Errorf("move working tree %d to %s: %w", id, to, err)
 	}
 	return nil

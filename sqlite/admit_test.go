@@ -151,6 +151,24 @@ func testAdmitStorageProposals(t *testing.T, db storageDB, st admit.Storage) {
 			t.Errorf("AddProposal(commit:a) again = %v, want ECONFLICT", err)
 		}
 	})
+	t.Run("GoesOnAfterConflict", func(t *testing.T) {
+		// A caller that expects the conflict writes on in the transaction.
+		c := newProposal("commit:c")
+		err := inWriteTx(t, db, func(ctx context.Context, tx cairn.Tx) error {
+			if _, err := st.AddProposal(ctx, tx, newProposal("commit:a")); cairn.ErrorCode(err) != cairn.ECONFLICT {
+				t.Errorf("AddProposal(commit:a) again = %v, want ECONFLICT", err)
+			}
+			var err error
+			c.ID, err = st.AddProposal(ctx, tx, c)
+			return err
+		})
+		if err != nil {
+			t.Fatalf("a write after a conflict = %v", err)
+		}
+		if id, err := st.ProposalOfKey(ctx, "commit:c"); err != nil || id != c.ID {
+			t.Errorf("ProposalOfKey(commit:c) = %d, %v, want %d", id, err, c.ID)
+		}
+	})
 	t.Run("ErrInternal", func(t *testing.T) {
 		// A transaction of another backend is refused, not misused.
 		other := foreignTx{}

@@ -92,6 +92,32 @@ func testWorktreeStorageTrees(t *testing.T, db storageDB, st worktree.Storage) {
 			t.Errorf("MoveTree onto /vault/b = %v, want ECONFLICT", err)
 		}
 	})
+	t.Run("GoesOnAfterConflict", func(t *testing.T) {
+		// A caller that expects the conflicts writes on in the transaction.
+		var id int64
+		err := inWriteTx(t, db, func(ctx context.Context, tx cairn.Tx) error {
+			if _, err := st.AddTree(ctx, tx, &worktree.Tree{Path: "/vault/a", Branch: "main"}, time.Now()); cairn.ErrorCode(err) != cairn.ECONFLICT {
+				t.Errorf("AddTree(/vault/a) again = %v, want ECONFLICT", err)
+			}
+			if err := st.MoveTree(ctx, tx, a.ID, a.Path, b.Path); cairn.ErrorCode(err) != cairn.ECONFLICT {
+				t.Errorf("MoveTree onto /vault/b = %v, want ECONFLICT", err)
+			}
+			var err error
+			id, err = st.AddTree(ctx, tx, &worktree.Tree{Path: "/vault/c", Branch: "main"}, time.Now())
+			return err
+		})
+		if err != nil {
+			t.Fatalf("a write after conflicts = %v", err)
+		}
+		if got, err := st.TreeAt(ctx, "/vault/c"); err != nil || got.ID != id {
+			t.Errorf("TreeAt(/vault/c) = %v, %v, want tree %d", got, err, id)
+		}
+		// Moving a tree that is not at from onto another's folder does
+		// nothing.
+		if err := inWriteTx(t, db, func(ctx context.Context, tx cairn.Tx) error { return st.MoveTree(ctx, tx, a.ID, "/elsewhere", b.Path) }); err != nil {
+			t.Errorf("MoveTree from where it is not = %v, want nil", err)
+		}
+	})
 	t.Run("ErrInternal", func(t *testing.T) {
 		// A transaction of another backend is refused, not misused.
 		var other cairn.Tx
