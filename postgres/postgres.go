@@ -47,7 +47,7 @@ type Options struct {
 
 // DB is an open vault database in PostgreSQL. It implements cairn.Backend.
 type DB struct {
-	pool    *pgxpool.Pool
+	pool    *boundedPool
 	url     string
 	where   string // host:port/database, for messages (never the password)
 	log     *slog.Logger
@@ -96,16 +96,16 @@ func Open(ctx context.Context, url string, opts *Options) (*DB, error) {
 	h := fnv.New64a()
 	io.WriteString(h, "cairn vault "+schema)
 	db.key = int64(h.Sum64())
-	db.pool, err = pgxpool.NewWithConfig(ctx, cfg)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err == nil {
-		err = db.pool.Ping(ctx)
+		if err = pool.Ping(ctx); err != nil {
+			pool.Close()
+		}
 	}
 	if err != nil {
-		if db.pool != nil {
-			db.pool.Close()
-		}
 		return nil, db.unreachable(err)
 	}
+	db.pool = &boundedPool{Pool: pool, wait: db.acquire}
 	if err := db.migrate(ctx, schema); err != nil {
 		db.pool.Close()
 		return nil, err
@@ -134,7 +134,7 @@ func Redact(url string) string {
 
 // Pool returns the connection pool, for subsystems that query their own
 // tables (package postgres's subpackages) and for River's driver.
-func (db *DB) Pool() *pgxpool.Pool { return db.pool }
+func (db *DB) Pool() *pgxpool.Pool { return db.pool.Pool }
 
 // URL returns the URL the database was opened with (password included:
 // see Redact).
@@ -269,49 +269,8 @@ func (db *DB) update(ctx context.Context, fn func(pgx.Tx) error) error {
 // begin starts a transaction, waiting at most the acquire timeout for a
 // connection of the pool.
 func (db *DB) begin(ctx context.Context) (pgx.Tx, error) {
-	actx, cancel := context.WithTimeout(ctx, db.acquire)
-	defer cancel()
-	conn, err := db.pool.Acquire(actx)
-	if err != nil {
-		if ctx.Err() == nil && actx.Err() != nil {
-			return nil, cairn.Errorf(cairn.EUNAVAILABLE, "every connection to the database is busy (%d of %d)", db.pool.Stat().AcquiredConns(), db.pool.Config().MaxConns).
-				WithHint("Try again in a moment; a server under this load wants a larger pool (?pool_max_conns=N in the URL).")
-		}
-		return nil, db.translate(err)
-	}
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		conn.Release()
-		return nil, db.translate(err)
-	}
-	return &releasing{Tx: tx, conn: conn}, nil
-}
-
-// releasing is a transaction that returns its connection to the pool when
-// it ends.
-type releasing struct {
-	pgx.Tx
-	conn *pgxpool.Conn
-	done bool
-}
-
-func (r *releasing) Commit(ctx context.Context) error {
-	err := r.Tx.Commit(ctx)
-	r.release()
-	return err
-}
-
-func (r *releasing) Rollback(ctx context.Context) error {
-	err := r.Tx.Rollback(ctx)
-	r.release()
-	return err
-}
-
-func (r *releasing) release() {
-	if !r.done {
-		r.done = true
-		r.conn.Release()
-	}
+	tx, err := db.pool.Begin(ctx)
+	return tx, db.translate(err)
 }
 
 // Translate maps an error of the driver to cairn's codes, as this package's

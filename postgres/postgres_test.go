@@ -1,12 +1,9 @@
 package postgres_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"cairn"
 	"cairn/postgres"
@@ -126,14 +123,12 @@ func TestPoolExhausted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var held []*pgx.Conn
 	for range 2 {
 		c, err := db.Pool().Acquire(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Release()
-		held = append(held, c.Conn())
 	}
 	start := time.Now()
 	err = db.Update(t.Context(), func(cairn.Tx) error { return nil })
@@ -143,5 +138,15 @@ func TestPoolExhausted(t *testing.T) {
 	if d := time.Since(start); d < 250*time.Millisecond || d > 3*time.Second {
 		t.Errorf("gave up after %v, want about the acquire timeout", d)
 	}
-	_ = context.Background
+	// Reads too.
+	start = time.Now()
+	if _, err := db.Ref(t.Context(), "heads/main"); cairn.ErrorCode(err) != cairn.EUNAVAILABLE {
+		t.Errorf("read on an exhausted pool: %v, want EUNAVAILABLE", err)
+	}
+	if _, err := db.Refs(t.Context(), "heads/"); cairn.ErrorCode(err) != cairn.EUNAVAILABLE {
+		t.Errorf("list on an exhausted pool: %v, want EUNAVAILABLE", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("reads gave up after %v, want about twice the acquire timeout", d)
+	}
 }
