@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -192,8 +191,7 @@ func (t *indexTx) send(ctx context.Context) (pgx.BatchResults, error) {
 	batch, writes := t.queued, t.queuedWrites
 	t.queued, t.queuedWrites = &pgx.Batch{}, nil
 	res := t.tx.SendBatch(ctx, batch)
-	last := time.Now()
-	for i, w := range writes {
+	for _, w := range writes {
 		var err error
 		if w.read == nil {
 			_, err = res.Exec()
@@ -211,8 +209,6 @@ func (t *indexTx) send(ctx context.Context) (pgx.BatchResults, error) {
 			res.Close()
 			return nil, fmt.Errorf("index: %s: %w", w.what, t.db.translate(err))
 		}
-		prof("  stmt "+batch.QueuedQueries[i].SQL, last)
-		last = time.Now()
 	}
 	return res, nil
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"time"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,7 +28,6 @@ var _ index.StorageReader = (*indexReader)(nil)
 
 // query runs a query, after the writes queued before it.
 func (r *indexReader) query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	defer prof(sql, time.Now())
 	if r.w != nil {
 		return r.w.query(ctx, sql, args...)
 	}

@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -313,12 +314,14 @@ type textBuild struct {
 	more  [][]any // rows of fts_more not written yet
 	bytes int     // the lexemes' bytes in rows
 	short shortPages
-	// The totals of the pages written or held.
+	// The totals of the pages written or held, and how many hold each
+	// word.
 	pages, words, morePages int64
+	vocab                   map[string]int32
 	tier                    int
 }
 
-func newTextBuild() *textBuild { return &textBuild{} }
+func newTextBuild() *textBuild { return &textBuild{vocab: map[string]int32{}} }
 
 // textBuildRows and textBuildBytes bound what a build holds before it
 // writes.
@@ -331,6 +334,15 @@ const (
 func (b *textBuild) add(ctx context.Context, t *indexTx, p *pageText) error {
 	b.pages++
 	b.words += int64(p.words)
+	for _, part := range p.body {
+		for _, w := range part {
+			if n, ok := b.vocab[w]; ok {
+				b.vocab[w] = n + 1
+			} else {
+				b.vocab[strings.Clone(w)] = 1 // not the page's text
+			}
+		}
+	}
 	if out := b.short.add(p); out != nil {
 		return b.hold(ctx, t, out, false)
 	}
@@ -388,6 +400,13 @@ func (b *textBuild) finish(ctx context.Context, t *indexTx) error {
 	if err := b.flush(ctx, t); err != nil {
 		return err
 	}
+	words := slices.Sorted(maps.Keys(b.vocab))
+	_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"fts_vocab"}, []string{"word", "pages"},
+		pgx.CopyFromSlice(len(words), func(i int) ([]any, error) { return []any{words[i], b.vocab[words[i]]}, nil }))
+	if err != nil {
+		return fmt.Errorf("index: full text: words: %w", t.db.translate(err))
+	}
+	b.vocab = nil
 	short := 0
 	for _, p := range pages {
 		if p.words <= tier {
@@ -400,14 +419,12 @@ func (b *textBuild) finish(ctx context.Context, t *indexTx) error {
 	}{
 		{`UPDATE fts_stats SET pages = $1, words = $2, more = $3, tier = $4, short = $5`,
 			[]any{b.pages, b.words, int32(b.morePages), int32(b.tier), int32(short)}},
-		{`INSERT INTO fts_vocab (word, pages) SELECT word, ndoc FROM ts_stat($$
-			SELECT body FROM fts UNION ALL SELECT lexemes FROM fts_more WHERE NOT title$$)`, nil},
 		{`SELECT gin_clean_pending_list(i::regclass) FROM unnest(ARRAY['fts_title', 'fts_body', 'fts_title_short', 'fts_body_short']) i`, nil},
 		// Statistics for the planner, which would otherwise plan the
 		// index's lookups on tables it takes for empty (the words'
 		// statistics of the full text would cost more than they help:
 		// searches go by their GIN indexes).
-		{`ANALYZE files, keys, links, link_keys, cites, findings, fts (id, words, short, more), fts_vocab`, nil},
+		{`ANALYZE files, keys, links, link_keys, cites, findings, fts (id, words, short, more)`, nil},
 	} {
 		if _, err := t.tx.Exec(ctx, stmt.sql, stmt.args...); err != nil {
 			return fmt.Errorf("index: full text: %w", t.db.translate(err))
