@@ -40,25 +40,11 @@ func (s *IndexStorage) Snapshot(ctx context.Context) (index.StorageSnapshot, err
 	return &indexSnapshot{indexReader: indexReader{db: s.db, q: tx}, tx: tx}, nil
 }
 
-// beginIndexRead starts a read-only transaction of one snapshot, waiting
-// at most the acquire timeout for a connection of the pool.
+// beginIndexRead starts a read-only transaction of one snapshot (the
+// pool bounds the wait for a connection).
 func (db *DB) beginIndexRead(ctx context.Context) (pgx.Tx, error) {
-	actx, cancel := context.WithTimeout(ctx, db.acquire)
-	defer cancel()
-	conn, err := db.pool.Acquire(actx)
-	if err != nil {
-		if ctx.Err() == nil && actx.Err() != nil {
-			return nil, cairn.Errorf(cairn.EUNAVAILABLE, "every connection to the database is busy (%d of %d)", db.pool.Stat().AcquiredConns(), db.pool.Config().MaxConns).
-				WithHint("Try again in a moment; a server under this load wants a larger pool (?pool_max_conns=N in the URL).")
-		}
-		return nil, db.translate(err)
-	}
-	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		conn.Release()
-		return nil, db.translate(err)
-	}
-	return &releasing{Tx: tx, conn: conn}, nil
+	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	return tx, db.translate(err)
 }
 
 // indexSnapshot is a read transaction of the committed index.
