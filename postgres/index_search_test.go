@@ -1,0 +1,520 @@
+package postgres_test
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"cairn"
+	"cairn/index"
+	"cairn/internal/vaultgen"
+	"cairn/postgres"
+	"cairn/postgres/pgtest"
+	"cairn/sqlite"
+	"cairn/store"
+)
+
+// indexed is a vault with its index on one backend.
+type indexed struct {
+	s  *store.Store
+	ix *index.Index
+	st index.Storage
+	pg *postgres.DB // nil on SQLite
+}
+
+// openPostgres opens a PostgreSQL vault database of the test's own, with
+// its index storage.
+func openPostgres(t testing.TB) (*postgres.DB, index.Storage) {
+	t.Helper()
+	db, err := postgres.Open(context.Background(), pgtest.URL(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, postgres.NewIndexStorage(db)
+}
+
+// openSQLite opens a SQLite vault database of the test's own, with its
+// index storage.
+func openSQLite(t testing.TB) (*sqlite.DB, index.Storage) {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "cairn.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, sqlite.NewIndexStorage(db)
+}
+
+// buildVault imports files as main's head into db and builds its index
+// from scratch; then commits each of later in turn on top, which the index
+// takes as updates.
+func buildVault(t testing.TB, db cairn.Backend, st index.Storage, files []store.FileChange, later ...[]store.FileChange) *indexed {
+	t.Helper()
+	ctx := context.Background()
+	s, err := store.New(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bt := s.NewBatch()
+	tree, err := bt.BuildTree(ctx, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bt.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Commit(ctx, bt, store.CommitRequest{Branch: "main", Tree: tree, Principal: cairn.PrincipalSystem, Message: "import"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := index.New(s, st, nil)
+	s.AddHook(ix.Hook())
+	if err := ix.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	all := map[string]store.FileChange{}
+	for _, f := range files {
+		all[f.Path] = f
+	}
+	for _, more := range later {
+		for _, f := range more {
+			all[f.Path] = f // later's win
+		}
+		bt := s.NewBatch()
+		tree, err := bt.BuildTree(ctx, slices.SortedFunc(maps.Values(all), func(a, b store.FileChange) int { return strings.Compare(a.Path, b.Path) }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := bt.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if c, err = s.Commit(ctx, bt, store.CommitRequest{Branch: "main", Expected: c.Hash, Tree: tree, Principal: cairn.PrincipalSystem, Message: "more"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := &indexed{s: s, ix: ix, st: st}
+	out.pg, _ = db.(*postgres.DB)
+	return out
+}
+
+// changedVault is a generated vault of n pages cut into a first import and
+// later commits: a third of the pages come later, under ids above the
+// others' (ids are not in path order, as in any vault that changed), and
+// some pages change length in them, into or out of the short pages. With
+// every > 3, the vault grows from a few pages by commits of 1,500 files.
+func changedVault(n, every int) (*vaultgen.Vault, []store.FileChange, [][]store.FileChange) {
+	v := vaultgen.New(vaultgen.Config{Pages: n, Raw: true})
+	var files, later []store.FileChange
+	for i, f := range v.All() {
+		switch {
+		case i%every != 1 && every > 3:
+			later = append(later, store.FileChange{Path: f.Path, Data: f.Data})
+			continue
+		case i%3 == 0:
+			later = append(later, store.FileChange{Path: f.Path, Data: f.Data})
+			continue
+		case i%7 == 0:
+			later = append(later, store.FileChange{Path: f.Path, Data: slices.Concat(f.Data, f.Data, []byte("\nlonger now\n"))})
+		case i%11 == 0 && len(f.Data) > 200:
+			later = append(later, store.FileChange{Path: f.Path, Data: f.Data[:len(f.Data)/3]})
+		}
+		files = append(files, store.FileChange{Path: f.Path, Data: f.Data})
+	}
+	return v, files, slices.Collect(slices.Chunk(later, 1500))
+}
+
+// termsOf splits a query of words and prefixes into full-text terms.
+func termsOf(text string) []index.FullTextTerm {
+	var out []index.FullTextTerm
+	for _, w := range strings.Fields(text) {
+		out = append(out, index.FullTextTerm{Word: strings.TrimSuffix(w, "*"), Prefix: strings.HasSuffix(w, "*")})
+	}
+	return out
+}
+
+// commonWords returns the n words in the most pages of the full text.
+func commonWords(t testing.TB, db *postgres.DB, n int) []string {
+	t.Helper()
+	rows, err := db.Pool().Query(context.Background(), `SELECT word FROM fts_vocab ORDER BY pages DESC, word LIMIT $1`, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for rows.Next() {
+		var w string
+		if err := rows.Scan(&w); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, w)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// queryMix is the queries the search tests run: the benchmarks' mixes of
+// title words and frequent title words, and the words in the most pages
+// alone, with another word, and as prefixes of two letters.
+func queryMix(t testing.TB, v *vaultgen.Vault, db *postgres.DB, n int) []string {
+	var queries []string
+	queries = append(queries, v.Queries(n, 1)...)
+	queries = append(queries, v.FrequentQueries(n, 2)...)
+	for _, w := range commonWords(t, db, 8) {
+		queries = append(queries, w, w+" "+queries[len(queries)%n], w[:min(2, len(w))]+"*")
+	}
+	return queries
+}
+
+// match is a page that matches, with what ranks it.
+type match struct {
+	path  string
+	title bool
+	words int
+}
+
+// exhaustive ranks every page that matches q by the order Storage defines,
+// from every row of the full text, the filters applied here.
+func exhaustive(t testing.TB, db *postgres.DB, q index.FullTextQuery) []match {
+	t.Helper()
+	var tsq []string
+	for _, term := range q.Terms {
+		s := "'" + term.Word + "'"
+		if term.Prefix {
+			s += ":*"
+		}
+		tsq = append(tsq, s)
+	}
+	rows, err := db.Pool().Query(context.Background(), `SELECT f.path, coalesce(f.type, ''), t.title @@ $1::tsquery, t.words
+		FROM fts t JOIN files f ON f.id = t.id WHERE t.body @@ $1::tsquery`, strings.Join(tsq, " & "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []match
+	for rows.Next() {
+		var m match
+		var typ string
+		if err := rows.Scan(&m.path, &typ, &m.title, &m.words); err != nil {
+			t.Fatal(err)
+		}
+		if q.Type != "" && typ != q.Type || q.Folder != "" && !strings.HasPrefix(strings.ToLower(m.path), strings.ToLower(q.Folder)) {
+			continue
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(out, func(a, b match) int {
+		return cmp.Or(-cmp.Compare(boolInt(a.title), boolInt(b.title)), cmp.Compare(a.words, b.words), strings.Compare(a.path, b.path))
+	})
+	return out
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func paths(ms []match) []string {
+	out := []string{}
+	for _, m := range ms {
+		out = append(out, m.path)
+	}
+	return out
+}
+
+func hitPaths(hs []index.SearchHit) []string {
+	out := []string{}
+	for _, h := range hs {
+		out = append(out, h.Path)
+	}
+	return out
+}
+
+// The order a search returns is the exhaustive one, computed here from
+// every match (title first, then words, then path), for both query mixes,
+// words in most pages and prefixes, with and without filters, at several
+// limits. Most cases match more pages than they return, and in many the
+// pages of the last result's length go on past the limit, where ties are
+// cut by path; some are answered among the short pages alone.
+func TestIndexSearch_SameAsExhaustive(t *testing.T) {
+	// Some pages change in later commits, into or out of the short pages.
+	t.Run("changed", func(t *testing.T) { sameAsExhaustive(t, 5000, 3) })
+	// A vault of a dozen pages grows by commits of 1,500 files: its short
+	// pages, every page at first, are cut back to the shortest when they
+	// are more than twice 1,000.
+	t.Run("grown", func(t *testing.T) { sameAsExhaustive(t, 3000, 3000/12) })
+}
+
+func sameAsExhaustive(t *testing.T, n, every int) {
+	ctx := t.Context()
+	db, st := openPostgres(t)
+	v, files, later := changedVault(n, every)
+	vault := buildVault(t, db, st, files, later...)
+	r := vault.st.Committed()
+	snap, err := r.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bad := snap["fts_short"]; len(bad) > 0 {
+		t.Errorf("short pages out of place: %v", bad)
+	}
+	var pages, short int
+	if err := db.Pool().QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE short) FROM fts`).Scan(&pages, &short); err != nil {
+		t.Fatal(err)
+	}
+	if short == 0 || short > pages/2 {
+		t.Errorf("%d short pages of %d: the tier should hold a few, not most", short, pages)
+	}
+	cases := []index.FullTextQuery{{Limit: 1}, {Limit: 10}, {Limit: 100}, {Folder: "Concepts/", Limit: 10}, {Type: "entity", Limit: 10}}
+	queries := queryMix(t, v, db, 40)
+	var more, ties, inShort int
+	for _, text := range queries {
+		for _, q := range cases {
+			q.Terms = termsOf(text)
+			name := fmt.Sprintf("%q type=%q folder=%q limit=%d", text, q.Type, q.Folder, q.Limit)
+			want := exhaustive(t, db, q)
+			hits, err := r.Search(ctx, q)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			n := min(len(want), q.Limit)
+			if got := hitPaths(hits); !slices.Equal(got, paths(want[:n])) {
+				t.Errorf("%s:\n got %v\nwant %v", name, got, paths(want[:n]))
+			}
+			for i, h := range hits {
+				if i < n && h.InTitle != want[i].title {
+					t.Errorf("%s: %s in title = %v, want %v", name, h.Path, h.InTitle, want[i].title)
+				}
+			}
+			if len(want) > q.Limit {
+				more++
+				if last, next := want[q.Limit-1], want[q.Limit]; last.title == next.title && last.words == next.words {
+					ties++
+				}
+			}
+			if q.Type == "" && q.Folder == "" && len(want) >= q.Limit && !want[0].title {
+				var k int
+				tsq := strings.Join(strings.Fields(strings.ReplaceAll(text, "*", ":*")), " & ")
+				if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM fts WHERE short AND body @@ $1::tsquery`, tsq).Scan(&k); err != nil {
+					t.Fatal(err)
+				}
+				if k >= q.Limit {
+					inShort++
+				}
+			}
+		}
+	}
+	if cases := len(queries) * len(cases); more < cases/2 || ties < cases/10 || inShort < cases/20 {
+		t.Errorf("of %d cases, %d match more pages than they return, %d tie at the limit and %d are answered among the short pages; the test vault is too small",
+			cases, more, ties, inShort)
+	}
+}
+
+// Both backends, given the same commits, keep the same rows and find the
+// same pages for every query of the mix, scored alike; their orders agree
+// (nDCG@10 of PostgreSQL's order against SQLite's, reported), and so do
+// the index's results, snippets included.
+func TestIndexSearch_SameAsSQLite(t *testing.T) {
+	n := 2000
+	if testing.Short() {
+		n = 800
+	}
+	ctx := t.Context()
+	v, files, later := changedVault(n, 3)
+	pdb, pst := openPostgres(t)
+	pg := buildVault(t, pdb, pst, files, later...)
+	sdb, sst := openSQLite(t)
+	lite := buildVault(t, sdb, sst, files, later...)
+
+	// The same rows.
+	pgRows, err := pg.st.Committed().Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	liteRows, err := lite.st.Committed().Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"files", "keys", "links", "link_keys", "cites", "findings", "fts", "fts_title"} {
+		if !slices.Equal(pgRows[table], liteRows[table]) {
+			d := (&index.Snapshot{Tables: map[string][]string{table: pgRows[table]}}).Diff(&index.Snapshot{Tables: map[string][]string{table: liteRows[table]}})
+			t.Errorf("%s: PostgreSQL's rows differ from SQLite's (%d, %d rows):\n%s", table, len(pgRows[table]), len(liteRows[table]), strings.Join(d, "\n"))
+		}
+	}
+
+	queries := queryMix(t, v, pdb, 100)
+	var sum float64
+	var worst float64 = 1
+	var compared int
+	for _, text := range queries {
+		for _, q := range []index.FullTextQuery{{}, {Folder: "concepts/"}, {Type: "entity"}} {
+			q.Terms, q.Limit = termsOf(text), 1<<20
+			name := fmt.Sprintf("%q type=%q folder=%q", text, q.Type, q.Folder)
+			got, err := pg.st.Committed().Search(ctx, q)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			want, err := lite.st.Committed().Search(ctx, q)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if g, w := slices.Sorted(slices.Values(hitPaths(got))), slices.Sorted(slices.Values(hitPaths(want))); !slices.Equal(g, w) {
+				t.Errorf("%s: PostgreSQL finds %d pages, SQLite %d; not the same:\n got %v\nwant %v", name, len(g), len(w), g, w)
+				continue
+			}
+			for i := range min(len(got), len(want)) {
+				if g, w := got[i], want[i]; g.Path == w.Path && (math.Abs(g.Score-w.Score) > 1e-9*math.Abs(w.Score) || g.InTitle != w.InTitle || g.ID != w.ID || g.Title != w.Title || g.Type != w.Type || g.Blob != w.Blob) {
+					t.Errorf("%s: hit %d: PostgreSQL %+v, SQLite %+v", name, i, g, w)
+				}
+			}
+			if len(want) == 0 {
+				continue
+			}
+			ndcg := ndcgAt(10, hitPaths(got), hitPaths(want))
+			sum += ndcg
+			worst = min(worst, ndcg)
+			compared++
+		}
+	}
+	if compared < len(queries) {
+		t.Fatalf("only %d of %d searches found anything: the mix does not exercise the ranking", compared, 3*len(queries))
+	}
+	mean := sum / float64(compared)
+	t.Logf("%d pages, %d searches that match: nDCG@10 of PostgreSQL's order against SQLite's: mean %.4f, worst %.4f", n, compared, mean, worst)
+	if mean < 0.9 {
+		t.Errorf("nDCG@10 = %.4f, want at least 0.9", mean)
+	}
+
+	// Through the index: phrases, snippets and offsets come from the
+	// store, and agree.
+	for _, text := range append(v.Queries(50, 3), `"`+strings.Join(strings.Fields(v.Queries(1, 4)[0]), " ")+`"`, commonWords(t, pdb, 1)[0]+" type:concept") {
+		q := index.SearchQuery{Text: text, Limit: 10}
+		got, err := pg.ix.Main().Search(ctx, q)
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		want, err := lite.ix.Main().Search(ctx, q)
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		if len(got) != len(want) {
+			t.Errorf("%q: PostgreSQL %d results, SQLite %d", text, len(got), len(want))
+			continue
+		}
+		for i := range got {
+			g, w := got[i], want[i]
+			if g.Path != w.Path || g.Snippet != w.Snippet || !slices.Equal(g.Matches, w.Matches) || math.Abs(g.Score-w.Score) > 1e-9*math.Abs(w.Score) {
+				t.Errorf("%q: result %d: PostgreSQL %+v, SQLite %+v", text, i, g, w)
+			}
+		}
+	}
+}
+
+// ndcgAt is the normalized discounted cumulative gain of the first k of
+// got against the first k of ideal: the page ideal ranks first has
+// relevance k, the next k-1, and so on; pages ideal does not rank there
+// have none.
+func ndcgAt(k int, got, ideal []string) float64 {
+	rel := map[string]float64{}
+	for i, p := range ideal[:min(k, len(ideal))] {
+		rel[p] = float64(k - i)
+	}
+	dcg := func(ps []string) float64 {
+		s := 0.0
+		for i, p := range ps[:min(k, len(ps))] {
+			s += rel[p] / math.Log2(float64(i+2))
+		}
+		return s
+	}
+	best := dcg(ideal)
+	if best == 0 {
+		return 1
+	}
+	return dcg(got) / best
+}
+
+// A word longer than a lexeme may be, and a page with more distinct words
+// than one tsvector holds, are indexed and found as SQLite finds them.
+func TestIndexSearch_Oversized(t *testing.T) {
+	ctx := t.Context()
+	var big strings.Builder
+	for i := range 120_000 { // 120k distinct words of about 10 bytes: over 1 MB
+		fmt.Fprintf(&big, "w%08d ", i)
+	}
+	long := strings.Repeat("x", 3000) + "tail"
+	files := []store.FileChange{
+		{Path: "index.md", Data: []byte("# Home\n\nSee [[big]] and [[long]].\n")},
+		{Path: "big.md", Data: []byte("# Big zebra\n\n" + big.String() + "\n\nthe end, yak\n")},
+		{Path: "long.md", Data: []byte("# Long\n\n" + long + " zebra\n")},
+		{Path: "other.md", Data: []byte("# Other\n\nw00000001 and w00119999 zebra yak\n")},
+	}
+	pdb, pst := openPostgres(t)
+	pg := buildVault(t, pdb, pst, files)
+	sdb, sst := openSQLite(t)
+	lite := buildVault(t, sdb, sst, files)
+	check := func(stage string) {
+		t.Helper()
+		for _, text := range []string{"w00000001", "w00119999", "w00119999 zebra", "zebra yak", "w0011999*", "xxxxxxxxxx*", "zebra w00119999 yak", "big", "w00060000 zebra"} {
+			q := index.FullTextQuery{Terms: termsOf(text), Limit: 10}
+			got, err := pg.st.Committed().Search(ctx, q)
+			if err != nil {
+				t.Fatalf("%s: %q: %v", stage, text, err)
+			}
+			want, err := lite.st.Committed().Search(ctx, q)
+			if err != nil {
+				t.Fatalf("%s: %q: %v", stage, text, err)
+			}
+			if !slices.Equal(hitPaths(got), hitPaths(want)) {
+				t.Errorf("%s: %q: PostgreSQL finds %v, SQLite %v", stage, text, hitPaths(got), hitPaths(want))
+			}
+			for i := range min(len(got), len(want)) {
+				if got[i].InTitle != want[i].InTitle || math.Abs(got[i].Score-want[i].Score) > 1e-9*math.Abs(want[i].Score) {
+					t.Errorf("%s: %q: hit %d: PostgreSQL %+v, SQLite %+v", stage, text, i, got[i], want[i])
+				}
+			}
+		}
+	}
+	check("built")
+	var more int
+	if err := pdb.Pool().QueryRow(ctx, `SELECT count(*) FROM fts_more`).Scan(&more); err != nil || more == 0 {
+		t.Fatalf("parts in fts_more: %d, %v; want some", more, err)
+	}
+	// Updated: the big page loses its title word and more, then goes.
+	for _, v := range []*indexed{pg, lite} {
+		head, err := v.s.Head(ctx, "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := v.s.ReadCommit(ctx, head)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bt := v.s.NewBatch()
+		tree, err := bt.Edit(ctx, c.Tree, []store.FileChange{{Path: "big.md", Data: []byte("# Big\n\n" + big.String()[:len(big.String())/2] + "\n")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := v.s.Commit(ctx, bt, store.CommitRequest{Branch: "main", Expected: head, Tree: tree, Principal: cairn.PrincipalSystem, Message: "edit"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("edited")
+	d, err := pg.ix.Check(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.OK() {
+		t.Errorf("the updated index differs from a rebuild:\n%s", strings.Join(d.Problems, "\n"))
+	}
+}
