@@ -249,7 +249,7 @@ func hitPaths(hs []index.SearchHit) []string {
 // cut by path; some are answered among the short pages alone.
 func TestIndexSearch_SameAsExhaustive(t *testing.T) {
 	// Some pages change in later commits, into or out of the short pages.
-	t.Run("changed", func(t *testing.T) { sameAsExhaustive(t, 5000, 3) })
+	t.Run("changed", func(t *testing.T) { sameAsExhaustive(t, 8000, 3) })
 	// A vault of a dozen pages grows by commits of 1,500 files: its short
 	// pages, every page at first, are cut back to the shortest when they
 	// are more than twice 1,000.
