@@ -5,8 +5,8 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
