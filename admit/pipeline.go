@@ -236,9 +236,18 @@ var errMoved = errors.New("main moved since the change was judged")
 // not admit, taking the lint gate's index update with it.
 var errNotAdmitted = errors.New("the change was not admitted")
 
+// errUnmerged ends a write transaction of Submit whose change must be
+// settled as a person's unmerged change, outside it.
+var errUnmerged = errors.New("the change must be settled unmerged")
+
 // maxJudgements is how many times Submit judges a change whose target main
-// keeps moving before it gives up (EUNAVAILABLE).
-const maxJudgements = 8
+// keeps moving before it gives up (EUNAVAILABLE); from the judgement
+// numbered lockedAfter on, it judges inside the write transaction, which
+// no other admission, in this process or another, can outrun.
+const (
+	maxJudgements = 8
+	lockedAfter   = 3
+)
 
 func (p *Pipeline) checkRequest(req *Request) error {
 	if req.Route == "" || req.Message == "" || req.Tree.IsZero() {
@@ -278,10 +287,15 @@ func (p *Pipeline) checkRequest(req *Request) error {
 // large to preview or an index rebuilt meanwhile, the index updated inside
 // the transaction and the change judged there again.
 //
+// A change that main outran lockedAfter times is judged and decided in
+// one write transaction (submitLocked): several processes committing to
+// main at once cannot starve it.
+//
 // Errors: a change that changes nothing wraps ErrEmpty; a key submitted
 // before, or a proposal that is not held, is ECONFLICT; a cairn.yaml the
 // change makes invalid is EINVALID; main moving on every one of
-// maxJudgements judgements is EUNAVAILABLE. A person's change that
+// maxJudgements judgements (only the recording of an outcome that is not
+// admitted can still be outrun) is EUNAVAILABLE. A person's change that
 // conflicts with main is returned with its conflicts and nothing recorded.
 func (p *Pipeline) Submit(ctx context.Context, req Request) (*Outcome, error) {
 	if err := p.checkRequest(&req); err != nil {
@@ -302,41 +316,12 @@ func (p *Pipeline) Submit(ctx context.Context, req Request) (*Outcome, error) {
 		if i > 0 {
 			p.log.Debug("admission: main moved while the change was judged; judging it again", "route", req.Route, "judgement", i+1)
 		}
-		j, err := p.judge(ctx, &req, i == 0)
-		if errors.Is(err, errMoved) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		// Judged without the lock: main may move from here on.
-		p.point("admit:gated", req.Route)
-		if j.out != nil && (req.Force || req.Origin == OriginPerson && req.Proposal == 0) {
-			// A person settles conflicts in their folder, and a review
-			// that cannot merge stays held with the error.
-			out, err := p.unmerged(ctx, &req, j)
-			if errors.Is(err, errMoved) {
-				continue
-			}
-			return out, err
-		}
 		var out *Outcome
-		if j.lint != nil && !admissible(&req, j.lint) {
-			// Judged whole on the snapshot and not admitted: the write
-			// transaction only records it.
-			out, err = j.lint, p.recordIn(ctx, &req, j, j.lint)
+		var err error
+		if i >= lockedAfter {
+			out, err = p.submitLocked(ctx, &req)
 		} else {
-			err = p.s.Update(ctx, func(tx *store.Tx) error {
-				var err error
-				out, err = p.decide(ctx, tx, &req, j)
-				return err
-			})
-			if errors.Is(err, errNotAdmitted) {
-				// The lint gate's index update went with the transaction,
-				// which costs less than undoing it to a savepoint; the
-				// outcome is recorded in a short transaction of its own.
-				err = p.recordIn(ctx, &req, j, out)
-			}
+			out, err = p.submitOnce(ctx, &req, i == 0)
 		}
 		if errors.Is(err, errMoved) {
 			continue
@@ -353,6 +338,71 @@ func (p *Pipeline) Submit(ctx context.Context, req Request) (*Outcome, error) {
 	}
 	return nil, cairn.Errorf(cairn.EUNAVAILABLE, "main moved %d times while the change was judged; nothing was recorded", maxJudgements).
 		WithHint("Another process is committing to main; try again when it is done.")
+}
+
+// submitOnce judges a change once on read snapshots of main and its index,
+// without the write lock (previewing the lint gate when preview is set),
+// and records the outcome; errMoved when main moved meanwhile.
+func (p *Pipeline) submitOnce(ctx context.Context, req *Request, preview bool) (*Outcome, error) {
+	j, err := p.judge(ctx, req, preview)
+	if err != nil {
+		return nil, err
+	}
+	// Judged without the lock: main may move from here on.
+	p.point("admit:gated", req.Route)
+	if j.out != nil && (req.Force || req.Origin == OriginPerson && req.Proposal == 0) {
+		// A person settles conflicts in their folder, and a review
+		// that cannot merge stays held with the error.
+		return p.unmerged(ctx, req, j)
+	}
+	var out *Outcome
+	if j.lint != nil && !admissible(req, j.lint) {
+		// Judged whole on the snapshot and not admitted: the write
+		// transaction only records it.
+		out, err = j.lint, p.recordIn(ctx, req, j, j.lint)
+	} else {
+		err = p.s.Update(ctx, func(tx *store.Tx) error {
+			var err error
+			out, err = p.decide(ctx, tx, req, j)
+			return err
+		})
+		if errors.Is(err, errNotAdmitted) {
+			// The lint gate's index update went with the transaction,
+			// which costs less than undoing it to a savepoint; the
+			// outcome is recorded in a short transaction of its own.
+			err = p.recordIn(ctx, req, j, out)
+		}
+	}
+	return out, err
+}
+
+// submitLocked judges a change and records the outcome in one write
+// transaction, which no other admission can outrun: the last resort of a
+// change that main outran lockedAfter times. A person's change that must be
+// settled unmerged, and an outcome that is not admitted, are recorded
+// after it, as submitOnce records them.
+func (p *Pipeline) submitLocked(ctx context.Context, req *Request) (*Outcome, error) {
+	var j *judgement
+	var out *Outcome
+	err := p.s.Update(ctx, func(tx *store.Tx) error {
+		var err error
+		if j, err = p.judge(ctx, req, false); err != nil {
+			return err
+		}
+		// No "admit:gated" point: main cannot move from here on.
+		if j.out != nil && (req.Force || req.Origin == OriginPerson && req.Proposal == 0) {
+			return errUnmerged
+		}
+		out, err = p.decide(ctx, tx, req, j)
+		return err
+	})
+	switch {
+	case errors.Is(err, errUnmerged):
+		return p.unmerged(ctx, req, j)
+	case errors.Is(err, errNotAdmitted):
+		err = p.recordIn(ctx, req, j, out)
+	}
+	return out, err
 }
 
 // recordIn records the outcome of a change that was not admitted, in a
