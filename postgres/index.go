@@ -207,6 +207,16 @@ type batchRows struct {
 	err error
 }
 
+// Next advances to the next row; after the last, it closes the batch, so
+// that Err reports the batch's error too.
+func (r *batchRows) Next() bool {
+	if r.res != nil && r.Rows.Next() {
+		return true
+	}
+	r.Close()
+	return false
+}
+
 // Close closes the rows and the batch.
 func (r *batchRows) Close() {
 	if r.res == nil {

@@ -315,6 +315,19 @@ type textBuild struct {
 	pages, words, morePages int64
 	vocab                   map[string]int32
 	tier                    int
+	// makeIndexes says Clear dropped the GIN indexes, for finish to make.
+	makeIndexes bool
+}
+
+// ftsIndexes are the GIN indexes of the full text, as migration 0002
+// makes them.
+func ftsIndexes() []string {
+	return []string{
+		`CREATE INDEX fts_title ON fts USING gin (title)`,
+		`CREATE INDEX fts_body ON fts USING gin (body)`,
+		`CREATE INDEX fts_title_short ON fts USING gin (title) WHERE short`,
+		`CREATE INDEX fts_body_short ON fts USING gin (body) WHERE short`,
+	}
 }
 
 func newTextBuild() *textBuild { return &textBuild{vocab: map[string]int32{}} }
@@ -383,8 +396,8 @@ func (b *textBuild) flush(ctx context.Context, t *indexTx) error {
 }
 
 // finish writes the shortest pages, the totals and the vocabulary, and
-// merges the GIN indexes' pending entries, which every search would
-// otherwise read.
+// makes the GIN indexes Clear dropped, or else merges their pending
+// entries, which every search would otherwise read.
 func (b *textBuild) finish(ctx context.Context, t *indexTx) error {
 	pages, tier := b.short.done()
 	b.tier = tier
@@ -409,13 +422,21 @@ func (b *textBuild) finish(ctx context.Context, t *indexTx) error {
 			short++
 		}
 	}
+	indexes := []string{`SELECT gin_clean_pending_list(i::regclass) FROM unnest(ARRAY['fts_title', 'fts_body', 'fts_title_short', 'fts_body_short']) i`}
+	if b.makeIndexes {
+		indexes = ftsIndexes()
+	}
+	for _, sql := range indexes {
+		if _, err := t.tx.Exec(ctx, sql); err != nil {
+			return fmt.Errorf("index: full text: %w", t.db.translate(err))
+		}
+	}
 	for _, stmt := range []struct {
 		sql  string
 		args []any
 	}{
 		{`UPDATE fts_stats SET pages = $1, words = $2, more = $3, tier = $4, short = $5`,
 			[]any{b.pages, b.words, int32(b.morePages), int32(b.tier), int32(short)}},
-		{`SELECT gin_clean_pending_list(i::regclass) FROM unnest(ARRAY['fts_title', 'fts_body', 'fts_title_short', 'fts_body_short']) i`, nil},
 		// Statistics for the planner, which would otherwise plan the
 		// index's lookups on tables it takes for empty (the words'
 		// statistics of the full text would cost more than they help:

@@ -128,6 +128,7 @@ CREATE INDEX fts_title ON fts USING gin (title);
 CREATE INDEX fts_body ON fts USING gin (body);
 CREATE INDEX fts_title_short ON fts USING gin (title) WHERE short;
 CREATE INDEX fts_body_short ON fts USING gin (body) WHERE short;
+CREATE INDEX fts_short_words ON fts (words) WHERE short;
 CREATE INDEX fts_more_pages ON fts (id) WHERE more;
 
 -- The rest of the distinct words of a page too large for one tsvector,
