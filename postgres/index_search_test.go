@@ -518,3 +518,60 @@ func TestIndexSearch_Oversized(t *testing.T) {
 		t.Errorf("the updated index differs from a rebuild:\n%s", strings.Join(d.Problems, "\n"))
 	}
 }
+
+// The storage refuses a transaction of another backend's, and another
+// PostgreSQL database's, with EINTERNAL.
+func TestIndexStorage_BeginOtherBackend(t *testing.T) {
+	ctx := t.Context()
+	_, st := openPostgres(t)
+	lite, _ := openSQLite(t)
+	other, _ := openPostgres(t)
+	for name, db := range map[string]cairn.Backend{"SQLite": lite, "another database": other} {
+		err := db.Update(ctx, func(tx cairn.Tx) error {
+			_, err := st.Begin(ctx, tx)
+			return err
+		})
+		if cairn.ErrorCode(err) != cairn.EINTERNAL {
+			t.Errorf("Begin with a transaction of %s = %v, want EINTERNAL", name, err)
+		}
+	}
+}
+
+// A snapshot reads one state of the index while a full build replaces
+// it, and does not wait for the build; the build, too, goes ahead while
+// the snapshot is open.
+func TestIndexStorage_SnapshotDuringBuild(t *testing.T) {
+	ctx := t.Context()
+	db, st := openPostgres(t)
+	_, files, _ := changedVault(300, 3)
+	vault := buildVault(t, db, st, files)
+	q := index.FullTextQuery{Terms: termsOf(commonWords(t, db, 1)[0]), Limit: 5}
+	before, err := st.Committed().Search(ctx, q)
+	if err != nil || len(before) == 0 {
+		t.Fatalf("search before: %v, %v", before, err)
+	}
+	snap, err := st.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	if _, err := snap.Stats(ctx); err != nil {
+		t.Fatal(err)
+	}
+	built := make(chan error, 1)
+	go func() { built <- vault.ix.Rebuild(ctx) }()
+	got, err := snap.Search(ctx, q)
+	if err != nil || !slices.Equal(hitPaths(got), hitPaths(before)) {
+		t.Errorf("search in the snapshot during a build = %v, %v; want %v", hitPaths(got), err, hitPaths(before))
+	}
+	if err := <-built; err != nil {
+		t.Fatalf("rebuild with a snapshot open: %v", err)
+	}
+	got, err = snap.Search(ctx, q)
+	if err != nil || !slices.Equal(hitPaths(got), hitPaths(before)) {
+		t.Errorf("search in the snapshot after the build = %v, %v; want %v", hitPaths(got), err, hitPaths(before))
+	}
+	if got, err := st.Committed().Search(ctx, q); err != nil || !slices.Equal(hitPaths(got), hitPaths(before)) {
+		t.Errorf("search after the build = %v, %v; want %v", hitPaths(got), err, hitPaths(before))
+	}
+}
