@@ -161,3 +161,17 @@ func (r *releasing) release() {
 		r.conn.Release()
 	}
 }
+
+// Querier runs statements and begins transactions on a connection of the
+// vault's pool, each waiting for one within the acquire timeout (then
+// EUNAVAILABLE): what the subpackages of postgres use. Transactions
+// begun on it do not take the vault's write lock; DB.Update does.
+type Querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// Q returns the vault's pool as a Querier.
+func (db *DB) Q() Querier { return db.pool }

@@ -38,7 +38,7 @@ func New(db *postgres.DB) *Storage { return &Storage{db: db} }
 
 // PutWorker records w, replacing the record of the same id.
 func (s *Storage) PutWorker(ctx context.Context, w durable.Worker) error {
-	_, err := s.db.Pool().Exec(ctx, `INSERT INTO workers (id, host, pid, proc, started, heartbeat) VALUES ($1, $2, $3, $4, $5, $6)
+	_, err := s.db.Q().Exec(ctx, `INSERT INTO workers (id, host, pid, proc, started, heartbeat) VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, proc = excluded.proc,
 			started = excluded.started, heartbeat = excluded.heartbeat`,
 		w.ID, w.Host, int32(w.PID), w.Proc, w.Started.UnixNano(), w.Heartbeat.UnixNano())
@@ -50,7 +50,7 @@ func (s *Storage) PutWorker(ctx context.Context, w durable.Worker) error {
 
 // Beat records that worker id was alive at t.
 func (s *Storage) Beat(ctx context.Context, id string, t time.Time) error {
-	if _, err := s.db.Pool().Exec(ctx, `UPDATE workers SET heartbeat = $1 WHERE id = $2`, t.UnixNano(), id); err != nil {
+	if _, err := s.db.Q().Exec(ctx, `UPDATE workers SET heartbeat = $1 WHERE id = $2`, t.UnixNano(), id); err != nil {
 		return fmt.Errorf("record the heartbeat of worker %s: %w", id, postgres.Translate(err))
 	}
 	return nil
@@ -58,7 +58,7 @@ func (s *Storage) Beat(ctx context.Context, id string, t time.Time) error {
 
 // RemoveWorker forgets worker id.
 func (s *Storage) RemoveWorker(ctx context.Context, id string) error {
-	if _, err := s.db.Pool().Exec(ctx, `DELETE FROM workers WHERE id = $1`, id); err != nil {
+	if _, err := s.db.Q().Exec(ctx, `DELETE FROM workers WHERE id = $1`, id); err != nil {
 		return fmt.Errorf("forget worker %s: %w", id, postgres.Translate(err))
 	}
 	return nil
@@ -71,7 +71,7 @@ type querier interface {
 
 // Workers returns every recorded worker.
 func (s *Storage) Workers(ctx context.Context) ([]durable.Worker, error) {
-	return workers(ctx, s.db.Pool())
+	return workers(ctx, s.db.Q())
 }
 
 // workers reads every worker with q.
@@ -97,7 +97,7 @@ func workers(ctx context.Context, q querier) ([]durable.Worker, error) {
 // RunningJobs returns the jobs River has running; EINTERNAL for one whose
 // attempted_by is not a list of worker ids.
 func (s *Storage) RunningJobs(ctx context.Context) ([]durable.RunningJob, error) {
-	return runningJobs(ctx, s.db.Pool())
+	return runningJobs(ctx, s.db.Q())
 }
 
 // runningJobs reads with q the jobs River has running.
@@ -149,7 +149,7 @@ func damaged(id int64, err error) error {
 // rescue racing another, or a worker that took the job meanwhile, finds
 // the row changed once the other's row lock is released, and leaves it.
 func (s *Storage) Rescue(ctx context.Context, decide func([]durable.Worker, []durable.RunningJob) (*durable.Plan, error)) ([]int64, error) {
-	tx, err := s.db.Pool().Begin(ctx)
+	tx, err := s.db.Q().Begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("rescue: %w", postgres.Translate(err))
 	}

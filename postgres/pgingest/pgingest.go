@@ -90,7 +90,7 @@ func byJob(ctx context.Context, q querier, job int64) (*ingest.Source, error) {
 
 // Source returns the source with the full id; ENOTFOUND when there is none.
 func (s *Storage) Source(ctx context.Context, id string) (*ingest.Source, error) {
-	return byID(ctx, s.db.Pool(), id)
+	return byID(ctx, s.db.Q(), id)
 }
 
 // SourceTx returns, inside tx, the source with the full id; ENOTFOUND when
@@ -106,7 +106,7 @@ func (s *Storage) SourceTx(ctx context.Context, tx cairn.Tx, id string) (*ingest
 // SourceOfJob returns the source recorded under job; ENOTFOUND when there
 // is none.
 func (s *Storage) SourceOfJob(ctx context.Context, job int64) (*ingest.Source, error) {
-	return byJob(ctx, s.db.Pool(), job)
+	return byJob(ctx, s.db.Q(), job)
 }
 
 // SourceOfJobTx returns, inside tx, the source recorded under job;
@@ -132,14 +132,14 @@ func limit(n int) *int {
 // every id with the prefix sorts at or after it and before the prefix
 // followed by "g".
 func (s *Storage) SourcesWithPrefix(ctx context.Context, prefix string, n int) ([]*ingest.Source, error) {
-	return many(ctx, s.db.Pool(), `SELECT `+columns+` FROM sources WHERE id >= $1 AND id < $2 ORDER BY id LIMIT $3`,
+	return many(ctx, s.db.Q(), `SELECT `+columns+` FROM sources WHERE id >= $1 AND id < $2 ORDER BY id LIMIT $3`,
 		prefix, prefix+"g", limit(n))
 }
 
 // SourcesNamed returns at most n sources whose name or path is name,
 // newest first.
 func (s *Storage) SourcesNamed(ctx context.Context, name string, n int) ([]*ingest.Source, error) {
-	return many(ctx, s.db.Pool(), `SELECT `+columns+` FROM sources WHERE name = $1 OR path = $1 ORDER BY created DESC LIMIT $2`,
+	return many(ctx, s.db.Q(), `SELECT `+columns+` FROM sources WHERE name = $1 OR path = $1 ORDER BY created DESC LIMIT $2`,
 		name, limit(n))
 }
 
@@ -152,12 +152,12 @@ func (s *Storage) Sources(ctx context.Context, status string) ([]*ingest.Source,
 		query += ` WHERE status = $1`
 		args = append(args, status)
 	}
-	return many(ctx, s.db.Pool(), query+` ORDER BY created DESC, name`, args...)
+	return many(ctx, s.db.Q(), query+` ORDER BY created DESC, name`, args...)
 }
 
 // History returns the history of source id, oldest first.
 func (s *Storage) History(ctx context.Context, id string) ([]ingest.Step, error) {
-	rows, err := s.db.Pool().Query(ctx, `SELECT time, status, principal, detail FROM source_history WHERE source = $1 ORDER BY seq`, id)
+	rows, err := s.db.Q().Query(ctx, `SELECT time, status, principal, detail FROM source_history WHERE source = $1 ORDER BY seq`, id)
 	if err != nil {
 		return nil, fmt.Errorf("read the history of source %.12s: %w", id, postgres.Translate(err))
 	}
