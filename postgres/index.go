@@ -13,6 +13,11 @@ import (
 // IndexStorage keeps the rows of the vault's index in the vault's database
 // (the tables of migration 0002; full text in tsvector columns with GIN
 // indexes). It implements index.Storage.
+//
+// Reads of the committed index never wait for the writer, with one
+// exception: a vault's first full build, which loads the full text
+// without its GIN indexes, makes searches wait for it to commit (see
+// Clear).
 type IndexStorage struct {
 	db        *DB
 	committed *indexReader

@@ -124,8 +124,12 @@ func (t *indexTx) copyRows(ctx context.Context, what, table string, cols []strin
 	return nil
 }
 
-var fileColumns = []string{"id", "path", "kind", "blob", "size", "page_id", "title", "title_source", "type",
-	"frontmatter", "aliases", "sources", "headings", "block_ids", "problems", "words", "inbound", "depth"}
+// fileColumns are the columns of files in the order InsertFiles gives
+// them.
+func fileColumns() []string {
+	return []string{"id", "path", "kind", "blob", "size", "page_id", "title", "title_source", "type",
+		"frontmatter", "aliases", "sources", "headings", "block_ids", "problems", "words", "inbound", "depth"}
+}
 
 // fileValues returns a file's values from path to words: the page columns
 // are NULL for other files. The values are copies: writes may be queued
@@ -148,12 +152,12 @@ func (t *indexTx) InsertFiles(ctx context.Context, rows []index.FileRow) error {
 		return nil
 	}
 	if t.building != nil {
-		return t.copyRows(ctx, "write files", "files", fileColumns, len(rows), func(i int) []any {
+		return t.copyRows(ctx, "write files", "files", fileColumns(), len(rows), func(i int) []any {
 			r := &rows[i]
 			return append(append([]any{r.ID}, fileValues(r)...), int32(r.Inbound), indexNullDepth(r.Depth))
 		})
 	}
-	cols := make([][]any, len(fileColumns))
+	cols := make([][]any, len(fileColumns()))
 	for i := range rows {
 		r := &rows[i]
 		vals := append(append([]any{r.ID}, fileValues(r)...), int32(r.Inbound), indexNullDepth(r.Depth))
@@ -161,7 +165,7 @@ func (t *indexTx) InsertFiles(ctx context.Context, rows []index.FileRow) error {
 			cols[c] = append(cols[c], v)
 		}
 	}
-	return t.exec(ctx, "write files", `INSERT INTO files (`+strings.Join(fileColumns, ", ")+`)
+	return t.exec(ctx, "write files", `INSERT INTO files (`+strings.Join(fileColumns(), ", ")+`)
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::bytea[], $5::bigint[], $6::text[], $7::text[],
 			$8::int[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[],
 			$16::int[], $17::int[], $18::int[])`,
@@ -332,15 +336,13 @@ func (t *indexTx) DeleteCites(ctx context.Context, file int64, values []string) 
 	return t.exec(ctx, "delete citations", `DELETE FROM cites WHERE value = ANY($1) AND file = $2`, values, file)
 }
 
-var linkColumns = []string{"src", "ord", "flags", "status", "dst", "step", "detail", "link"}
-
 // InsertLinks adds link rows.
 func (t *indexTx) InsertLinks(ctx context.Context, rows []index.LinkRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	if t.building != nil {
-		return t.copyRows(ctx, "write links", "links", linkColumns, len(rows), func(i int) []any {
+		return t.copyRows(ctx, "write links", "links", []string{"src", "ord", "flags", "status", "dst", "step", "detail", "link"}, len(rows), func(i int) []any {
 			r := &rows[i]
 			return []any{r.Src, int32(r.Ord), int32(r.Flags), int32(r.Status), indexNullID(r.Dst), int32(r.Step), indexNull(r.Detail), orEmpty(r.Data)}
 		})
@@ -402,15 +404,13 @@ func (t *indexTx) SetLinkData(ctx context.Context, src int64, ord int, data []by
 	return t.exec(ctx, "write link", `UPDATE links SET link = $1 WHERE src = $2 AND ord = $3`, slices.Clone(orEmpty(data)), src, int32(ord))
 }
 
-var findingColumns = []string{"file", "rule", "severity", "subject", "message"}
-
 // InsertFindings adds findings.
 func (t *indexTx) InsertFindings(ctx context.Context, rows []index.FindingRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	if t.building != nil {
-		return t.copyRows(ctx, "write findings", "findings", findingColumns, len(rows), func(i int) []any {
+		return t.copyRows(ctx, "write findings", "findings", []string{"file", "rule", "severity", "subject", "message"}, len(rows), func(i int) []any {
 			f := &rows[i].Finding
 			return []any{rows[i].File, f.Rule, string(f.Severity), f.Subject, f.Message}
 		})

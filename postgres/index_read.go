@@ -75,9 +75,6 @@ func (r *indexReader) State(ctx context.Context) (index.State, error) {
 	return st, nil
 }
 
-// indexStepFile is markdown.StepFile in SQL.
-var indexStepFile = strconv.Itoa(int(markdown.StepFile))
-
 // FileAt returns the file at path; ENOTFOUND when there is none. Files are
 // found through keys: files has no index on path.
 func (r *indexReader) FileAt(ctx context.Context, path string) (index.FileRef, error) {
@@ -86,7 +83,7 @@ func (r *indexReader) FileAt(ctx context.Context, path string) (index.FileRef, e
 	var blob []byte
 	err := r.queryRow(ctx, `SELECT f.id, f.kind, f.blob FROM keys k
 		CROSS JOIN LATERAL (SELECT id, kind, blob, path FROM files WHERE id = k.file OFFSET 0) f
-		WHERE k.value = $1 AND k.step = `+indexStepFile+` AND f.path = $2 LIMIT 1`, []any{cairn.FoldPath(path), path}, &f.ID, &kind, &blob)
+		WHERE k.value = $1 AND k.step = $3 AND f.path = $2 LIMIT 1`, []any{cairn.FoldPath(path), path, int32(markdown.StepFile)}, &f.ID, &kind, &blob)
 	if notFound(err) {
 		return f, cairn.Errorf(cairn.ENOTFOUND, "index: no file %s", path)
 	}

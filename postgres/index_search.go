@@ -281,32 +281,34 @@ func (r *indexReader) withMore(ctx context.Context, q index.FullTextQuery, hits 
 // indexSnapshotQueries select every row of each table with file ids
 // replaced by paths, values as text as SQLite's snapshot shows them (the
 // tables both keep give the same lines).
-var indexSnapshotQueries = map[string]string{
-	"files": `SELECT path, kind::text, upper(encode(blob, 'hex')), size::text, page_id, title, title_source::text, type,
+func indexSnapshotQueries() map[string]string {
+	return map[string]string{
+		"files": `SELECT path, kind::text, upper(encode(blob, 'hex')), size::text, page_id, title, title_source::text, type,
 		frontmatter, aliases, sources, headings, block_ids, problems, inbound::text, depth::text, words::text FROM files`,
-	"keys": `SELECT k.value, k.step::text, f.path FROM keys k JOIN files f ON f.id = k.file`,
-	"links": `SELECT s.path, l.ord::text, l.flags::text, l.status::text, d.path, l.step::text, l.detail, upper(encode(l.link, 'hex'))
+		"keys": `SELECT k.value, k.step::text, f.path FROM keys k JOIN files f ON f.id = k.file`,
+		"links": `SELECT s.path, l.ord::text, l.flags::text, l.status::text, d.path, l.step::text, l.detail, upper(encode(l.link, 'hex'))
 		FROM links l JOIN files s ON s.id = l.src LEFT JOIN files d ON d.id = l.dst`,
-	"link_keys": `SELECT k.hash::text, s.path, k.ord::text FROM link_keys k JOIN files s ON s.id = k.src`,
-	"cites":     `SELECT c.value, f.path FROM cites c JOIN files f ON f.id = c.file`,
-	"findings":  `SELECT f.path, n.rule, n.severity, n.subject, n.message FROM findings n JOIN files f ON f.id = n.file`,
-	"fts":       `SELECT f.path FROM fts t JOIN files f ON f.id = t.id`,
-	"fts_title": `SELECT f.path FROM fts t JOIN files f ON f.id = t.id`,
-	// What the full text holds of each page: its length and a digest of
-	// its words (parts included), the words' page counts and the totals.
-	"fts_text": `SELECT f.path, t.words::text, t.more::text, md5(t.title::text), md5(t.body::text),
+		"link_keys": `SELECT k.hash::text, s.path, k.ord::text FROM link_keys k JOIN files s ON s.id = k.src`,
+		"cites":     `SELECT c.value, f.path FROM cites c JOIN files f ON f.id = c.file`,
+		"findings":  `SELECT f.path, n.rule, n.severity, n.subject, n.message FROM findings n JOIN files f ON f.id = n.file`,
+		"fts":       `SELECT f.path FROM fts t JOIN files f ON f.id = t.id`,
+		"fts_title": `SELECT f.path FROM fts t JOIN files f ON f.id = t.id`,
+		// What the full text holds of each page: its length and a digest of
+		// its words (parts included), the words' page counts and the totals.
+		"fts_text": `SELECT f.path, t.words::text, t.more::text, md5(t.title::text), md5(t.body::text),
 		coalesce((SELECT string_agg(p.title::text || ':' || p.part::text || ':' || md5(p.lexemes::text), ',' ORDER BY p.title, p.part)
 			FROM fts_more p WHERE p.id = t.id), '')
 		FROM fts t JOIN files f ON f.id = t.id`,
-	"fts_vocab": `SELECT word, pages::text FROM fts_vocab WHERE pages > 0`,
-	"fts_stats": `SELECT pages::text, words::text, more::text FROM fts_stats`,
-	// The short pages differ between an updated index and a rebuilt one
-	// (the tier is chosen anew); what must hold in both is that they are
-	// the pages of at most the tier's words, and that their count is
-	// right: the pages where that fails, and the count if it is wrong.
-	"fts_short": `SELECT f.path FROM fts t JOIN files f ON f.id = t.id, fts_stats s
+		"fts_vocab": `SELECT word, pages::text FROM fts_vocab WHERE pages > 0`,
+		"fts_stats": `SELECT pages::text, words::text, more::text FROM fts_stats`,
+		// The short pages differ between an updated index and a rebuilt one
+		// (the tier is chosen anew); what must hold in both is that they are
+		// the pages of at most the tier's words, and that their count is
+		// right: the pages where that fails, and the count if it is wrong.
+		"fts_short": `SELECT f.path FROM fts t JOIN files f ON f.id = t.id, fts_stats s
 		WHERE t.short != (s.tier >= 0 AND t.words <= s.tier)
 		UNION ALL SELECT 'short pages: ' || s.short::text FROM fts_stats s WHERE s.short != (SELECT count(*) FROM fts WHERE short)`,
+	}
 }
 
 // Snapshot returns every row of every table of the index as a line of
@@ -318,7 +320,7 @@ func (r *indexReader) Snapshot(ctx context.Context) (map[string][]string, error)
 		}
 	}
 	out := map[string][]string{}
-	for table, query := range indexSnapshotQueries {
+	for table, query := range indexSnapshotQueries() {
 		lines, err := r.snapshotTable(ctx, query)
 		if err != nil {
 			return nil, fmt.Errorf("snapshot %s: %w", table, err)

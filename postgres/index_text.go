@@ -102,14 +102,6 @@ func (p *pageText) moreRows() [][]any {
 	return out
 }
 
-// bodyWords returns every distinct word of the page.
-func (p *pageText) bodyWords() []string { return slices.Concat(p.body...) }
-
-var (
-	ftsColumns     = []string{"id", "words", "short", "more", "title", "body"}
-	ftsMoreColumns = []string{"id", "title", "part", "lexemes"}
-)
-
 // WriteText adds a page to the full text, among the short pages when it
 // has at most the tier's words (during a full build, the tier is chosen
 // at its end; see textBuild). Until FinishBuild, a full build holds back
@@ -378,7 +370,7 @@ func (b *textBuild) hold(ctx context.Context, t *indexTx, p *pageText, short boo
 // flush writes the rows held.
 func (b *textBuild) flush(ctx context.Context, t *indexTx) error {
 	if len(b.rows) > 0 {
-		_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"fts"}, ftsColumns, pgx.CopyFromRows(b.rows))
+		_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"fts"}, []string{"id", "words", "short", "more", "title", "body"}, pgx.CopyFromRows(b.rows))
 		if err != nil {
 			return fmt.Errorf("index: full text: %w", t.db.translate(err))
 		}
@@ -386,7 +378,7 @@ func (b *textBuild) flush(ctx context.Context, t *indexTx) error {
 		b.rows, b.bytes = b.rows[:0], 0
 	}
 	if len(b.more) > 0 {
-		_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"fts_more"}, ftsMoreColumns, pgx.CopyFromRows(b.more))
+		_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"fts_more"}, []string{"id", "title", "part", "lexemes"}, pgx.CopyFromRows(b.more))
 		if err != nil {
 			return fmt.Errorf("index: full text: %w", t.db.translate(err))
 		}
