@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"os"
@@ -45,6 +47,10 @@ type loadConfig struct {
 	// prefix starts the names of the pages the changesets write, so that
 	// loads on several servers of one vault write different pages.
 	prefix string
+	// ingestEvery makes one operation in ingestEvery an upload of a new
+	// source (POST /api/v1/sources), which the servers' workers integrate;
+	// 0: none.
+	ingestEvery int
 }
 
 // loadResult is what the clients saw. A change is admitted when the
@@ -54,6 +60,7 @@ type loadResult struct {
 	mu                          sync.Mutex
 	reads                       []time.Duration
 	admitted, refused, unknown  []string // the changes' paths
+	queued                      int      // sources uploaded and queued
 	status                      map[int]int
 	readErrors, transportErrors int
 	took                        time.Duration
@@ -129,6 +136,30 @@ func runLoad(tb testing.TB, f *httpapi.ServerFile, cfg loadConfig) *loadResult {
 						return
 					}
 				}
+				if cfg.ingestEvery > 0 && rng.IntN(cfg.ingestEvery) == 0 {
+					var buf bytes.Buffer
+					mw := multipart.NewWriter(&buf)
+					w, _ := mw.CreateFormFile("file", fmt.Sprintf("src-%s%02d-%05d.md", cfg.prefix, c, n))
+					fmt.Fprintf(w, "# Source %s %d %d\n\nPaper mills beat rags into pulp, batch %d of client %d.\n", cfg.prefix, c, n, n, c)
+					mw.Close()
+					req, _ := http.NewRequest(http.MethodPost, f.URL+"/api/v1/sources", &buf)
+					req.Header.Set("Content-Type", mw.FormDataContentType())
+					code, data, _, err := do(req)
+					res.mu.Lock()
+					if err != nil {
+						res.transportErrors++
+					} else {
+						if code >= 500 {
+							tb.Logf("POST /api/v1/sources: %d %s", code, data)
+						}
+						res.status[code]++
+						if code == 202 {
+							res.queued++
+						}
+					}
+					res.mu.Unlock()
+					continue
+				}
 				if rng.IntN(writeEvery) != 0 {
 					u := f.URL + "/api/v1/files?path=" + url.QueryEscape(cfg.pages[rng.IntN(len(cfg.pages))])
 					if len(cfg.words) > 0 && rng.IntN(5) == 0 {
@@ -136,8 +167,11 @@ func runLoad(tb testing.TB, f *httpapi.ServerFile, cfg loadConfig) *loadResult {
 					}
 					req, _ := http.NewRequest(http.MethodGet, u, nil)
 					t0 := time.Now()
-					code, _, _, err := do(req)
+					code, data, _, err := do(req)
 					d := time.Since(t0)
+					if code >= 500 {
+						tb.Logf("GET %s: %d %s", u, code, data)
+					}
 					if err != nil {
 						res.mu.Lock()
 						res.transportErrors++
@@ -157,7 +191,10 @@ func runLoad(tb testing.TB, f *httpapi.ServerFile, cfg loadConfig) *loadResult {
 				// A changeset on main's head, as read just before.
 				path := fmt.Sprintf("load/%sc%02d-%05d.md", cfg.prefix, c, n)
 				req, _ := http.NewRequest(http.MethodGet, f.URL+"/api/v1/branch?name=main", nil)
-				code, _, h, err := do(req)
+				code, data, h, err := do(req)
+				if code >= 500 {
+					tb.Logf("GET /api/v1/branch: %d %s", code, data)
+				}
 				if err != nil || code != 200 {
 					if err != nil {
 						res.mu.Lock()
@@ -172,7 +209,7 @@ func runLoad(tb testing.TB, f *httpapi.ServerFile, cfg loadConfig) *loadResult {
 				req, _ = http.NewRequest(http.MethodPost, f.URL+"/api/v1/changes", strings.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("If-Match", h.Get("ETag"))
-				code, data, _, err := do(req)
+				code, data, _, err = do(req)
 				res.mu.Lock()
 				switch {
 				case err != nil:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -409,4 +410,99 @@ func TestPostgres_ConnectionsLost(t *testing.T) {
 	// commit) or not, never twice: count them with the unknown ones.
 	checkOnce(t, dir, res)
 	doctorOf(t, dir)
+}
+
+// BenchmarkPostgresServeLoad serves one vault in PostgreSQL from three
+// cairn serve processes, 32 clients each, for 60 s (reads, changesets
+// against their bases, uploads of sources that the servers' workers
+// integrate), then the same 96 clients against one process: every change
+// reported admitted is in main once, every source ends once, no 5xx. It
+// reports each side's throughput; their ratio is the scaling.
+// CAIRN_BENCH_PAGES sets the vault's size (default 10,000).
+func BenchmarkPostgresServeLoad(b *testing.B) {
+	pages := 10_000
+	if n, err := strconv.Atoi(os.Getenv("CAIRN_BENCH_PAGES")); err == nil && n > 0 {
+		pages = n
+	}
+	for _, servers := range []int{3, 1} {
+		b.Run(fmt.Sprintf("pages=%d/servers=%d", pages, servers), func(b *testing.B) {
+			url := pgtest.URL(b)
+			orig, paths, words := loadVault(b, pages)
+			if r := runTB(b, orig, "copy", "--to", url); r.code != 0 {
+				b.Fatalf("copy: %s", r.stderr)
+			}
+			var procs []*serveProc
+			for i := range servers {
+				dir := filepath.Join(b.TempDir(), "place-"+strconv.Itoa(i))
+				if r := runTB(b, b.TempDir(), "init", "--bare", "--database", url, dir); r.code != 0 {
+					b.Fatalf("init: %s", r.stderr)
+				}
+				procs = append(procs, startServe(b, dir))
+			}
+			clients := 96 / servers
+			results := make([]*loadResult, servers)
+			for range b.N {
+				var wg sync.WaitGroup
+				for i, s := range procs {
+					wg.Go(func() {
+						results[i] = runLoad(b, s.file, loadConfig{clients: clients, duration: 60 * time.Second, pages: paths, words: words,
+							writeEvery: 10, ingestEvery: 50, prefix: strconv.Itoa(i)})
+					})
+				}
+				wg.Wait()
+			}
+			b.StopTimer()
+			all := &loadResult{status: map[int]int{}}
+			secs := 0.0
+			for _, res := range results {
+				all.reads = append(all.reads, res.reads...)
+				all.admitted = append(all.admitted, res.admitted...)
+				all.refused = append(all.refused, res.refused...)
+				all.unknown = append(all.unknown, res.unknown...)
+				all.queued += res.queued
+				all.transportErrors += res.transportErrors
+				for code, n := range res.status {
+					all.status[code] += n
+				}
+				secs = max(secs, res.took.Seconds())
+			}
+			// The jobs end, each once, on the servers' workers.
+			deadline := time.Now().Add(10 * time.Minute)
+			var srcs []sourceRow
+			for pending := true; pending; time.Sleep(time.Second) {
+				if time.Now().After(deadline) {
+					b.Fatalf("sources unfinished ten minutes after the load")
+				}
+				r := runTB(b, procs[0].vault, "sources", "--json")
+				var out struct{ Items []sourceRow }
+				json.Unmarshal([]byte(r.stdout), &out)
+				srcs, pending = out.Items, false
+				for _, src := range srcs {
+					pending = pending || src.Status == "queued" || src.Status == "running"
+				}
+			}
+			if len(srcs) != all.queued {
+				b.Errorf("%d sources recorded, %d queued", len(srcs), all.queued)
+			}
+			for _, src := range srcs {
+				if src.Status != "merged" {
+					b.Errorf("source %s ended %s: %s", src.Name, src.Status, src.Error)
+				}
+			}
+			for _, s := range procs {
+				s.stop(syscall.SIGTERM)
+			}
+			if n := all.serverErrors(); n != 0 || all.transportErrors != 0 || len(all.unknown) != 0 {
+				b.Errorf("%d answers were 5xx, %d got no answer, %d changes no clear outcome: %v", n, all.transportErrors, len(all.unknown), all.status)
+			}
+			checkOnce(b, procs[0].vault, all)
+			b.ReportMetric(percentile(all.reads, 0.50), "read-p50-ms")
+			b.ReportMetric(percentile(all.reads, 0.99), "read-p99-ms")
+			b.ReportMetric(float64(len(all.reads))/secs, "reads/s")
+			b.ReportMetric(float64(len(all.admitted))/secs, "admitted/s")
+			b.ReportMetric(float64(len(all.refused))/secs, "refused/s")
+			b.ReportMetric(float64(all.queued)/secs, "sources/s")
+			b.ReportMetric(float64(all.serverErrors()), "5xx")
+		})
+	}
 }
