@@ -21,6 +21,7 @@ import (
 type IndexStorage struct {
 	db        *DB
 	committed *indexReader
+	sizes     tierSizes
 }
 
 var _ index.Storage = (*IndexStorage)(nil)
@@ -28,7 +29,7 @@ var _ index.Storage = (*IndexStorage)(nil)
 // NewIndexStorage returns the index storage of db: committed reads go
 // through its pool, and writes through the transactions of db.Update.
 func NewIndexStorage(db *DB) index.Storage {
-	return &IndexStorage{db: db, committed: &indexReader{db: db, q: db.pool}}
+	return &IndexStorage{db: db, committed: &indexReader{db: db, q: db.pool}, sizes: tierSizes{least: defaultLeastShort}}
 }
 
 // Committed returns a reader of the committed index.
@@ -72,7 +73,7 @@ func (s *IndexStorage) Begin(ctx context.Context, tx cairn.Tx) (index.StorageTx,
 	if !ok || t.db != s.db {
 		return nil, cairn.Errorf(cairn.EINTERNAL, "index storage: %T is not a transaction of this database", tx)
 	}
-	it := &indexTx{tx: t.tx, queued: &pgx.Batch{}}
+	it := &indexTx{tx: t.tx, queued: &pgx.Batch{}, sizes: s.sizes}
 	it.indexReader = indexReader{db: s.db, q: t.tx, w: it}
 	return it, nil
 }
@@ -86,7 +87,8 @@ type indexQuerier interface {
 // indexTx is the index inside a write transaction.
 type indexTx struct {
 	indexReader
-	tx pgx.Tx
+	tx    pgx.Tx
+	sizes tierSizes
 	// queued holds the writes not sent yet; queuedWrites says what each
 	// is for (its error names it) and what reads its result, if anything.
 	queued       *pgx.Batch
@@ -94,10 +96,10 @@ type indexTx struct {
 	// building is the full text of a full build, between Clear and
 	// FinishBuild.
 	building *textBuild
-	// tier is the short pages' bound as this transaction sees it, read
+	// bounds are the tiers' bounds as this transaction sees them, read
 	// once (nil: not read yet); textChanged says pages entered or left
-	// the full text, so that SetState may cut the short pages back.
-	tier        *int
+	// the full text, so that SetState may fit the tiers.
+	bounds      *[2]int
 	textChanged bool
 	// totals and vocab are what the pages written and deleted add to the
 	// full text's totals and to the page counts of their words, not

@@ -22,7 +22,7 @@ import (
 // SetState records the commit the index reflects, after cutting the short
 // pages back if they grew too many.
 func (t *indexTx) SetState(ctx context.Context, st index.State) error {
-	if err := t.cutTier(ctx); err != nil {
+	if err := t.fitTiers(ctx); err != nil {
 		return err
 	}
 	return t.exec(ctx, "write state", `INSERT INTO index_state (ref, commit_hash, tree) VALUES ($1, $2, $3)
@@ -47,8 +47,9 @@ func (t *indexTx) Clear(ctx context.Context) error {
 	for _, stmt := range []string{
 		`UPDATE file_ids SET last = greatest(last, (SELECT max(id) FROM files))`,
 		`DELETE FROM files`, `DELETE FROM keys`, `DELETE FROM links`, `DELETE FROM link_keys`,
-		`DELETE FROM cites`, `DELETE FROM findings`, `DELETE FROM fts`, `DELETE FROM fts_more`, `DELETE FROM fts_vocab`,
-		`UPDATE fts_stats SET pages = 0, words = 0, more = 0, tier = -1, short = 0`,
+		`DELETE FROM cites`, `DELETE FROM findings`, `DELETE FROM fts`, `DELETE FROM fts_short`, `DELETE FROM fts_mid`,
+		`DELETE FROM fts_more`, `DELETE FROM fts_vocab`,
+		`UPDATE fts_stats SET pages = 0, words = 0, more = 0, short_words = -1, short = 0, mid_words = -1, mid = 0`,
 	} {
 		if err := t.exec(ctx, "clear", stmt); err != nil {
 			return err
@@ -57,7 +58,7 @@ func (t *indexTx) Clear(ctx context.Context) error {
 	if err := t.sendQueued(ctx); err != nil {
 		return err
 	}
-	t.building, t.tier, t.textChanged = newTextBuild(), nil, false
+	t.building, t.bounds, t.textChanged = newTextBuild(), nil, false
 	t.building.makeIndexes = dropped
 	return nil
 }
@@ -79,7 +80,7 @@ func (t *indexTx) dropTextIndexes(ctx context.Context) (bool, error) {
 	}
 	_, err = sp.Exec(ctx, `LOCK TABLE fts IN ACCESS EXCLUSIVE MODE NOWAIT`)
 	if err == nil {
-		_, err = sp.Exec(ctx, `DROP INDEX fts_title, fts_body, fts_title_short, fts_body_short`)
+		_, err = sp.Exec(ctx, `DROP INDEX `+strings.Join(ftsIndexNames(), ", "))
 	}
 	if err != nil {
 		if rerr := sp.Rollback(ctx); rerr != nil {
@@ -90,8 +91,9 @@ func (t *indexTx) dropTextIndexes(ctx context.Context) (bool, error) {
 	return true, t.db.translate(sp.Commit(ctx))
 }
 
-// FinishBuild writes the full text a build held back (the short pages),
-// its totals and vocabulary, and merges what the GIN indexes hold pending.
+// FinishBuild writes the rest of the full text, its tiers, totals and
+// words' page counts, and makes or tidies its GIN indexes (textBuild's
+// finish).
 func (t *indexTx) FinishBuild(ctx context.Context) error {
 	if err := t.flush(ctx); err != nil {
 		return err
@@ -104,8 +106,6 @@ func (t *indexTx) FinishBuild(ctx context.Context) error {
 		return err
 	}
 	t.building = nil
-	tier := b.tier
-	t.tier = &tier
 	return nil
 }
 

@@ -175,34 +175,62 @@ const vocabColumns = `(SELECT array_agg(words ORDER BY i) FROM v), (SELECT array
 // tsquery, $2 and $3 the vocabulary's ranges (vocabRanges), the filter's
 // from $4. The limit is written in the statement, not a parameter: then
 // PostgreSQL soon plans the statement once for every search (a generic
-// plan), where it planned each search again. Each group (the title's matches, then the text's that are not
-// the title's) takes the first matches among the short pages when they
-// are enough, else among every page: a part of the statement whose
-// condition on what came before is false is not run.
+// plan), where it planned each search again.
+//
+// Each group (the title's matches, then the text's that are not the
+// title's) takes the first matches among the shortest pages (fts_short)
+// when they are enough, else among the next shortest (fts_mid), else
+// among every page: every page of a tier has fewer words than every page
+// outside it, so enough matches there are the first of all. A part of the
+// statement whose condition on what came before is false is not run.
 func searchSQL(filter string, limit int) string {
-	matches := func(short, title bool) string {
+	matches := func(table string, title bool) string {
 		where := `m.body @@ $1::tsquery AND NOT m.title @@ $1::tsquery`
 		if title {
 			where = `m.title @@ $1::tsquery`
 		}
-		if short {
-			where = `m.short AND ` + where
+		if table == "fts" {
+			where += ` AND NOT m.more`
 		}
-		where += ` AND NOT m.more`
 		if filter == "" {
 			// The matches of the first lengths, ties included: only they
 			// are joined with their files, for their paths.
-			return `SELECT m.id, m.words FROM fts m WHERE ` + where + ` ORDER BY m.words FETCH FIRST {k} ROWS WITH TIES`
+			return `SELECT m.id, m.words FROM ` + table + ` m WHERE ` + where + ` ORDER BY m.words FETCH FIRST {k} ROWS WITH TIES`
 		}
-		return `SELECT m.id, m.words FROM fts m JOIN files f ON f.id = m.id WHERE ` + where + filter + ` ORDER BY m.words, f.path LIMIT {k}`
+		return `SELECT m.id, m.words FROM ` + table + ` m JOIN files f ON f.id = m.id WHERE ` + where + filter + ` ORDER BY m.words, f.path LIMIT {k}`
 	}
-	query := `WITH ` + vocabCTE(2, 3) + `, ts AS MATERIALIZED (` + matches(true, true) + `),
-	t AS MATERIALIZED (SELECT * FROM ts WHERE (SELECT count(*) FROM ts) >= {k}
-		UNION ALL SELECT * FROM (` + matches(false, true) + `) x WHERE (SELECT count(*) FROM ts) < {k}),
-	bs AS MATERIALIZED (SELECT * FROM (` + matches(true, false) + `) x WHERE (SELECT count(*) FROM t) < {k}),
-	b AS MATERIALIZED (SELECT * FROM bs WHERE (SELECT count(*) FROM bs) >= {k} - (SELECT count(*) FROM t)
-		UNION ALL SELECT * FROM (` + matches(false, false) + `) x
-		WHERE (SELECT count(*) FROM bs) < {k} - (SELECT count(*) FROM t)),
+	// group makes the parts of the statement that find the first need
+	// matches (an expression) of a group into name, when gate (an
+	// expression; "" for none) holds.
+	var ctes []string
+	group := func(name string, title bool, need, gate string) {
+		var short []string // the tiers before this one had too few
+		if gate != "" {
+			short = append(short, gate)
+		}
+		var union []string
+		levels := []string{"fts_short", "fts_mid", "fts"}
+		for i, table := range levels {
+			level := fmt.Sprintf("%s%d", name, i)
+			part := `SELECT * FROM (` + matches(table, title) + `) x`
+			if len(short) > 0 {
+				part += ` WHERE ` + strings.Join(short, " AND ")
+			}
+			ctes = append(ctes, level+` AS MATERIALIZED (`+part+`)`)
+			count := `(SELECT count(*) FROM ` + level + `)`
+			if i < len(levels)-1 {
+				union = append(union, `SELECT * FROM `+level+` WHERE `+strings.Join(append(slices.Clone(short), count+` >= `+need), " AND "))
+			} else {
+				union = append(union, `SELECT * FROM `+level)
+			}
+			short = append(short, count+` < `+need)
+		}
+		ctes = append(ctes, name+` AS (`+strings.Join(union, "\n\t\tUNION ALL ")+`)`)
+	}
+	group("t", true, "{k}", "")
+	group("b", false, "({k} - (SELECT count(*) FROM t))", "(SELECT count(*) FROM t) < {k}")
+	query := `WITH ` + vocabCTE(2, 3) + `,
+	` + strings.Join(ctes, ",\n\t") + `,
 	hits AS (SELECT true AS in_title, id, words FROM t UNION ALL SELECT false, id, words FROM b)
 	SELECT h.in_title, f.id, h.words, f.path, coalesce(f.page_id, left(f.path, -3)), coalesce(f.title, ''), coalesce(f.type, ''), f.blob,
 		s.pages, s.words, s.more, ` + vocabColumns + `
@@ -301,14 +329,24 @@ func indexSnapshotQueries() map[string]string {
 		FROM fts t JOIN files f ON f.id = t.id`,
 		"fts_vocab": `SELECT word, pages::text FROM fts_vocab WHERE pages > 0`,
 		"fts_stats": `SELECT pages::text, words::text, more::text FROM fts_stats`,
-		// The short pages differ between an updated index and a rebuilt one
-		// (the tier is chosen anew); what must hold in both is that they are
-		// the pages of at most the tier's words, and that their count is
-		// right: the pages where that fails, and the count if it is wrong.
-		"fts_short": `SELECT f.path FROM fts t JOIN files f ON f.id = t.id, fts_stats s
-		WHERE t.short != (s.tier >= 0 AND t.words <= s.tier)
-		UNION ALL SELECT 'short pages: ' || s.short::text FROM fts_stats s WHERE s.short != (SELECT count(*) FROM fts WHERE short)`,
+		// The tiers differ between an updated index and a rebuilt one
+		// (their bounds are chosen anew); what must hold in both is that
+		// each holds the pages of at most its bound's words, with their
+		// text, and that its count is right: the pages where that fails,
+		// and the count if it is wrong.
+		"fts_short": tierSnapshot("fts_short", "short_words", "short"),
+		"fts_mid":   tierSnapshot("fts_mid", "mid_words", "mid"),
 	}
+}
+
+// tierSnapshot selects what is wrong with a tier (see
+// indexSnapshotQueries).
+func tierSnapshot(table, bound, count string) string {
+	return `SELECT f.path FROM fts t JOIN files f ON f.id = t.id LEFT JOIN ` + table + ` x ON x.id = t.id, fts_stats s
+		WHERE (x.id IS NOT NULL) != (NOT t.more AND s.` + bound + ` >= 0 AND t.words <= s.` + bound + `)
+			OR x.id IS NOT NULL AND (x.words != t.words OR x.title != t.title OR x.body != t.body)
+		UNION ALL SELECT '` + table + `: ' || s.` + count + `::text || ' pages' FROM fts_stats s
+		WHERE s.` + count + ` != (SELECT count(*) FROM ` + table + `)`
 }
 
 // Snapshot returns every row of every table of the index as a line of

@@ -246,19 +246,28 @@ func hitPaths(hs []index.SearchHit) []string {
 // words in most pages and prefixes, with and without filters, at several
 // limits. Most cases match more pages than they return, and in many the
 // pages of the last result's length go on past the limit, where ties are
-// cut by path; some are answered among the short pages alone.
+// cut by path; some are answered among the shortest pages alone, some
+// among the next shortest.
 func TestIndexSearch_SameAsExhaustive(t *testing.T) {
-	// Some pages change in later commits, into or out of the short pages.
-	t.Run("changed", func(t *testing.T) { sameAsExhaustive(t, 8000, 3) })
-	// A vault of a dozen pages grows by commits of 1,500 files: its short
-	// pages, every page at first, are cut back to the shortest when they
-	// are more than twice 1,000.
-	t.Run("grown", func(t *testing.T) { sameAsExhaustive(t, 3000, 3000/12) })
+	// Some pages change in later commits, into or out of the tiers. The
+	// tiers are made as small as a vault of 80k pages would have them:
+	// there is a tier of the next shortest pages.
+	t.Run("changed", func(t *testing.T) { sameAsExhaustive(t, 8000, 3, 100) })
+	// A vault of a dozen pages grows by commits of 1,500 files: its
+	// shortest pages, every page at first, are cut back to the shortest
+	// when they are more than twice 1,000.
+	t.Run("grown", func(t *testing.T) { sameAsExhaustive(t, 3000, 3000/12, 0) })
+	// The same with small tiers: the tier of the next shortest pages is
+	// made when the vault has grown to have one, then cut back.
+	t.Run("grown/tiers", func(t *testing.T) { sameAsExhaustive(t, 3000, 3000/12, 40) })
 }
 
-func sameAsExhaustive(t *testing.T, n, every int) {
+func sameAsExhaustive(t *testing.T, n, every, least int) {
 	ctx := t.Context()
 	db, st := openPostgres(t)
+	if least > 0 {
+		postgres.SetLeastShortPages(st, least)
+	}
 	v, files, later := changedVault(n, every)
 	vault := buildVault(t, db, st, files, later...)
 	r := vault.st.Committed()
@@ -266,19 +275,22 @@ func sameAsExhaustive(t *testing.T, n, every int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bad := snap["fts_short"]; len(bad) > 0 {
-		t.Errorf("short pages out of place: %v", bad)
+	for _, table := range []string{"fts_short", "fts_mid"} {
+		if bad := snap[table]; len(bad) > 0 {
+			t.Errorf("%s out of place: %v", table, bad)
+		}
 	}
-	var pages, short int
-	if err := db.Pool().QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE short) FROM fts`).Scan(&pages, &short); err != nil {
+	var pages, short, mid int
+	if err := db.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM fts), (SELECT count(*) FROM fts_short), (SELECT count(*) FROM fts_mid)`).
+		Scan(&pages, &short, &mid); err != nil {
 		t.Fatal(err)
 	}
-	if short == 0 || short > pages/2 {
-		t.Errorf("%d short pages of %d: the tier should hold a few, not most", short, pages)
+	if short == 0 || short > pages/2 || least > 0 && (mid <= short || mid > pages/2) || least == 0 && mid != 0 {
+		t.Errorf("%d pages, %d of the shortest, %d of the next shortest: the tiers should hold a few each (the next shortest, none without small tiers)", pages, short, mid)
 	}
 	cases := []index.FullTextQuery{{Limit: 1}, {Limit: 10}, {Limit: 100}, {Folder: "Concepts/", Limit: 10}, {Type: "entity", Limit: 10}}
 	queries := queryMix(t, v, db, 40)
-	var more, ties, inShort int
+	var more, ties, inShort, inMid int
 	for _, text := range queries {
 		for _, q := range cases {
 			q.Terms = termsOf(text)
@@ -304,20 +316,29 @@ func sameAsExhaustive(t *testing.T, n, every int) {
 				}
 			}
 			if q.Type == "" && q.Folder == "" && len(want) >= q.Limit && !want[0].title {
-				var k int
+				var s, m int
 				tsq := strings.Join(strings.Fields(strings.ReplaceAll(text, "*", ":*")), " & ")
-				if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM fts WHERE short AND body @@ $1::tsquery`, tsq).Scan(&k); err != nil {
+				if err := db.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM fts_short WHERE body @@ $1::tsquery),
+					(SELECT count(*) FROM fts_mid WHERE body @@ $1::tsquery)`, tsq).Scan(&s, &m); err != nil {
 					t.Fatal(err)
 				}
-				if k >= q.Limit {
+				switch {
+				case s >= q.Limit:
 					inShort++
+				case m >= q.Limit:
+					inMid++
 				}
 			}
 		}
 	}
-	if cases := len(queries) * len(cases); more < cases/2 || ties < cases/10 || inShort < cases/20 {
-		t.Errorf("of %d cases, %d match more pages than they return, %d tie at the limit and %d are answered among the short pages; the test vault is too small",
-			cases, more, ties, inShort)
+	all := len(queries) * len(cases)
+	wantShort := all / 20
+	if least > 0 {
+		wantShort = all / 100 // small tiers hold fewer matches
+	}
+	if more < all/2 || ties < all/10 || inShort < wantShort || least > 0 && inMid < all/50 {
+		t.Errorf("of %d cases, %d match more pages than they return, %d tie at the limit, %d are answered among the shortest pages and %d among the next shortest; the test vault is too small",
+			all, more, ties, inShort, inMid)
 	}
 }
 

@@ -1,8 +1,6 @@
 package postgres
 
 import (
-	"cmp"
-	"container/heap"
 	"context"
 	"fmt"
 	"maps"
@@ -102,23 +100,21 @@ func (p *pageText) moreRows() [][]any {
 	return out
 }
 
-// WriteText adds a page to the full text, among the short pages when it
-// has at most the tier's words (during a full build, the tier is chosen
-// at its end; see textBuild). Until FinishBuild, a full build holds back
-// the text of the shortest pages it has seen.
+// WriteText adds a page to the full text, and to the tiers of the
+// shortest pages whose bounds its words are within (during a full build,
+// the bounds are chosen at its end; see textBuild).
 func (t *indexTx) WriteText(ctx context.Context, id int64, title, text string) error {
 	p := newPageText(id, title, text)
 	if t.building != nil {
 		return t.building.add(ctx, t, p)
 	}
-	tier, err := t.shortTier(ctx)
+	bounds, err := t.tierBounds(ctx)
 	if err != nil {
 		return err
 	}
-	short := tier >= 0 && p.words <= tier
 	t.textChanged = true
-	if err := t.exec(ctx, "full text", `INSERT INTO fts (id, words, short, more, title, body) VALUES ($1, $2, $3, $4, $5, $6)`,
-		id, int32(p.words), short, p.more(), tsvector(p.title[0]), tsvector(p.body[0])); err != nil {
+	if err := t.exec(ctx, "full text", `INSERT INTO fts (id, words, more, title, body) VALUES ($1, $2, $3, $4, $5)`,
+		id, int32(p.words), p.more(), tsvector(p.title[0]), tsvector(p.body[0])); err != nil {
 		return err
 	}
 	for _, row := range p.moreRows() {
@@ -126,7 +122,16 @@ func (t *indexTx) WriteText(ctx context.Context, id int64, title, text string) e
 			return err
 		}
 	}
-	t.totals.add(1, p.words, short, p.more())
+	t.totals.add(1, p.words, p.more())
+	for i, tr := range t.sizes.tiers() {
+		if p.more() || bounds[i] < 0 || p.words > bounds[i] {
+			continue
+		}
+		if err := t.exec(ctx, "full text", `INSERT INTO `+tr.table+` (id, words, title, body) SELECT id, words, title, body FROM fts WHERE id = $1`, id); err != nil {
+			return err
+		}
+		t.totals.tiers[i]++
+	}
 	if t.vocab == nil {
 		t.vocab = map[string]int32{}
 	}
@@ -138,16 +143,18 @@ func (t *indexTx) WriteText(ctx context.Context, id int64, title, text string) e
 	return nil
 }
 
-// textTotals are the full text's totals, or changes to them.
+// textTotals are the full text's totals, or changes to them: pages, their
+// words, the pages with words in fts_more, the pages of each tier.
 type textTotals struct {
-	pages, words, short, more int64
+	pages, words, more int64
+	tiers              [2]int64
 }
 
-// add adds a page (n = 1) or takes one away (n = -1).
-func (s *textTotals) add(n int64, words int, short, more bool) {
+// add adds a page (n = 1) or takes one away (n = -1), but not to the
+// tiers.
+func (s *textTotals) add(n int64, words int, more bool) {
 	s.pages += n
 	s.words += n * int64(words)
-	s.short += n * int64(b2i(short))
 	s.more += n * int64(b2i(more))
 }
 
@@ -158,8 +165,9 @@ func b2i(b bool) int {
 	return 0
 }
 
-// DeleteText removes a page from the full text; what it held is taken
-// from the totals and the words' page counts when the deletes return it.
+// DeleteText removes a page from the full text and its tiers; what it
+// held is taken from the totals and the words' page counts when the
+// deletes return it.
 func (t *indexTx) DeleteText(ctx context.Context, id int64) error {
 	t.textChanged = true
 	if t.vocab == nil {
@@ -173,18 +181,29 @@ func (t *indexTx) DeleteText(ctx context.Context, id int64) error {
 	err := t.execRead(ctx, "full text", func(rows pgx.Rows) error {
 		for rows.Next() {
 			var words int32
-			var short, more bool
+			var more bool
 			var body pgtype.TSVector
-			if err := rows.Scan(&words, &short, &more, &body); err != nil {
+			if err := rows.Scan(&words, &more, &body); err != nil {
 				return err
 			}
-			t.totals.add(-1, int(words), short, more)
+			t.totals.add(-1, int(words), more)
 			forget(body)
 		}
 		return nil
-	}, `DELETE FROM fts WHERE id = $1 RETURNING words, short, more, body`, id)
+	}, `DELETE FROM fts WHERE id = $1 RETURNING words, more, body`, id)
 	if err != nil {
 		return err
+	}
+	for i, tr := range t.sizes.tiers() {
+		err := t.execRead(ctx, "full text", func(rows pgx.Rows) error {
+			for rows.Next() {
+				t.totals.tiers[i]--
+			}
+			return nil
+		}, `DELETE FROM `+tr.table+` WHERE id = $1 RETURNING id`, id)
+		if err != nil {
+			return err
+		}
 	}
 	return t.execRead(ctx, "full text", func(rows pgx.Rows) error {
 		for rows.Next() {
@@ -201,7 +220,7 @@ func (t *indexTx) DeleteText(ctx context.Context, id int64) error {
 	}, `DELETE FROM fts_more WHERE id = $1 RETURNING title, lexemes`, id)
 }
 
-// saveText sends the queued writes (a page's delete returns what it
+// saveText sends the queued writes (a page's deletes return what it
 // held), then queues the writes of what the pages written and deleted
 // changed of the totals and of their words' page counts.
 func (t *indexTx) saveText(ctx context.Context) error {
@@ -210,8 +229,8 @@ func (t *indexTx) saveText(ctx context.Context) error {
 	}
 	if d := t.totals; d != (textTotals{}) {
 		t.totals = textTotals{}
-		if err := t.exec(ctx, "full text", `UPDATE fts_stats SET pages = pages + $1, words = words + $2, short = short + $3, more = more + $4`,
-			d.pages, d.words, d.short, d.more); err != nil {
+		if err := t.exec(ctx, "full text", `UPDATE fts_stats SET pages = pages + $1, words = words + $2, more = more + $3,
+			short = short + $4, mid = mid + $5`, d.pages, d.words, d.more, d.tiers[0], d.tiers[1]); err != nil {
 			return err
 		}
 	}
@@ -232,37 +251,70 @@ func (t *indexTx) saveText(ctx context.Context) error {
 		ON CONFLICT (word) DO UPDATE SET pages = fts_vocab.pages + excluded.pages`, words, deltas)
 }
 
-// shortTier returns the short pages' bound, read once a transaction; -1
-// when the full text was never built.
-func (t *indexTx) shortTier(ctx context.Context) (int, error) {
-	if t.tier != nil {
-		return *t.tier, nil
-	}
-	var tier int32
-	if err := t.queryRow(ctx, `SELECT tier FROM fts_stats WHERE id = 1`, nil, &tier); err != nil {
-		return 0, fmt.Errorf("index: full text: short pages: %w", err)
-	}
-	v := int(tier)
-	t.tier = &v
-	return v, nil
+// tier is one of the tables that hold the full text of the shortest pages
+// again: every page (without words in fts_more) of at most bound words,
+// about size(pages) of them.
+type tier struct {
+	table, bound, count string // the table, its columns of fts_stats
+	size                func(pages int) int
 }
 
-// shortTier is about how many of a vault's pages the short pages are:
-// enough to hold a word found in a few percent of pages ten times over (a
-// page of results), few enough to rank every match among them at once.
-// They are every page until they are twice that many, and cut back to
-// that many (SetState) whenever they double.
-func shortTier(pages int) int { return max(1000, pages/50) }
+// tiers are the tiers of the shortest pages, shortest first: fts_short
+// of about sizes.short(pages), fts_mid of sizes.mid(pages).
+func (s tierSizes) tiers() []tier {
+	return []tier{
+		{table: "fts_short", bound: "short_words", count: "short", size: s.short},
+		{table: "fts_mid", bound: "mid_words", count: "mid", size: s.mid},
+	}
+}
 
-// everyPage is the tier of a vault with no page left out of the short
-// pages.
+// tierSizes sizes the tiers: least is the fewest pages fts_short holds
+// (defaultLeastShort; tests of small vaults make it smaller).
+type tierSizes struct {
+	least int
+}
+
+// defaultLeastShort is the fewest pages fts_short holds.
+const defaultLeastShort = 1000
+
+// short is about how many of a vault's pages fts_short holds: enough to
+// hold a word found in a few percent of pages ten times over (a page of
+// results), few enough to rank every match among them at once. It holds
+// every page until it has twice that many, and is cut back to that many
+// (SetState) whenever it doubles (as in SQLite).
+func (s tierSizes) short(pages int) int { return max(s.least, pages/50) }
+
+// mid is about how many pages fts_mid holds: six times fts_short, for
+// words whose matches are too few among the shortest pages. A vault of
+// fewer than four times that many pages has none (hasMid): ranking its
+// matches among every page costs little more.
+func (s tierSizes) mid(pages int) int { return 6 * s.short(pages) }
+
+func (s tierSizes) hasMid(pages int) bool { return pages >= 4*s.mid(pages) }
+
+// everyPage is the bound of a tier with no page left out.
 const everyPage = 1<<31 - 1
 
-// cutTier cuts the short pages back to the pages of at most the words of
-// the shortTier-th shortest one when they are more than twice shortTier
-// of the pages. Only at the end of a build or update (SetState), when
-// every page's text is written.
-func (t *indexTx) cutTier(ctx context.Context) error {
+// tierBounds returns the tiers' bounds, read once a transaction; -1 for
+// a tier there is none of.
+func (t *indexTx) tierBounds(ctx context.Context) ([2]int, error) {
+	if t.bounds != nil {
+		return *t.bounds, nil
+	}
+	var short, mid int32
+	if err := t.queryRow(ctx, `SELECT short_words, mid_words FROM fts_stats WHERE id = 1`, nil, &short, &mid); err != nil {
+		return [2]int{}, fmt.Errorf("index: full text: short pages: %w", err)
+	}
+	t.bounds = &[2]int{int(short), int(mid)}
+	return *t.bounds, nil
+}
+
+// fitTiers keeps the tiers to their sizes: a tier that holds more than
+// twice its size is cut back to the pages of at most the words of the
+// size-th shortest one, and fts_mid is made when the vault has grown to
+// have one. Only at the end of an update (SetState), when every page's
+// text is written.
+func (t *indexTx) fitTiers(ctx context.Context) error {
 	if !t.textChanged || t.building != nil {
 		return nil
 	}
@@ -271,55 +323,98 @@ func (t *indexTx) cutTier(ctx context.Context) error {
 		return err
 	}
 	var pages int64
-	var tier, short int32
-	if err := t.queryRow(ctx, `SELECT pages, tier, short FROM fts_stats WHERE id = 1`, nil, &pages, &tier, &short); err != nil {
+	var short, mid [2]int32
+	if err := t.queryRow(ctx, `SELECT pages, short_words, short, mid_words, mid FROM fts_stats WHERE id = 1`, nil,
+		&pages, &short[0], &short[1], &mid[0], &mid[1]); err != nil {
 		return fmt.Errorf("index: full text: short pages: %w", err)
 	}
-	n := shortTier(int(pages))
-	if tier < 0 || int(short) <= 2*n {
-		return nil
+	bounds, err := t.tierBounds(ctx)
+	if err != nil {
+		return err
 	}
+	for i, tr := range t.sizes.tiers() {
+		bound, count := [2][2]int32{short, mid}[i][0], [2][2]int32{short, mid}[i][1]
+		n := tr.size(int(pages))
+		var words int32
+		switch {
+		case i == 1 && bound < 0 && t.sizes.hasMid(int(pages)):
+			w, err := t.tierBound(ctx, n)
+			if err != nil || w < 0 {
+				return err
+			}
+			bounds[i] = w
+			err = t.exec(ctx, "full text: short pages", `WITH c AS (INSERT INTO fts_mid (id, words, title, body)
+				SELECT id, words, title, body FROM fts WHERE NOT more AND words <= $1 RETURNING id)
+				UPDATE fts_stats SET mid_words = $1, mid = (SELECT count(*) FROM c)`, int32(w))
+			if err != nil {
+				return err
+			}
+		case bound >= 0 && int(count) > 2*n:
+			err := t.queryRow(ctx, `SELECT words FROM `+tr.table+` ORDER BY words OFFSET $1 LIMIT 1`, []any{n - 1}, &words)
+			if notFound(err) || err == nil && words >= bound {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("index: full text: short pages: %w", err)
+			}
+			bounds[i] = int(words)
+			err = t.exec(ctx, "full text: short pages", `WITH c AS (DELETE FROM `+tr.table+` WHERE words > $1 RETURNING id)
+				UPDATE fts_stats SET `+tr.bound+` = $1, `+tr.count+` = `+tr.count+` - (SELECT count(*) FROM c)`, words)
+			if err != nil {
+				return err
+			}
+		}
+	}
+	t.bounds = &bounds
+	return nil
+}
+
+// tierBound returns the bound of a tier of about n pages: one less than
+// the words of the shortest page left out (every page shorter than it is
+// in), or everyPage when n pages are all there are.
+func (t *indexTx) tierBound(ctx context.Context, n int) (int, error) {
 	var words int32
-	err := t.queryRow(ctx, `SELECT words FROM fts WHERE short ORDER BY words OFFSET $1 LIMIT 1`, []any{n - 1}, &words)
-	if notFound(err) || err == nil && words >= tier {
-		return nil
+	err := t.queryRow(ctx, `SELECT words FROM fts WHERE NOT more ORDER BY words OFFSET $1 LIMIT 1`, []any{n}, &words)
+	if notFound(err) {
+		return everyPage, nil
 	}
 	if err != nil {
-		return fmt.Errorf("index: full text: short pages: %w", err)
+		return 0, fmt.Errorf("index: full text: short pages: %w", err)
 	}
-	v := int(words)
-	t.tier = &v
-	return t.exec(ctx, "full text: short pages", `WITH c AS (UPDATE fts SET short = false WHERE short AND words > $1 RETURNING id)
-		UPDATE fts_stats SET tier = $1, short = short - (SELECT count(*) FROM c)`, words)
+	return int(words) - 1, nil
 }
 
 // textBuild is the full text of a full build between Clear and
-// FinishBuild: pages held to be written many to a COPY, and the shortest
-// pages seen, held until the end, when the tier is known and they are
-// written among the short pages (or not).
+// FinishBuild: pages held to be written many to a COPY, the totals and
+// the words' page counts, written at the end with the tiers.
 type textBuild struct {
 	rows  [][]any // rows of fts not written yet
 	more  [][]any // rows of fts_more not written yet
 	bytes int     // the lexemes' bytes in rows
-	short shortPages
 	// The totals of the pages written or held, and how many hold each
 	// word.
-	pages, words, morePages int64
-	vocab                   map[string]int32
-	tier                    int
+	totals textTotals
+	vocab  map[string]int32
 	// makeIndexes says Clear dropped the GIN indexes, for finish to make.
 	makeIndexes bool
 }
 
-// ftsIndexes are the GIN indexes of the full text, as migration 0002
-// makes them.
+// ftsIndexes are the GIN indexes of the full text and its tiers, as
+// migration 0002 makes them.
 func ftsIndexes() []string {
-	return []string{
-		`CREATE INDEX fts_title ON fts USING gin (title)`,
-		`CREATE INDEX fts_body ON fts USING gin (body)`,
-		`CREATE INDEX fts_title_short ON fts USING gin (title) WHERE short`,
-		`CREATE INDEX fts_body_short ON fts USING gin (body) WHERE short`,
+	var out []string
+	for _, table := range []string{"fts", "fts_short", "fts_mid"} {
+		for _, col := range []string{"title", "body"} {
+			name := table + "_" + col
+			out = append(out, `CREATE INDEX `+name+` ON `+table+` USING gin (`+col+`)`)
+		}
 	}
+	return out
+}
+
+// ftsIndexNames are the names of ftsIndexes.
+func ftsIndexNames() []string {
+	return []string{"fts_title", "fts_body", "fts_short_title", "fts_short_body", "fts_mid_title", "fts_mid_body"}
 }
 
 func newTextBuild() *textBuild { return &textBuild{vocab: map[string]int32{}} }
@@ -331,10 +426,9 @@ const (
 	textBuildBytes = 16 << 20
 )
 
-// add takes a page, holding it among the shortest or for writing.
+// add takes a page, written with the next many.
 func (b *textBuild) add(ctx context.Context, t *indexTx, p *pageText) error {
-	b.pages++
-	b.words += int64(p.words)
+	b.totals.add(1, p.words, p.more())
 	for _, part := range p.body {
 		for _, w := range part {
 			if n, ok := b.vocab[w]; ok {
@@ -344,20 +438,10 @@ func (b *textBuild) add(ctx context.Context, t *indexTx, p *pageText) error {
 			}
 		}
 	}
-	if out := b.short.add(p); out != nil {
-		return b.hold(ctx, t, out, false)
-	}
-	return nil
-}
-
-// hold queues a page's rows for COPY, writing when enough are held.
-func (b *textBuild) hold(ctx context.Context, t *indexTx, p *pageText, short bool) error {
-	more := p.more()
-	if more {
-		b.morePages++
+	if p.more() {
 		b.more = append(b.more, p.moreRows()...)
 	}
-	b.rows = append(b.rows, []any{p.id, int32(p.words), short, more, tsvector(p.title[0]), tsvector(p.body[0])})
+	b.rows = append(b.rows, []any{p.id, int32(p.words), p.more(), tsvector(p.title[0]), tsvector(p.body[0])})
 	for _, w := range p.body[0] {
 		b.bytes += len(w) + 8
 	}
@@ -370,7 +454,7 @@ func (b *textBuild) hold(ctx context.Context, t *indexTx, p *pageText, short boo
 // flush writes the rows held.
 func (b *textBuild) flush(ctx context.Context, t *indexTx) error {
 	if len(b.rows) > 0 {
-		_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"fts"}, []string{"id", "words", "short", "more", "title", "body"}, pgx.CopyFromRows(b.rows))
+		_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"fts"}, []string{"id", "words", "more", "title", "body"}, pgx.CopyFromRows(b.rows))
 		if err != nil {
 			return fmt.Errorf("index: full text: %w", t.db.translate(err))
 		}
@@ -387,17 +471,10 @@ func (b *textBuild) flush(ctx context.Context, t *indexTx) error {
 	return nil
 }
 
-// finish writes the shortest pages, the totals and the vocabulary, and
-// makes the GIN indexes Clear dropped, or else merges their pending
-// entries, which every search would otherwise read.
+// finish writes the words' page counts, fills the tiers, makes the GIN
+// indexes Clear dropped or else merges their pending entries (which
+// every search would otherwise read), and writes the totals.
 func (b *textBuild) finish(ctx context.Context, t *indexTx) error {
-	pages, tier := b.short.done()
-	b.tier = tier
-	for _, p := range pages {
-		if err := b.hold(ctx, t, p.text, p.words <= tier); err != nil {
-			return err
-		}
-	}
 	if err := b.flush(ctx, t); err != nil {
 		return err
 	}
@@ -408,100 +485,52 @@ func (b *textBuild) finish(ctx context.Context, t *indexTx) error {
 		return fmt.Errorf("index: full text: words: %w", t.db.translate(err))
 	}
 	b.vocab = nil
-	short := 0
-	for _, p := range pages {
-		if p.words <= tier {
-			short++
+	pages := int(b.totals.pages)
+	bounds := [2]int{-1, -1}
+	for i, tr := range t.sizes.tiers() {
+		if i == 1 && !t.sizes.hasMid(pages) {
+			continue
 		}
+		if bounds[i], err = t.tierBound(ctx, tr.size(pages)); err != nil {
+			return err
+		}
+		tag, err := t.tx.Exec(ctx, `INSERT INTO `+tr.table+` (id, words, title, body)
+			SELECT id, words, title, body FROM fts WHERE NOT more AND words <= $1`, int32(bounds[i]))
+		if err != nil {
+			return fmt.Errorf("index: full text: short pages: %w", t.db.translate(err))
+		}
+		b.totals.tiers[i] = tag.RowsAffected()
 	}
-	indexes := []string{`SELECT gin_clean_pending_list(i::regclass) FROM unnest(ARRAY['fts_title', 'fts_body', 'fts_title_short', 'fts_body_short']) i`}
+	t.bounds = &bounds
+	indexes := []string{`SELECT gin_clean_pending_list(i::regclass) FROM unnest($1::text[]) i`}
 	if b.makeIndexes {
 		indexes = ftsIndexes()
 	}
 	for _, sql := range indexes {
-		if _, err := t.tx.Exec(ctx, sql); err != nil {
+		var args []any
+		if !b.makeIndexes {
+			args = []any{ftsIndexNames()}
+		}
+		if _, err := t.tx.Exec(ctx, sql, args...); err != nil {
 			return fmt.Errorf("index: full text: %w", t.db.translate(err))
 		}
 	}
+	s := b.totals
 	for _, stmt := range []struct {
 		sql  string
 		args []any
 	}{
-		{`UPDATE fts_stats SET pages = $1, words = $2, more = $3, tier = $4, short = $5`,
-			[]any{b.pages, b.words, int32(b.morePages), int32(b.tier), int32(short)}},
+		{`UPDATE fts_stats SET pages = $1, words = $2, more = $3, short_words = $4, short = $5, mid_words = $6, mid = $7`,
+			[]any{s.pages, s.words, int32(s.more), int32(bounds[0]), int32(s.tiers[0]), int32(bounds[1]), int32(s.tiers[1])}},
 		// Statistics for the planner, which would otherwise plan the
 		// index's lookups on tables it takes for empty (the words'
 		// statistics of the full text would cost more than they help:
 		// searches go by their GIN indexes).
-		{`ANALYZE files, keys, links, link_keys, cites, findings, fts (id, words, short, more)`, nil},
+		{`ANALYZE files, keys, links, link_keys, cites, findings, fts (id, words, more), fts_short (id, words), fts_mid (id, words)`, nil},
 	} {
 		if _, err := t.tx.Exec(ctx, stmt.sql, stmt.args...); err != nil {
 			return fmt.Errorf("index: full text: %w", t.db.translate(err))
 		}
 	}
 	return nil
-}
-
-// shortPage is a page held among the shortest.
-type shortPage struct {
-	id    int64
-	words int
-	text  *pageText
-}
-
-// shortPages keeps the shortest pages a full build writes, in a max-heap
-// by words and id bounded to shortTier of the pages seen (memory about
-// that many pages' words, a few MB).
-type shortPages struct {
-	heap pageHeap
-	seen int
-	cut  int // the fewest words of a page left out; -1 when none was
-}
-
-// add offers a page and returns the one it leaves out, if any.
-func (s *shortPages) add(p *pageText) *pageText {
-	if s.seen == 0 {
-		s.cut = -1
-	}
-	s.seen++
-	heap.Push(&s.heap, shortPage{id: p.id, words: p.words, text: p})
-	if s.heap.Len() <= shortTier(s.seen) {
-		return nil
-	}
-	out := heap.Pop(&s.heap).(shortPage)
-	if s.cut < 0 || out.words < s.cut {
-		s.cut = out.words
-	}
-	return out.text
-}
-
-// done returns the pages held and the tier: every page of at most that
-// many words is among them. With no page left out, the tier holds every
-// page (everyPage); else its words are one less than the shortest page
-// left out (every page shorter than it is held), and the pages held with
-// more words are not short pages.
-func (s *shortPages) done() ([]shortPage, int) {
-	tier := everyPage
-	if s.cut >= 0 {
-		tier = s.cut - 1
-	}
-	pages := slices.Clone(s.heap)
-	slices.SortFunc(pages, func(a, b shortPage) int { return cmp.Compare(a.id, b.id) })
-	return pages, tier
-}
-
-// pageHeap is a max-heap of pages by words, then id.
-type pageHeap []shortPage
-
-func (h pageHeap) Len() int { return len(h) }
-func (h pageHeap) Less(i, j int) bool {
-	return cmp.Or(cmp.Compare(h[j].words, h[i].words), cmp.Compare(h[j].id, h[i].id)) < 0
-}
-func (h pageHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *pageHeap) Push(x any)   { *h = append(*h, x.(shortPage)) }
-func (h *pageHeap) Pop() any {
-	old := *h
-	p := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return p
 }

@@ -105,31 +105,48 @@ CREATE INDEX findings_file ON findings (file);
 -- the simple configuration would keep, without a parser that depends on
 -- the database's locale), with no positions: body holds the title's words
 -- and the body's, title the title's. words is the number of words the
--- page's text holds (files.words), which orders the pages that match.
---
--- The shortest pages (short: every page of at most fts_stats.tier words,
--- about 2% of the pages) have GIN indexes of their own: a search for a
--- word found in most pages finds its first results there and does not
--- rank the whole vault. A page whose distinct words exceed what one
--- tsvector holds (1 MB) keeps the rest of them in fts_more (more).
---
--- Rows are narrow in the table itself (toast_tuple_target): the word
--- lists go to TOAST, and a search that reads thousands of rows for their
--- lengths reads few pages.
+-- page's text holds (files.words), which orders the pages that match. A
+-- page whose distinct words exceed what one tsvector holds (1 MB) keeps
+-- the rest of them in fts_more (more).
 CREATE TABLE fts (
     id    BIGINT   PRIMARY KEY,    -- files.id
     words INTEGER  NOT NULL,
-    short BOOLEAN  NOT NULL DEFAULT false,
     more  BOOLEAN  NOT NULL DEFAULT false,
     title TSVECTOR NOT NULL,
     body  TSVECTOR NOT NULL
-) WITH (toast_tuple_target = 128);
+);
 CREATE INDEX fts_title ON fts USING gin (title);
 CREATE INDEX fts_body ON fts USING gin (body);
-CREATE INDEX fts_title_short ON fts USING gin (title) WHERE short;
-CREATE INDEX fts_body_short ON fts USING gin (body) WHERE short;
-CREATE INDEX fts_short_words ON fts (words) WHERE short;
+CREATE INDEX fts_words ON fts (words) WHERE NOT more;
 CREATE INDEX fts_more_pages ON fts (id) WHERE more;
+
+-- The full text of the shortest pages again, in two tiers (SQLite keeps
+-- the first as fts_short): fts_short holds every page of at most
+-- fts_stats.short_words words, about 2% of the pages (at least 1,000),
+-- and fts_mid every page of at most mid_words, six times as many, in a
+-- vault of at least four times that (none in smaller vaults). A search for a word found in most pages finds
+-- its first results among the shortest pages and does not rank the whole
+-- vault; one whose matches are too few there, among the next shortest.
+-- Pages with words in fts_more are in neither.
+CREATE TABLE fts_short (
+    id    BIGINT   PRIMARY KEY,
+    words INTEGER  NOT NULL,
+    title TSVECTOR NOT NULL,
+    body  TSVECTOR NOT NULL
+);
+CREATE INDEX fts_short_title ON fts_short USING gin (title);
+CREATE INDEX fts_short_body ON fts_short USING gin (body);
+CREATE INDEX fts_short_words ON fts_short (words);
+
+CREATE TABLE fts_mid (
+    id    BIGINT   PRIMARY KEY,
+    words INTEGER  NOT NULL,
+    title TSVECTOR NOT NULL,
+    body  TSVECTOR NOT NULL
+);
+CREATE INDEX fts_mid_title ON fts_mid USING gin (title);
+CREATE INDEX fts_mid_body ON fts_mid USING gin (body);
+CREATE INDEX fts_mid_words ON fts_mid (words);
 
 -- The rest of the distinct words of a page too large for one tsvector,
 -- in parts (title: of its title, else of its body).
@@ -141,21 +158,22 @@ CREATE TABLE fts_more (
     PRIMARY KEY (id, title, part)
 );
 
+-- The full text's totals, and the tiers' bounds and sizes.
+CREATE TABLE fts_stats (
+    id          INTEGER PRIMARY KEY CHECK (id = 1),
+    pages       BIGINT  NOT NULL,   -- pages in fts
+    words       BIGINT  NOT NULL,   -- their words
+    more        INTEGER NOT NULL,   -- pages with words in fts_more
+    short_words INTEGER NOT NULL,   -- the bound of fts_short; -1: none
+    short       INTEGER NOT NULL,   -- pages in fts_short
+    mid_words   INTEGER NOT NULL,   -- the bound of fts_mid; -1: none
+    mid         INTEGER NOT NULL    -- pages in fts_mid
+);
+INSERT INTO fts_stats (id, pages, words, more, short_words, short, mid_words, mid) VALUES (1, 0, 0, 0, -1, 0, -1, 0);
+
 -- How many pages hold each word (SQLite: fts_vocab), for the score. A
 -- word no page holds any more may stay with 0 until the next full build.
 CREATE TABLE fts_vocab (
     word  TEXT COLLATE "C" PRIMARY KEY,
     pages INTEGER NOT NULL
 );
-
--- The full text's totals: pages, their words, the pages with words in
--- fts_more; the short pages' bound (tier, -1: none) and their number.
-CREATE TABLE fts_stats (
-    id    INTEGER PRIMARY KEY CHECK (id = 1),
-    pages BIGINT  NOT NULL,
-    words BIGINT  NOT NULL,
-    more  INTEGER NOT NULL,
-    tier  INTEGER NOT NULL,
-    short INTEGER NOT NULL
-);
-INSERT INTO fts_stats (id, pages, words, more, tier, short) VALUES (1, 0, 0, 0, -1, 0);
