@@ -19,9 +19,9 @@ test: ## Run every test (what CI runs): vet, then the tests with fuzz seeds, the
 	@conf="$$(./scripts/conformance.sh)" && eval "$$conf" && \
 	  agents="$$(./scripts/agents.sh)" && eval "$$agents" && \
 	  pg="$$(./scripts/postgres.sh)" && eval "$$pg" && \
-	  export CAIRN_CONFORMANCE_SUMMARY="$$(mktemp)" && $(GO) test -count=1 $(PKGS) && \
+	  export CAIRN_CONFORMANCE_SUMMARY="$$(mktemp)" && $(GO) test -count=1 -timeout 30m $(PKGS) && \
 	  { cat "$$CAIRN_CONFORMANCE_SUMMARY"; rm -f "$$CAIRN_CONFORMANCE_SUMMARY"; } && \
-	  if [ -n "$${CAIRN_TEST_POSTGRES:-}" ]; then CAIRN_TEST_BACKEND=postgres $(GO) test -count=1 $(PGPKGS); fi
+	  if [ -n "$${CAIRN_TEST_POSTGRES:-}" ]; then CAIRN_TEST_BACKEND=postgres $(GO) test -count=1 -timeout 30m $(PGPKGS); fi
 
 test-short: ## Run the tests without the slow crash and multi-process ones.
 	$(GO) test -short $(PKGS)

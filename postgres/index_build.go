@@ -19,8 +19,8 @@ import (
 // from arrays (unnest). A full build, from Clear to FinishBuild, loads rows
 // with COPY: a build of 100k pages writes some two million rows.
 
-// SetState records the commit the index reflects, after cutting the short
-// pages back if they grew too many.
+// SetState records the commit the index reflects, after fitting the
+// tiers of the shortest pages to the vault (fitTiers).
 func (t *indexTx) SetState(ctx context.Context, st index.State) error {
 	if err := t.fitTiers(ctx); err != nil {
 		return err
@@ -78,7 +78,7 @@ func (t *indexTx) dropTextIndexes(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("index: clear: %w", t.db.translate(err))
 	}
-	_, err = sp.Exec(ctx, `LOCK TABLE fts IN ACCESS EXCLUSIVE MODE NOWAIT`)
+	_, err = sp.Exec(ctx, `LOCK TABLE fts, fts_short, fts_mid IN ACCESS EXCLUSIVE MODE NOWAIT`)
 	if err == nil {
 		_, err = sp.Exec(ctx, `DROP INDEX `+strings.Join(ftsIndexNames(), ", "))
 	}

@@ -312,8 +312,9 @@ func (t *indexTx) tierBounds(ctx context.Context) ([2]int, error) {
 // fitTiers keeps the tiers to their sizes: a tier that holds more than
 // twice its size is cut back to the pages of at most the words of the
 // size-th shortest one, and fts_mid is made when the vault has grown to
-// have one. Only at the end of an update (SetState), when every page's
-// text is written.
+// have one (once in a vault's life, that commit copies some 6,000 pages'
+// text). Only at the end of an update (SetState), when every page's text
+// is written.
 func (t *indexTx) fitTiers(ctx context.Context) error {
 	if !t.textChanged || t.building != nil {
 		return nil
