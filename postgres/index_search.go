@@ -51,11 +51,12 @@ func ftsQuote(w string) string {
 
 // Search returns the pages matching every term in the order Storage
 // defines: those whose title holds every term, then fewer words, then
-// path, in one statement. Each of the two groups is ranked among the
-// short pages first, where a word found in most pages has enough matches
-// for the first results, and among every page only when it has not: the
-// statement's later parts run only when the earlier ones found too few.
-// Pages with words in fts_more are looked for apart (withMore).
+// path, with the totals that score them, in one statement (searchSQL).
+// Each of the two groups is ranked among the shortest pages first, where
+// a word found in most pages has enough matches for the first results,
+// then among the next shortest, and among every page only when neither
+// had enough. Pages with words in fts_more are looked for apart
+// (withMore).
 func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]index.SearchHit, error) {
 	if len(q.Terms) == 0 {
 		return nil, cairn.Errorf(cairn.EINVALID, "index: a search needs a word to look for")
