@@ -2,6 +2,7 @@ package cairn
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -157,6 +158,36 @@ type Backend interface {
 
 	// Close releases the backend.
 	Close() error
+}
+
+// CheckRefUpdate decides whether the compare-and-swap u may apply to a ref
+// that is cur (exists is false when there is none), as every backend's
+// Tx.UpdateRef does: a tag never moves, a ref's kind never changes, and
+// the ref must be where u.Old expects it (ECONFLICT otherwise, with a
+// hint); deleting a ref that does not exist is ENOTFOUND.
+func CheckRefUpdate(cur Ref, exists bool, u RefUpdate) error {
+	what := "branch"
+	if u.Kind == RefTag {
+		what = "tag"
+	}
+	short := u.Name[strings.IndexByte(u.Name, '/')+1:]
+	switch {
+	case exists && cur.Kind == RefTag:
+		return Errorf(ECONFLICT, "tag %s exists and never moves", short).WithHint("Choose another tag name.")
+	case exists && cur.Kind != u.Kind:
+		return Errorf(ECONFLICT, "%s is not a %s", short, what)
+	case !exists && !u.Old.IsZero():
+		return Errorf(ECONFLICT, "%s %s does not exist (expected it at %s)", what, short, u.Old.Short()).
+			WithHint("Try: cairn branch")
+	case exists && u.Old.IsZero():
+		return Errorf(ECONFLICT, "%s %s already exists (at %s)", what, short, cur.Hash.Short())
+	case exists && cur.Hash != u.Old:
+		return Errorf(ECONFLICT, "%s %s moved: expected %s, found %s", what, short, u.Old.Short(), cur.Hash.Short()).
+			WithHint("Another change landed first; merge it and try again.")
+	case u.New.IsZero() && !exists:
+		return Errorf(ENOTFOUND, "%s %s does not exist", what, short)
+	}
+	return nil
 }
 
 // Tx is a write transaction of a Backend.

@@ -544,31 +544,13 @@ func (t *Tx) Ref(ctx context.Context, name string) (cairn.Ref, error) {
 // UpdateRef applies one compare-and-swap and logs it. The vault's write
 // lock, which the transaction holds, keeps it from racing another.
 func (t *Tx) UpdateRef(ctx context.Context, u cairn.RefUpdate) error {
-	what := "branch"
-	if u.Kind == cairn.RefTag {
-		what = "tag"
-	}
-	short := u.Name[strings.IndexByte(u.Name, '/')+1:]
 	cur, err := t.Ref(ctx, u.Name)
 	exists := err == nil
 	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
 		return err
 	}
-	switch {
-	case exists && cur.Kind == cairn.RefTag:
-		return cairn.Errorf(cairn.ECONFLICT, "tag %s exists and never moves", short).WithHint("Choose another tag name.")
-	case exists && cur.Kind != u.Kind:
-		return cairn.Errorf(cairn.ECONFLICT, "%s is not a %s", short, what)
-	case !exists && !u.Old.IsZero():
-		return cairn.Errorf(cairn.ECONFLICT, "%s %s does not exist (expected it at %s)", what, short, u.Old.Short()).
-			WithHint("Try: cairn branch")
-	case exists && u.Old.IsZero():
-		return cairn.Errorf(cairn.ECONFLICT, "%s %s already exists (at %s)", what, short, cur.Hash.Short())
-	case exists && cur.Hash != u.Old:
-		return cairn.Errorf(cairn.ECONFLICT, "%s %s moved: expected %s, found %s", what, short, u.Old.Short(), cur.Hash.Short()).
-			WithHint("Another change landed first; merge it and try again.")
-	case u.New.IsZero() && !exists:
-		return cairn.Errorf(cairn.ENOTFOUND, "%s %s does not exist", what, short)
+	if err := cairn.CheckRefUpdate(cur, exists, u); err != nil {
+		return err
 	}
 	now := t.db.now().UnixNano()
 	if u.New.IsZero() {

@@ -15,9 +15,7 @@ import (
 	"strings"
 
 	"cairn"
-	"cairn/admit"
 	"cairn/durable"
-	"cairn/index"
 	"cairn/postgres"
 	"cairn/store"
 	"cairn/worktree"
@@ -101,22 +99,12 @@ func openPostgres(ctx context.Context, root, url string, opts *Options) (*Vault,
 		db.Close()
 		return nil, err
 	}
-	s, err := store.New(ctx, db, &store.Options{Logger: log, Crash: opts.Crash})
+	v, err := wire(ctx, root, db, storages{vault: db, index: postgres.NewIndexStorage(db), trees: postgres.NewWorktreeStorage(db), admit: postgres.NewAdmitStorage(db)}, log, opts)
 	if err != nil {
-		db.Close()
 		return nil, err
 	}
-	ix := index.New(s, postgres.NewIndexStorage(db), &index.Options{Logger: log})
-	s.AddHook(ix.Hook())
-	if err := catchUp(ctx, s, ix); err != nil {
-		db.Close()
-		return nil, err
-	}
-	trees := worktree.NewManager(s, postgres.NewWorktreeStorage(db), filepath.Join(root, DirName))
-	trees.Crash = opts.Crash
-	s.AddHook(trees.Hook())
-	adm := admit.New(s, ix, postgres.NewAdmitStorage(db), &admit.Options{Logger: log, Crash: opts.Crash})
-	return &Vault{Root: root, PG: db, Store: s, Index: ix, Trees: trees, Admit: adm, st: db, log: log}, nil
+	v.PG = db
+	return v, nil
 }
 
 // initPostgres makes the vault in database url, served from dir, or, when

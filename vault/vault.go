@@ -344,22 +344,42 @@ func open(ctx context.Context, root string, opts *Options) (*Vault, error) {
 		db.Close()
 		return nil, err
 	}
+	v, err := wire(ctx, root, db, storages{vault: db, index: sqlite.NewIndexStorage(db), trees: sqlite.NewWorktreeStorage(db), admit: sqlite.NewAdmitStorage(db)}, log, opts)
+	if err != nil {
+		return nil, err
+	}
+	v.DB = db
+	return v, nil
+}
+
+// storages are the subsystems' storages on a vault's database.
+type storages struct {
+	vault Storage
+	index index.Storage
+	trees worktree.Storage
+	admit admit.Storage
+}
+
+// wire builds the store, the index, the working trees and admission on
+// the vault's database db, whichever its backend, with their hooks; it
+// closes db when it fails.
+func wire(ctx context.Context, root string, db cairn.Backend, st storages, log *slog.Logger, opts *Options) (*Vault, error) {
 	s, err := store.New(ctx, db, &store.Options{Logger: log, Crash: opts.Crash})
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	ix := index.New(s, sqlite.NewIndexStorage(db), &index.Options{Logger: log})
+	ix := index.New(s, st.index, &index.Options{Logger: log})
 	s.AddHook(ix.Hook())
 	if err := catchUp(ctx, s, ix); err != nil {
 		db.Close()
 		return nil, err
 	}
-	trees := worktree.NewManager(s, sqlite.NewWorktreeStorage(db), filepath.Join(root, DirName))
+	trees := worktree.NewManager(s, st.trees, filepath.Join(root, DirName))
 	trees.Crash = opts.Crash
 	s.AddHook(trees.Hook())
-	adm := admit.New(s, ix, sqlite.NewAdmitStorage(db), &admit.Options{Logger: log, Crash: opts.Crash})
-	return &Vault{Root: root, DB: db, Store: s, Index: ix, Trees: trees, Admit: adm, st: db, log: log}, nil
+	adm := admit.New(s, ix, st.admit, &admit.Options{Logger: log, Crash: opts.Crash})
+	return &Vault{Root: root, Store: s, Index: ix, Trees: trees, Admit: adm, st: st.vault, log: log}, nil
 }
 
 // catchUp rebuilds main's index when main has a head but the index
