@@ -34,7 +34,8 @@ type Options struct {
 	// vault (another process's admission) before failing with
 	// EUNAVAILABLE. Default 5s.
 	LockTimeout time.Duration
-	// MaxConns is the size of the connection pool. Default 16.
+	// MaxConns is the size of the connection pool. Default: the URL's
+	// pool_max_conns, else 16.
 	MaxConns int32
 	// AcquireTimeout is how long an operation waits for a connection of
 	// an exhausted pool before failing with EUNAVAILABLE. Default 10s.
@@ -82,7 +83,12 @@ func Open(ctx context.Context, url string, opts *Options) (*DB, error) {
 		return nil, cairn.Errorf(cairn.EINVALID, "%q is not a PostgreSQL URL: %v", Redact(url), err).
 			WithHint("Give it as postgres://USER@HOST:PORT/DATABASE (add ?search_path=SCHEMA for a vault in a schema of its own).")
 	}
-	cfg.MaxConns = cmp.Or(opts.MaxConns, 16)
+	switch {
+	case opts.MaxConns > 0:
+		cfg.MaxConns = opts.MaxConns
+	case !strings.Contains(url, "pool_max_conns="):
+		cfg.MaxConns = 16 // unless the URL says
+	}
 	cfg.ConnConfig.ConnectTimeout = cmp.Or(opts.ConnectTimeout, 10*time.Second)
 	db := &DB{
 		url:     url,
