@@ -150,3 +150,22 @@ func TestPoolExhausted(t *testing.T) {
 		t.Errorf("reads gave up after %v, want about twice the acquire timeout", d)
 	}
 }
+
+// TestOpen_PoolSize checks that the URL's pool_max_conns sizes the pool,
+// and that without it the pool has 16 connections.
+func TestOpen_PoolSize(t *testing.T) {
+	url := pgtest.URL(t)
+	for _, tc := range []struct {
+		url  string
+		want int32
+	}{{url, 16}, {url + "&pool_max_conns=3", 3}} {
+		db, err := postgres.Open(t.Context(), tc.url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := db.Pool().Config().MaxConns; got != tc.want {
+			t.Errorf("%s: pool of %d connections, want %d", tc.url, got, tc.want)
+		}
+		db.Close()
+	}
+}
