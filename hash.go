@@ -3,6 +3,7 @@ package cairn
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 )
 
 // Hash names an object: the SHA-256 of a type prefix and the object's
@@ -62,4 +63,40 @@ func ParseHash(s string) (Hash, error) {
 		return h, Errorf(EINVALID, "hash %q is not hexadecimal", s)
 	}
 	return h, nil
+}
+
+// HashRange returns the range of hashes whose hex form starts with prefix
+// (1 to 64 hex digits), as byte strings: every such hash h has lo <= h and,
+// unless hi is nil, h < hi. It is how a backend looks objects up by a
+// prefix; a prefix that is not 1 to 64 hex digits is EINVALID.
+func HashRange(prefix string) (lo, hi []byte, err error) {
+	if prefix == "" || len(prefix) > 64 {
+		return nil, nil, Errorf(EINVALID, "hash prefix %q must be 1 to 64 hex digits", prefix)
+	}
+	lo, err = hex.DecodeString(prefix + strings.Repeat("0", len(prefix)%2))
+	if err != nil {
+		return nil, nil, Errorf(EINVALID, "hash prefix %q is not hexadecimal", prefix)
+	}
+	return lo, upperBound(lo, len(prefix)%2 == 1), nil
+}
+
+// upperBound returns the smallest byte string greater than every string
+// that starts with the prefix lo (whose last nibble is free when half is
+// set), or nil when there is none.
+func upperBound(lo []byte, half bool) []byte {
+	hi := append([]byte(nil), lo...)
+	if half {
+		if hi[len(hi)-1] < 0xf0 {
+			hi[len(hi)-1] += 0x10
+			return hi
+		}
+		hi = hi[:len(hi)-1]
+	}
+	for i := len(hi) - 1; i >= 0; i-- {
+		if hi[i] < 0xff {
+			hi[i]++
+			return hi[:i+1]
+		}
+	}
+	return nil
 }

@@ -3,12 +3,10 @@ package postgres
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"fmt"
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -278,14 +276,10 @@ func (db *DB) insert(ctx context.Context, tx pgx.Tx, rows []objectRow) error {
 // ObjectsByPrefix returns up to limit hashes of objects of a kind whose hex
 // form starts with prefix.
 func (db *DB) ObjectsByPrefix(ctx context.Context, kind cairn.ObjectKind, prefix string, limit int) ([]cairn.Hash, error) {
-	if prefix == "" || len(prefix) > 64 {
-		return nil, cairn.Errorf(cairn.EINVALID, "hash prefix %q must be 1 to 64 hex digits", prefix)
-	}
-	lo, err := hex.DecodeString(prefix + strings.Repeat("0", len(prefix)%2))
+	lo, hi, err := cairn.HashRange(prefix)
 	if err != nil {
-		return nil, cairn.Errorf(cairn.EINVALID, "hash prefix %q is not hexadecimal", prefix)
+		return nil, err
 	}
-	hi := upperBound(lo, len(prefix)%2 == 1)
 	q := `SELECT hash FROM objects WHERE hash >= $1 AND kind = $2`
 	args := []any{lo, int16(kind)}
 	if hi != nil {
@@ -304,27 +298,6 @@ func (db *DB) ObjectsByPrefix(ctx context.Context, kind cairn.ObjectKind, prefix
 		return cairn.Hash(b), err
 	})
 	return out, db.translate(err)
-}
-
-// upperBound returns the smallest byte string greater than every string
-// that starts with the prefix lo (whose last nibble is free when half is
-// set), or nil when there is none.
-func upperBound(lo []byte, half bool) []byte {
-	hi := append([]byte(nil), lo...)
-	if half {
-		if hi[len(hi)-1] < 0xf0 {
-			hi[len(hi)-1] += 0x10
-			return hi
-		}
-		hi = hi[:len(hi)-1]
-	}
-	for i := len(hi) - 1; i >= 0; i-- {
-		if hi[i] < 0xff {
-			hi[i]++
-			return hi[:i+1]
-		}
-	}
-	return nil
 }
 
 // Objects calls fn for every stored object.

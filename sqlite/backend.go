@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/hex"
 	"fmt"
 	"runtime"
 	"slices"
@@ -298,14 +297,10 @@ func (db *DB) insert(ctx context.Context, tx *sql.Tx, rows []objectRow) error {
 // ObjectsByPrefix returns up to limit hashes of objects of a kind whose hex
 // form starts with prefix.
 func (db *DB) ObjectsByPrefix(ctx context.Context, kind cairn.ObjectKind, prefix string, limit int) ([]cairn.Hash, error) {
-	if prefix == "" || len(prefix) > 64 {
-		return nil, cairn.Errorf(cairn.EINVALID, "hash prefix %q must be 1 to 64 hex digits", prefix)
-	}
-	lo, err := hex.DecodeString(prefix + strings.Repeat("0", len(prefix)%2))
+	lo, hi, err := cairn.HashRange(prefix)
 	if err != nil {
-		return nil, cairn.Errorf(cairn.EINVALID, "hash prefix %q is not hexadecimal", prefix)
+		return nil, err
 	}
-	hi := upperBound(lo, len(prefix)%2 == 1)
 	q := `SELECT hash FROM objects WHERE hash >= ? AND kind = ?`
 	args := []any{lo, int(kind)}
 	if hi != nil {
@@ -326,27 +321,6 @@ func (db *DB) ObjectsByPrefix(ctx context.Context, kind cairn.ObjectKind, prefix
 		out = append(out, cairn.Hash(b))
 	}
 	return out, translate(rows.Err())
-}
-
-// upperBound returns the smallest byte string greater than every string
-// that starts with the prefix lo (whose last nibble is free when half is
-// set), or nil when there is none.
-func upperBound(lo []byte, half bool) []byte {
-	hi := append([]byte(nil), lo...)
-	if half {
-		if hi[len(hi)-1] < 0xf0 {
-			hi[len(hi)-1] += 0x10
-			return hi
-		}
-		hi = hi[:len(hi)-1]
-	}
-	for i := len(hi) - 1; i >= 0; i-- {
-		if hi[i] < 0xff {
-			hi[i]++
-			return hi[:i+1]
-		}
-	}
-	return nil
 }
 
 // Objects calls fn for every stored object.
