@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"cairn"
 	"cairn/postgres"
@@ -56,7 +58,13 @@ func (a *App) Copy(ctx context.Context, to string) (*CopyResult, error) {
 	default:
 		dst, err = vault.Init(ctx, to, true, &vault.Options{Logger: a.log})
 		if err == nil {
-			rows, err = a.v.PG.CopyToSQLite(ctx, dst.DB.Write())
+			if rows, err = a.v.PG.CopyToSQLite(ctx, dst.DB.Write()); err != nil {
+				// The vault Init made there is empty: take it away, so a
+				// refused copy leaves the folder as it found it.
+				dst.Close()
+				dst = nil
+				os.RemoveAll(filepath.Join(to, vault.DirName))
+			}
 		}
 	}
 	if err != nil {

@@ -221,10 +221,32 @@ func TestPostgres_ServeLoad(t *testing.T) {
 			t.Errorf("doctor's %s: %v in PostgreSQL, %v in the copy back", k, db[k], dc[k])
 		}
 	}
+	// A copy into a folder that is a vault is refused; a refused copy
+	// leaves its folder as it was.
+	r = run(t, dirs[0], nil, "copy", "--to", back)
+	if r.code == 0 || !strings.Contains(r.stderr, "already inside the vault") {
+		t.Errorf("copy into a vault's folder: exit %d\n%s", r.code, r.stderr)
+	}
+	if a, b := logOf(t, dirs[0]), logOf(t, back); len(a) != len(b) {
+		t.Errorf("the refused copy changed the folder: %d commits, want %d", len(b), len(a))
+	}
 	// A copy into a database that has history is refused.
 	r = run(t, back, []string{"XDG_CACHE_HOME=" + home}, "copy", "--to", url)
 	if r.code == 0 || !strings.Contains(r.stderr, "history") {
 		t.Errorf("copy into a database with history: exit %d\n%s", r.code, r.stderr)
+	}
+	// A vault with a source still queued is refused, and the folder the
+	// copy was to make is not left behind.
+	src := filepath.Join(t.TempDir(), "queued.md")
+	os.WriteFile(src, []byte("# Queued\n\nNo worker runs this.\n"), 0o644)
+	must(t, run(t, dirs[2], nil, "ingest", "--detach", src), "ingest --detach")
+	again := filepath.Join(t.TempDir(), "again")
+	r = run(t, dirs[2], nil, "copy", "--to", again)
+	if r.code == 0 || !strings.Contains(r.stderr, "queued or running") {
+		t.Errorf("copy with a source queued: exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(again, ".cairn")); err == nil {
+		t.Errorf("the refused copy left %s", filepath.Join(again, ".cairn"))
 	}
 }
 
