@@ -75,6 +75,25 @@ func pageFacts(ctx context.Context, f *lint.Facts, holders holdersFunc) error {
 	return nil
 }
 
+// factKeys returns every key pageFacts may ask the holders of for page p,
+// so that they can be read at once.
+func factKeys(p *markdown.Page) []markdown.Key {
+	var keys []markdown.Key
+	if p.TitleSource != markdown.TitleFromFilename && p.Title != "" {
+		v := cairn.FoldPath(p.Title)
+		keys = append(keys, markdown.Key{Step: markdown.StepTitle, Value: v}, markdown.Key{Step: markdown.StepAlias, Value: v})
+	}
+	for _, a := range p.Aliases {
+		v := cairn.FoldPath(a)
+		keys = append(keys, markdown.Key{Step: markdown.StepTitle, Value: v}, markdown.Key{Step: markdown.StepAlias, Value: v})
+	}
+	keys = append(keys, markdown.Key{Step: markdown.StepPath, Value: cairn.FoldPath(p.ID)})
+	for _, s := range p.Sources {
+		keys = append(keys, sourceKeys(s)...)
+	}
+	return keys
+}
+
 func compare(a, b string) int {
 	switch {
 	case a < b:
@@ -98,7 +117,8 @@ func others(paths []string, self string) []string {
 }
 
 // storedFacts reads the facts of one file from the index.
-func storedFacts(ctx context.Context, q StorageReader, id int64, v vault, holders holdersFunc) (*lint.Facts, error) {
+// The facts that depend on other files' keys are left to pageFacts.
+func storedFacts(ctx context.Context, q StorageReader, id int64, v vault) (*lint.Facts, error) {
 	row, p, err := pageRow(ctx, q, id)
 	if err != nil {
 		return nil, err
@@ -121,7 +141,7 @@ func storedFacts(ctx context.Context, q StorageReader, id int64, v vault, holder
 		}
 		f.Links = append(f.Links, lint.Link{Link: r.link, Res: r.res})
 	}
-	return f, pageFacts(ctx, f, holders)
+	return f, nil
 }
 
 // lintSettings reads the lint key of cairn.yaml. The admission pipeline

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -283,28 +284,27 @@ func (u *update) vaultFacts(ctx context.Context) (vault, error) {
 // the content of cairn.yaml sets lint.strict.
 func readVault(ctx context.Context, q StorageReader, strictIn func(cairn.Hash) (bool, error)) (vault, error) {
 	var v vault
-	fs, err := q.KeyHolders(ctx, "index.md", markdown.StepFile)
+	found, err := keyHoldersOf(ctx, q, []markdown.Key{
+		{Step: markdown.StepFile, Value: "index.md"},
+		{Step: markdown.StepFile, Value: "eva.json"},
+		{Step: markdown.StepFile, Value: cairn.FoldPath(policyFile)},
+	})
 	if err != nil {
 		return v, err
 	}
-	for _, f := range fs { // the first page of the name, by id
+	for _, f := range found[0] { // the first page of the name, by id
 		if f.Kind == lint.KindPage && (v.index == 0 || f.ID < v.index) {
 			v.index = f.ID
 		}
 	}
-	if fs, err = q.KeyHolders(ctx, "eva.json", markdown.StepFile); err != nil {
-		return v, err
+	v.eva = len(found[1]) > 0
+	for _, f := range found[2] { // FileAt(policyFile): the key holder of that very path
+		if f.Path == policyFile {
+			v.strict, err = strictIn(f.Blob)
+			return v, err
+		}
 	}
-	v.eva = len(fs) > 0
-	policy, err := q.FileAt(ctx, policyFile)
-	switch {
-	case cairn.ErrorCode(err) == cairn.ENOTFOUND:
-		return v, nil
-	case err != nil:
-		return v, err
-	}
-	v.strict, err = strictIn(policy.Blob)
-	return v, err
+	return v, nil
 }
 
 // strictLint reports whether the vault asks for strict lint.
@@ -450,28 +450,32 @@ func detailJSON(res markdown.Resolution) string {
 
 // resolveLinks resolves every dirty link again and records what changed.
 func (u *update) resolveLinks(ctx context.Context) error {
-	keys := make([]linkKey, 0, len(u.dirtyLinks))
+	// The links, and the holders of every key they may look up, in two
+	// reads where the storage can (a commit on a server pays a round trip
+	// for each read); then each in order of file and position.
+	lks := make([]LinkKey, 0, len(u.dirtyLinks))
 	for k := range u.dirtyLinks {
-		keys = append(keys, k)
+		lks = append(lks, LinkKey{Src: k.src, Ord: k.ord})
 	}
-	slices.SortFunc(keys, func(a, b linkKey) int {
-		if a.src != b.src {
-			return int(a.src - b.src)
-		}
-		return a.ord - b.ord
-	})
-	for _, k := range keys {
-		row, err := u.q.Link(ctx, k.src, k.ord)
-		if cairn.ErrorCode(err) == cairn.ENOTFOUND {
-			continue // its page went away
-		}
-		if err != nil {
-			return err
-		}
+	stored, err := linksAt(ctx, u.q, lks)
+	if err != nil {
+		return err
+	}
+	rows := make([]linkRow, 0, len(stored))
+	var lookups []markdown.Key
+	for _, row := range stored {
 		r, err := linkOf(row)
 		if err != nil {
 			return err
 		}
+		rows = append(rows, r)
+		lookups = append(lookups, markdown.LookupKeys(r.link)...)
+	}
+	slices.SortFunc(rows, func(a, b linkRow) int { return cmp.Or(cmp.Compare(a.src, b.src), cmp.Compare(a.ord, b.ord)) })
+	if err := u.warmHolders(ctx, lookups); err != nil {
+		return err
+	}
+	for _, r := range rows {
 		res, dst, err := u.resolve(ctx, r.src, r.link)
 		if err != nil {
 			return err
@@ -479,7 +483,7 @@ func (u *update) resolveLinks(ctx context.Context) error {
 		if res.Status == r.res.Status && dst == r.dst && detailJSON(res) == detailJSON(r.res) && res.Step == r.res.Step {
 			continue
 		}
-		if err := u.q.SetResolution(ctx, k.src, k.ord, LinkRow{Status: statusCodes[res.Status], Dst: dst, Step: int(res.Step), Detail: detailJSON(res)}); err != nil {
+		if err := u.q.SetResolution(ctx, r.src, r.ord, LinkRow{Status: statusCodes[res.Status], Dst: dst, Step: int(res.Step), Detail: detailJSON(res)}); err != nil {
 			return err
 		}
 		u.dirtyFiles[r.src] = true
@@ -575,25 +579,51 @@ func (u *update) relint(ctx context.Context, v vault) error {
 	}
 	slices.Sort(ids)
 	cfg := v.config()
-	for _, id := range ids {
-		var f *lint.Facts
-		var err error
-		if rows, ok := u.linkRows[id]; ok {
-			f, err = u.cachedFacts(ctx, id, rows, v)
-		} else {
-			f, err = storedFacts(ctx, u.q, id, v, u.holdersOf)
+	// A chunk of files at a time: their facts, then the holders of every
+	// key those ask about in one read where the storage can, then the
+	// findings.
+	const chunk = 256
+	for ids := range slices.Chunk(ids, chunk) {
+		facts := make([]*lint.Facts, 0, len(ids))
+		var keys []markdown.Key
+		for _, id := range ids {
+			var f *lint.Facts
+			var err error
+			if rows, ok := u.linkRows[id]; ok {
+				f, err = u.cachedFacts(ctx, id, rows, v)
+			} else {
+				f, err = storedFacts(ctx, u.q, id, v)
+			}
+			if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+				facts = append(facts, nil)
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			facts = append(facts, f)
+			if f.Kind == lint.KindPage {
+				keys = append(keys, factKeys(f.Page)...)
+			}
 		}
-		if cairn.ErrorCode(err) == cairn.ENOTFOUND {
-			continue
-		}
-		if err != nil {
+		if err := u.warmHolders(ctx, keys); err != nil {
 			return err
 		}
-		if err := u.w.dropFindings(ctx, id); err != nil {
-			return err
-		}
-		if err := u.w.writeFindings(ctx, id, lint.Check(f, cfg)); err != nil {
-			return err
+		for i, f := range facts {
+			if f == nil {
+				continue
+			}
+			if f.Kind == lint.KindPage {
+				if err := pageFacts(ctx, f, u.holdersOf); err != nil {
+					return err
+				}
+			}
+			if err := u.w.dropFindings(ctx, ids[i]); err != nil {
+				return err
+			}
+			if err := u.w.writeFindings(ctx, ids[i], lint.Check(f, cfg)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -697,5 +727,5 @@ func (u *update) cachedFacts(ctx context.Context, id int64, rows []linkRow, v va
 		}
 		f.Links = append(f.Links, lint.Link{Link: r.link, Res: res})
 	}
-	return f, pageFacts(ctx, f, u.holdersOf)
+	return f, nil
 }

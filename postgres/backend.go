@@ -490,6 +490,17 @@ func (db *DB) Update(ctx context.Context, fn func(cairn.Tx) error) error {
 type Tx struct {
 	db *DB
 	tx pgx.Tx
+	// refs are the refs read or written in the transaction: it holds the
+	// vault's write lock, which every ref update in every process takes,
+	// so they stay as read until it writes them (a round trip saved on
+	// every commit, which reads its branch before it moves it).
+	refs map[string]txRef
+}
+
+// txRef is a ref as the transaction knows it; !exists: there is none.
+type txRef struct {
+	ref    cairn.Ref
+	exists bool
 }
 
 var _ cairn.Tx = (*Tx)(nil)
@@ -511,7 +522,20 @@ func (t *Tx) PutObjects(ctx context.Context, objs []cairn.Object) error {
 
 // Ref reads a ref inside the transaction.
 func (t *Tx) Ref(ctx context.Context, name string) (cairn.Ref, error) {
-	return readRef(ctx, t.db, t.tx, name)
+	if r, ok := t.refs[name]; ok {
+		if !r.exists {
+			return cairn.Ref{Name: name}, cairn.Errorf(cairn.ENOTFOUND, "ref %s not found", name)
+		}
+		return r.ref, nil
+	}
+	r, err := readRef(ctx, t.db, t.tx, name)
+	if err == nil || cairn.ErrorCode(err) == cairn.ENOTFOUND {
+		if t.refs == nil {
+			t.refs = map[string]txRef{}
+		}
+		t.refs[name] = txRef{ref: r, exists: err == nil}
+	}
+	return r, err
 }
 
 // UpdateRef applies one compare-and-swap and logs it. The vault's write
@@ -525,20 +549,31 @@ func (t *Tx) UpdateRef(ctx context.Context, u cairn.RefUpdate) error {
 	if err := cairn.CheckRefUpdate(cur, exists, u); err != nil {
 		return err
 	}
+	// The ref and its log entry in one round trip.
 	now := t.db.now().UnixNano()
+	var b pgx.Batch
 	if u.New.IsZero() {
-		_, err = t.tx.Exec(ctx, `DELETE FROM refs WHERE name = $1`, u.Name)
+		b.Queue(`DELETE FROM refs WHERE name = $1`, u.Name)
 	} else {
-		_, err = t.tx.Exec(ctx, `INSERT INTO refs (name, kind, hash, updated) VALUES ($1, $2, $3, $4)
+		b.Queue(`INSERT INTO refs (name, kind, hash, updated) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (name) DO UPDATE SET hash = excluded.hash, updated = excluded.updated`,
 			u.Name, int16(u.Kind), u.New[:], now)
 	}
-	if err != nil {
+	b.Queue(`INSERT INTO reflog (name, old, new, principal, message, time) VALUES ($1, $2, $3, $4, $5, $6)`,
+		u.Name, nullHash(u.Old), nullHash(u.New), string(u.Principal), u.Message, now)
+	delete(t.refs, u.Name) // known again once written
+	if err := t.tx.SendBatch(ctx, &b).Close(); err != nil {
 		return t.db.translate(err)
 	}
-	_, err = t.tx.Exec(ctx, `INSERT INTO reflog (name, old, new, principal, message, time) VALUES ($1, $2, $3, $4, $5, $6)`,
-		u.Name, nullHash(u.Old), nullHash(u.New), string(u.Principal), u.Message, now)
-	return t.db.translate(err)
+	if t.refs == nil {
+		t.refs = map[string]txRef{}
+	}
+	kind := u.Kind
+	if exists {
+		kind = cur.Kind // an update keeps the ref's kind
+	}
+	t.refs[u.Name] = txRef{ref: cairn.Ref{Name: u.Name, Kind: kind, Hash: u.New, Updated: time.Unix(0, now).UTC()}, exists: !u.New.IsZero()}
+	return nil
 }
 
 func nullHash(h cairn.Hash) []byte {

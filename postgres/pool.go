@@ -87,6 +87,11 @@ func (p *boundedPool) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, 
 	}
 	tx, err := conn.BeginTx(ctx, opts)
 	if err != nil {
+		// A begin query of several statements may have begun the
+		// transaction before one failed (the write lock not had in time).
+		if pc := conn.Conn().PgConn(); !pc.IsClosed() && pc.TxStatus() != 'I' {
+			pc.Exec(context.WithoutCancel(ctx), "ROLLBACK").Close()
+		}
 		conn.Release()
 		return nil, err
 	}

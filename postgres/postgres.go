@@ -257,15 +257,14 @@ func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 func (db *DB) update(ctx context.Context, fn func(pgx.Tx) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	tx, err := db.begin(ctx)
+	// Begin and take the lock in one round trip (the simple protocol runs
+	// both statements of one query; both values are numbers).
+	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: fmt.Sprintf(
+		`BEGIN; SELECT set_config('lock_timeout', '%d', true), pg_advisory_xact_lock(%d)`, db.lock.Milliseconds(), db.key)})
 	if err != nil {
-		return err
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	if _, err := tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)`,
-		strconv.FormatInt(db.lock.Milliseconds(), 10), db.key); err != nil {
 		return db.translate(err)
 	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
 	if err := fn(tx); err != nil {
 		return db.translate(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"cairn"
 	"cairn/index"
 	"cairn/internal/vaultgen"
@@ -109,7 +111,40 @@ func storeSetup(b *testing.B, kind string, n int, indexed bool) *storeFixture {
 	}
 	v := vaultgen.New(vaultgen.Config{Pages: n})
 	head, tree := importInto(b, s, v)
+	settle(b, db)
 	return &storeFixture{s: s, head: head, tree: tree, v: v}
+}
+
+// settle brings a database that has just taken a bulk import to the state
+// a vault of that size is in when it serves: PostgreSQL's statistics
+// gathered and the import's dirty pages written (what autovacuum and the
+// checkpointer would do in the next minutes, during the measurement),
+// SQLite's write-ahead log checkpointed.
+func settle(b *testing.B, db cairn.Backend) {
+	b.Helper()
+	ctx := context.Background()
+	var err error
+	switch db := db.(type) {
+	case *postgres.DB:
+		var tables []string
+		rows, _ := db.Pool().Query(ctx, `SELECT quote_ident(tablename) FROM pg_tables WHERE schemaname = current_schema()`)
+		if tables, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+			break
+		}
+		for _, t := range tables {
+			if _, err = db.Pool().Exec(ctx, `VACUUM ANALYZE `+t); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			_, err = db.Pool().Exec(ctx, `CHECKPOINT`)
+		}
+	case *sqlite.DB:
+		err = db.Checkpoint(ctx)
+	}
+	if err != nil {
+		b.Fatalf("settle after the import: %v", err)
+	}
 }
 
 func pct(ds []time.Duration, p float64) float64 {
