@@ -418,6 +418,10 @@ func ftsIndexNames() []string {
 	return []string{"fts_title", "fts_body", "fts_short_title", "fts_short_body", "fts_mid_title", "fts_mid_body"}
 }
 
+// buildMemory is the memory a full build's GIN indexes are made in, for
+// this transaction only.
+const buildMemory = "512MB"
+
 func newTextBuild() *textBuild { return &textBuild{vocab: map[string]int32{}} }
 
 // textBuildRows and textBuildBytes bound what a build holds before it
@@ -505,7 +509,10 @@ func (b *textBuild) finish(ctx context.Context, t *indexTx) error {
 	t.bounds = &bounds
 	indexes := []string{`SELECT gin_clean_pending_list(i::regclass) FROM unnest($1::text[]) i`}
 	if b.makeIndexes {
-		indexes = ftsIndexes()
+		// A GIN build sorts its entries in maintenance_work_mem and
+		// merges what overflows it: with the default 64 MB a vault's
+		// body text overflows it many times.
+		indexes = append([]string{`SET LOCAL maintenance_work_mem = '` + buildMemory + `'`}, ftsIndexes()...)
 	}
 	for _, sql := range indexes {
 		var args []any
