@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"cairn"
+	"cairn/internal/codec"
 )
 
 // FormatVersion returns the store format recorded in the database.
@@ -192,23 +193,7 @@ func (db *DB) HasObjects(ctx context.Context, hs []cairn.Hash) ([]bool, error) {
 // and the commit that makes them reachable waits for the disk and so for
 // everything written before it.
 func (db *DB) PutObjects(ctx context.Context, objs []cairn.Object) error {
-	objs = slices.Clone(objs)
-	slices.SortFunc(objs, func(a, b cairn.Object) int { return bytes.Compare(a.Hash[:], b.Hash[:]) })
-	const chunk = 2000
-	encoded := make(chan []objectRow, 1)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		defer close(encoded)
-		for start := 0; start < len(objs); start += chunk {
-			select {
-			case encoded <- db.encode(objs[start:min(start+chunk, len(objs))]):
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	for rows := range encoded {
+	for rows := range db.codec.Chunks(ctx, objs, 2000) {
 		tx, err := db.begin(ctx)
 		if err != nil {
 			return fmt.Errorf("store objects: %w", err)
@@ -228,34 +213,8 @@ func (db *DB) PutObjects(ctx context.Context, objs []cairn.Object) error {
 	return ctx.Err()
 }
 
-type objectRow struct {
-	obj   cairn.Object
-	codec int
-	data  []byte
-}
-
-// encode compresses objects, in parallel when there are many.
-func (db *DB) encode(objs []cairn.Object) []objectRow {
-	rows := make([]objectRow, len(objs))
-	workers := 1
-	if len(objs) >= 64 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := w; i < len(objs); i += workers {
-				data, codec := db.codec.Compress(objs[i].Data)
-				rows[i] = objectRow{obj: objs[i], codec: codec, data: orEmpty(data)}
-			}
-		})
-	}
-	wg.Wait()
-	return rows
-}
-
 // insert writes rows in one statement, skipping objects that exist.
-func (db *DB) insert(ctx context.Context, tx pgx.Tx, rows []objectRow) error {
+func (db *DB) insert(ctx context.Context, tx pgx.Tx, rows []codec.Encoded) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -265,7 +224,7 @@ func (db *DB) insert(ctx context.Context, tx pgx.Tx, rows []objectRow) error {
 	sizes := make([]int64, len(rows))
 	data := make([][]byte, len(rows))
 	for i, r := range rows {
-		hashes[i], kinds[i], codecs[i], sizes[i], data[i] = r.obj.Hash[:], int16(r.obj.Kind), int16(r.codec), int64(len(r.obj.Data)), r.data
+		hashes[i], kinds[i], codecs[i], sizes[i], data[i] = r.Obj.Hash[:], int16(r.Obj.Kind), int16(r.Codec), int64(len(r.Obj.Data)), r.Data
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO objects (hash, kind, codec, size, data, created)
 		SELECT h, k, c, s, d, $6 FROM unnest($1::bytea[], $2::smallint[], $3::smallint[], $4::bigint[], $5::bytea[]) AS u(h, k, c, s, d)
@@ -517,7 +476,7 @@ func PgxTx(tx cairn.Tx) (pgx.Tx, error) {
 
 // PutObjects stores objects as part of the transaction.
 func (t *Tx) PutObjects(ctx context.Context, objs []cairn.Object) error {
-	return t.db.insert(ctx, t.tx, t.db.encode(objs))
+	return t.db.insert(ctx, t.tx, t.db.codec.EncodeAll(objs))
 }
 
 // Ref reads a ref inside the transaction.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"cairn"
+	"cairn/internal/codec"
 )
 
 // FormatVersion returns the store format recorded in the database.
@@ -198,22 +199,6 @@ func placeholders(n int) string {
 // the database's setting (FULL by default) and so syncs the write-ahead log
 // up to and including them.
 func (db *DB) PutObjects(ctx context.Context, objs []cairn.Object) error {
-	objs = slices.Clone(objs)
-	slices.SortFunc(objs, func(a, b cairn.Object) int { return bytes.Compare(a.Hash[:], b.Hash[:]) })
-	const chunk = 2000
-	encoded := make(chan []objectRow, 1)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		defer close(encoded)
-		for start := 0; start < len(objs); start += chunk {
-			select {
-			case encoded <- db.encode(objs[start:min(start+chunk, len(objs))]):
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
 	conn, err := db.w.Conn(ctx)
 	if err != nil {
 		return translate(err)
@@ -223,7 +208,7 @@ func (db *DB) PutObjects(ctx context.Context, objs []cairn.Object) error {
 		return translate(err)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA synchronous = `+db.sync)
-	for rows := range encoded {
+	for rows := range db.codec.Chunks(ctx, objs, 2000) {
 		tx, err := conn.BeginTx(ctx, nil)
 		if err != nil {
 			return fmt.Errorf("store objects: %w", translate(err))
@@ -243,38 +228,10 @@ func (db *DB) PutObjects(ctx context.Context, objs []cairn.Object) error {
 	return ctx.Err()
 }
 
-type objectRow struct {
-	obj   cairn.Object
-	codec int
-	data  []byte
-}
-
-// encode compresses objects, in parallel when there are many.
-func (db *DB) encode(objs []cairn.Object) []objectRow {
-	rows := make([]objectRow, len(objs))
-	workers := 1
-	if len(objs) >= 64 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(objs); i += workers {
-				data, codec := db.codec.Compress(objs[i].Data)
-				rows[i] = objectRow{obj: objs[i], codec: codec, data: data}
-			}
-		}()
-	}
-	wg.Wait()
-	return rows
-}
-
 // insertBatch is the number of objects one INSERT statement writes.
 const insertBatch = 64
 
-func (db *DB) insert(ctx context.Context, tx *sql.Tx, rows []objectRow) error {
+func (db *DB) insert(ctx context.Context, tx *sql.Tx, rows []codec.Encoded) error {
 	// coalesce: the driver binds an empty byte slice as NULL, and NULL
 	// means purged.
 	const values = `(?, ?, ?, ?, coalesce(?, X''), ?),`
@@ -284,7 +241,7 @@ func (db *DB) insert(ctx context.Context, tx *sql.Tx, rows []objectRow) error {
 		part := rows[start:min(start+insertBatch, len(rows))]
 		args := make([]any, 0, 6*len(part))
 		for _, r := range part {
-			args = append(args, r.obj.Hash[:], int(r.obj.Kind), r.codec, len(r.obj.Data), r.data, now)
+			args = append(args, r.Obj.Hash[:], int(r.Obj.Kind), r.Codec, len(r.Obj.Data), r.Data, now)
 		}
 		q := head + strings.TrimSuffix(strings.Repeat(values, len(part)), ",")
 		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
@@ -560,7 +517,7 @@ func (t *Tx) Raw(fn func(driverConn any) error) error { return t.conn.Raw(fn) }
 
 // PutObjects stores objects as part of the transaction.
 func (t *Tx) PutObjects(ctx context.Context, objs []cairn.Object) error {
-	return t.db.insert(ctx, t.tx, t.db.encode(objs))
+	return t.db.insert(ctx, t.tx, t.db.codec.EncodeAll(objs))
 }
 
 // Ref reads a ref inside the transaction.
