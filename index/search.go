@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -197,36 +198,60 @@ func (r *Reader) Search(ctx context.Context, q SearchQuery) ([]SearchResult, err
 		found[i] = SearchResult{ID: h.ID, Path: h.Path, Title: h.Title, Type: h.Type, Score: h.Score}
 	}
 	out := make([]SearchResult, 0, limit)
-	skip := q.Offset
-	for i := range found {
-		if len(out) == limit {
-			break
-		}
-		if skip > 0 && len(want) == 0 {
-			skip-- // every hit is a result: nothing to read
-			continue
-		}
-		data, err := r.t.ReadBlob(ctx, hits[i].Blob)
+	skip, i := q.Offset, 0
+	if len(want) == 0 {
+		i, skip = min(skip, len(found)), 0 // every hit is a result: nothing to read
+	}
+	for i < len(found) && len(out) < limit {
+		// The contents of the hits that can fill the page, in one read
+		// (a round trip each on a database server); with phrases to
+		// check, some are dropped, and the next hits are read after.
+		n := min(len(found)-i, limit-len(out)+skip)
+		blobs, err := r.readBlobs(ctx, hits[i:i+n])
 		if err != nil {
-			if len(want) > 0 {
-				continue // purged: the phrase cannot be checked
+			return nil, fmt.Errorf("search %q: %w", q.Text, err)
+		}
+		for ; n > 0 && len(out) < limit; i, n = i+1, n-1 {
+			data, ok := blobs[hits[i].Blob]
+			if !ok { // purged
+				if len(want) > 0 {
+					continue // the phrase cannot be checked
+				}
+				found[i].Matches = [][2]int{}
+				out = append(out, found[i])
+				continue
 			}
-			found[i].Matches = [][2]int{}
+			text := markdown.PlainText(data)
+			if len(want) > 0 && !hasPhrases(found[i].Title+"\n"+text, want) {
+				continue
+			}
+			if skip > 0 {
+				skip--
+				continue
+			}
+			found[i].Snippet, found[i].Matches = snippet(text, terms, 200)
 			out = append(out, found[i])
-			continue
 		}
-		text := markdown.PlainText(data)
-		if len(want) > 0 && !hasPhrases(found[i].Title+"\n"+text, want) {
-			continue
-		}
-		if skip > 0 {
-			skip--
-			continue
-		}
-		found[i].Snippet, found[i].Matches = snippet(text, terms, 200)
-		out = append(out, found[i])
 	}
 	return out, nil
+}
+
+// readBlobs reads the contents of hits by hash; purged contents are not
+// in the result.
+func (r *Reader) readBlobs(ctx context.Context, hits []SearchHit) (map[cairn.Hash][]byte, error) {
+	hs := make([]cairn.Hash, len(hits))
+	for i, h := range hits {
+		hs[i] = h.Blob
+	}
+	var mu sync.Mutex
+	out := make(map[cairn.Hash][]byte, len(hs))
+	err := r.t.ReadBlobs(ctx, hs, func(h cairn.Hash, data []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
+		out[h] = data
+		return nil
+	})
+	return out, err
 }
 
 // hasPhrases reports whether text holds each phrase's words in order.
