@@ -103,6 +103,41 @@ func testObjects(t *testing.T, b cairn.Backend) {
 	if len(got) != 3 || string(got[objs[3].Hash]) != big || string(got[objs[1].Hash]) != "hello\n" || got[objs[0].Hash] == nil {
 		t.Errorf("GetObjects returned %d objects", len(got))
 	}
+	// And many at once, which backends read otherwise than a few: every
+	// stored one once, the missing ones left out.
+	var many []cairn.Object
+	var asked []cairn.Hash
+	for i := range 300 {
+		o := obj(cairn.KindBlob, fmt.Sprintf("object %d of many\n", i))
+		many = append(many, o)
+		asked = append(asked, o.Hash, obj(cairn.KindBlob, fmt.Sprintf("missing %d", i)).Hash)
+	}
+	if err := b.PutObjects(ctx, many); err != nil {
+		t.Fatalf("PutObjects(300): %v", err)
+	}
+	clear(got)
+	if err := b.GetObjects(ctx, asked, func(o cairn.Object) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if _, twice := got[o.Hash]; twice {
+			return fmt.Errorf("object %s returned twice", o.Hash.Short())
+		}
+		got[o.Hash] = o.Data
+		return nil
+	}); err != nil {
+		t.Fatalf("GetObjects(600, half missing): %v", err)
+	}
+	for _, o := range many {
+		if !bytes.Equal(got[o.Hash], o.Data) {
+			t.Fatalf("GetObjects(600, half missing): object %s is %q, want %q", o.Hash.Short(), got[o.Hash], o.Data)
+		}
+	}
+	if len(got) != len(many) {
+		t.Errorf("GetObjects(600, half missing) returned %d objects, want %d", len(got), len(many))
+	}
+	if err := b.DeleteObjects(ctx, asked); err != nil {
+		t.Fatalf("DeleteObjects(600, half missing): %v", err)
+	}
 	boom := errors.New("stop")
 	if err := b.GetObjects(ctx, []cairn.Hash{objs[1].Hash}, func(cairn.Object) error { return boom }); !errors.Is(err, boom) {
 		t.Errorf("GetObjects with a failing callback: error = %v, want %v", err, boom)
