@@ -59,26 +59,22 @@ func linksAt(ctx context.Context, q StorageReader, keys []LinkKey) ([]LinkRow, e
 	return out, nil
 }
 
-// depths reads the depths of ids, in one read where q can.
-func depths(ctx context.Context, q StorageReader, ids []int64) ([]int, error) {
-	if b, ok := q.(BatchReader); ok && len(ids) > 1 {
-		return b.Depths(ctx, ids)
-	}
-	out := make([]int, len(ids))
-	for i, id := range ids {
-		d, err := q.Depth(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = d
-	}
-	return out, nil
+// batching reports whether q reads in batches ([BatchReader]): only then
+// is it worth asking ahead for what may be needed. A storage that reads
+// in-process is asked lazily, as the resolution goes (a link resolved at
+// its first step looks up no other key).
+func batching(q StorageReader) bool {
+	_, ok := q.(BatchReader)
+	return ok
 }
 
-// warmHolders reads the holders of the keys not cached yet, in one read
-// where the storage can, and caches them with the ids and paths of the
-// files they name.
+// warmHolders reads the holders of the keys not cached yet, in one read,
+// where the storage reads in batches, and caches them with the ids and
+// paths of the files they name.
 func (u *update) warmHolders(ctx context.Context, keys []markdown.Key) error {
+	if !batching(u.q) {
+		return nil
+	}
 	var missing []markdown.Key
 	seen := map[markdown.Key]bool{}
 	for _, k := range keys {

@@ -27,19 +27,21 @@ func (u *update) reach(ctx context.Context, before, after vault) error {
 	}
 	cur := map[int64]int{} // depths as they are being updated
 	// The depths of the changed edges' ends, which the walk starts from,
-	// in one read where the storage can.
-	var ends []int64
-	for _, e := range slices.Concat(u.removed, u.added) {
-		ends = append(ends, e.src, e.dst)
-	}
-	slices.Sort(ends)
-	ends = slices.Compact(ends)
-	ds, err := depths(ctx, u.q, ends)
-	if err != nil {
-		return err
-	}
-	for i, id := range ends {
-		cur[id] = ds[i]
+	// in one read where the storage reads in batches.
+	if b, ok := u.q.(BatchReader); ok {
+		var ends []int64
+		for _, e := range slices.Concat(u.removed, u.added) {
+			ends = append(ends, e.src, e.dst)
+		}
+		slices.Sort(ends)
+		ends = slices.Compact(ends)
+		ds, err := b.Depths(ctx, ends)
+		if err != nil {
+			return err
+		}
+		for i, id := range ends {
+			cur[id] = ds[i]
+		}
 	}
 	get := func(id int64) (int, error) {
 		if d, ok := cur[id]; ok {
