@@ -463,13 +463,16 @@ func (u *update) resolveLinks(ctx context.Context) error {
 	}
 	rows := make([]linkRow, 0, len(stored))
 	var lookups []markdown.Key
+	ahead := batching(u.q)
 	for _, row := range stored {
 		r, err := linkOf(row)
 		if err != nil {
 			return err
 		}
 		rows = append(rows, r)
-		lookups = append(lookups, markdown.LookupKeys(r.link)...)
+		if ahead {
+			lookups = append(lookups, markdown.LookupKeys(r.link)...)
+		}
 	}
 	slices.SortFunc(rows, func(a, b linkRow) int { return cmp.Or(cmp.Compare(a.src, b.src), cmp.Compare(a.ord, b.ord)) })
 	if err := u.warmHolders(ctx, lookups); err != nil {
@@ -583,6 +586,7 @@ func (u *update) relint(ctx context.Context, v vault) error {
 	// key those ask about in one read where the storage can, then the
 	// findings.
 	const chunk = 256
+	ahead := batching(u.q)
 	for ids := range slices.Chunk(ids, chunk) {
 		facts := make([]*lint.Facts, 0, len(ids))
 		var keys []markdown.Key
@@ -602,7 +606,7 @@ func (u *update) relint(ctx context.Context, v vault) error {
 				return err
 			}
 			facts = append(facts, f)
-			if f.Kind == lint.KindPage {
+			if f.Kind == lint.KindPage && ahead {
 				keys = append(keys, factKeys(f.Page)...)
 			}
 		}

@@ -489,12 +489,17 @@ func (t *Tx) Ref(ctx context.Context, name string) (cairn.Ref, error) {
 	}
 	r, err := readRef(ctx, t.db, t.tx, name)
 	if err == nil || cairn.ErrorCode(err) == cairn.ENOTFOUND {
-		if t.refs == nil {
-			t.refs = map[string]txRef{}
-		}
-		t.refs[name] = txRef{ref: r, exists: err == nil}
+		t.know(txRef{ref: r, exists: err == nil})
 	}
 	return r, err
+}
+
+// know records a ref as the transaction now knows it.
+func (t *Tx) know(r txRef) {
+	if t.refs == nil {
+		t.refs = map[string]txRef{}
+	}
+	t.refs[r.ref.Name] = r
 }
 
 // UpdateRef applies one compare-and-swap and logs it. The vault's write
@@ -520,18 +525,11 @@ func (t *Tx) UpdateRef(ctx context.Context, u cairn.RefUpdate) error {
 	}
 	b.Queue(`INSERT INTO reflog (name, old, new, principal, message, time) VALUES ($1, $2, $3, $4, $5, $6)`,
 		u.Name, nullHash(u.Old), nullHash(u.New), string(u.Principal), u.Message, now)
-	delete(t.refs, u.Name) // known again once written
 	if err := t.tx.SendBatch(ctx, &b).Close(); err != nil {
-		return t.db.translate(err)
+		return t.db.translate(err) // the transaction is over: nothing reads t.refs again
 	}
-	if t.refs == nil {
-		t.refs = map[string]txRef{}
-	}
-	kind := u.Kind
-	if exists {
-		kind = cur.Kind // an update keeps the ref's kind
-	}
-	t.refs[u.Name] = txRef{ref: cairn.Ref{Name: u.Name, Kind: kind, Hash: u.New, Updated: time.Unix(0, now).UTC()}, exists: !u.New.IsZero()}
+	// An update keeps the ref's kind, which CheckRefUpdate found equal.
+	t.know(txRef{ref: cairn.Ref{Name: u.Name, Kind: u.Kind, Hash: u.New, Updated: time.Unix(0, now).UTC()}, exists: !u.New.IsZero()})
 	return nil
 }
 
