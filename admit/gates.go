@@ -43,6 +43,7 @@ const (
 	GateDeletion  = "deletion"       // a file deleted
 	GateRename    = "rename"         // a file renamed (same content, new path)
 	GateLint      = "lint"           // a new lint finding of severity warning or error
+	GateSchema    = "schema"         // a new error against a declared type, or in a type's declaration
 	GateConflict  = "conflict"       // main moved and the change does not merge onto it
 	// GateReview holds a change its submitter proposed for review
 	// (Request.Propose); it is not in the verdict table.
@@ -60,6 +61,7 @@ var defaultVerdicts = map[string]VerdictPair{
 	GateDeletion:  {cairn.Hold, cairn.Admit},
 	GateRename:    {cairn.Hold, cairn.Admit},
 	GateLint:      {cairn.Hold, cairn.Admit},
+	GateSchema:    {cairn.Hold, cairn.Hold},
 	GateConflict:  {cairn.Hold, cairn.Hold},
 }
 
@@ -72,6 +74,7 @@ var verdictHelp = map[string]string{
 	GateDeletion:  "a file deleted",
 	GateRename:    "a file renamed",
 	GateLint:      "a new lint finding of severity warning or error",
+	GateSchema:    "a page that breaks its declared type (a missing required field, a bad value), or a type declaration with an error",
 	GateConflict:  "main moved and the change does not merge onto it",
 }
 
@@ -81,7 +84,7 @@ var verdictHelp = map[string]string{
 // person's is returned to settle).
 func verdictRules() []string {
 	return []string{GateProtected, GateContract, GateOutside, GateFileType, GateMisplaced,
-		GateDeletion, GateRename, GateLint}
+		GateDeletion, GateRename, GateLint, GateSchema}
 }
 
 // verdict returns the policy's verdict for a gate and a column.
@@ -350,8 +353,13 @@ func gateLint(fs []lint.Finding) []cairn.Finding {
 			continue
 		}
 		gate := GateLint
-		if f.Rule == lint.MisplacedPage {
+		switch {
+		case f.Rule == lint.MisplacedPage:
 			gate = GateMisplaced
+		case f.Severity == lint.Error && slices.Contains(lint.SchemaRules, f.Rule):
+			// A missing recommended field or a page out of its folder
+			// is a warning, judged as lint is.
+			gate = GateSchema
 		}
 		out = append(out, cairn.Finding{Gate: gate, Rule: f.Rule, Page: f.Page, Subject: f.Subject,
 			Severity: string(f.Severity), Message: f.Message})

@@ -49,6 +49,10 @@ type Service interface {
 	Links(ctx context.Context, page string) ([]index.LinkInfo, error)
 	Backlinks(ctx context.Context, page string) ([]index.LinkInfo, error)
 	Lint(ctx context.Context, opts LintOptions) ([]lint.Finding, error)
+	// Types lists the types declared at rev (main when ""); Type is one of
+	// them with the schema findings of its pages, at most limit.
+	Types(ctx context.Context, rev string) ([]TypeSummary, error)
+	Type(ctx context.Context, rev, name string, limit int) (*TypeDetail, error)
 
 	Branches(ctx context.Context) ([]cairn.Ref, error)
 	CreateBranch(ctx context.Context, name, from string) (cairn.Ref, error)

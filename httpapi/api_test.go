@@ -18,6 +18,7 @@ import (
 
 	"cairn"
 	"cairn/app"
+	"cairn/httpapi"
 )
 
 // checker sends requests and checks each answer against the OpenAPI
@@ -233,6 +234,12 @@ func TestServer_API(t *testing.T) {
 	c.call(get, "/api/v1/links", "/api/v1/links?page=index", nil, 200)
 	c.call(get, "/api/v1/backlinks", "/api/v1/backlinks?page=notes/a.md", nil, 200)
 	c.call(get, "/api/v1/lint", "/api/v1/lint?min=warning", nil, 200)
+	if ts := decode[httpapi.Items[app.TypeSummary]](t, c.call(get, "/api/v1/types", "/api/v1/types", nil, 200)); len(ts.Items) != 0 || ts.Items == nil {
+		t.Errorf("GET /types = %+v, want an empty list: the vault declares no types", ts)
+	}
+	if p := problem(t, "an undeclared type", c.call(get, "/api/v1/types/{name}", "/api/v1/types/person", nil, 404)); p.Code != cairn.ENOTFOUND || !strings.Contains(p.Hint, "types/person.md") {
+		t.Errorf("GET /types/person = %+v, want not_found with a hint to declare it", p)
+	}
 	ans := decode[app.Answer](t, c.call(post, "/api/v1/ask", "/api/v1/ask", map[string]any{"question": "which notes link to A?"}, 200))
 	if ans.Agent != "extractive" || ans.Answer == "" || ans.Citations == nil {
 		t.Errorf("POST /ask = %+v, want the extractive agent's answer", ans)

@@ -407,6 +407,24 @@ func (c *Client) Lint(ctx context.Context, opts app.LintOptions) ([]lint.Finding
 	return r.Items, nil
 }
 
+// Types lists the types declared at rev.
+func (c *Client) Types(ctx context.Context, rev string) ([]app.TypeSummary, error) {
+	var out Items[app.TypeSummary]
+	if err := c.get(ctx, "/types", query("ref", rev), &out); err != nil {
+		return nil, err
+	}
+	return out.Items, nil
+}
+
+// Type returns one declared type with the findings of its pages.
+func (c *Client) Type(ctx context.Context, rev, name string, limit int) (*app.TypeDetail, error) {
+	var out app.TypeDetail
+	if err := c.get(ctx, "/types/"+url.PathEscape(name), query("ref", rev, "limit", num(limit)), &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Branches returns the vault's branches.
 func (c *Client) Branches(ctx context.Context) ([]cairn.Ref, error) {
 	var out Items[cairn.Ref]

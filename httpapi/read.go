@@ -414,6 +414,24 @@ func (s *Server) backlinks(ctx context.Context, in *pageRefIn) (*body[Items[inde
 	return list(s.app.Backlinks(ctx, in.Page))
 }
 
+type typesIn struct {
+	Ref string `query:"ref" doc:"A branch, tag or commit. Default: main."`
+}
+
+func (s *Server) types(ctx context.Context, in *typesIn) (*body[Items[app.TypeSummary]], error) {
+	return list(s.app.Types(ctx, in.Ref))
+}
+
+type typeIn struct {
+	Name  string `path:"name" doc:"The type's name: its declaration's file name in types/ without the extension."`
+	Ref   string `query:"ref" doc:"A branch, tag or commit. Default: main."`
+	Limit int    `query:"limit" minimum:"0" maximum:"1000" doc:"At most this many findings of its pages (default 100)."`
+}
+
+func (s *Server) typeDetail(ctx context.Context, in *typeIn) (*body[*app.TypeDetail], error) {
+	return ok(s.app.Type(ctx, in.Ref, in.Name, in.Limit))
+}
+
 type lintIn struct {
 	At   string `query:"at" doc:"Lint this revision instead of main."`
 	Page string `query:"page" doc:"Only this file."`

@@ -11,6 +11,7 @@ import (
 	"cairn"
 	"cairn/lint"
 	"cairn/markdown"
+	"cairn/schema"
 	"cairn/store"
 )
 
@@ -106,6 +107,11 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	targets := make([][]target, len(entries))
 	words := make([]int, len(entries))
 	var v vault
+	// The pages' types, for the link fields of declared types, each
+	// distinct type held once; and the declarations of types.
+	pageTypes := make([]string, len(entries))
+	typeNames := map[string]string{}
+	var decls []schema.Declaration
 	parsed := make(chan []*file, 1)
 	text := make(chan error, 1)
 	go func() {
@@ -135,6 +141,21 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 			words[n] = f.words
 			if f.page != nil {
 				skeletons[n], targets[n] = skeleton(f.page), linkTargets(f.page.Links)
+				if typ := f.page.Type; typ != "" {
+					if _, ok := typeNames[typ]; !ok {
+						typeNames[strings.Clone(typ)] = strings.Clone(typ)
+					}
+					pageTypes[n] = typeNames[typ]
+				}
+			}
+			if _, ok := lint.TypeDeclaration(f.path); ok {
+				data, err := t.ReadBlob(ctx, f.blob)
+				if err != nil && !errors.Is(err, cairn.ErrPurged) {
+					close(parsed)
+					<-text
+					return fmt.Errorf("index: read %s: %w", f.path, err)
+				}
+				decls = append(decls, schema.Declaration{Path: f.path, Data: data})
 			}
 			switch {
 			case f.kind == lint.KindPage && equalFold(f.path, "index.md"):
@@ -204,8 +225,15 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	// written. (Writing a chunk while the next is prepared was measured:
 	// it held two chunks' rows and their garbage, some 15% more memory at
 	// 100k pages, and saved no time.)
+	v.types = schema.Load(decls)
 	cfg := v.config()
 	holders := func(_ context.Context, k markdown.Key) ([]string, error) { return r.Holders(k), nil }
+	typeOf := func(p string) (string, error) {
+		if id, ok := ids[p]; ok {
+			return pageTypes[id-first], nil
+		}
+		return "", nil
+	}
 	err = prepareAll(ctx, t, runs, func(k int, f *file, pw *writer) error {
 		f.id, f.words = first+int64(k), words[k]
 		var res []markdown.Resolution
@@ -216,7 +244,7 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 			}
 		}
 		defer func() { dsts[k] = nil }()
-		return prepareRows(ctx, pw, f, res, dsts[k], inbound, depth, v, cfg, holders)
+		return prepareRows(ctx, pw, f, res, dsts[k], inbound, depth, v, cfg, holders, typeOf)
 	}, w)
 	if err != nil {
 		return err
@@ -319,7 +347,7 @@ func cloneStrings(ss []string) []string {
 // prepareRows collects one file's rows in a bulk writer: the file, its
 // keys, citations and links, and its findings.
 func prepareRows(ctx context.Context, w *writer, f *file, res []markdown.Resolution, dsts []int64,
-	inbound map[int64]int, depth map[int64]int, v vault, cfg *lint.Config, holders holdersFunc) error {
+	inbound map[int64]int, depth map[int64]int, v vault, cfg *lint.Config, holders holdersFunc, typeOf func(string) (string, error)) error {
 	d, reachable := depth[f.id]
 	if !reachable {
 		d = unreachable
@@ -338,6 +366,9 @@ func prepareRows(ctx context.Context, w *writer, f *file, res []markdown.Resolut
 			facts.Links = append(facts.Links, lint.Link{Link: l, Res: res[i]})
 		}
 		if err := pageFacts(ctx, facts, holders); err != nil {
+			return err
+		}
+		if err := linkTypes(facts, v.types, typeOf); err != nil {
 			return err
 		}
 	}

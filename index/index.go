@@ -42,6 +42,8 @@ type Index struct {
 	s   *store.Store
 	st  Storage
 	log *slog.Logger
+	// types are the compiled types of recent trees.
+	types typeCache
 }
 
 // New returns the index over the store s, keeping its rows in st, which

@@ -658,3 +658,60 @@ func TestIndex_LintStrict(t *testing.T) {
 		}
 	}
 }
+
+func TestIndex_Types(t *testing.T) {
+	e := setup(t)
+	schemaFindings := func() []string {
+		t.Helper()
+		var out []string
+		for _, f := range e.findings() {
+			if strings.Contains(f, " schema-") || strings.Contains(f, " invalid-type ") {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	const person = "---\ntitle: Person\nrequires: [name]\nfields:\n  name: string\n  employer: link to organization\n---\nA person.\n"
+	for _, step := range []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{"Declared", map[string]string{
+			"types/person.md":       person,
+			"types/organization.md": "---\nfields:\n  name: string\n---\n",
+			"people/ann.md":         "---\ntype: person\n---\n",
+			"acme.md":               "---\ntype: note\n---\n",
+		}, []string{`people/ann.md schema-required error "name"`}},
+		{"Fixed", map[string]string{"people/ann.md": "---\ntype: person\nname: Ann\n---\n"}, nil},
+		{"LinkToWrongType", map[string]string{"people/ann.md": "---\ntype: person\nname: Ann\nemployer: \"[[acme]]\"\n---\n"},
+			[]string{`people/ann.md schema-link error "employer"`}},
+		{"TargetChangesType", map[string]string{"acme.md": "---\ntype: organization\n---\n"}, nil},
+		{"TargetChangesBack", map[string]string{"acme.md": "---\ntype: note\n---\nnow a note\n"}, []string{`people/ann.md schema-link error "employer"`}},
+		{"TargetGone", map[string]string{"acme.md": ""}, []string{`people/ann.md schema-link error "employer"`}},
+		{"TargetBack", map[string]string{"acme.md": "---\ntype: organization\n---\n"}, nil},
+		{"TypeRequiresMore", map[string]string{"types/person.md": strings.Replace(person, "[name]", "[name, born]", 1)},
+			[]string{`people/ann.md schema-required error "born"`}},
+		{"TypeBroken", map[string]string{"types/person.md": "---\nextends: person\n---\n"},
+			[]string{`types/person.md invalid-type error "extends"`}},
+		{"TypeBack", map[string]string{"types/person.md": person}, nil},
+		{"ParentAdded", map[string]string{"types/person.md": strings.Replace(person, "title: Person", "title: Person\nextends: entity", 1),
+			"types/entity.md": "---\nrequires: [source]\n---\n"}, []string{`people/ann.md schema-required error "source"`}},
+		{"ParentChanged", map[string]string{"types/entity.md": "---\nfields:\n  source: string\n---\n"}, nil},
+		{"ParentGone", map[string]string{"types/entity.md": ""}, []string{`types/person.md invalid-type error "extends"`}},
+		{"Undeclared", map[string]string{"types/person.md": "", "people/bob.md": "---\ntype: person\n---\n"}, nil},
+		{"YAMLDeclaration", map[string]string{"types/person.yaml": "requires: [name]\n"}, []string{`people/bob.md schema-required error "name"`}},
+	} {
+		e.commit(step.files)
+		e.check()
+		if diff := cmp.Diff(step.want, schemaFindings()); diff != "" {
+			t.Errorf("%s: findings mismatch (-want +got):\n%s", step.name, diff)
+		}
+	}
+	// A declaration is no page of the wiki: no orphan or missing type.
+	for _, f := range e.findings() {
+		if strings.HasPrefix(f, "types/") {
+			t.Errorf("a declaration got %s", f)
+		}
+	}
+}

@@ -285,6 +285,28 @@ func (o *overlay) FilesOfKind(ctx context.Context, kinds ...lint.Kind) ([]int64,
 	return out, nil
 }
 
+// FilesOfType lists the base's pages of types that are still there and
+// still of one of them, and the overlay's pages of types.
+func (o *overlay) FilesOfType(ctx context.Context, types ...string) ([]int64, error) {
+	base, err := o.base.FilesOfType(ctx, types...)
+	if err != nil {
+		return nil, err
+	}
+	var out []int64
+	for _, id := range base {
+		if r, ok := o.files[id]; !o.deleted[id] && (!ok || slices.Contains(types, r.Type)) {
+			out = append(out, id)
+		}
+	}
+	for id, r := range o.files {
+		if _, found := slices.BinarySearch(base, id); !found && r.Type != "" && slices.Contains(types, r.Type) {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 // FilesCiting merges the citation rows of value.
 func (o *overlay) FilesCiting(ctx context.Context, value string) ([]int64, error) {
 	base, err := o.base.FilesCiting(ctx, value)

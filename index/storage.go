@@ -91,6 +91,9 @@ type StorageReader interface {
 	Depth(ctx context.Context, id int64) (int, error)
 	// FilesOfKind returns the ids of the files of any of kinds, in id order.
 	FilesOfKind(ctx context.Context, kinds ...lint.Kind) ([]int64, error)
+	// FilesOfType returns the ids of the pages whose type is any of
+	// types, in id order.
+	FilesOfType(ctx context.Context, types ...string) ([]int64, error)
 	// FilesCiting returns the ids of the pages citing the source key value.
 	FilesCiting(ctx context.Context, value string) ([]int64, error)
 	// Blobs returns the content of every indexed file by path.

@@ -11,6 +11,7 @@ import (
 	"cairn"
 	"cairn/lint"
 	"cairn/markdown"
+	"cairn/schema"
 	"cairn/store"
 )
 
@@ -78,6 +79,23 @@ func (ix *Index) apply(ctx context.Context, q StorageTx, t trees, from, to cairn
 	if err != nil {
 		return err
 	}
+	// The declared types before and after: a change to them re-checks the
+	// pages of the types that changed.
+	if before.types, err = ix.typesAt(ctx, t, from); err != nil {
+		return err
+	}
+	afterTypes := before.types
+	if touchesTypes(changes) {
+		if afterTypes, err = ix.typesAt(ctx, t, to); err != nil {
+			return err
+		}
+	} else {
+		ix.rememberTypes(to, afterTypes)
+	}
+	// A page that changes type changes what the link fields leading to it
+	// say: its type is read before it goes.
+	typedLinks := before.types.HasLinkFields() || afterTypes.HasLinkFields()
+	oldTypes := map[int64]string{}
 	// Take out what the old versions put in.
 	keep := map[string]int64{}            // modified files keep their ids
 	oldKeys := map[int64][]markdown.Key{} // the keys of modified files
@@ -92,6 +110,13 @@ func (ix *Index) apply(ctx context.Context, q StorageTx, t trees, from, to cairn
 		}
 		if id == 0 {
 			return fmt.Errorf("index: %s is not in the index; run cairn reindex", c.Old.Path)
+		}
+		if typedLinks && c.Kind == cairn.Modified && kind == lint.KindPage {
+			p, err := u.page(ctx, id)
+			if err != nil {
+				return err
+			}
+			oldTypes[id] = p.Type
 		}
 		var keys []markdown.Key
 		if c.Kind == cairn.Modified && kind == lint.KindPage {
@@ -210,6 +235,15 @@ func (ix *Index) apply(ctx context.Context, q StorageTx, t trees, from, to cairn
 			}
 		}
 		u.dirtyFiles[f.id] = true
+		if old, ok := oldTypes[f.id]; ok && (f.page == nil || f.page.Type != old) {
+			rows, err := q.LinksTo(ctx, f.id)
+			if err != nil {
+				return err
+			}
+			for _, r := range rows {
+				u.dirtyFiles[r.Src] = true
+			}
+		}
 	}
 	if err := w.flush(ctx); err != nil {
 		return err
@@ -242,8 +276,23 @@ func (ix *Index) apply(ctx context.Context, q StorageTx, t trees, from, to cairn
 	if err != nil {
 		return err
 	}
+	after.types = afterTypes
 	if after.index != before.index || after.strictLint() != before.strictLint() {
 		u.relintAll = true
+	}
+	if changed := before.types.Changed(after.types); len(changed) > 0 && !u.relintAll {
+		if err := u.collect(q.FilesOfType(ctx, changed...)); err != nil {
+			return err
+		}
+		for _, n := range changed {
+			if t := after.types.Type(n); t != nil {
+				id, err := u.idOf(ctx, t.Path)
+				if err != nil {
+					return err
+				}
+				u.dirtyFiles[id] = true
+			}
+		}
 	}
 	if err := u.reach(ctx, before, after); err != nil {
 		return err
@@ -259,6 +308,8 @@ type vault struct {
 	index  int64 // the file id of the root index.md page, 0 if none
 	eva    bool  // eva.json at the root: an Eva brain, strict by its standard
 	strict bool  // cairn.yaml at the root sets lint.strict
+	// types are the types the vault declares (types/).
+	types *schema.Set
 }
 
 // policyFile is the vault's contract, admit.PolicyFile; its lint key
@@ -310,7 +361,13 @@ func readVault(ctx context.Context, q StorageReader, strictIn func(cairn.Hash) (
 // strictLint reports whether the vault asks for strict lint.
 func (v vault) strictLint() bool { return v.eva || v.strict }
 
-func (v vault) config() *lint.Config { return &lint.Config{Contract: v.strictLint()} }
+func (v vault) config() *lint.Config {
+	cfg := &lint.Config{Contract: v.strictLint()}
+	if v.types.Declares() {
+		cfg.Types = v.types
+	}
+	return cfg
+}
 
 // linkKey names a link: the linking file and the link's position in it.
 type linkKey struct {
@@ -383,6 +440,22 @@ func (u *update) idOf(ctx context.Context, path string) (int64, error) {
 	}
 	u.ids[path], u.paths[id] = id, path
 	return id, nil
+}
+
+// typeOf returns a function giving the type of the page at a path, "" for
+// a file that is not a page or has none.
+func (u *update) typeOf(ctx context.Context) func(string) (string, error) {
+	return func(path string) (string, error) {
+		id, err := u.idOf(ctx, path)
+		if err != nil || id == 0 {
+			return "", err
+		}
+		p, err := u.page(ctx, id)
+		if err != nil || p == nil {
+			return "", err
+		}
+		return p.Type, nil
+	}
 }
 
 // pathOf returns the path of the file with the given id.
@@ -619,6 +692,9 @@ func (u *update) relint(ctx context.Context, v vault) error {
 			}
 			if f.Kind == lint.KindPage {
 				if err := pageFacts(ctx, f, u.holdersOf); err != nil {
+					return err
+				}
+				if err := linkTypes(f, v.types, u.typeOf(ctx)); err != nil {
 					return err
 				}
 			}

@@ -64,13 +64,28 @@ const (
 	InvalidEncoding      = "invalid-encoding"
 	NonMarkdownFile      = "non-markdown-file"
 	CaseCollision        = "case-collision"
+
+	// The schema rules (package schema): a page checked against the type
+	// it declares, and a type declaration that cannot be used.
+	SchemaRequired    = "schema-required"    // a required field is missing
+	SchemaRecommended = "schema-recommended" // a recommended field is missing
+	SchemaValue       = "schema-value"       // a field's value breaks its declaration
+	SchemaClosed      = "schema-closed"      // a field a closed type does not declare
+	SchemaLink        = "schema-link"        // a link field that leads nowhere, or to a page of another type
+	SchemaFolder      = "schema-folder"      // a page outside its type's folder
+	InvalidType       = "invalid-type"       // a type declaration with an error
 )
+
+// SchemaRules are the rules of package schema; the admission pipeline
+// judges their findings in its schema gate.
+var SchemaRules = []string{SchemaRequired, SchemaRecommended, SchemaValue, SchemaClosed, SchemaLink, SchemaFolder, InvalidType}
 
 // Rules lists every rule id, Eva's seven first.
 var Rules = []string{
 	BrokenLink, Orphan, MissingTitle, MissingType, MissingSource, InvalidSource, MisplacedPage,
 	AmbiguousLink, MissingHeading, DuplicateTitle, Unreachable, SourceNotFound,
 	MalformedFrontmatter, InvalidEncoding, NonMarkdownFile, CaseCollision,
+	SchemaRequired, SchemaRecommended, SchemaValue, SchemaClosed, SchemaLink, SchemaFolder, InvalidType,
 }
 
 // Finding is one problem in one file. Its identity is (Rule, Page,

@@ -74,6 +74,41 @@ type Config struct {
 	// AttachmentFolders are folder names (at any depth) where files of any
 	// type belong. Default DefaultAttachmentFolders.
 	AttachmentFolders []string
+	// Types checks pages against the types the vault declares
+	// (schema.Set); nil when it declares none.
+	Types TypeChecker
+}
+
+// TypeChecker checks files against the vault's declared types: a page
+// against its type's schema, a declaration against the rules of
+// declarations. Its findings have the schema rules' ids (SchemaRules).
+type TypeChecker interface {
+	Check(f *Facts) []Finding
+	// LinkFields returns the frontmatter properties of a page of type t
+	// whose links must lead to a page of a given type: the types of the
+	// pages they lead to go in Facts.LinkTypes.
+	LinkFields(t string) []string
+}
+
+// TypesFolder is where a vault declares its types: types/<name>.md, or
+// types/<name>.yaml.
+const TypesFolder = "types/"
+
+// TypeDeclaration reports whether the file at path declares a type, and
+// the type's name: a .md, .yaml or .yml file directly in types/. The name
+// is the file name without its extension, exactly as written.
+func TypeDeclaration(p string) (name string, ok bool) {
+	rest, ok := strings.CutPrefix(p, TypesFolder)
+	if !ok || rest == "" || strings.Contains(rest, "/") {
+		return "", false
+	}
+	ext := path.Ext(rest)
+	switch strings.ToLower(ext) {
+	case ".md", ".yaml", ".yml":
+		name = strings.TrimSuffix(rest, ext)
+		return name, name != ""
+	}
+	return "", false
 }
 
 // Settings are what a vault's cairn.yaml says about lint, under its lint
@@ -121,6 +156,10 @@ type Facts struct {
 	// MissingSources are the entries of source/sources naming no file or
 	// page.
 	MissingSources []string
+	// LinkTypes are the types of the pages that the page's links in its
+	// type's link fields (TypeChecker.LinkFields) lead to, by path; a page
+	// without a type maps to "".
+	LinkTypes map[string]string
 }
 
 var misplacedRoots = []string{"private", "var", "tmp", "usr", "etc", "opt", "home", "users", "library", "system", "volumes"}
@@ -139,9 +178,14 @@ func Check(f *Facts, cfg *Config) []Finding {
 	}
 	switch f.Kind {
 	case KindAttachment:
-		checkAttachment(f, cfg, add)
+		if _, decl := TypeDeclaration(f.Path); !decl {
+			checkAttachment(f, cfg, add)
+		}
 	case KindPage:
 		checkPage(f, cfg, add)
+	}
+	if cfg.Types != nil && (f.Kind == KindPage || f.Kind == KindAttachment) {
+		out = append(out, cfg.Types.Check(f)...)
 	}
 	Sort(out)
 	return out
@@ -183,10 +227,13 @@ func checkPage(f *Facts, cfg *Config, add addFunc) {
 		required = Warning
 	}
 	isIndex := p.Type == "index" || strings.EqualFold(f.Path, "index.md")
-	if p.TitleSource != markdown.TitleFromFrontmatter {
+	// A type's declaration is the vault's vocabulary, not a page of the
+	// wiki: its name is its title, and it needs no type and no links to it.
+	_, decl := TypeDeclaration(f.Path)
+	if p.TitleSource != markdown.TitleFromFrontmatter && !decl {
 		add(MissingTitle, required, "title", "the frontmatter has no title (the page shows as %q)", p.Title)
 	}
-	if p.Type == "" {
+	if p.Type == "" && !decl {
 		add(MissingType, required, "type", "the frontmatter has no type")
 	}
 	if p.Type == "summary" {
@@ -226,7 +273,7 @@ func checkPage(f *Facts, cfg *Config, add addFunc) {
 	if len(f.IDClashes) > 0 {
 		add(CaseCollision, Error, p.ID, "the id %q is also the id of %s (ignoring case)", p.ID, strings.Join(f.IDClashes, ", "))
 	}
-	if isIndex {
+	if isIndex || decl {
 		return
 	}
 	orphan := Info

@@ -60,6 +60,13 @@ func (s *Server) catalog() []tool {
 		define("topology", "The vault's shape",
 			"Counts of files, pages and links; pages by type and by top folder; the hubs (most linked to) and the orphans (linked from nowhere).",
 			auth.Read, read(""), topologyTool),
+		define("list_types", "Declared types",
+			"The types the vault declares in types/ (a page's frontmatter type: names one), each with its page count and how many pages break it.",
+			auth.Read, read(""), listTypesTool),
+		define("get_schema", "A type's schema",
+			"The JSON Schema 2020-12 of a declared type, with its fields as declared (what it inherits included), its declaration's errors and the findings of pages that break it: "+
+				"write a page of the type to it. x-cairn-recommends lists recommended fields; x-cairn-link-to names the type a link field's page must be.",
+			auth.Read, read(""), getSchemaTool),
 		define("ask", "Ask the vault",
 			"The vault's own agent answers a question from main, read-only, with the pages it rests on (each checked to exist) and their sources. "+
 				"Offline by retrieval with the default agent; through a model with the built-in one. Always main, whatever the view.",

@@ -131,6 +131,13 @@ var session = []step{
 	{"ingest", map[string]any{"name": "letter.md", "content": "# A letter\n\nA letter about paper mills in Fabriano.\n"}},
 	{"job_status", map[string]any{"id": 1}},
 	{"diff", map[string]any{"from": "main~1", "to": "main"}},
+	// An agent declares a type (admitted: no page breaks it), then reads
+	// its schema; a page of the type that breaks it is held.
+	{"write_page", map[string]any{"path": "types/mill.md", "content": "---\ntitle: Mill\nrequires: [place]\nfields:\n  place: link to place\n  founded: integer\n---\nA paper mill.\n"}},
+	{"list_types", map[string]any{}},
+	{"get_schema", map[string]any{"type": "mill"}},
+	{"get_schema", map[string]any{"type": "factory"}},
+	{"write_page", map[string]any{"path": "concepts/fabriano-mill.md", "content": "---\ntitle: Fabriano mill\ntype: mill\nfounded: around 1264\n---\nSee [[Paper]].\n"}},
 	{"health", map[string]any{}},
 }
 

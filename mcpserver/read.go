@@ -497,6 +497,54 @@ func topologyTool(ctx context.Context, c *call, in topologyIn) (*app.Topology, e
 	return out, nil
 }
 
+type listTypesOut struct {
+	View  string            `json:"view"`
+	Types []app.TypeSummary `json:"types"`
+}
+
+func listTypesTool(ctx context.Context, c *call, _ noIn) (*listTypesOut, error) {
+	out := &listTypesOut{}
+	err := c.read(ctx, func(s *app.Snapshot) (err error) {
+		out.View = s.View
+		out.Types, err = s.Types(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	fit(c, out, &out.Types)
+	return out, nil
+}
+
+type getSchemaIn struct {
+	Type string `json:"type" jsonschema:"the type's name, as a page's frontmatter type: names it"`
+}
+
+type getSchemaOut struct {
+	View string `json:"view"`
+	*app.TypeDetail
+	Note string `json:"note,omitempty"`
+}
+
+func getSchemaTool(ctx context.Context, c *call, in getSchemaIn) (*getSchemaOut, error) {
+	if in.Type == "" {
+		return nil, cairn.Errorf(cairn.EINVALID, "name the type").WithHint("list_types lists the declared types.")
+	}
+	out := &getSchemaOut{}
+	err := c.read(ctx, func(s *app.Snapshot) (err error) {
+		out.View = s.View
+		out.TypeDetail, err = s.Type(ctx, in.Type, 100)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, cut := fit(c, out, &out.Findings); cut {
+		out.Note = "the findings of its pages were cut to fit the result budget; the lint tool pages through them"
+	}
+	return out, nil
+}
+
 type healthOut struct {
 	Version string      `json:"version"`
 	View    string      `json:"view"`

@@ -218,6 +218,14 @@ func (r *indexReader) FilesOfKind(ctx context.Context, kinds ...lint.Kind) ([]in
 	return r.ids(ctx, "list files", `SELECT id FROM files WHERE kind = ANY($1) ORDER BY id`, ks)
 }
 
+// FilesOfType returns the pages of any of types, by id.
+func (r *indexReader) FilesOfType(ctx context.Context, types ...string) ([]int64, error) {
+	if len(types) == 0 {
+		return nil, nil
+	}
+	return r.ids(ctx, "list pages of types", `SELECT id FROM files WHERE type = ANY($1) ORDER BY id`, types)
+}
+
 // FilesCiting returns the pages citing a source key value.
 func (r *indexReader) FilesCiting(ctx context.Context, value string) ([]int64, error) {
 	return r.ids(ctx, "read citations", `SELECT file FROM cites WHERE value = $1`, value)

@@ -198,6 +198,18 @@ func (r *indexReader) FilesOfKind(ctx context.Context, kinds ...lint.Kind) ([]in
 	return r.ids(ctx, "list files", `SELECT id FROM files WHERE kind IN (`+placeholders(len(kinds))+`) ORDER BY id`, args...)
 }
 
+// FilesOfType returns the pages of any of types, by id.
+func (r *indexReader) FilesOfType(ctx context.Context, types ...string) ([]int64, error) {
+	if len(types) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(types))
+	for i, t := range types {
+		args[i] = t
+	}
+	return r.ids(ctx, "list pages of types", `SELECT id FROM files WHERE type IN (`+placeholders(len(types))+`) ORDER BY id`, args...)
+}
+
 // FilesCiting returns the pages citing a source key value.
 func (r *indexReader) FilesCiting(ctx context.Context, value string) ([]int64, error) {
 	return r.ids(ctx, "read citations", `SELECT file FROM cites WHERE value = ?`, value)
