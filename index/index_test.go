@@ -280,6 +280,12 @@ func (g *gen) page() string {
 		if g.rng.IntN(4) == 0 {
 			fmt.Fprintf(&b, "sources: raw/%s.md, %s\n", names0[g.rng.IntN(len(names0))], names0[g.rng.IntN(len(names0))])
 		}
+		if g.rng.IntN(3) == 0 { // a link field of the declared types
+			fmt.Fprintf(&b, "see: \"[[%s]]\"\n", names0[g.rng.IntN(len(names0))])
+		}
+		if g.rng.IntN(3) == 0 {
+			fmt.Fprintf(&b, "n: %s\n", []string{"3", "x", "12"}[g.rng.IntN(3)])
+		}
 		b.WriteString("---\n")
 	}
 	fmt.Fprintf(&b, "# %s\n\n## Part %d\n", titles[g.rng.IntN(len(titles))], g.rng.IntN(3))
@@ -306,6 +312,17 @@ func (g *gen) page() string {
 	return b.String()
 }
 
+// typeDecls are declarations the random edits write to types/: requiring
+// fields, with a link field to concepts, extending base, and broken.
+var typeDecls = []string{
+	"requires: [title]\nfields:\n  n: {type: integer, max: 10}\n",
+	"extends: base\nfields:\n  see: link to concept\n",
+	"recommends: [see]\nfields:\n  see: link\n",
+	"extends: summary\n",
+	"closed: true\nfields:\n  see: link to summary\n",
+	"fields:\n  n: {pattern: '[x-'}\n",
+}
+
 func (g *gen) edits() map[string]string {
 	out := map[string]string{}
 	for range 1 + g.rng.IntN(4) {
@@ -317,6 +334,8 @@ func (g *gen) edits() map[string]string {
 			p = folders[g.rng.IntN(len(folders))] + "pic.png"
 		case 2:
 			p = []string{"cairn.yaml", "eva.json"}[g.rng.IntN(2)] // the lint setting comes and goes
+		case 3:
+			p = "types/" + []string{"concept", "summary", "base"}[g.rng.IntN(3)] + []string{".md", ".yaml"}[g.rng.IntN(5)/4]
 		default:
 			p = folders[g.rng.IntN(len(folders))] + names0[g.rng.IntN(len(names0))] + ".md"
 		}
@@ -329,6 +348,8 @@ func (g *gen) edits() map[string]string {
 			out[p] = []string{"agent:\n  timeout: 10m\n", "lint:\n  strict: true\n", "lint:\n  strict: false\n"}[g.rng.IntN(3)]
 		case p == "eva.json":
 			out[p] = "{}"
+		case strings.HasPrefix(p, "types/"):
+			out[p] = typeDecls[g.rng.IntN(len(typeDecls))]
 		case strings.HasSuffix(p, ".png") || strings.HasPrefix(p, "raw/"):
 			out[p] = fmt.Sprint("data ", g.rng.IntN(100))
 		default:

@@ -284,13 +284,17 @@ func (ix *Index) apply(ctx context.Context, q StorageTx, t trees, from, to cairn
 		if err := u.collect(q.FilesOfType(ctx, changed...)); err != nil {
 			return err
 		}
+		// The declarations too: a type's findings depend on the types
+		// it extends and on the other files declaring its name.
 		for _, n := range changed {
-			if t := after.types.Type(n); t != nil {
-				id, err := u.idOf(ctx, t.Path)
+			for _, p := range after.types.Declarations(n) {
+				id, err := u.idOf(ctx, p)
 				if err != nil {
 					return err
 				}
-				u.dirtyFiles[id] = true
+				if id != 0 {
+					u.dirtyFiles[id] = true
+				}
 			}
 		}
 	}

@@ -169,13 +169,15 @@ type Set struct {
 	// tries to declare a type.
 	byPath map[string][]lint.Finding
 	names  []string
+	// paths are the files declaring each name: more than one is an error.
+	paths map[string][]string
 }
 
 // Load reads and compiles the declarations. It never fails: what is wrong
 // with a declaration becomes a finding on its file, and the type is
 // marked Broken.
 func Load(decls []Declaration) *Set {
-	s := &Set{types: map[string]*Type{}, byPath: map[string][]lint.Finding{}}
+	s := &Set{types: map[string]*Type{}, byPath: map[string][]lint.Finding{}, paths: map[string][]string{}}
 	slices.SortFunc(decls, func(a, b Declaration) int { return strings.Compare(a.Path, b.Path) })
 	own := map[string]*decl{}
 	for _, d := range decls {
@@ -183,6 +185,7 @@ func Load(decls []Declaration) *Set {
 		if !ok {
 			continue
 		}
+		s.paths[name] = append(s.paths[name], d.Path)
 		dc := parseDecl(d.Path, name, d.Data)
 		if prev, dup := own[name]; dup {
 			dc.problem("", "the type %s is declared twice: by %s and by %s; remove one", name, prev.path, d.Path)
@@ -299,6 +302,15 @@ func (s *Set) resolve(name string, own map[string]*decl) *Type {
 	}
 	s.types[name] = t
 	return t
+}
+
+// Declarations returns the files that declare the type name: one, or
+// several when it is declared twice.
+func (s *Set) Declarations(name string) []string {
+	if s == nil {
+		return nil
+	}
+	return s.paths[name]
 }
 
 // Types returns the declared types, by name.
