@@ -392,7 +392,12 @@ func (p *Policy) judge(fs []cairn.Finding, o Origin, route string, founding bool
 	v := cairn.Admit
 	for i := range fs {
 		f := &fs[i]
-		f.Verdict = p.VerdictFor(f.Gate, o)
+		switch {
+		case f.Gate != GatePolicy:
+			f.Verdict = p.VerdictFor(f.Gate, o)
+		case o == OriginSystem:
+			f.Verdict = cairn.Admit // cairn's own changes are always admitted
+		}
 		switch {
 		case f.Gate == GateContract && o == OriginPerson && bringsFiles(route):
 			f.Verdict = cairn.Worst(f.Verdict, cairn.Hold)

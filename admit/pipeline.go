@@ -51,6 +51,10 @@ type Pipeline struct {
 	// and a judgement that loses is made again. A channel of one, so that
 	// waiting for the turn ends with ctx.
 	turn chan struct{}
+	// parsed are the policies of recent cairn.yaml contents, parsed and
+	// their CEL compiled once.
+	parsedMu sync.Mutex
+	parsed   map[cairn.Hash]*Policy
 }
 
 // DecidedFunc is called inside the transaction that gives a proposal a
@@ -465,6 +469,9 @@ type judgement struct {
 	// index judges only in a write transaction (index.ErrBulk).
 	preview *index.Preview
 	lint    *Outcome
+	// policies is what the vault's policies read of the change; nil when
+	// it has none.
+	policies *policyInput
 }
 
 // current returns errMoved unless main's head, read inside tx, is still
@@ -588,6 +595,11 @@ func (p *Pipeline) judge(ctx context.Context, req *Request, preview bool) (*judg
 	j.findings = j.pol.gateChanges(changes, next, scripts(ctx, b, changes), req.Origin)
 	j.findings = append(j.findings, gateOutside(req.Outside)...)
 	j.findings = append(j.findings, gateSkipped(req.Skipped)...)
+	if len(j.pol.Policies) > 0 {
+		if j.policies, err = changeInput(ctx, b, result, changes, req, nil); err != nil {
+			return nil, err
+		}
+	}
 	j.final = result
 	if req.Log != nil {
 		if j.final, err = p.appendLog(ctx, b, result, req.Log); err != nil {
@@ -620,6 +632,11 @@ func (p *Pipeline) outcome(req *Request, j *judgement, delta *index.Delta) *Outc
 	newLint := delta.New()
 	out.Lint = lint.AtLeast(newLint, lint.Warning)
 	findings = append(findings, gateLint(newLint)...)
+	if j.policies != nil {
+		// The policies see every other gate's findings.
+		j.policies.setFindings(findings)
+		findings = append(findings, j.pol.gatePolicies(j.policies)...)
+	}
 	out.Verdict = j.pol.judge(findings, req.Origin, req.Route, j.headTree == store.EmptyTree)
 	out.Findings = findings
 	proposed(req, out)
@@ -985,7 +1002,27 @@ func nextPolicy(ctx context.Context, b *store.Batch, changes []cairn.Change) (*P
 // (one that reached main before this cairn checked it) gives the
 // defaults, with a log line: admission must never lock itself out.
 func (p *Pipeline) policyAt(ctx context.Context, r treeReader, tree cairn.Hash) *Policy {
+	e, err := r.Get(ctx, tree, PolicyFile)
+	if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+		return &Policy{}
+	}
+	if err == nil {
+		p.parsedMu.Lock()
+		pol, ok := p.parsed[e.Blob]
+		p.parsedMu.Unlock()
+		if ok {
+			return pol
+		}
+	}
 	pol, err := PolicyAt(ctx, r, tree)
+	if err == nil && !e.Blob.IsZero() {
+		p.parsedMu.Lock()
+		if len(p.parsed) >= 16 || p.parsed == nil {
+			p.parsed = map[cairn.Hash]*Policy{}
+		}
+		p.parsed[e.Blob] = pol
+		p.parsedMu.Unlock()
+	}
 	if err != nil {
 		p.log.Warn("cairn.yaml on main does not parse; using the default policy", "err", err)
 		return &Policy{}

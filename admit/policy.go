@@ -31,6 +31,8 @@ type Policy struct {
 	Verdict VerdictPolicy `yaml:"verdicts,omitempty"`
 	Lint    lint.Settings `yaml:"lint,omitempty"`
 	Server  ServerPolicy  `yaml:"server,omitempty"`
+	// Policies are the vault's own rules over changes, in CEL.
+	Policies []ChangePolicy `yaml:"policies,omitempty"`
 }
 
 // ServerPolicy limits what clients of cairn serve may ask.
@@ -341,6 +343,9 @@ func (p *Policy) Validate() error {
 		if !strings.HasPrefix(d, ".") || strings.Contains(d, "/") {
 			return bad("dotfile %q must be a file name starting with a dot, like .gitignore", d)
 		}
+	}
+	if err := compilePolicies(p.Policies); err != nil {
+		return err
 	}
 	for rule, pair := range p.Verdict {
 		if !slices.Contains(verdictRules(), rule) {

@@ -47,17 +47,21 @@ func mapKeys(m map[string]string) func(func(string) bool) {
 	}
 }
 
-// BenchmarkAdmit_Schema measures what the schema gate adds to admission:
-// an agent's change of ten pages (each edited: a sentence appended, its
-// updated date set) in a 10k-page vault without declared types and with
-// ten, every page of a declared type.
-func BenchmarkAdmit_Schema(b *testing.B) {
-	for _, types := range []int{0, 10} {
-		b.Run(fmt.Sprintf("pages=10000/types=%d", types), func(b *testing.B) {
+// BenchmarkAdmit_Gates measures what the schema gate and the vault's
+// policies add to admission: an agent's change of ten pages (each edited,
+// a sentence appended) in a 10k-page vault without declared types or
+// policies, with ten types (every page of a declared type), and with
+// twenty policies.
+func BenchmarkAdmit_Gates(b *testing.B) {
+	for _, mode := range []string{"plain", "types=10", "policies=20"} {
+		b.Run("pages=10000/"+mode, func(b *testing.B) {
 			ctx := context.Background()
 			s, p, titles, _ := benchVault(b, 10000, nil)
-			if types > 0 {
+			switch mode {
+			case "types=10":
 				declare(b, s, p, benchTypes(), cairn.User("ada"))
+			case "policies=20":
+				declare(b, s, p, []store.FileChange{{Path: "cairn.yaml", Data: admit.BenchPolicies()}}, cairn.User("ada"))
 			}
 			var times []time.Duration
 			for i := 0; b.Loop(); i++ {
