@@ -15,7 +15,17 @@ import (
 // SourceDoc is a source: what an agent integrates.
 type SourceDoc struct {
 	Path string // vault path, e.g. "raw/paper-and-ink.md"
-	Data []byte // the content: Markdown (.md) or plain text (.txt), valid UTF-8
+	// Data is the text to integrate, valid UTF-8: the content of a
+	// Markdown (.md) or text (.txt) source, or the Markdown an HTML
+	// source converts to (package convert).
+	Data []byte
+	// Converted is set when Data is converted from the file at Path,
+	// which is then not Markdown or text.
+	Converted bool
+	// TextPath, for a converted source, is where a runtime whose agent
+	// reads files put Data for it to read: an absolute path the agent can
+	// read, outside the vault's folder. The prompt names it.
+	TextPath string
 }
 
 // Task is one source for an agent to integrate into the vault.
@@ -159,12 +169,16 @@ func IsFailure(err error) (*Failure, bool) {
 // that no name, whatever quotes or line breaks it held, can end the
 // sentence it is in and add its own; names are restricted at ingest too.
 func Prompt(t *Task) string {
+	source := fmt.Sprintf("The new source is the file %s (its path, quoted). Read it", strconv.Quote(t.Source.Path))
+	if t.Source.TextPath != "" {
+		source = fmt.Sprintf("The new source is the file %s (its path, quoted); its text, converted to Markdown, is\nthe file %s: read that one", strconv.Quote(t.Source.Path), strconv.Quote(t.Source.TextPath))
+	}
 	return fmt.Sprintf(`You are integrating one new source into a knowledge base: a folder of Markdown
 pages with YAML frontmatter and [[wikilinks]]. The folder is your current
 directory. Read the vault's own rules first if it has them (AGENTS.md, EVA.md,
 cairn.yaml): only people can change them.
 
-The new source is the file %[1]s (its path, quoted). Read it, look for the
+%[1]s, look for the
 existing pages it concerns, and integrate it:
 %[2]s- never change anything under raw/, nor log.md, cairn.yaml, eva.json, EVA.md,
   AGENTS.md, CLAUDE.md or any dot file; never delete or rename a page unless
@@ -183,7 +197,7 @@ updated and why, between a line <summary> and a line </summary>. It becomes
 the change's summary and its entry in log.md; nothing else you print is kept.
 Your changes are checked before they are admitted: changes to protected files
 are rejected, and deletions or new problems are held for a person to review.
-`, strconv.Quote(t.Source.Path), IntegrationRules)
+`, source, IntegrationRules)
 }
 
 // IntegrationRules are how a source is integrated, as every agent that

@@ -31,7 +31,7 @@ func TestAddData(t *testing.T) {
 	wantErr := map[string]string{
 		"empty.md": "empty", "blank.txt": "empty", "binary.md": "binary", "latin1.txt": "binary",
 		"big.md": "the limit is 1.0 MiB", ".hidden.md": "starts with a dot", "bad\x01name.md": "cannot be a vault path",
-		"gpj.\u202Eevil.md": "invisible character U+202E", "../up.md": "starts with a dot", "paper.pdf": "cairn ingests .md and .txt",
+		"gpj.\u202Eevil.md": "invisible character U+202E", "../up.md": "starts with a dot", "paper.pdf": "cairn ingests Markdown, text and HTML",
 	}
 	added, err := e.svc.AddData(e.ctx, items, cairn.User("ada"))
 	if err != nil {

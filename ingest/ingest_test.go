@@ -330,7 +330,7 @@ func TestIngest_BadSources(t *testing.T) {
 		"empty.md": "empty", "blank.txt": "empty", "binary.md": "binary", "latin1.txt": "binary",
 		"big.md": "the limit is 1.0 MiB", ".hidden.md": "starts with a dot", "bad\x01name.md": "cannot be a vault path",
 		"gpj.\u202Eevil.md": "invisible character U+202E", "zero\u200Bwidth.md": "invisible character U+200B",
-		"paper.pdf": "cairn ingests .md and .txt",
+		"paper.pdf": "cairn ingests Markdown, text and HTML",
 	}
 	for _, ad := range added {
 		src := ad.Source

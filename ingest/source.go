@@ -62,7 +62,7 @@ type Step struct {
 }
 
 // Formats ingested now; HTML and PDF follow.
-var formats = []string{".md", ".markdown", ".txt"}
+var formats = []string{".md", ".markdown", ".txt", ".html", ".htm"}
 
 // refusal is why a file cannot be a source, with a hint.
 type refusal struct{ msg, hint string }
@@ -101,12 +101,12 @@ func checkContent(name string, data []byte, size, max int64) *refusal {
 		if ext != "" {
 			what = "is a " + ext + " file"
 		}
-		return &refusal{fmt.Sprintf("%s %s; cairn ingests .md and .txt sources for now", name, what),
+		return &refusal{fmt.Sprintf("%s %s; cairn ingests Markdown, text and HTML sources (.md, .txt, .html)", name, what),
 			"Convert it to Markdown or plain text first."}
 	case len(bytes.TrimSpace(data)) == 0:
 		return &refusal{"the file is empty", "Ingest a file that has text in it."}
 	case bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data):
-		return &refusal{"the file is binary, not UTF-8 text", "Save it as UTF-8 text (.md or .txt) first."}
+		return &refusal{"the file is binary, not UTF-8 text", "Save it as UTF-8 text (.md, .txt or .html) first."}
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"cairn"
 	"cairn/admit"
 	"cairn/agent"
+	"cairn/convert"
 	"cairn/durable"
 	"cairn/store"
 	"cairn/vault"
@@ -97,8 +98,17 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	if err != nil {
 		return s.infra(ctx, src, job, err)
 	}
+	// A source that is not Markdown or text (HTML) is integrated as the
+	// Markdown it converts to; one that does not convert fails.
+	text, converted, err := convert.Source(ctx, src.Path, data)
+	if cairn.ErrorCode(err) == cairn.EINVALID {
+		return s.fail(ctx, src, job, err.Error(), cairn.ErrorHint(err))
+	}
+	if err != nil {
+		return s.infra(ctx, src, job, err)
+	}
 	task := &agent.Task{
-		Job: job.ID, Attempt: int64(job.Attempt), Source: agent.SourceDoc{Path: src.Path, Data: data},
+		Job: job.ID, Attempt: int64(job.Attempt), Source: agent.SourceDoc{Path: src.Path, Data: text, Converted: converted},
 		Base: head, Date: s.now().Format("2006-01-02"),
 	}
 	activity := s.newActivityLog(src, job.ID, job.Attempt)

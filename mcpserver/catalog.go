@@ -94,7 +94,7 @@ func (s *Server) catalog() []tool {
 			"Several files changed at once, as one change through admission; hold keeps it for a person's review whatever the gates say.",
 			auth.Propose, change(true), proposeTool),
 		define("ingest", "Ingest a source",
-			"Add a source (a name and its text: .md or .txt; no fetching): the vault's agent integrates it. Returns at once with the job; job_status reports progress.",
+			"Add a source (a name and its text: .md, .txt or .html, which is converted to Markdown; no fetching): the vault's agent integrates it. Returns at once with the job; job_status reports progress.",
 			auth.Propose, annotations("", false, false, true), ingestTool),
 		define("review_decide", "Decide on a review",
 			"Accept or reject a held change (needs the review scope).",

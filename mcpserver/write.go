@@ -265,7 +265,7 @@ func proposeTool(ctx context.Context, c *call, in proposeIn) (*writeOut, error) 
 }
 
 type ingestIn struct {
-	Name    string `json:"name" jsonschema:"the source's file name, like notes-2026.md (.md or .txt)"`
+	Name    string `json:"name" jsonschema:"the source's file name, like notes-2026.md (.md, .txt or .html)"`
 	Content string `json:"content" jsonschema:"the source's text"`
 }
 

@@ -287,6 +287,17 @@ func (c *Runtime) Run(ctx context.Context, t *agent.Task) (*agent.Result, error)
 			return nil, fmt.Errorf("command agent: %w", err)
 		}
 	}
+	if t.Source.Converted {
+		// The agent reads the converted text beside the vault, in its
+		// temporary folder: raw/ keeps the original.
+		text := filepath.Join(tmp, "source.md")
+		if err := os.WriteFile(text, t.Source.Data, 0o600); err != nil {
+			return nil, fmt.Errorf("command agent: %w", err)
+		}
+		tt := *t
+		tt.Source.TextPath = text
+		t = &tt
+	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	w := &Workspace{Dir: dir, Temp: tmp, Home: home, Stop: stop, snap: snap}
