@@ -6,7 +6,10 @@
 // HTML is converted by github.com/JohannesKaufmann/html-to-markdown/v2
 // (headings, lists, links, tables, code, emphasis), after scripts, styles,
 // frames, forms, tracking pixels and tracking parameters of links are
-// removed from the parsed document.
+// removed from the parsed document. A PDF's text is extracted page by page
+// by PDFium compiled to WebAssembly (github.com/klippa-app/go-pdfium, run
+// by wazero: no cgo, no file system, bounded memory), each page under its
+// own heading so that summaries can cite it.
 package convert
 
 import (
@@ -41,26 +44,16 @@ const (
 )
 
 // Needed reports whether a source at path is converted before an agent
-// reads it, and into what: "html" for .html and .htm, "" for Markdown and
-// text.
+// reads it, and from what: "html" for .html and .htm, "pdf" for .pdf, ""
+// for Markdown and text.
 func Needed(p string) string {
 	switch strings.ToLower(path.Ext(p)) {
 	case ".html", ".htm", ".xhtml":
 		return "html"
+	case ".pdf":
+		return "pdf"
 	}
 	return ""
-}
-
-// Source returns the text an agent integrates for the source at path:
-// its content as it is for Markdown and text, converted to Markdown for
-// HTML. converted says which.
-func Source(ctx context.Context, p string, data []byte) (text []byte, converted bool, err error) {
-	switch Needed(p) {
-	case "html":
-		text, err := HTML(ctx, p, data)
-		return text, true, err
-	}
-	return data, false, nil
 }
 
 // HTML converts an HTML document to Markdown. A document over MaxHTML,

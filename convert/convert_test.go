@@ -75,11 +75,12 @@ func TestHTML_Hostile(t *testing.T) {
 }
 
 func TestSource(t *testing.T) {
-	text, converted, err := convert.Source(context.Background(), "raw/a.md", []byte("# A\n"))
+	c := converter(t)
+	text, converted, err := c.Source(context.Background(), "raw/a.md", []byte("# A\n"))
 	if err != nil || converted || string(text) != "# A\n" {
 		t.Errorf("Source(.md) = %q, %v, %v", text, converted, err)
 	}
-	text, converted, err = convert.Source(context.Background(), "raw/a.HTM", []byte("<h1>A</h1><p>b</p>"))
+	text, converted, err = c.Source(context.Background(), "raw/a.HTM", []byte("<h1>A</h1><p>b</p>"))
 	if err != nil || !converted || !strings.HasPrefix(string(text), "# A") {
 		t.Errorf("Source(.HTM) = %q, %v, %v", text, converted, err)
 	}

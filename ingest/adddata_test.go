@@ -25,13 +25,13 @@ func TestAddData(t *testing.T) {
 		{Name: "bad\x01name.md", Data: []byte("text\n")},
 		{Name: "gpj.\u202Eevil.md", Data: []byte("bidi text\n")},
 		{Name: "../up.md", Data: []byte("up text\n")},
-		{Name: "paper.pdf", Data: []byte("%PDF-1.4 text\n")},
+		{Name: "paper.docx", Data: []byte("PK\x03\x04 text\n")},
 		{Name: norm.NFD.String("café.md"), Data: []byte(article)},
 	}
 	wantErr := map[string]string{
 		"empty.md": "empty", "blank.txt": "empty", "binary.md": "binary", "latin1.txt": "binary",
 		"big.md": "the limit is 1.0 MiB", ".hidden.md": "starts with a dot", "bad\x01name.md": "cannot be a vault path",
-		"gpj.\u202Eevil.md": "invisible character U+202E", "../up.md": "starts with a dot", "paper.pdf": "cairn ingests Markdown, text and HTML",
+		"gpj.\u202Eevil.md": "invisible character U+202E", "../up.md": "starts with a dot", "paper.docx": "cairn ingests Markdown, text, HTML and PDF",
 	}
 	added, err := e.svc.AddData(e.ctx, items, cairn.User("ada"))
 	if err != nil {

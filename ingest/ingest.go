@@ -23,6 +23,7 @@ import (
 	"cairn"
 	"cairn/admit"
 	"cairn/agent"
+	"cairn/convert"
 	"cairn/durable"
 	"cairn/store"
 	"cairn/vault"
@@ -82,6 +83,9 @@ type Service struct {
 	syncs     sync.WaitGroup
 	syncMu    sync.Mutex
 	syncQueue bool
+	// conv converts sources that are not Markdown or text (HTML, PDF);
+	// its PDF engine starts on the first PDF.
+	conv *convert.Converter
 }
 
 // New returns the ingest service of a vault, which keeps its sources'
@@ -95,6 +99,7 @@ func New(v *vault.Vault, st Storage, jobs durable.Storage, opts *Options) *Servi
 		opts = &Options{}
 	}
 	s := &Service{
+		conv:     convert.NewConverter(),
 		v:        v,
 		st:       st,
 		jobs:     jobs,
@@ -207,7 +212,7 @@ func (s *Service) Close(ctx context.Context) error {
 	}
 	s.Flush()
 	s.background.Wait()
-	return err
+	return errors.Join(err, s.conv.Close())
 }
 
 // queue returns the service's queue, made from QueueConfig when no one

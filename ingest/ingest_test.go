@@ -322,7 +322,7 @@ func TestIngest_BadSources(t *testing.T) {
 		e.file("bad\x01name.md", "text\n"),
 		e.file("gpj.\u202Eevil.md", "bidi text\n"),
 		e.file("zero\u200Bwidth.md", "zero-width text\n"),
-		e.file("paper.pdf", "%PDF-1.4 text\n"),
+		e.file("paper.docx", "PK\x03\x04 text\n"),
 		e.file("good.md", article),
 	}
 	added := e.ingest(files...)
@@ -330,7 +330,7 @@ func TestIngest_BadSources(t *testing.T) {
 		"empty.md": "empty", "blank.txt": "empty", "binary.md": "binary", "latin1.txt": "binary",
 		"big.md": "the limit is 1.0 MiB", ".hidden.md": "starts with a dot", "bad\x01name.md": "cannot be a vault path",
 		"gpj.\u202Eevil.md": "invisible character U+202E", "zero\u200Bwidth.md": "invisible character U+200B",
-		"paper.pdf": "cairn ingests Markdown, text and HTML",
+		"paper.docx": "cairn ingests Markdown, text, HTML and PDF",
 	}
 	for _, ad := range added {
 		src := ad.Source

@@ -62,7 +62,7 @@ type Step struct {
 }
 
 // Formats ingested now; HTML and PDF follow.
-var formats = []string{".md", ".markdown", ".txt", ".html", ".htm"}
+var formats = []string{".md", ".markdown", ".txt", ".html", ".htm", ".pdf"}
 
 // refusal is why a file cannot be a source, with a hint.
 type refusal struct{ msg, hint string }
@@ -101,10 +101,15 @@ func checkContent(name string, data []byte, size, max int64) *refusal {
 		if ext != "" {
 			what = "is a " + ext + " file"
 		}
-		return &refusal{fmt.Sprintf("%s %s; cairn ingests Markdown, text and HTML sources (.md, .txt, .html)", name, what),
+		return &refusal{fmt.Sprintf("%s %s; cairn ingests Markdown, text, HTML and PDF sources (.md, .txt, .html, .pdf)", name, what),
 			"Convert it to Markdown or plain text first."}
 	case len(bytes.TrimSpace(data)) == 0:
 		return &refusal{"the file is empty", "Ingest a file that has text in it."}
+	case ext == ".pdf":
+		// Its text is extracted when its job runs (package convert).
+		if !bytes.Contains(data[:min(len(data), 1024)], []byte("%PDF-")) {
+			return &refusal{name + " is not a PDF: it does not start with %PDF-", "Ingest the file the program that made it saved as PDF."}
+		}
 	case bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data):
 		return &refusal{"the file is binary, not UTF-8 text", "Save it as UTF-8 text (.md, .txt or .html) first."}
 	}

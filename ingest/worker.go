@@ -15,7 +15,6 @@ import (
 	"cairn"
 	"cairn/admit"
 	"cairn/agent"
-	"cairn/convert"
 	"cairn/durable"
 	"cairn/store"
 	"cairn/vault"
@@ -98,9 +97,9 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	if err != nil {
 		return s.infra(ctx, src, job, err)
 	}
-	// A source that is not Markdown or text (HTML) is integrated as the
+	// A source that is not Markdown or text (HTML, PDF) is integrated as the
 	// Markdown it converts to; one that does not convert fails.
-	text, converted, err := convert.Source(ctx, src.Path, data)
+	text, converted, err := s.conv.Source(ctx, src.Path, data)
 	if cairn.ErrorCode(err) == cairn.EINVALID {
 		return s.fail(ctx, src, job, err.Error(), cairn.ErrorHint(err))
 	}

@@ -97,7 +97,7 @@ func Extract(in Input) (*Output, error) {
 		return nil, err
 	}
 	data := bytes.TrimPrefix(src.Data, []byte("\uFEFF"))
-	isMarkdown := exIsMarkdown(src.Path)
+	isMarkdown := exIsMarkdown(src.Path) || src.Converted // HTML and PDF come as Markdown
 
 	var title string
 	var blocks []exBlock
@@ -118,8 +118,16 @@ func Extract(in Input) (*Output, error) {
 
 	var sents []string
 	var sentToks, units [][]trToken
+	// A PDF's text comes a page under each "Page N" heading: a passage
+	// quoted from it cites its page.
+	pdf := strings.EqualFold(path.Ext(src.Path), ".pdf") && src.Converted
+	page, pages := "", []string(nil)
 	for _, b := range blocks {
 		if b.heading {
+			if n, ok := strings.CutPrefix(b.text, "Page "); pdf && ok {
+				page = n
+				continue
+			}
 			units = append(units, trTokenize(b.text))
 			continue
 		}
@@ -127,6 +135,7 @@ func Extract(in Input) (*Output, error) {
 			if toks := trTokenize(s); len(toks) > 0 {
 				sents = append(sents, s)
 				sentToks = append(sentToks, toks)
+				pages = append(pages, page)
 			}
 		}
 	}
@@ -141,7 +150,11 @@ func Extract(in Input) (*Output, error) {
 	slices.Sort(chosen)
 	out := &Output{Title: title}
 	for _, i := range chosen {
-		out.Passages = append(out.Passages, exShorten(sents[i], exMaxPassageRunes))
+		passage := exShorten(sents[i], exMaxPassageRunes)
+		if pages[i] != "" {
+			passage += " (p. " + pages[i] + ")"
+		}
+		out.Passages = append(out.Passages, passage)
 	}
 	out.Terms = trKeywords(sentToks)
 	links := exLinks(append(units, sentToks...), in.Pages)

@@ -28,8 +28,8 @@ jobs here, showing progress, until each source has a verdict: the vault's
 agent (cairn settings get agent.runtime) proposes a change, and admission
 admits it, holds it for review, or rejects it.
 
-Formats: .md, .txt and .html (converted to Markdown for the agent;
-the original is kept in raw/). The same content is never ingested twice; a file that
+Formats: .md, .txt, .html and .pdf (HTML and PDF are converted to
+Markdown for the agent, a PDF page by page; the original is kept in raw/). The same content is never ingested twice; a file that
 is empty, binary, too large or badly named is recorded as a failed source
 with the reason. A source queued before whose job has not finished (an
 ingest that was interrupted, or one with --detach) is not queued again: its

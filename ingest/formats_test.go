@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"cairn/ingest"
+	"cairn/internal/pdfgen"
 )
 
 // htmlArticle is a web page about the vault's subject, with what a page
@@ -97,4 +98,45 @@ echo "Wrote the Fabriano page from $text."
 			t.Errorf("a summary of the hostile page")
 		}
 	})
+}
+
+func TestIngest_PDF(t *testing.T) {
+	e := setup(t, "")
+	paper := pdfgen.Write([][]string{
+		{"Paper mills of Fabriano", "Paper mills in Fabriano used water-powered hammers to beat rags into pulp."},
+		{"The mills also introduced watermarks, which let historians date sheets.", "Printing ink sat well on sized paper."},
+	}, pdfgen.Options{Title: "Paper mills of Fabriano"})
+	added := e.ingest(e.file("fabriano.pdf", string(paper)), e.file("scan.pdf", string(pdfgen.Write([][]string{{}}, pdfgen.Options{}))),
+		e.file("locked.pdf", string(pdfgen.Write([][]string{{"secret"}}, pdfgen.Options{UserPassword: "pw"}))))
+	if src := added[0].Source; src.Status != ingest.Merged {
+		t.Fatalf("fabriano.pdf: %s %s", src.Status, src.Error)
+	}
+	if e.read("raw/fabriano.pdf") != string(paper) {
+		t.Errorf("raw/fabriano.pdf is not the file as it came")
+	}
+	var summary string
+	for ent, err := range e.v.Store.Files(e.ctx, e.tree(), "summaries/") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := e.read(ent.Path); strings.Contains(d, "source: raw/fabriano.pdf") {
+			summary = d
+		}
+	}
+	if !strings.Contains(summary, "watermarks") || !strings.Contains(summary, "[[concepts/paper|Paper]]") {
+		t.Errorf("the summary is not of the PDF's text:\n%s", summary)
+	}
+	// Each passage quoted cites its page.
+	if !strings.Contains(summary, "date sheets. (p. 2)") && !strings.Contains(summary, "into pulp. (p. 1)") {
+		t.Errorf("the summary's passages do not cite their pages:\n%s", summary)
+	}
+	for i, want := range []string{"", "no text layer (a scan?)", "encrypted"} {
+		if i == 0 {
+			continue
+		}
+		src := added[i].Source
+		if src.Status != ingest.Failed || !strings.Contains(src.Error, want) || src.Hint == "" {
+			t.Errorf("%s: %s %q (hint %q), want failed with %q and a hint", src.Name, src.Status, src.Error, src.Hint, want)
+		}
+	}
 }
