@@ -45,7 +45,7 @@ func setup(t *testing.T) *env {
 		"concepts/b.md":       "---\ntitle: B\ntype: concept\n---\n# B\n\nSee [[concepts/a|A]].\n\none\ntwo\nthree\n",
 		"raw/source.md":       "a source\n",
 		"log.md":              "# Log\n",
-		"eva.json":            `{"version":1}`,
+		"eva.json":            `{"format":"eva-brain","version":1}`,
 		"attachments/pic.png": "png",
 	}, nil)
 	return e
@@ -144,7 +144,7 @@ func TestSubmit_VerdictTable(t *testing.T) {
 		{"Raw", map[string]string{"raw/source.md": "changed\n"}, cairn.Reject, cairn.Hold, []string{"protected/raw"}},
 		{"RawAdded", map[string]string{"raw/new.md": "new\n"}, cairn.Reject, cairn.Hold, []string{"protected/raw"}},
 		{"Log", map[string]string{"log.md": "# Log\n\nmine\n"}, cairn.Reject, cairn.Hold, []string{"protected/log"}},
-		{"Contract", map[string]string{"eva.json": `{"version":2}`}, cairn.Reject, cairn.Admit, []string{"contract/contract"}},
+		{"Contract", map[string]string{"eva.json": `{"format":"eva-brain","version":1,"profile":"business"}`}, cairn.Reject, cairn.Admit, []string{"contract/contract"}},
 		{"Policy", map[string]string{"cairn.yaml": "agent:\n  runtime: extractive\n"}, cairn.Reject, cairn.Admit, []string{"contract/contract"}},
 		{"Script", map[string]string{"concepts/run.sh": "echo hi\n"}, cairn.Reject, cairn.Hold, []string{"file-type/script", "lint/non-markdown-file"}},
 		{"Shebang", map[string]string{"attachments/tool.txt": "#!/bin/sh\necho hi\n"}, cairn.Reject, cairn.Hold, []string{"file-type/script"}},

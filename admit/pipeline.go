@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"cairn"
+	"cairn/eva"
 	"cairn/index"
 	"cairn/lint"
 	"cairn/store"
@@ -592,6 +593,9 @@ func (p *Pipeline) judge(ctx context.Context, req *Request, preview bool) (*judg
 	if err != nil {
 		return nil, err
 	}
+	if err := checkManifest(ctx, b, changes); err != nil {
+		return nil, err
+	}
 	j.findings = j.pol.gateChanges(changes, next, scripts(ctx, b, changes), req.Origin)
 	j.findings = append(j.findings, gateOutside(req.Outside)...)
 	j.findings = append(j.findings, gateSkipped(req.Skipped)...)
@@ -996,6 +1000,24 @@ func nextPolicy(ctx context.Context, b *store.Batch, changes []cairn.Change) (*P
 		return pol, nil
 	}
 	return nil, nil
+}
+
+// checkManifest refuses a change that writes an eva.json Eva would refuse:
+// an Eva brain's marker must stay one.
+func checkManifest(ctx context.Context, b *store.Batch, changes []cairn.Change) error {
+	for _, c := range changes {
+		if c.Path != eva.ManifestFile || c.Kind == cairn.Deleted {
+			continue
+		}
+		data, err := b.ReadBlob(ctx, c.New.Blob)
+		if err != nil {
+			return err
+		}
+		if _, err := eva.ParseManifest(data); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // policyAt reads cairn.yaml from a tree. A policy that does not parse

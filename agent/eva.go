@@ -18,6 +18,8 @@ type Eva struct {
 	Runtime string
 	// Model, Effort and Language are the settings' values.
 	Model, Effort, Language string
+	// Focus is the brain profile's "Ingest focus".
+	Focus string
 }
 
 // evaField matches one settings line of EVA.md.
@@ -47,6 +49,8 @@ func ParseEva(data []byte) Eva {
 			e.Effort = strings.ToLower(v)
 		case "Working language":
 			e.Language = v
+		case "Ingest focus":
+			e.Focus = v
 		}
 	}
 	return e
@@ -82,6 +86,7 @@ func (e Eva) Apply(s Settings, explicit bool) Settings {
 	if s.Language == "" {
 		s.Language = e.Language
 	}
+	s.Focus = e.Focus
 	s.ToolsName = "eva"
 	return s
 }

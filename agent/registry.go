@@ -72,6 +72,9 @@ type Settings struct {
 	// Language is the language pages are written in (an Eva vault's
 	// working language); "": the sources' own.
 	Language string
+	// Focus is what the vault's profile asks an ingest to attend to (an
+	// Eva brain's "Ingest focus"); "": nothing beyond the rules.
+	Focus string
 	// ToolsName is the name cairn's MCP server has for the agent: "cairn",
 	// or "eva" in an Eva vault, whose prompts name mcp__eva__search.
 	// "": "cairn".

@@ -18,7 +18,11 @@ package app
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"log/slog"
 	"time"
 
@@ -26,6 +30,7 @@ import (
 	"cairn/admit"
 	"cairn/agent"
 	"cairn/auth"
+	"cairn/eva"
 	"cairn/ingest"
 	"cairn/postgres"
 	"cairn/postgres/pgdurable"
@@ -100,6 +105,13 @@ func Open(ctx context.Context, dir string, opts *Options) (*App, error) {
 // Init makes dir (created if missing) a vault and opens it; see vault.Init.
 func Init(ctx context.Context, dir string, bare bool, opts *Options) (*App, error) {
 	opts = cmp.Or(opts, &Options{})
+	// An Eva brain opens in place when its eva.json is one Eva accepts;
+	// one it would refuse is refused before anything is made.
+	if data, err := os.ReadFile(filepath.Join(dir, eva.ManifestFile)); err == nil {
+		if _, err := eva.ParseManifest(data); err != nil {
+			return nil, err
+		}
+	}
 	v, err := vault.Init(ctx, dir, bare, vaultOptions(opts))
 	if err != nil {
 		return nil, err
@@ -110,6 +122,21 @@ func Init(ctx context.Context, dir string, bare bool, opts *Options) (*App, erro
 		return nil, err
 	}
 	return newApp(v, t, opts), nil
+}
+
+// BootstrapEva writes into dir a new Eva brain of the profile named id:
+// the files of Eva's layout it does not have yet (none is overwritten),
+// with the profile's types declared in types/. Init then adopts them.
+func BootstrapEva(dir, id string, s eva.Settings, now time.Time) ([]string, error) {
+	p, ok := eva.Lookup(id)
+	if !ok {
+		return nil, cairn.Errorf(cairn.EINVALID, "%q is not a profile; the profiles are %s", id, strings.Join(eva.IDs(), ", ")).
+			WithHint("Try: cairn init --profile research DIR")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("init %s: %w", dir, err)
+	}
+	return eva.Bootstrap(dir, p, s, now.Format(time.DateOnly))
 }
 
 func vaultOptions(opts *Options) *vault.Options {

@@ -178,6 +178,9 @@ change a page you read.`)
 	if s.Language != "" {
 		fmt.Fprintf(&b, "\n\nWrite pages in %s unless the vault's rules say otherwise.", strconv.Quote(s.Language))
 	}
+	if s.Focus != "" {
+		fmt.Fprintf(&b, "\n\nThe brain's profile (EVA.md) asks an ingest to %s.", s.Focus)
+	}
 	return b.String()
 }
 

@@ -448,6 +448,9 @@ concerns faster than reading files one by one.
 	if r.set.Language != "" {
 		fmt.Fprintf(&b, "\nWrite pages in %s unless the vault's rules say otherwise.\n", strconv.Quote(r.set.Language))
 	}
+	if r.set.Focus != "" && !t.ReadOnly {
+		fmt.Fprintf(&b, "\nThe brain's profile (EVA.md) asks an ingest to %s.\n", r.set.Focus)
+	}
 	return b.String()
 }
 

@@ -4,19 +4,22 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"cairn"
 	"cairn/app"
+	"cairn/eva"
 	"cairn/worktree"
 )
 
 func (a *cli) initCmd() *cobra.Command {
 	var bare bool
-	var message string
+	var message, profile string
+	var settings eva.Settings
 	cmd := &cobra.Command{
-		Use:   "init [DIR]",
+		Use:   "init [DIR] [--profile P]",
 		Short: "Make a vault; Markdown already in the folder becomes its first commit",
 		Long: `Init makes DIR (default: the current folder) a vault. The folder becomes
 the working tree of branch main and keeps working in Obsidian; the history
@@ -30,7 +33,20 @@ With --database postgres://USER@HOST:PORT/DATABASE (add ?search_path=SCHEMA
 for a schema of its own) the vault lives in PostgreSQL, and must be --bare:
 DIR/.cairn/database names the database, and cairn commands in DIR use it.
 When the database holds a vault already, DIR becomes one more place it is
-served from (cairn serve on several machines, one database).`,
+served from (cairn serve on several machines, one database).
+
+With --profile P the folder becomes a new Eva brain (Eva Brain Standard v1)
+of one of Eva's seven profiles: personal, research, reading, business,
+planning, course or blank. It gets eva.json, EVA.md (its contract, with the
+profile's focus and --language, --runtime and --purpose), AGENTS.md,
+CLAUDE.md, index.md, log.md, a starter page in analyses/, the folders raw/,
+entities/, concepts/, summaries/ and analyses/, and the profile's page types
+declared in types/ (docs/types.md). Files already there are kept as they are.
+
+A folder that is an Eva brain already (it has eva.json) opens in place with
+plain cairn init: its eva.json must be one Eva accepts, its files are
+adopted, its EVA.md settings are honoured, and its .git is left alone
+(cairn import --history DIR brings a git history in).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := cmpOr(a.vaultDir, ".")
@@ -40,6 +56,14 @@ served from (cairn serve on several machines, one database).`,
 			p, err := a.principal()
 			if err != nil {
 				return err
+			}
+			if profile != "" {
+				if bare {
+					return usageError("--profile makes a brain in a folder; it cannot be --bare")
+				}
+				if _, err := app.BootstrapEva(dir, profile, settings, time.Now()); err != nil {
+					return err
+				}
 			}
 			c, err := app.Init(a.ctx, dir, bare, a.appOptions())
 			if err != nil {
@@ -92,6 +116,10 @@ served from (cairn serve on several machines, one database).`,
 	}
 	cmd.Flags().BoolVar(&bare, "bare", false, "no working tree: only .cairn/")
 	cmd.Flags().StringVarP(&message, "message", "m", "", "the first commit's message")
+	cmd.Flags().StringVar(&profile, "profile", "", "make a new Eva brain of this profile: "+strings.Join(eva.IDs(), ", "))
+	cmd.Flags().StringVar(&settings.Language, "language", "", "with --profile: the brain's working language (default English)")
+	cmd.Flags().StringVar(&settings.Runtime, "runtime", "", "with --profile: the agent runtime EVA.md names: Claude CLI (default), Codex CLI or OpenCode (local)")
+	cmd.Flags().StringVar(&settings.Purpose, "purpose", "", "with --profile: what the brain is for, at most 240 characters")
 	return cmd
 }
 
