@@ -20,10 +20,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"log/slog"
 	"time"
 
 	"cairn"
