@@ -344,6 +344,9 @@ func (p *Policy) Validate() error {
 			return bad("dotfile %q must be a file name starting with a dot, like .gitignore", d)
 		}
 	}
+	if p.Lint.Types != "" && p.Lint.Types != lint.TypesDeclared {
+		return bad("lint.types is %q; it must be declared, or empty for any type", p.Lint.Types)
+	}
 	if err := compilePolicies(p.Policies); err != nil {
 		return err
 	}
@@ -418,6 +421,7 @@ var settingKeys = []struct{ key, help string }{
 	{"paths.types", "allowed file extensions (comma-separated)"},
 	{"paths.dotfiles", "dot files people may keep (comma-separated)"},
 	{"lint.strict", "true: pages without a title or type, and orphans, are warnings, not infos"},
+	{"lint.types", "declared: a page whose type types/ does not declare gets an info; empty: any type"},
 	{"server.rate", "requests a second one token may send to cairn serve, on average"},
 	{"server.burst", "requests one token may send to cairn serve at once, above the rate"},
 }
@@ -536,6 +540,8 @@ func (p *Policy) get(key string) (string, error) {
 		return strings.Join(p.Dotfiles(), ","), nil
 	case "lint.strict":
 		return strconv.FormatBool(p.Lint.Strict), nil
+	case "lint.types":
+		return p.Lint.Types, nil
 	case "server.rate":
 		return strconv.FormatFloat(p.Rate(), 'g', -1, 64), nil
 	case "server.burst":
@@ -641,6 +647,10 @@ func checkValue(key, value string) error {
 		if yaml.Unmarshal([]byte(value), &b) != nil {
 			return bad("true or false")
 		}
+	case "lint.types":
+		if value != lint.TypesDeclared {
+			return bad("declared, or empty for any type")
+		}
 	case "server.rate":
 		f, err := strconv.ParseFloat(value, 64)
 		if err != nil || !(f >= 0.01 && f <= maxRate) {
@@ -666,7 +676,7 @@ func checkValue(key, value string) error {
 // settingExample is a good value of each key that takes one, for hints.
 var settingExample = map[string]string{
 	"agent.timeout": "30m", "agent.inactivity": "180s",
-	"agent.attempts": "3", "agent.workers": "2", "sources.max_size": "64MiB", "lint.strict": "true",
+	"agent.attempts": "3", "agent.workers": "2", "sources.max_size": "64MiB", "lint.strict": "true", "lint.types": "declared",
 	"server.rate": "100", "server.burst": "200",
 	"agent.turns": "120", "agent.budget": "2.5", "agent.base_url": "https://api.example.com/v1",
 	"agent.key_env": "ANTHROPIC_API_KEY", "agent.provider": "anthropic", "agent.max_tokens": "2000000",

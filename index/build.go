@@ -169,7 +169,7 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 					<-text
 					return fmt.Errorf("index: read %s: %w", policyFile, err)
 				}
-				v.strict = lintSettings(data).Strict
+				v.lint = lintSettings(data)
 			}
 		}
 		at += len(run)

@@ -736,3 +736,35 @@ func TestIndex_Types(t *testing.T) {
 		}
 	}
 }
+
+func TestIndex_DeclaredTypes(t *testing.T) {
+	e := setup(t)
+	undeclared := func() []string {
+		t.Helper()
+		var out []string
+		for _, f := range e.findings() {
+			if strings.Contains(f, " undeclared-type ") {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	for _, step := range []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{"OpenWorld", map[string]string{"notes/a.md": "---\ntitle: A\ntype: musing\n---\n", "notes/b.md": "---\ntitle: B\ntype: person\n---\n"}, nil},
+		{"VaultAsks", map[string]string{"cairn.yaml": "lint:\n  types: declared\n"},
+			[]string{`notes/a.md undeclared-type info "musing"`, `notes/b.md undeclared-type info "person"`}},
+		{"Declared", map[string]string{"types/person.md": "---\nfields:\n  born: date\n---\n"}, []string{`notes/a.md undeclared-type info "musing"`}},
+		{"Undeclared", map[string]string{"types/person.md": ""}, []string{`notes/a.md undeclared-type info "musing"`, `notes/b.md undeclared-type info "person"`}},
+		{"VaultStopsAsking", map[string]string{"cairn.yaml": "lint:\n  strict: false\n"}, nil},
+	} {
+		e.commit(step.files)
+		e.check()
+		if diff := cmp.Diff(step.want, undeclared()); diff != "" {
+			t.Errorf("%s: findings mismatch (-want +got):\n%s", step.name, diff)
+		}
+	}
+}

@@ -29,7 +29,7 @@ type update struct {
 	ids     map[string]int64          // cache of path → file id
 	paths   map[int64]string          // cache of file id → path
 	pages   map[int64]*markdown.Page  // cache of page rows, for headings
-	strict  map[cairn.Hash]bool       // cache of cairn.yaml's lint.strict by content
+	lint    map[cairn.Hash]lint.Settings // cache of cairn.yaml's lint settings by content
 
 	values     map[string]bool  // key values whose holders changed
 	dirtyLinks map[linkKey]bool // links to resolve again
@@ -72,7 +72,7 @@ func (ix *Index) apply(ctx context.Context, q StorageTx, t trees, from, to cairn
 	u := &update{
 		q: q, w: w, t: t,
 		holders: map[markdown.Key][]string{}, ids: map[string]int64{}, paths: map[int64]string{}, pages: map[int64]*markdown.Page{},
-		strict: map[cairn.Hash]bool{},
+		lint:   map[cairn.Hash]lint.Settings{},
 		values: map[string]bool{}, dirtyLinks: map[linkKey]bool{}, dirtyFiles: map[int64]bool{}, gone: map[int64]int{},
 	}
 	before, err := u.vaultFacts(ctx)
@@ -277,7 +277,7 @@ func (ix *Index) apply(ctx context.Context, q StorageTx, t trees, from, to cairn
 		return err
 	}
 	after.types = afterTypes
-	if after.index != before.index || after.strictLint() != before.strictLint() {
+	if after.index != before.index || after.strictLint() != before.strictLint() || after.lint.Types != before.lint.Types {
 		u.relintAll = true
 	}
 	if changed := before.types.Changed(after.types); len(changed) > 0 && !u.relintAll {
@@ -311,7 +311,7 @@ func (ix *Index) apply(ctx context.Context, q StorageTx, t trees, from, to cairn
 type vault struct {
 	index  int64 // the file id of the root index.md page, 0 if none
 	eva    bool  // eva.json at the root: an Eva brain, strict by its standard
-	strict bool  // cairn.yaml at the root sets lint.strict
+	lint   lint.Settings // what cairn.yaml at the root says under lint
 	// types are the types the vault declares (types/).
 	types *schema.Set
 }
@@ -321,23 +321,23 @@ type vault struct {
 const policyFile = "cairn.yaml"
 
 func (u *update) vaultFacts(ctx context.Context) (vault, error) {
-	return readVault(ctx, u.q, func(h cairn.Hash) (bool, error) {
-		if s, ok := u.strict[h]; ok {
+	return readVault(ctx, u.q, func(h cairn.Hash) (lint.Settings, error) {
+		if s, ok := u.lint[h]; ok {
 			return s, nil // the policy did not change: read once an update
 		}
 		data, err := u.t.ReadBlob(ctx, h)
 		if err != nil && !errors.Is(err, cairn.ErrPurged) {
-			return false, fmt.Errorf("index: read %s: %w", policyFile, err)
+			return lint.Settings{}, fmt.Errorf("index: read %s: %w", policyFile, err)
 		}
-		s := lintSettings(data).Strict
-		u.strict[h] = s
+		s := lintSettings(data)
+		u.lint[h] = s
 		return s, nil
 	})
 }
 
-// readVault reads the vault facts from the index; strictIn says whether
-// the content of cairn.yaml sets lint.strict.
-func readVault(ctx context.Context, q StorageReader, strictIn func(cairn.Hash) (bool, error)) (vault, error) {
+// readVault reads the vault facts from the index; settingsIn reads the
+// lint settings of a content of cairn.yaml.
+func readVault(ctx context.Context, q StorageReader, settingsIn func(cairn.Hash) (lint.Settings, error)) (vault, error) {
 	var v vault
 	found, err := keyHoldersOf(ctx, q, []markdown.Key{
 		{Step: markdown.StepFile, Value: "index.md"},
@@ -355,7 +355,7 @@ func readVault(ctx context.Context, q StorageReader, strictIn func(cairn.Hash) (
 	v.eva = len(found[1]) > 0
 	for _, f := range found[2] { // FileAt(policyFile): the key holder of that very path
 		if f.Path == policyFile {
-			v.strict, err = strictIn(f.Blob)
+			v.lint, err = settingsIn(f.Blob)
 			return v, err
 		}
 	}
@@ -363,11 +363,11 @@ func readVault(ctx context.Context, q StorageReader, strictIn func(cairn.Hash) (
 }
 
 // strictLint reports whether the vault asks for strict lint.
-func (v vault) strictLint() bool { return v.eva || v.strict }
+func (v vault) strictLint() bool { return v.eva || v.lint.Strict }
 
 func (v vault) config() *lint.Config {
-	cfg := &lint.Config{Contract: v.strictLint()}
-	if v.types.Declares() {
+	cfg := &lint.Config{Contract: v.strictLint(), DeclaredTypes: v.lint.Types == lint.TypesDeclared}
+	if v.types.Len() > 0 {
 		cfg.Types = v.types
 	}
 	return cfg

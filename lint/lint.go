@@ -74,6 +74,7 @@ const (
 	SchemaLink        = "schema-link"        // a link field that leads nowhere, or to a page of another type
 	SchemaFolder      = "schema-folder"      // a page outside its type's folder
 	InvalidType       = "invalid-type"       // a type declaration with an error
+	UndeclaredType    = "undeclared-type"    // a page of a type not declared, where the vault asks for declared types
 )
 
 // SchemaRules are the rules of package schema; the admission pipeline
@@ -85,7 +86,7 @@ var Rules = []string{
 	BrokenLink, Orphan, MissingTitle, MissingType, MissingSource, InvalidSource, MisplacedPage,
 	AmbiguousLink, MissingHeading, DuplicateTitle, Unreachable, SourceNotFound,
 	MalformedFrontmatter, InvalidEncoding, NonMarkdownFile, CaseCollision,
-	SchemaRequired, SchemaRecommended, SchemaValue, SchemaClosed, SchemaLink, SchemaFolder, InvalidType,
+	SchemaRequired, SchemaRecommended, SchemaValue, SchemaClosed, SchemaLink, SchemaFolder, InvalidType, UndeclaredType,
 }
 
 // Finding is one problem in one file. Its identity is (Rule, Page,

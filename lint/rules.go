@@ -77,6 +77,9 @@ type Config struct {
 	// Types checks pages against the types the vault declares
 	// (schema.Set); nil when it declares none.
 	Types TypeChecker
+	// DeclaredTypes is set when the vault asks that every page's type be
+	// declared (Settings.Types): one that is not gets an info.
+	DeclaredTypes bool
 }
 
 // TypeChecker checks files against the vault's declared types: a page
@@ -84,6 +87,8 @@ type Config struct {
 // declarations. Its findings have the schema rules' ids (SchemaRules).
 type TypeChecker interface {
 	Check(f *Facts) []Finding
+	// HasType reports whether the vault declares the type name.
+	HasType(name string) bool
 	// LinkFields returns the frontmatter properties of a page of type t
 	// whose links must lead to a page of a given type: the types of the
 	// pages they lead to go in Facts.LinkTypes.
@@ -118,7 +123,14 @@ type Settings struct {
 	// Strict asks for the severities of Config.Contract. Default false;
 	// an Eva brain is strict whatever it says.
 	Strict bool `yaml:"strict,omitempty"`
+	// Types is "declared" when every page's type must be declared in
+	// types/ (an info for one that is not); "" leaves the world open.
+	Types string `yaml:"types,omitempty"`
 }
+
+// TypesDeclared is the value of Settings.Types that asks for declared
+// types.
+const TypesDeclared = "declared"
 
 // Link is a page's link with where it leads.
 type Link struct {
@@ -235,6 +247,9 @@ func checkPage(f *Facts, cfg *Config, add addFunc) {
 	}
 	if p.Type == "" && !decl {
 		add(MissingType, required, "type", "the frontmatter has no type")
+	}
+	if cfg.DeclaredTypes && p.Type != "" && !decl && !isIndex && (cfg.Types == nil || !cfg.Types.HasType(p.Type)) {
+		add(UndeclaredType, Info, p.Type, "the type %q is not declared; declare it in %s%s.md (the vault asks for declared types)", p.Type, TypesFolder, p.Type)
 	}
 	if p.Type == "summary" {
 		source, _ := p.Frontmatter["source"].(string)

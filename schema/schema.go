@@ -330,6 +330,10 @@ func (s *Set) Type(name string) *Type {
 	return s.types[name]
 }
 
+// HasType reports whether the set declares the type name
+// (lint.TypeChecker).
+func (s *Set) HasType(name string) bool { return s.Type(name) != nil }
+
 // Len returns the number of declared types.
 func (s *Set) Len() int {
 	if s == nil {
@@ -373,9 +377,6 @@ func (s *Set) Changed(next *Set) []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
-
-// Declares reports whether the set declares any types.
-func (s *Set) Declares() bool { return s.Len() > 0 }
 
 // HasLinkFields reports whether any type has a link field that names the
 // type of the page it leads to.
