@@ -25,10 +25,10 @@ type update struct {
 	q       StorageTx
 	w       *writer
 	t       trees
-	holders map[markdown.Key][]string // cache of key → holder paths
-	ids     map[string]int64          // cache of path → file id
-	paths   map[int64]string          // cache of file id → path
-	pages   map[int64]*markdown.Page  // cache of page rows, for headings
+	holders map[markdown.Key][]string    // cache of key → holder paths
+	ids     map[string]int64             // cache of path → file id
+	paths   map[int64]string             // cache of file id → path
+	pages   map[int64]*markdown.Page     // cache of page rows, for headings
 	lint    map[cairn.Hash]lint.Settings // cache of cairn.yaml's lint settings by content
 
 	values     map[string]bool  // key values whose holders changed
@@ -309,9 +309,9 @@ func (ix *Index) apply(ctx context.Context, q StorageTx, t trees, from, to cairn
 
 // vault is what findings depend on vault-wide.
 type vault struct {
-	index  int64 // the file id of the root index.md page, 0 if none
-	eva    bool  // eva.json at the root: an Eva brain, strict by its standard
-	lint   lint.Settings // what cairn.yaml at the root says under lint
+	index int64         // the file id of the root index.md page, 0 if none
+	eva   bool          // eva.json at the root: an Eva brain, strict by its standard
+	lint  lint.Settings // what cairn.yaml at the root says under lint
 	// types are the types the vault declares (types/).
 	types *schema.Set
 }
