@@ -24,6 +24,8 @@ type admitReport struct {
 	Key      string        `json:"key"`
 	File     string        `json:"file"`
 	Broken   bool          `json:"broken"`
+	Schema   bool          `json:"schema"` // a value its type refuses
+	Type     bool          `json:"type"`   // a change of the type's declaration
 	Verdict  cairn.Verdict `json:"verdict"`
 	Commit   cairn.Hash    `json:"commit"`
 	Proposal int64         `json:"proposal"`
@@ -35,7 +37,10 @@ type admitReport struct {
 // admitChild is a child process: for each round it submits an agent's
 // rewrite of a page of its own, made on the head it read one round before
 // (so that admission merges it onto a head that moved), every third one
-// with a broken link that holds it.
+// with a broken link that holds it, and some others with a value their
+// type refuses, which holds them too. Child 0 also changes the type's
+// declaration every eighth round (a field declared, or no longer), which
+// re-checks every page of the type while the others commit.
 func admitChild() int {
 	ctx := cairn.NewContextWithPrincipal(context.Background(), cairn.User("child"))
 	a, err := app.Open(ctx, os.Getenv(admitChildEnv), nil)
@@ -53,16 +58,34 @@ func admitChild() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	for i := range rounds {
+	for i := range 2 * rounds {
 		c, err := v.Store.ReadCommit(ctx, base)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		r := admitReport{Key: fmt.Sprintf("race:%s:%d", id, i), File: fmt.Sprintf("notes/c%s-%d.md", id, i), Broken: i%3 == 2}
-		body := fmt.Sprintf("---\ntitle: C%s %d\ntype: concept\n---\n# C%s %d\n\nSee [[index|Home]].\n", id, i, id, i)
-		if r.Broken {
-			body += fmt.Sprintf("And [[missing %s %d]].\n", id, i)
+		r := admitReport{Key: fmt.Sprintf("race:%s:%d", id, i/2), File: fmt.Sprintf("notes/c%s-%d.md", id, i/2), Broken: i/2%3 == 2, Schema: i/2%5 == 4}
+		var body string
+		switch {
+		case i%2 == 1 && id == "0" && i/2%8 == 0:
+			r.Key, r.File, r.Broken, r.Schema, r.Type = fmt.Sprintf("race:type:%d", i/2), raceType, false, false, true
+			body = raceTypeDecl
+			if i/2%16 == 0 {
+				body = strings.Replace(raceTypeDecl, "  rank: integer\n", "  rank: integer\n  note: string\n", 1)
+			}
+		case i%2 == 1:
+			continue
+		default:
+			rank := "3"
+			if r.Schema && !r.Broken {
+				rank = "high" // not an integer: the schema gate holds it
+			} else {
+				r.Schema = false
+			}
+			body = fmt.Sprintf("---\ntitle: C%s %d\ntype: concept\nrank: %s\n---\n# C%s %d\n\nSee [[index|Home]].\n", id, i/2, rank, id, i/2)
+			if r.Broken {
+				body += fmt.Sprintf("And [[missing %s %d]].\n", id, i/2)
+			}
 		}
 		b := v.Store.NewBatch()
 		tree, err := b.Edit(ctx, c.Tree, []store.FileChange{{Path: r.File, Data: []byte(body)}})
@@ -96,6 +119,12 @@ func admitChild() int {
 	}
 	return 0
 }
+
+// raceType is the type of the race's pages, declared from the start.
+const (
+	raceType     = "types/concept.md"
+	raceTypeDecl = "---\ntitle: Concept\nrequires: [title]\nfields:\n  rank: integer\n---\nA concept of the race.\n"
+)
 
 // TestSubmit_Race runs several processes that each submit agents' pages
 // to main over many rounds, made on heads that moved since, a third of
@@ -132,6 +161,12 @@ func TestSubmit_Race(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "index.md"), []byte(home), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.MkdirAll(filepath.Join(dir, "types"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, raceType), []byte(raceTypeDecl), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	a, err := initApp(t, ctx, dir, false, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -160,10 +195,14 @@ func TestSubmit_Race(t *testing.T) {
 	for _, p := range props {
 		byKey[p.Key]++
 	}
-	admitted, held, rebased, busy := 0, 0, 0, 0
+	admitted, held, schemaHeld, typeChanges, rebased, busy := 0, 0, 0, 0, 0, 0
 	for c, rs := range reports {
-		if len(rs) != rounds {
-			t.Errorf("child %d reported %d submissions, want %d", c, len(rs), rounds)
+		want := rounds
+		if c == 0 {
+			want += (rounds + 7) / 8
+		}
+		if len(rs) != want {
+			t.Errorf("child %d reported %d submissions, want %d", c, len(rs), want)
 		}
 		for _, r := range rs {
 			if r.Code != "" {
@@ -188,10 +227,23 @@ func TestSubmit_Race(t *testing.T) {
 					t.Errorf("%s: read %s at %s: %v", r.Key, r.File, ref, err)
 					return false
 				}
-				return strings.Contains(f.Content, "See [[index|Home]]")
+				return strings.Contains(f.Content, "See [[index|Home]]") || r.Type && strings.Contains(f.Content, "A concept of the race.")
 			}
 			onMain := written("main")
 			switch {
+			case r.Type:
+				typeChanges++
+				if r.Verdict != cairn.Admit || r.Commit.IsZero() {
+					t.Errorf("%s, a type change that breaks no page: %s (%s); want admitted", r.Key, r.Verdict, r.Findings)
+				}
+			case r.Schema:
+				schemaHeld++
+				if r.Verdict != cairn.Hold || !strings.Contains(r.Findings, "schema/schema-value rank hold") {
+					t.Errorf("%s with rank: high: %s (%s); want held by the schema gate", r.Key, r.Verdict, r.Findings)
+				}
+				if onMain {
+					t.Errorf("%s was held, yet main has its %s", r.Key, r.File)
+				}
 			case r.Broken:
 				held++
 				if r.Verdict != cairn.Hold || !r.Commit.IsZero() {
@@ -224,5 +276,9 @@ func TestSubmit_Race(t *testing.T) {
 	if rebased == 0 {
 		t.Errorf("no submission was merged onto a moved head: the race does not exercise it")
 	}
-	t.Logf("%d processes × %d rounds: %d admitted (%d merged onto a moved head), %d held, %d busy", children, rounds, admitted, rebased, held, busy)
+	if schemaHeld == 0 || typeChanges == 0 {
+		t.Errorf("%d held by the schema gate, %d type changes: the race does not exercise them", schemaHeld, typeChanges)
+	}
+	t.Logf("%d processes × %d rounds: %d admitted (%d merged onto a moved head), %d held by a broken link, %d by the schema gate, %d type changes, %d busy",
+		children, rounds, admitted, rebased, held, schemaHeld, typeChanges, busy)
 }

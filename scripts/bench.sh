@@ -48,6 +48,8 @@ if [ -n "${CAIRN_EVA_MCP:-}" ]; then
   CAIRN_BENCH_PAGES=10000 run ./cmd/cairn 'MCPEva' 3x
 fi
 run ./admit 'Admit' 40x
+run ./admit 'BenchmarkPolicies' 200x
+run ./convert 'PDF' 50x
 cooldown
 run ./ingest 'Ingest' 10x
 run ./agent/extractive 'Extract' 20x
