@@ -26,6 +26,7 @@ type indexReader interface {
 	Findings(ctx context.Context, f index.FindingFilter) ([]lint.Finding, error)
 	Stats(ctx context.Context) (index.Stats, error)
 	Titles(ctx context.Context) ([]index.Title, error)
+	Where(ctx context.Context, typ string, where []index.FieldQuery) ([]index.Title, error)
 }
 
 // guidance returns the files a working set always holds: the vault's
@@ -122,5 +123,10 @@ func (s *scopedReader) Stats(ctx context.Context) (index.Stats, error) { return 
 
 func (s *scopedReader) Titles(ctx context.Context) ([]index.Title, error) {
 	ts, err := s.r.Titles(ctx)
+	return slices.DeleteFunc(ts, func(t index.Title) bool { return !s.scope[t.Path] }), err
+}
+
+func (s *scopedReader) Where(ctx context.Context, typ string, where []index.FieldQuery) ([]index.Title, error) {
+	ts, err := s.r.Where(ctx, typ, where)
 	return slices.DeleteFunc(ts, func(t index.Title) bool { return !s.scope[t.Path] }), err
 }

@@ -52,6 +52,9 @@ type Service interface {
 	// Types lists the types declared at rev (main when ""); Type is one of
 	// them with the schema findings of its pages, at most limit.
 	Types(ctx context.Context, rev string) ([]TypeSummary, error)
+	// Pages lists the pages at rev (main when "") that f selects: by
+	// folder, type and conditions on frontmatter fields.
+	Pages(ctx context.Context, rev string, f PageFilter) (*PageList, error)
 	Type(ctx context.Context, rev, name string, limit int) (*TypeDetail, error)
 
 	Branches(ctx context.Context) ([]cairn.Ref, error)

@@ -414,6 +414,11 @@ type PageFilter struct {
 	// with Value, only those where it is that value (a list field: one
 	// of its items).
 	Field, Value string
+	// Where are conditions on frontmatter fields, all to be met, as
+	// index.ParseWhere reads them ("status = done", "year >= 2020",
+	// "tags ~ ink", "owner"): answered from the index's field rows, not by
+	// reading pages.
+	Where []string
 	// Offset and Limit page the result (Limit 0: 100).
 	Offset, Limit int
 }
@@ -440,7 +445,19 @@ func (s *Snapshot) Pages(ctx context.Context, f PageFilter) (*PageList, error) {
 	}
 	limit := cmp.Or(f.Limit, 100)
 	folder := strings.Trim(f.Folder, "/")
-	ts, err := s.ix.Titles(ctx)
+	var ts []index.Title
+	var err error
+	if len(f.Where) > 0 {
+		where := make([]index.FieldQuery, len(f.Where))
+		for i, w := range f.Where {
+			if where[i], err = index.ParseWhere(w); err != nil {
+				return nil, err
+			}
+		}
+		ts, err = s.ix.Where(ctx, f.Type, where)
+	} else {
+		ts, err = s.ix.Titles(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -477,6 +494,17 @@ func (s *Snapshot) Pages(ctx context.Context, f PageFilter) (*PageList, error) {
 		}
 	}
 	return l, nil
+}
+
+// Pages lists the pages of the revision rev (main when "") that f
+// selects.
+func (a *App) Pages(ctx context.Context, rev string, f PageFilter) (*PageList, error) {
+	var out *PageList
+	err := a.View(rev).Read(ctx, func(s *Snapshot) (err error) {
+		out, err = s.Pages(ctx, f)
+		return err
+	})
+	return out, err
 }
 
 // hasField reports whether a page's frontmatter has field, with value

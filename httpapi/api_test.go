@@ -234,6 +234,12 @@ func TestServer_API(t *testing.T) {
 	c.call(get, "/api/v1/links", "/api/v1/links?page=index", nil, 200)
 	c.call(get, "/api/v1/backlinks", "/api/v1/backlinks?page=notes/a.md", nil, 200)
 	c.call(get, "/api/v1/lint", "/api/v1/lint?min=warning", nil, 200)
+	if l := decode[app.PageList](t, c.call(get, "/api/v1/pages", "/api/v1/pages?where=title+%3D+A&limit=5", nil, 200)); l.Total != 1 || len(l.Pages) != 1 || l.Pages[0].Path != "notes/a.md" {
+		t.Errorf("GET /pages?where=title = A = %+v, want notes/a.md", l)
+	}
+	if p := problem(t, "a bad condition", c.call(get, "/api/v1/pages", "/api/v1/pages?where=a+b", nil, 400)); p.Code != cairn.EINVALID {
+		t.Errorf("GET /pages?where=a b = %+v, want invalid", p)
+	}
 	if ts := decode[httpapi.Items[app.TypeSummary]](t, c.call(get, "/api/v1/types", "/api/v1/types", nil, 200)); len(ts.Items) != 0 || ts.Items == nil {
 		t.Errorf("GET /types = %+v, want an empty list: the vault declares no types", ts)
 	}

@@ -407,6 +407,19 @@ func (c *Client) Lint(ctx context.Context, opts app.LintOptions) ([]lint.Finding
 	return r.Items, nil
 }
 
+// Pages lists the pages at rev that f selects.
+func (c *Client) Pages(ctx context.Context, rev string, f app.PageFilter) (*app.PageList, error) {
+	q := query("ref", rev, "folder", f.Folder, "type", f.Type, "field", f.Field, "value", f.Value, "offset", num(f.Offset), "limit", num(f.Limit))
+	for _, w := range f.Where {
+		q.Add("where", w)
+	}
+	var out app.PageList
+	if err := c.get(ctx, "/pages", q, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Types lists the types declared at rev.
 func (c *Client) Types(ctx context.Context, rev string) ([]app.TypeSummary, error) {
 	var out Items[app.TypeSummary]

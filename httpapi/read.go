@@ -414,6 +414,22 @@ func (s *Server) backlinks(ctx context.Context, in *pageRefIn) (*body[Items[inde
 	return list(s.app.Backlinks(ctx, in.Page))
 }
 
+type pagesIn struct {
+	Ref    string   `query:"ref" doc:"A branch, tag or commit. Default: main."`
+	Folder string   `query:"folder" doc:"Only pages under this folder."`
+	Type   string   `query:"type" doc:"Only pages of this type."`
+	Field  string   `query:"field" doc:"Only pages with this frontmatter field."`
+	Value  string   `query:"value" doc:"With field: only where it has this value."`
+	Where  []string `query:"where" doc:"Conditions on frontmatter fields, all met, answered from the index: status = done, year >= 2020, tags ~ ink, owner. Operators = != < <= > >= ~ (contains)."`
+	Offset int      `query:"offset" minimum:"0"`
+	Limit  int      `query:"limit" minimum:"0" maximum:"1000" doc:"Default 100."`
+}
+
+func (s *Server) pages(ctx context.Context, in *pagesIn) (*body[*app.PageList], error) {
+	return ok(s.app.Pages(ctx, in.Ref, app.PageFilter{Folder: in.Folder, Type: in.Type, Field: in.Field, Value: in.Value,
+		Where: in.Where, Offset: in.Offset, Limit: in.Limit}))
+}
+
 type typesIn struct {
 	Ref string `query:"ref" doc:"A branch, tag or commit. Default: main."`
 }

@@ -286,3 +286,43 @@ func BenchmarkPreview4000(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWhere lists the pages whose frontmatter meets conditions, from
+// the field rows: a selective one (pages updated on one day), a range over
+// dates (a month) and a type with a list item (summaries tagged meeting).
+func BenchmarkWhere(b *testing.B) {
+	queries := []struct {
+		name  string
+		typ   string
+		where []index.FieldQuery
+	}{
+		{"day", "", []index.FieldQuery{{Name: "updated", Op: index.OpEq, Value: "2025-03-14"}}},
+		{"month", "", []index.FieldQuery{{Name: "updated", Op: index.OpGe, Value: "2025-03-01"}, {Name: "updated", Op: index.OpLt, Value: "2025-04-01"}}},
+		{"tagged", "summary", []index.FieldQuery{{Name: "tags", Op: index.OpEq, Value: "meeting"}}},
+	}
+	for _, n := range []int{10_000, 100_000} {
+		for _, q := range queries {
+			b.Run(fmt.Sprintf("pages=%d/%s", n, q.name), func(b *testing.B) {
+				f := benchSetup(b, n)
+				ctx := context.Background()
+				r := f.ix.Main()
+				lat := make([]time.Duration, 0, b.N)
+				results := 0
+				b.ResetTimer()
+				for range b.N {
+					start := time.Now()
+					ts, err := r.Where(ctx, q.typ, q.where)
+					if err != nil {
+						b.Fatal(err)
+					}
+					lat = append(lat, time.Since(start))
+					results += len(ts)
+				}
+				b.StopTimer()
+				b.ReportMetric(percentile(lat, 0.5), "p50-ms")
+				b.ReportMetric(percentile(lat, 0.95), "p95-ms")
+				b.ReportMetric(float64(results)/float64(b.N), "results/query")
+			})
+		}
+	}
+}

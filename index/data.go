@@ -75,6 +75,7 @@ type writer struct {
 	files    table[FileRow]
 	keys     table[KeyRow]
 	cites    table[CiteRow]
+	fields   table[FieldRow]
 	links    table[LinkRow]
 	linkKeys table[LinkKeyRow]
 	findings table[FindingRow]
@@ -178,6 +179,9 @@ func (w *writer) writeKeys(ctx context.Context) error {
 func (w *writer) writeCites(ctx context.Context) error {
 	return write(ctx, &w.cites, w.bulk, compareCites, w.q.InsertCites)
 }
+func (w *writer) writeFields(ctx context.Context) error {
+	return write(ctx, &w.fields, w.bulk, compareFields, w.q.InsertFields)
+}
 func (w *writer) writeLinkRows(ctx context.Context) error {
 	return write(ctx, &w.links, w.bulk, compareLinks, w.q.InsertLinks)
 }
@@ -194,6 +198,7 @@ func (w *writer) sortAll() {
 	w.files.sort(compareFiles)
 	w.keys.sort(compareKeys)
 	w.cites.sort(compareCites)
+	w.fields.sort(compareFields)
 	w.links.sort(compareLinks)
 	w.linkKeys.sort(compareLinkKeys)
 	w.findings.sort(compareFindings)
@@ -205,6 +210,7 @@ func (w *writer) take(other *writer) {
 	w.files.take(&other.files, compareFiles)
 	w.keys.take(&other.keys, compareKeys)
 	w.cites.take(&other.cites, compareCites)
+	w.fields.take(&other.fields, compareFields)
 	w.links.take(&other.links, compareLinks)
 	w.linkKeys.take(&other.linkKeys, compareLinkKeys)
 	w.findings.take(&other.findings, compareFindings)
@@ -213,7 +219,7 @@ func (w *writer) take(other *writer) {
 // flush writes every held row.
 func (w *writer) flush(ctx context.Context) error {
 	for _, write := range []func(context.Context) error{
-		w.writeFiles, w.writeKeys, w.writeCites, w.writeLinkRows, w.writeLinkKeys, w.writeFindingRows,
+		w.writeFiles, w.writeKeys, w.writeCites, w.writeFields, w.writeLinkRows, w.writeLinkKeys, w.writeFindingRows,
 	} {
 		if err := write(ctx); err != nil {
 			return err
@@ -355,6 +361,13 @@ func (w *writer) fileData(ctx context.Context, f *file) error {
 	for _, v := range citeValues(f.page) {
 		if w.cites.add(CiteRow{Value: v, File: f.id}, w.bulk) {
 			if err := w.writeCites(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	for _, r := range fieldRows(f.id, f.page) {
+		if w.fields.add(r, w.bulk) {
+			if err := w.writeFields(ctx); err != nil {
 				return err
 			}
 		}
@@ -617,6 +630,13 @@ func (w *writer) deleteFileDataKeepLinks(ctx context.Context, id int64) (keys []
 	}
 	if err := w.q.DeleteCites(ctx, id, citeValues(p)); err != nil {
 		return nil, nil, err
+	}
+	if len(p.Frontmatter) > 0 || p.Type != "" || p.TitleSource == markdown.TitleFromFrontmatter {
+		// It had fields (a stored row's frontmatter lacks the title and
+		// type its columns hold).
+		if err := w.q.DeleteFields(ctx, id); err != nil {
+			return nil, nil, err
+		}
 	}
 	if err := w.q.DeleteText(ctx, id); err != nil {
 		return nil, nil, err

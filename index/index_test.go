@@ -768,3 +768,69 @@ func TestIndex_DeclaredTypes(t *testing.T) {
 		}
 	}
 }
+
+func TestReader_Where(t *testing.T) {
+	e := setup(t)
+	page := func(title, fm string) string { return "---\ntitle: " + title + "\n" + fm + "---\n# " + title + "\n" }
+	e.commit(map[string]string{
+		"a.md": page("A", "type: decision\nstatus: done\nyear: 2019\ntags: [ink, paper]\nupdated: 2026-01-05\n"),
+		"b.md": page("B", "type: decision\nstatus: open\nyear: 2021\ntags: [Ink]\nupdated: 2026-03-01\n"),
+		"c.md": page("C", "type: note\nstatus: done\nyear: '2023'\nowner: ada\n"),
+		"d.md": page("D", "type: decision\nyear: 2020.5\ncode: '007'\n"),
+		"e.md": "no frontmatter\n",
+	})
+	for _, tc := range []struct {
+		typ   string
+		where []string
+		want  []string
+	}{
+		{"", []string{"status = done"}, []string{"a.md", "c.md"}},
+		{"decision", []string{"status = done"}, []string{"a.md"}},
+		{"", []string{"status != done"}, []string{"b.md"}},
+		{"", []string{"year >= 2020"}, []string{"b.md", "c.md", "d.md"}},
+		{"", []string{"year = 2023"}, []string{"c.md"}},
+		{"", []string{"year < 2020.5", "status = done"}, []string{"a.md"}},
+		{"", []string{"updated < 2026-02"}, []string{"a.md"}},
+		{"", []string{"tags ~ INK"}, []string{"a.md", "b.md"}},
+		{"", []string{"tags = ink"}, []string{"a.md"}},
+		{"", []string{"owner"}, []string{"c.md"}},
+		{"", []string{"code = 007"}, []string{"d.md"}},
+		{"", []string{"code = 7"}, nil},
+		{"", []string{"title = B"}, []string{"b.md"}},
+		{"", []string{"nothing"}, nil},
+		{"", []string{"year > 2019", "year < 2021.5"}, []string{"b.md", "d.md"}}, // one range, one value in it
+		{"", []string{"tags = ink", "tags = paper"}, []string{"a.md"}},           // two items of a list
+	} {
+		var where []index.FieldQuery
+		for _, w := range tc.where {
+			q, err := index.ParseWhere(w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			where = append(where, q)
+		}
+		ts, err := e.ix.Main().Where(e.ctx, tc.typ, where)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.where, err)
+		}
+		var got []string
+		for _, p := range ts {
+			got = append(got, p.Path)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("Where(%q, %v) = %v, want %v", tc.typ, tc.where, got, tc.want)
+		}
+	}
+	// An edit and a deletion update the rows; the index equals a rebuild.
+	e.commit(map[string]string{"a.md": page("A", "type: decision\nstatus: open\n"), "c.md": ""})
+	e.check()
+	ts, err := e.ix.Main().Where(e.ctx, "", []index.FieldQuery{{Name: "status", Op: index.OpEq, Value: "open"}})
+	if err != nil || len(ts) != 2 || ts[0].Path != "a.md" || ts[1].Path != "b.md" {
+		t.Errorf("after the edit: %v %v", ts, err)
+	}
+	for _, bad := range []string{"", "a b", "x =", "= y", "x >= "} {
+		if _, err := index.ParseWhere(bad); cairn.ErrorCode(err) != cairn.EINVALID || cairn.ErrorHint(err) == "" {
+			t.Errorf("ParseWhere(%q) = %v, want EINVALID with a hint", bad, err)
+		}
+	}
+}

@@ -786,6 +786,24 @@ func (o *overlay) DeleteKeys(_ context.Context, file int64, keys []markdown.Key)
 	return nil
 }
 
+// InsertFields records field rows: an overlay answers no query by field.
+func (o *overlay) InsertFields(_ context.Context, rows []FieldRow) error {
+	rows = slices.Clone(rows)
+	o.record(func(ctx context.Context, q StorageTx) error { return q.InsertFields(ctx, rows) })
+	return nil
+}
+
+// DeleteFields records the deletion of a file's field rows.
+func (o *overlay) DeleteFields(_ context.Context, file int64) error {
+	o.record(func(ctx context.Context, q StorageTx) error { return q.DeleteFields(ctx, file) })
+	return nil
+}
+
+// PagesWhere is not answered on an overlay: it keeps no field rows.
+func (o *overlay) PagesWhere(context.Context, string, []FieldQuery) ([]TitleRow, error) {
+	return nil, notInOverlay("PagesWhere")
+}
+
 // InsertCites adds citation rows.
 func (o *overlay) InsertCites(_ context.Context, rows []CiteRow) error {
 	rows = slices.Clone(rows)

@@ -290,6 +290,11 @@ func (r *Reader) Titles(ctx context.Context) ([]Title, error) {
 	if err != nil {
 		return nil, err
 	}
+	return titlesOf(rows)
+}
+
+// titlesOf decodes title rows.
+func titlesOf(rows []TitleRow) ([]Title, error) {
 	var out []Title
 	for _, row := range rows {
 		t := Title{Path: row.Path, Title: row.Title, Type: row.Type, Inbound: row.Inbound}

@@ -91,6 +91,10 @@ type StorageReader interface {
 	Depth(ctx context.Context, id int64) (int, error)
 	// FilesOfKind returns the ids of the files of any of kinds, in id order.
 	FilesOfKind(ctx context.Context, kinds ...lint.Kind) ([]int64, error)
+	// PagesWhere returns the title rows of the pages (of type typ, when
+	// set) whose frontmatter meets every condition, by path, from the
+	// field rows (FieldQuery says what each operator means).
+	PagesWhere(ctx context.Context, typ string, where []FieldQuery) ([]TitleRow, error)
 	// FilesOfType returns the ids of the pages whose type is any of
 	// types, in id order.
 	FilesOfType(ctx context.Context, types ...string) ([]int64, error)
@@ -190,6 +194,10 @@ type StorageTx interface {
 	InsertKeys(ctx context.Context, rows []KeyRow) error
 	// DeleteKeys removes file's rows of keys.
 	DeleteKeys(ctx context.Context, file int64, keys []markdown.Key) error
+	// InsertFields adds frontmatter field rows.
+	InsertFields(ctx context.Context, rows []FieldRow) error
+	// DeleteFields removes every field row of file.
+	DeleteFields(ctx context.Context, file int64) error
 	// InsertCites adds citation rows; a row already there is kept.
 	InsertCites(ctx context.Context, rows []CiteRow) error
 	// DeleteCites removes file's citations of values.
@@ -278,6 +286,16 @@ type KeyRow struct {
 type CiteRow struct {
 	Value string
 	File  int64
+}
+
+// FieldRow says page File's frontmatter field Name has the scalar Value
+// (one row for each item of a list). Num holds a number's value, for
+// comparisons; it is nil for every other value.
+type FieldRow struct {
+	File  int64
+	Name  string
+	Value string
+	Num   *float64
 }
 
 // LinkAnchored is the bit of [LinkRow.Flags] of a link that names a heading

@@ -94,6 +94,8 @@ var session = []step{
 	{"shortest_path", map[string]any{"from": "concepts/paper", "to": "entities/martin-luther"}},
 	{"list_pages", map[string]any{"type": "concept", "limit": 2}},
 	{"list_pages", map[string]any{"field": "tags", "value": "printing"}},
+	{"list_pages", map[string]any{"type": "concept", "where": []any{"tags ~ print", "title >= P"}}},
+	{"list_pages", map[string]any{"where": []any{"title >="}}},
 	{"inspect", map[string]any{"page": "concepts/paper"}},
 	{"links", map[string]any{"page": "concepts/paper"}},
 	{"backlinks", map[string]any{"page": "concepts/paper"}},

@@ -219,12 +219,13 @@ func shortestPathTool(ctx context.Context, c *call, in pathIn) (*pathOut, error)
 }
 
 type listPagesIn struct {
-	Folder string `json:"folder,omitempty" jsonschema:"only pages under this folder"`
-	Type   string `json:"type,omitempty" jsonschema:"only pages of this type"`
-	Field  string `json:"field,omitempty" jsonschema:"only pages whose frontmatter has this field"`
-	Value  string `json:"value,omitempty" jsonschema:"with field: only where it has this value (or holds it in a list)"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"the most pages, 1 to 500 (default 100)"`
-	Cursor string `json:"cursor,omitempty"`
+	Folder string   `json:"folder,omitempty" jsonschema:"only pages under this folder"`
+	Type   string   `json:"type,omitempty" jsonschema:"only pages of this type"`
+	Field  string   `json:"field,omitempty" jsonschema:"only pages whose frontmatter has this field"`
+	Value  string   `json:"value,omitempty" jsonschema:"with field: only where it has this value (or holds it in a list)"`
+	Where  []string `json:"where,omitempty" jsonschema:"conditions on frontmatter fields, all met, answered from the index: 'status = done', 'year >= 2020', 'tags ~ ink', 'owner' (has the field); operators = != < <= > >= ~"`
+	Limit  int      `json:"limit,omitempty" jsonschema:"the most pages, 1 to 500 (default 100)"`
+	Cursor string   `json:"cursor,omitempty"`
 }
 
 type listPagesOut struct {
@@ -244,7 +245,7 @@ func listPagesTool(ctx context.Context, c *call, in listPagesIn) (*listPagesOut,
 	}
 	var l *app.PageList
 	err = c.read(ctx, func(s *app.Snapshot) (err error) {
-		l, err = s.Pages(ctx, app.PageFilter{Folder: in.Folder, Type: in.Type, Field: in.Field, Value: in.Value, Offset: off, Limit: in.Limit})
+		l, err = s.Pages(ctx, app.PageFilter{Folder: in.Folder, Type: in.Type, Field: in.Field, Value: in.Value, Where: in.Where, Offset: off, Limit: in.Limit})
 		return err
 	})
 	if err != nil {

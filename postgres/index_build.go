@@ -47,7 +47,7 @@ func (t *indexTx) Clear(ctx context.Context) error {
 	for _, stmt := range []string{
 		`UPDATE file_ids SET last = greatest(last, (SELECT max(id) FROM files))`,
 		`DELETE FROM files`, `DELETE FROM keys`, `DELETE FROM links`, `DELETE FROM link_keys`,
-		`DELETE FROM cites`, `DELETE FROM findings`, `DELETE FROM fts`, `DELETE FROM fts_short`, `DELETE FROM fts_mid`,
+		`DELETE FROM cites`, `DELETE FROM fields`, `DELETE FROM findings`, `DELETE FROM fts`, `DELETE FROM fts_short`, `DELETE FROM fts_mid`,
 		`DELETE FROM fts_more`, `DELETE FROM fts_vocab`,
 		`UPDATE fts_stats SET pages = 0, words = 0, more = 0, short_words = -1, short = 0, mid_words = -1, mid = 0`,
 	} {
@@ -304,6 +304,30 @@ func (t *indexTx) DeleteKeys(ctx context.Context, file int64, keys []markdown.Ke
 	}
 	return t.exec(ctx, "delete keys", `DELETE FROM keys k USING unnest($1::text[], $2::int[]) d (value, step)
 		WHERE k.value = d.value AND k.step = d.step AND k.file = $3`, values, steps, file)
+}
+
+// InsertFields adds frontmatter field rows: copied in a full build,
+// inserted from arrays otherwise.
+func (t *indexTx) InsertFields(ctx context.Context, rows []index.FieldRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if t.building != nil {
+		return t.copyRows(ctx, "write fields", "fields", []string{"file", "name", "value", "num"}, len(rows), func(i int) []any {
+			return []any{rows[i].File, rows[i].Name, rows[i].Value, rows[i].Num}
+		})
+	}
+	files, names, values, nums := make([]int64, len(rows)), make([]string, len(rows)), make([]string, len(rows)), make([]*float64, len(rows))
+	for i, r := range rows {
+		files[i], names[i], values[i], nums[i] = r.File, r.Name, r.Value, r.Num
+	}
+	return t.exec(ctx, "write fields", `INSERT INTO fields (file, name, value, num)
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::float8[])`, files, names, values, nums)
+}
+
+// DeleteFields removes a file's field rows.
+func (t *indexTx) DeleteFields(ctx context.Context, file int64) error {
+	return t.exec(ctx, "delete fields", `DELETE FROM fields WHERE file = $1`, file)
 }
 
 // InsertCites adds citation rows; a row already there is kept.

@@ -226,6 +226,70 @@ func (r *indexReader) FilesOfType(ctx context.Context, types ...string) ([]int64
 	return r.ids(ctx, "list pages of types", `SELECT id FROM files WHERE type = ANY($1) ORDER BY id`, types)
 }
 
+// PagesWhere returns the pages of type typ (any, when "") whose fields
+// meet every condition, by path, each condition selecting pages from the
+// field rows by their indexes, as on SQLite.
+func (r *indexReader) PagesWhere(ctx context.Context, typ string, where []index.FieldQuery) ([]index.TitleRow, error) {
+	args := []any{int(lint.KindPage)}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	q := `SELECT path, coalesce(title, ''), coalesce(type, ''), coalesce(aliases, ''), inbound FROM files WHERE kind = $1`
+	if typ != "" {
+		q += ` AND type = ` + arg(typ)
+	}
+	for _, group := range index.Groups(where) {
+		w := group[0]
+		q += ` AND id IN (SELECT file FROM fields WHERE name = ` + arg(w.Name)
+		for _, c := range group {
+			n, num := c.Num()
+			switch c.Op {
+			case index.OpEq:
+				if num {
+					q += ` AND (value = ` + arg(c.Value) + ` OR num = ` + arg(n) + `)`
+				} else {
+					q += ` AND value = ` + arg(c.Value)
+				}
+			case index.OpLt, index.OpLe, index.OpGt, index.OpGe:
+				if num {
+					q += ` AND num ` + c.Op + ` ` + arg(n)
+				} else {
+					q += ` AND value ` + c.Op + ` ` + arg(c.Value)
+				}
+			case index.OpContains:
+				q += ` AND strpos(lower(value), lower(` + arg(c.Value) + `)) > 0`
+			}
+		}
+		q += `)`
+		if w.Op == index.OpNe {
+			n, num := w.Num()
+			q += ` AND id NOT IN (SELECT file FROM fields WHERE name = ` + arg(w.Name) + ` AND (value = ` + arg(w.Value)
+			if num {
+				q += ` OR num = ` + arg(n)
+			}
+			q += `))`
+		}
+	}
+	rows, err := r.query(ctx, q+` ORDER BY path`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("index: pages where: %w", err)
+	}
+	defer rows.Close()
+	var out []index.TitleRow
+	for rows.Next() {
+		var t index.TitleRow
+		if err := rows.Scan(&t.Path, &t.Title, &t.Type, &t.Aliases, &t.Inbound); err != nil {
+			return nil, fmt.Errorf("index: pages where: %w", r.db.translate(err))
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: pages where: %w", r.db.translate(err))
+	}
+	return out, nil
+}
+
 // FilesCiting returns the pages citing a source key value.
 func (r *indexReader) FilesCiting(ctx context.Context, value string) ([]int64, error) {
 	return r.ids(ctx, "read citations", `SELECT file FROM cites WHERE value = $1`, value)

@@ -319,6 +319,7 @@ func indexSnapshotQueries() map[string]string {
 		FROM links l JOIN files s ON s.id = l.src LEFT JOIN files d ON d.id = l.dst`,
 		"link_keys": `SELECT k.hash::text, s.path, k.ord::text FROM link_keys k JOIN files s ON s.id = k.src`,
 		"cites":     `SELECT c.value, f.path FROM cites c JOIN files f ON f.id = c.file`,
+		"fields":    `SELECT x.name, x.value, x.num, f.path FROM fields x JOIN files f ON f.id = x.file`,
 		"findings":  `SELECT f.path, n.rule, n.severity, n.subject, n.message FROM findings n JOIN files f ON f.id = n.file`,
 		"fts":       `SELECT f.path FROM fts t JOIN files f ON f.id = t.id`,
 		"fts_title": `SELECT f.path FROM fts t JOIN files f ON f.id = t.id`,

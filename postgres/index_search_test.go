@@ -367,7 +367,7 @@ func TestIndexSearch_SameAsSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, table := range []string{"files", "keys", "links", "link_keys", "cites", "findings", "fts", "fts_title"} {
+	for _, table := range []string{"files", "keys", "links", "link_keys", "cites", "fields", "findings", "fts", "fts_title"} {
 		if !slices.Equal(pgRows[table], liteRows[table]) {
 			d := (&index.Snapshot{Tables: map[string][]string{table: pgRows[table]}}).Diff(&index.Snapshot{Tables: map[string][]string{table: liteRows[table]}})
 			t.Errorf("%s: PostgreSQL's rows differ from SQLite's (%d, %d rows):\n%s", table, len(pgRows[table]), len(liteRows[table]), strings.Join(d, "\n"))

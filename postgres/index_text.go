@@ -534,7 +534,7 @@ func (b *textBuild) finish(ctx context.Context, t *indexTx) error {
 		// index's lookups on tables it takes for empty (the words'
 		// statistics of the full text would cost more than they help:
 		// searches go by their GIN indexes).
-		{`ANALYZE files, keys, links, link_keys, cites, findings, fts (id, words, more), fts_short (id, words), fts_mid (id, words)`, nil},
+		{`ANALYZE files, keys, links, link_keys, cites, fields, findings, fts (id, words, more), fts_short (id, words), fts_mid (id, words)`, nil},
 	} {
 		if _, err := t.tx.Exec(ctx, stmt.sql, stmt.args...); err != nil {
 			return fmt.Errorf("index: full text: %w", t.db.translate(err))

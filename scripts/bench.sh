@@ -17,6 +17,7 @@ run ./index 'Build' 1x
 run ./index 'Update10' 100x
 run ./index 'Preview4000' 3x
 run ./index 'Search|Links' 500x
+run ./index 'BenchmarkWhere' 50x
 run ./index 'FTSText' 1s
 run ./markdown 'Parse' 1s
 run ./merge 'Text10MB' 5x

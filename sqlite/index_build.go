@@ -39,11 +39,15 @@ func (r *indexReader) NextFileID(ctx context.Context) (int64, error) {
 // The index's secondary indexes, as in the migrations: dropped while a
 // full build loads rows in key order, made again afterwards.
 var (
-	indexDropIndexes = []string{`DROP INDEX IF EXISTS files_type`, `DROP INDEX IF EXISTS links_dst`, `DROP INDEX IF EXISTS findings_file`}
+	indexDropIndexes = []string{`DROP INDEX IF EXISTS files_type`, `DROP INDEX IF EXISTS links_dst`, `DROP INDEX IF EXISTS findings_file`,
+		`DROP INDEX IF EXISTS fields_name_value`, `DROP INDEX IF EXISTS fields_name_num`, `DROP INDEX IF EXISTS fields_file`}
 	indexMakeIndexes = []string{
 		`CREATE INDEX files_type ON files (type) WHERE type IS NOT NULL`,
 		`CREATE INDEX links_dst ON links (dst) WHERE dst IS NOT NULL`,
 		`CREATE INDEX findings_file ON findings (file)`,
+		`CREATE INDEX fields_name_value ON fields (name, value)`,
+		`CREATE INDEX fields_name_num ON fields (name, num) WHERE num IS NOT NULL`,
+		`CREATE INDEX fields_file ON fields (file)`,
 	}
 )
 
@@ -51,7 +55,7 @@ var (
 func (t *indexTx) Clear(ctx context.Context) error {
 	for _, stmt := range append([]string{
 		`DELETE FROM files`, `DELETE FROM keys`, `DELETE FROM links`, `DELETE FROM link_keys`,
-		`DELETE FROM cites`, `DELETE FROM findings`, `INSERT INTO fts (fts) VALUES ('delete-all')`,
+		`DELETE FROM cites`, `DELETE FROM fields`, `DELETE FROM findings`, `INSERT INTO fts (fts) VALUES ('delete-all')`,
 		`INSERT INTO fts_title (fts_title) VALUES ('delete-all')`,
 		`INSERT INTO fts_short (fts_short) VALUES ('delete-all')`,
 		`INSERT INTO fts_title_short (fts_title_short) VALUES ('delete-all')`, `DELETE FROM fts_tier`,
@@ -203,6 +207,19 @@ func (t *indexTx) DeleteKeys(ctx context.Context, file int64, keys []markdown.Ke
 		}
 	}
 	return nil
+}
+
+// InsertFields adds frontmatter field rows.
+func (t *indexTx) InsertFields(ctx context.Context, rows []index.FieldRow) error {
+	return t.insert(ctx, "write fields", `INSERT INTO fields (file, name, value, num) VALUES `, 4, len(rows),
+		func(args []any, i int) []any {
+			return append(args, rows[i].File, rows[i].Name, rows[i].Value, rows[i].Num)
+		})
+}
+
+// DeleteFields removes a file's field rows.
+func (t *indexTx) DeleteFields(ctx context.Context, file int64) error {
+	return t.exec(ctx, "delete fields", `DELETE FROM fields WHERE file = ?`, file)
 }
 
 // InsertCites adds citation rows.

@@ -210,6 +210,74 @@ func (r *indexReader) FilesOfType(ctx context.Context, types ...string) ([]int64
 	return r.ids(ctx, "list pages of types", `SELECT id FROM files WHERE type IN (`+placeholders(len(types))+`) ORDER BY id`, args...)
 }
 
+// PagesWhere returns the pages of type typ (any, when "") whose fields
+// meet every condition, by path. Each condition selects the pages from
+// the field rows by their indexes (name and value, or name and number);
+// "~" reads the rows of its field only.
+func (r *indexReader) PagesWhere(ctx context.Context, typ string, where []index.FieldQuery) ([]index.TitleRow, error) {
+	q := `SELECT path, coalesce(title, ''), coalesce(type, ''), coalesce(aliases, ''), inbound FROM files WHERE kind = ?`
+	args := []any{int(lint.KindPage)}
+	if typ != "" {
+		q += ` AND type = ?`
+		args = append(args, typ)
+	}
+	for _, group := range index.Groups(where) {
+		w := group[0]
+		q += ` AND id IN (SELECT file FROM fields WHERE name = ?`
+		args = append(args, w.Name)
+		for _, c := range group {
+			cond, a := fieldCond(c)
+			q += cond
+			args = append(args, a...)
+		}
+		q += `)`
+		if w.Op == index.OpNe {
+			q += ` AND id NOT IN (SELECT file FROM fields WHERE name = ? AND (value = ?`
+			args = append(args, w.Name, w.Value)
+			if n, ok := w.Num(); ok {
+				q += ` OR num = ?`
+				args = append(args, n)
+			}
+			q += `))`
+		}
+	}
+	rows, err := r.q.QueryContext(ctx, q+` ORDER BY path`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("index: pages where: %w", translate(err))
+	}
+	defer rows.Close()
+	var out []index.TitleRow
+	for rows.Next() {
+		var t index.TitleRow
+		if err := rows.Scan(&t.Path, &t.Title, &t.Type, &t.Aliases, &t.Inbound); err != nil {
+			return nil, translate(err)
+		}
+		out = append(out, t)
+	}
+	return out, translate(rows.Err())
+}
+
+// fieldCond is the SQL condition on a field row that one query asks for,
+// after "name = ?".
+func fieldCond(w index.FieldQuery) (string, []any) {
+	n, num := w.Num()
+	switch w.Op {
+	case index.OpEq:
+		if num {
+			return ` AND (value = ? OR num = ?)`, []any{w.Value, n}
+		}
+		return ` AND value = ?`, []any{w.Value}
+	case index.OpLt, index.OpLe, index.OpGt, index.OpGe:
+		if num {
+			return ` AND num ` + w.Op + ` ?`, []any{n}
+		}
+		return ` AND value ` + w.Op + ` ?`, []any{w.Value}
+	case index.OpContains:
+		return ` AND instr(lower(value), lower(?)) > 0`, []any{w.Value}
+	}
+	return "", nil // exists, and != (which excludes the equal ones after)
+}
+
 // FilesCiting returns the pages citing a source key value.
 func (r *indexReader) FilesCiting(ctx context.Context, value string) ([]int64, error) {
 	return r.ids(ctx, "read citations", `SELECT file FROM cites WHERE value = ?`, value)

@@ -266,6 +266,7 @@ var indexSnapshotQueries = map[string]string{
 		FROM links l JOIN files s ON s.id = l.src LEFT JOIN files d ON d.id = l.dst`,
 	"link_keys": `SELECT k.hash, s.path, k.ord FROM link_keys k JOIN files s ON s.id = k.src`,
 	"cites":     `SELECT c.value, f.path FROM cites c JOIN files f ON f.id = c.file`,
+	"fields":    `SELECT x.name, x.value, x.num, f.path FROM fields x JOIN files f ON f.id = x.file`,
 	"findings":  `SELECT f.path, n.rule, n.severity, n.subject, n.message FROM findings n JOIN files f ON f.id = n.file`,
 	"fts":       `SELECT f.path FROM fts JOIN files f ON f.id = fts.rowid`,
 	"fts_title": `SELECT f.path FROM fts_title JOIN files f ON f.id = fts_title.rowid`,

@@ -41,6 +41,14 @@ func TestInitProfile(t *testing.T) {
 			if err := json.Unmarshal([]byte(ty.stdout), &types); err != nil || len(types.Items) != len(p.AllTypes()) {
 				t.Errorf("types: %v\n%s", err, ty.stdout)
 			}
+			// Pages by field, from the index.
+			ls := run(t, dir, nil, "list", "--type", "analysis", "--where", "updated >= 2000-01-01", "--where", "title")
+			if ls.code != 0 || !strings.Contains(ls.stdout, "analyses/starting-point.md") || !strings.Contains(ls.stdout, "1 page") {
+				t.Errorf("list --where: exit %d\n%s%s", ls.code, ls.stdout, ls.stderr)
+			}
+			if l := run(t, dir, nil, "list", "--where", "year >"); l.code == 0 || !strings.Contains(l.stderr, "the value after > is missing") {
+				t.Errorf("list with a bad condition: exit %d\n%s", l.code, l.stderr)
+			}
 			// A summary without its source breaks its type: held.
 			writeFiles(t, dir, map[string]string{"summaries/x.md": "---\ntitle: X\ntype: summary\n---\n# X\n\nSee [[index|Home]].\n"})
 			c := run(t, dir, nil, "commit", "-m", "a summary without a source")
