@@ -271,23 +271,7 @@ func (r *indexReader) PagesWhere(ctx context.Context, typ string, where []index.
 			q += `))`
 		}
 	}
-	rows, err := r.query(ctx, q+` ORDER BY path`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("index: pages where: %w", err)
-	}
-	defer rows.Close()
-	var out []index.TitleRow
-	for rows.Next() {
-		var t index.TitleRow
-		if err := rows.Scan(&t.Path, &t.Title, &t.Type, &t.Aliases, &t.Inbound); err != nil {
-			return nil, fmt.Errorf("index: pages where: %w", r.db.translate(err))
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("index: pages where: %w", r.db.translate(err))
-	}
-	return out, nil
+	return r.titles(ctx, "pages where", q+` ORDER BY path`, args...)
 }
 
 // FilesCiting returns the pages citing a source key value.
@@ -503,22 +487,27 @@ func (r *indexReader) Stats(ctx context.Context) (index.Stats, error) {
 
 // Titles returns every page's names, by path.
 func (r *indexReader) Titles(ctx context.Context) ([]index.TitleRow, error) {
-	rows, err := r.query(ctx, `SELECT path, coalesce(title, ''), coalesce(type, ''), coalesce(aliases, ''), inbound
+	return r.titles(ctx, "read titles", `SELECT path, coalesce(title, ''), coalesce(type, ''), coalesce(aliases, ''), inbound
 		FROM files WHERE kind = $1 ORDER BY path`, int(lint.KindPage))
+}
+
+// titles reads title rows: path, title, type, aliases and inbound.
+func (r *indexReader) titles(ctx context.Context, what, query string, args ...any) ([]index.TitleRow, error) {
+	rows, err := r.query(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("index: read titles: %w", err)
+		return nil, fmt.Errorf("index: %s: %w", what, err)
 	}
 	defer rows.Close()
 	var out []index.TitleRow
 	for rows.Next() {
 		var t index.TitleRow
 		if err := rows.Scan(&t.Path, &t.Title, &t.Type, &t.Aliases, &t.Inbound); err != nil {
-			return nil, fmt.Errorf("index: read titles: %w", r.db.translate(err))
+			return nil, fmt.Errorf("index: %s: %w", what, r.db.translate(err))
 		}
 		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("index: read titles: %w", r.db.translate(err))
+		return nil, fmt.Errorf("index: %s: %w", what, r.db.translate(err))
 	}
 	return out, nil
 }

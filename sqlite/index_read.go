@@ -241,20 +241,7 @@ func (r *indexReader) PagesWhere(ctx context.Context, typ string, where []index.
 			q += `))`
 		}
 	}
-	rows, err := r.q.QueryContext(ctx, q+` ORDER BY path`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("index: pages where: %w", translate(err))
-	}
-	defer rows.Close()
-	var out []index.TitleRow
-	for rows.Next() {
-		var t index.TitleRow
-		if err := rows.Scan(&t.Path, &t.Title, &t.Type, &t.Aliases, &t.Inbound); err != nil {
-			return nil, translate(err)
-		}
-		out = append(out, t)
-	}
-	return out, translate(rows.Err())
+	return r.titles(ctx, "pages where", q+` ORDER BY path`, args...)
 }
 
 // fieldCond is the SQL condition on a field row that one query asks for,
@@ -466,10 +453,15 @@ func (r *indexReader) Stats(ctx context.Context) (index.Stats, error) {
 
 // Titles returns every page's names, by path.
 func (r *indexReader) Titles(ctx context.Context) ([]index.TitleRow, error) {
-	rows, err := r.q.QueryContext(ctx, `SELECT path, coalesce(title, ''), coalesce(type, ''), coalesce(aliases, ''), inbound
+	return r.titles(ctx, "read titles", `SELECT path, coalesce(title, ''), coalesce(type, ''), coalesce(aliases, ''), inbound
 		FROM files WHERE kind = ? ORDER BY path`, int(lint.KindPage))
+}
+
+// titles reads title rows: path, title, type, aliases and inbound.
+func (r *indexReader) titles(ctx context.Context, what, query string, args ...any) ([]index.TitleRow, error) {
+	rows, err := r.q.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("index: read titles: %w", translate(err))
+		return nil, fmt.Errorf("index: %s: %w", what, translate(err))
 	}
 	defer rows.Close()
 	var out []index.TitleRow
