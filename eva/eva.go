@@ -71,9 +71,27 @@ type Settings struct {
 	Purpose string
 }
 
+// runtimes are the agent runtimes EVA.md names, as Eva writes them.
+var runtimes = []string{"Claude CLI", "Codex CLI", "OpenCode (local)"}
+
+// runtimeLabel returns EVA.md's name of a runtime given as claude, codex or
+// opencode (or as EVA.md names it), or "" when it is none of them.
+func runtimeLabel(v string) string {
+	l := strings.ToLower(v)
+	for _, r := range runtimes {
+		if strings.Contains(l, strings.ToLower(strings.Fields(r)[0])) {
+			return r
+		}
+	}
+	return ""
+}
+
 // Check reports what is wrong with settings, as Eva checks them.
 func (s Settings) Check() error {
 	switch {
+	case s.Runtime != "" && runtimeLabel(s.Runtime) == "":
+		return cairn.Errorf(cairn.EINVALID, "the agent runtime %q is not claude, codex or opencode", s.Runtime).
+			WithHint("Try: --runtime claude")
 	case len(strings.Join(strings.Fields(s.Language), " ")) > 48:
 		return cairn.Errorf(cairn.EINVALID, "the working language is longer than 48 characters").WithHint("Name a language, like English or Deutsch.")
 	case len(s.Purpose) > 240:

@@ -48,7 +48,7 @@ func TestFiles(t *testing.T) {
 	}
 	for _, p := range eva.Profiles() {
 		t.Run(p.ID, func(t *testing.T) {
-			files := eva.Files(p, eva.Settings{Language: "Deutsch", Runtime: "Codex CLI", Purpose: "Keep track."}, "2026-12-02")
+			files := eva.Files(p, eva.Settings{Language: "Deutsch", Runtime: "codex", Purpose: "Keep track."}, "2026-12-02")
 			m, err := eva.ParseManifest(files["eva.json"])
 			if err != nil || m.Profile != p.ID || !slices.Equal(m.Modules, p.Modules) {
 				t.Fatalf("eva.json %s: %+v %v", files["eva.json"], m, err)
@@ -115,5 +115,12 @@ func TestBootstrap(t *testing.T) {
 	}
 	if _, err := eva.Bootstrap(t.TempDir(), p, eva.Settings{Purpose: strings.Repeat("x", 241)}, "2026-12-02"); cairn.ErrorCode(err) != cairn.EINVALID {
 		t.Errorf("a purpose of 241 characters: %v", err)
+	}
+	if _, err := eva.Bootstrap(t.TempDir(), p, eva.Settings{Runtime: "gemini"}, "2026-12-02"); cairn.ErrorCode(err) != cairn.EINVALID || !strings.Contains(err.Error(), "not claude, codex or opencode") {
+		t.Errorf("an unknown runtime: %v", err)
+	}
+	if files := eva.Files(p, eva.Settings{Runtime: "opencode"}, "2026-12-02"); agent.ParseEva(files["EVA.md"]).Runtime != "opencode" ||
+		!strings.Contains(string(files["EVA.md"]), "- **Agent runtime:** OpenCode (local)") {
+		t.Errorf("--runtime opencode: EVA.md says\n%s", files["EVA.md"])
 	}
 }
