@@ -38,6 +38,13 @@ type Question struct {
 	Scope []string
 	// Activity, when set, receives what the agent does, as for a Task.
 	Activity func(kind, text string)
+	// Tool, when set, is the profile tool the question runs (package
+	// eva), Text its prompt, and Focus and Count its options: a runtime
+	// that cannot follow a prompt (extractive) makes the tool's offline
+	// version from them, or says it cannot.
+	Tool  string
+	Focus string
+	Count int
 }
 
 // Reply is an agent's answer to a Question. Its citations are as the agent

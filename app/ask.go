@@ -16,11 +16,13 @@ import (
 	"cairn"
 	"cairn/agent"
 	"cairn/auth"
+	"cairn/eva"
 )
 
 // AskRequest is a question asked of the vault.
 type AskRequest struct {
-	Question string `json:"question"`
+	// Question is the question; empty for a tool run.
+	Question string `json:"question,omitempty"`
 	// Save keeps the answer as an analysis page, proposed and always held
 	// for a person's review (needs a principal; the scope propose).
 	Save bool `json:"save,omitempty"`
@@ -28,6 +30,10 @@ type AskRequest struct {
 	// titles; at most MaxScope) the answer may read and cite, with the
 	// vault's index and rules. The agent's view keeps to it.
 	Scope []string `json:"scope,omitempty"`
+	// Tool, when set, runs one of Eva's profile tools (eva.Tools) instead
+	// of answering Question, with its options.
+	Tool string `json:"tool,omitempty"`
+	eva.ToolOptions
 }
 
 // Citation is a page an answer rests on, as it is at the commit asked,
@@ -41,7 +47,10 @@ type Citation struct {
 
 // Answer is the vault's answer to a question.
 type Answer struct {
-	Question  string     `json:"question"`
+	// Question is the question asked, or the tool run with its focus.
+	Question string `json:"question"`
+	// Tool is the profile tool run, when one was.
+	Tool      string     `json:"tool,omitempty"`
 	Answer    string     `json:"answer"`
 	Citations []Citation `json:"citations"`
 	// Dropped counts the citations the agent gave that name no page at
@@ -76,6 +85,17 @@ func (a *App) Ask(ctx context.Context, req AskRequest) (*Answer, error) {
 			WithHint("Ask without saving, or with a token that has the scope propose.")
 	}
 	q := strings.TrimSpace(req.Question)
+	var tool *eva.Tool
+	if req.Tool != "" {
+		t, opts, err := toolOf(req)
+		if err != nil {
+			return nil, err
+		}
+		tool, req.ToolOptions, q = &t, opts, t.Label
+		if opts.Focus != "" {
+			q += ": " + opts.Focus
+		}
+	}
 	switch n := utf8.RuneCountInString(q); {
 	case n == 0:
 		return nil, cairn.Errorf(cairn.EINVALID, "the question is empty").
@@ -97,11 +117,20 @@ func (a *App) Ask(ctx context.Context, req AskRequest) (*Answer, error) {
 		return nil, cairn.Errorf(cairn.EINVALID, "the %s agent cannot answer questions yet", rt.Name()).
 			WithHint("Ask with an agent that answers: extractive (offline), llm (with agent.model), claude, codex or opencode: cairn settings set agent.runtime NAME")
 	}
-	reply, err := ans.Answer(ctx, &agent.Question{Text: q, Base: head, Scope: scope})
+	question := &agent.Question{Text: q, Base: head, Scope: scope}
+	if tool != nil {
+		profile, err := a.profileLabel(ctx, head)
+		if err != nil {
+			return nil, err
+		}
+		question.Text = tool.Prompt(req.ToolOptions, profile)
+		question.Tool, question.Focus, question.Count = tool.ID, req.Focus, req.Count
+	}
+	reply, err := ans.Answer(ctx, question)
 	if err != nil {
 		return nil, agentError(ctx, rt, "answer", err)
 	}
-	out := &Answer{Question: q, Answer: strings.TrimSpace(reply.Answer), Citations: []Citation{}, Commit: head, Agent: rt.Name(), Usage: reply.Usage}
+	out := &Answer{Question: q, Tool: req.Tool, Answer: strings.TrimSpace(reply.Answer), Citations: []Citation{}, Commit: head, Agent: rt.Name(), Usage: reply.Usage}
 	view := a.View(head.String())
 	if scope != nil {
 		view = view.Scoped(scope)
@@ -147,6 +176,40 @@ func (a *App) Ask(ctx context.Context, req AskRequest) (*Answer, error) {
 		}
 	}
 	return out, nil
+}
+
+// toolOf returns the profile tool a request runs, with its options
+// checked as Eva checks them.
+func toolOf(req AskRequest) (eva.Tool, eva.ToolOptions, error) {
+	t, ok := eva.LookupTool(req.Tool)
+	if !ok {
+		return t, req.ToolOptions, cairn.Errorf(cairn.EINVALID, "%q is not a tool; the tools are %s", req.Tool, strings.Join(eva.ToolIDs(), ", ")).
+			WithHint("Try: cairn tool flashcards --focus 'paper making'")
+	}
+	if strings.TrimSpace(req.Question) != "" {
+		return t, req.ToolOptions, cairn.Errorf(cairn.EINVALID, "a tool run takes options, not a question").
+			WithHint("Narrow it with a focus instead.")
+	}
+	opts, err := t.Normalize(req.ToolOptions)
+	return t, opts, err
+}
+
+// profileLabel names the vault for a tool's prompt: its Eva profile's
+// label ("Research"), or "cairn" for a vault that is no Eva brain.
+func (a *App) profileLabel(ctx context.Context, head cairn.Hash) (string, error) {
+	f, err := a.ReadFile(ctx, head.String(), eva.ManifestFile)
+	switch {
+	case cairn.ErrorCode(err) == cairn.ENOTFOUND:
+		return "cairn", nil
+	case err != nil:
+		return "", err
+	}
+	m, err := eva.ParseManifest([]byte(f.Content))
+	if err != nil {
+		return "cairn", nil // judged when it was committed; the name is all that is read
+	}
+	p, _ := eva.Lookup(m.Profile)
+	return p.Label + " brain", nil
 }
 
 // agentError is the error of an agent that could not do what (answer,

@@ -64,8 +64,10 @@ func ParseManifest(data []byte) (*Manifest, error) {
 type Settings struct {
 	// Language is the working language. Default English.
 	Language string
-	// Runtime is the agent runtime as EVA.md names it: "Claude CLI",
-	// "Codex CLI" or "OpenCode (local)". Default Claude CLI.
+	// Runtime is the agent runtime: claude, codex or opencode (or as
+	// EVA.md names them: "Claude CLI", "Codex CLI", "OpenCode (local)").
+	// Default none: EVA.md names none, so Eva runs Claude and cairn its
+	// default agent.
 	Runtime string
 	// Purpose says what the brain is for, at most 240 characters.
 	Purpose string

@@ -124,3 +124,43 @@ func TestBootstrap(t *testing.T) {
 		t.Errorf("--runtime opencode: EVA.md says\n%s", files["EVA.md"])
 	}
 }
+
+func TestTools(t *testing.T) {
+	if got := eva.ToolIDs(); !slices.Equal(got, []string{"personal-review", "evidence-map", "reading-threads", "decision-brief", "options-review", "flashcards", "practice-exam"}) {
+		t.Fatalf("tools %v", got)
+	}
+	for _, tc := range []struct {
+		tool string
+		in   eva.ToolOptions
+		want eva.ToolOptions
+		err  string
+	}{
+		{"flashcards", eva.ToolOptions{}, eva.ToolOptions{Count: 15}, ""},
+		{"flashcards", eva.ToolOptions{Count: 30, Focus: "  ink \n and  paper "}, eva.ToolOptions{Count: 30, Focus: "ink and paper"}, ""},
+		{"flashcards", eva.ToolOptions{Count: 5}, eva.ToolOptions{}, "makes 6 to 30 flashcards, not 5"},
+		{"flashcards", eva.ToolOptions{Format: "written"}, eva.ToolOptions{}, "takes no format"},
+		{"practice-exam", eva.ToolOptions{}, eva.ToolOptions{Format: "mixed", Count: 8}, ""},
+		{"practice-exam", eva.ToolOptions{Format: "short-answer", Count: 4}, eva.ToolOptions{Format: "short-answer", Count: 4}, ""},
+		{"practice-exam", eva.ToolOptions{Count: 21}, eva.ToolOptions{}, "makes 4 to 20 questions, not 21"},
+		{"practice-exam", eva.ToolOptions{Format: "oral"}, eva.ToolOptions{}, `the format "oral" is not one of mixed, multiple-choice, written, short-answer`},
+		{"decision-brief", eva.ToolOptions{Count: 3}, eva.ToolOptions{}, "takes no count"},
+		{"evidence-map", eva.ToolOptions{Focus: strings.Repeat("é", 401)}, eva.ToolOptions{}, "the focus has 401 characters; at most 400"},
+	} {
+		tool, _ := eva.LookupTool(tc.tool)
+		got, err := tool.Normalize(tc.in)
+		switch {
+		case tc.err == "" && (err != nil || got != tc.want):
+			t.Errorf("%s %+v: %+v %v, want %+v", tc.tool, tc.in, got, err, tc.want)
+		case tc.err != "" && (cairn.ErrorCode(err) != cairn.EINVALID || !strings.Contains(err.Error(), tc.err) || cairn.ErrorHint(err) == ""):
+			t.Errorf("%s %+v: %v, want EINVALID with %q and a hint", tc.tool, tc.in, err, tc.err)
+		}
+	}
+	exam, _ := eva.LookupTool("practice-exam")
+	p := exam.Prompt(eva.ToolOptions{Focus: "ink", Format: "written", Count: 6}, "Course and learning brain")
+	for _, want := range []string{"Run the Practice exam tool in this Course and learning brain", "made for course and learning brains", "## Answer key",
+		"Focus only on: ink", "Exam format: written responses", "Number of questions: 6", "never widen the subject"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("the prompt lacks %q:\n%s", want, p)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 
 	"cairn"
 	"cairn/app"
+	"cairn/eva"
 	"cairn/httpapi"
 )
 
@@ -239,6 +240,15 @@ func TestServer_API(t *testing.T) {
 	}
 	if p := problem(t, "a bad condition", c.call(get, "/api/v1/pages", "/api/v1/pages?where=a+b", nil, 400)); p.Code != cairn.EINVALID {
 		t.Errorf("GET /pages?where=a b = %+v, want invalid", p)
+	}
+	if ts := decode[httpapi.Items[eva.Tool]](t, c.call(get, "/api/v1/tools", "/api/v1/tools", nil, 200)); len(ts.Items) != 7 {
+		t.Errorf("GET /tools = %+v, want Eva's seven tools", ts)
+	}
+	if ans := decode[app.Answer](t, c.call(post, "/api/v1/ask", "/api/v1/ask", map[string]any{"tool": "flashcards", "count": 6}, 200)); ans.Tool != "flashcards" || ans.Question != "Flashcards" || ans.Answer == "" {
+		t.Errorf("POST /ask of the flashcards tool = %+v", ans)
+	}
+	if p := problem(t, "a tool's bad count", c.call(post, "/api/v1/ask", "/api/v1/ask", map[string]any{"tool": "practice-exam", "count": 2}, 400)); p.Code != cairn.EINVALID {
+		t.Errorf("POST /ask of a practice exam of 2 questions = %+v, want invalid", p)
 	}
 	if ts := decode[httpapi.Items[app.TypeSummary]](t, c.call(get, "/api/v1/types", "/api/v1/types", nil, 200)); len(ts.Items) != 0 || ts.Items == nil {
 		t.Errorf("GET /types = %+v, want an empty list: the vault declares no types", ts)

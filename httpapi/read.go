@@ -14,6 +14,7 @@ import (
 	"cairn/admit"
 	"cairn/app"
 	"cairn/auth"
+	"cairn/eva"
 	"cairn/index"
 	"cairn/lint"
 	"cairn/worktree"
@@ -428,6 +429,10 @@ type pagesIn struct {
 func (s *Server) pages(ctx context.Context, in *pagesIn) (*body[*app.PageList], error) {
 	return ok(s.app.Pages(ctx, in.Ref, app.PageFilter{Folder: in.Folder, Type: in.Type, Field: in.Field, Value: in.Value,
 		Where: in.Where, Offset: in.Offset, Limit: in.Limit}))
+}
+
+func (s *Server) tools(context.Context, *struct{}) (*body[Items[eva.Tool]], error) {
+	return list(eva.Tools(), nil)
 }
 
 type typesIn struct {

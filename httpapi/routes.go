@@ -183,6 +183,7 @@ func (s *Server) routes() {
 	register(s, route{method: get, path: "/backlinks", id: "backlinks", summary: "The links from other pages to a page", scope: R}, s.backlinks)
 	register(s, route{method: get, path: "/lint", id: "lint", summary: "Lint findings of main or of a revision", scope: R}, s.lint)
 	register(s, route{method: get, path: "/pages", id: "list-pages", summary: "Pages by folder, type and conditions on frontmatter fields (where), by path, paged", scope: R}, s.pages)
+	register(s, route{method: get, path: "/tools", id: "list-tools", summary: "Eva's profile tools, which POST /ask runs (tool, focus, format, count)", scope: R}, s.tools)
 	register(s, route{method: get, path: "/types", id: "list-types", summary: "The types the vault declares (types/), with their page counts", scope: R}, s.types)
 	register(s, route{method: get, path: "/types/{name}", id: "show-type", summary: "A declared type: its declaration, its JSON Schema and the pages that break it", scope: R}, s.typeDetail)
 	register(s, route{method: post, path: "/ask", id: "ask", summary: "Ask the vault: its agent answers from main, read-only, with citations", scope: R, agent: true}, s.ask)

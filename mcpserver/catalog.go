@@ -71,6 +71,10 @@ func (s *Server) catalog() []tool {
 			"The vault's own agent answers a question from main, read-only, with the pages it rests on (each checked to exist) and their sources. "+
 				"Offline by retrieval with the default agent; through a model with the built-in one. Always main, whatever the view.",
 			auth.Read, annotations("", true, false, false), askTool),
+		define("run_tool", "Run a profile tool",
+			"One of Eva's seven profile tools, run by the vault's agent on main, read-only, with the pages it rests on: personal-review (Reflection), evidence-map, reading-threads (Threads map), decision-brief, options-review, flashcards (count 6-30), practice-exam (count 4-20; format mixed, multiple-choice, written, short-answer). "+
+				"The default agent makes flashcards, practice exams and evidence maps offline from the pages' sentences; the others need a model. save keeps the result as an analysis held for review (scope propose).",
+			auth.Read, annotations("", true, false, false), runToolTool),
 		define("health", "Health",
 			"cairn's version, the view, counts, whether the index is current, jobs by state, reviews held, and who you are with which scopes.",
 			auth.Read, read(""), healthTool),
@@ -108,11 +112,11 @@ func (s *Server) catalog() []tool {
 }
 
 // changesMain reports whether a tool changes main whatever the server's
-// draft, or runs an agent (ask): a server on a draft, whose client is an
+// draft, or runs an agent (ask, run_tool): a server on a draft, whose client is an
 // agent, does not offer it.
 func changesMain(tool string) bool {
 	switch tool {
-	case "propose", "ingest", "review_decide", "ask":
+	case "propose", "ingest", "review_decide", "ask", "run_tool":
 		return true
 	}
 	return false

@@ -11,6 +11,7 @@ import (
 	"cairn/admit"
 	"cairn/app"
 	"cairn/auth"
+	"cairn/eva"
 	"cairn/index"
 	"cairn/ingest"
 	"cairn/lint"
@@ -717,10 +718,25 @@ func showReviewTool(ctx context.Context, c *call, in showReviewIn) (*showReviewO
 	return out, nil
 }
 
+type runToolIn struct {
+	Tool   string   `json:"tool" jsonschema:"the tool: personal-review, evidence-map, reading-threads, decision-brief, options-review, flashcards or practice-exam"`
+	Focus  string   `json:"focus,omitempty" jsonschema:"narrow the tool to a subject, at most 400 characters"`
+	Format string   `json:"format,omitempty" jsonschema:"practice-exam only: mixed (default), multiple-choice, written or short-answer"`
+	Count  int      `json:"count,omitempty" jsonschema:"flashcards (6 to 30, default 15) or practice-exam questions (4 to 20, default 8)"`
+	Save   bool     `json:"save,omitempty" jsonschema:"keep the result as an analysis page, held for a person's review (needs the propose scope)"`
+	Scope  []string `json:"scope,omitempty" jsonschema:"a working set: the only pages (at most 250) the tool may read and cite"`
+}
+
+func runToolTool(ctx context.Context, c *call, in runToolIn) (*app.Answer, error) {
+	return askTool(ctx, c, askIn{Save: in.Save, Scope: in.Scope,
+		tool: app.AskRequest{Tool: in.Tool, ToolOptions: eva.ToolOptions{Focus: in.Focus, Format: in.Format, Count: in.Count}}})
+}
+
 type askIn struct {
-	Question string   `json:"question" jsonschema:"the question, at most 4000 characters"`
-	Save     bool     `json:"save,omitempty" jsonschema:"keep the answer as an analysis page, held for a person's review (needs the propose scope)"`
-	Scope    []string `json:"scope,omitempty" jsonschema:"a working set: the only pages (ids, paths or titles; at most 250) the answer may read and cite"`
+	Question string         `json:"question" jsonschema:"the question, at most 4000 characters"`
+	Save     bool           `json:"save,omitempty" jsonschema:"keep the answer as an analysis page, held for a person's review (needs the propose scope)"`
+	Scope    []string       `json:"scope,omitempty" jsonschema:"a working set: the only pages (ids, paths or titles; at most 250) the answer may read and cite"`
+	tool     app.AskRequest // a tool run's tool and options (run_tool)
 }
 
 func askTool(ctx context.Context, c *call, in askIn) (*app.Answer, error) {
@@ -728,5 +744,7 @@ func askTool(ctx context.Context, c *call, in askIn) (*app.Answer, error) {
 		return nil, cairn.Errorf(cairn.EFORBIDDEN, "saving an answer proposes a page: it needs the scope propose").
 			WithHint("Ask without save.")
 	}
-	return c.s.a.Ask(ctx, app.AskRequest{Question: in.Question, Save: in.Save, Scope: in.Scope})
+	req := in.tool
+	req.Question, req.Save, req.Scope = in.Question, in.Save, in.Scope
+	return c.s.a.Ask(ctx, req)
 }

@@ -25,17 +25,51 @@ const (
 // BM25 score. It reads main's committed index (q.Base is its head); with
 // a working set, only its pages.
 func (x *Runtime) Answer(ctx context.Context, q *agent.Question) (*agent.Reply, error) {
+	if q.Tool != "" {
+		return x.tool(ctx, q)
+	}
 	terms := contentWords(q.Text)
 	if len(terms) == 0 {
 		return &agent.Reply{Answer: "The question holds no word to look for in the vault."}, nil
 	}
+	ranked, err := x.retrieve(ctx, q.Text, q.Scope, answerPassages)
+	if err != nil {
+		return nil, err
+	}
+	if len(ranked) == 0 {
+		return &agent.Reply{Answer: "No page of the vault matches the question's words (" + strings.Join(terms, ", ") + ")."}, nil
+	}
+	var b strings.Builder
+	b.WriteString("The passages of the vault that best match the question (offline retrieval, no model):\n")
+	reply := &agent.Reply{}
+	for _, h := range ranked {
+		title := h.Title
+		if title == "" {
+			title = h.ID
+		}
+		fmt.Fprintf(&b, "\n> %s\n\n— [[%s|%s]]\n", h.Snippet, h.ID, title)
+		reply.Citations = append(reply.Citations, agent.Cited{Page: h.Path})
+	}
+	reply.Answer = b.String()
+	return reply, nil
+}
+
+// retrieve returns the search results, with snippets, of the n pages that
+// best match text's content words: a page matching more of the words
+// ranks first; among equals, the better BM25 score. With a working set
+// (scope), only its pages.
+func (x *Runtime) retrieve(ctx context.Context, text string, scopePaths []string, n int) ([]index.SearchResult, error) {
+	terms := contentWords(text)
+	if len(terms) == 0 {
+		return nil, nil
+	}
 	r := x.Index.Main()
-	limit := answerPassages
+	limit := n
 	var scope map[string]bool
-	if q.Scope != nil {
+	if scopePaths != nil {
 		// A working set: the best of its pages, among more results.
-		limit, scope = 100, map[string]bool{}
-		for _, p := range q.Scope {
+		limit, scope = max(100, n), map[string]bool{}
+		for _, p := range scopePaths {
 			scope[p] = true
 		}
 	}
@@ -66,7 +100,7 @@ func (x *Runtime) Answer(ctx context.Context, q *agent.Question) (*agent.Reply, 
 		return nil, fmt.Errorf("extractive answer: %w", err)
 	}
 	add(all, len(terms))
-	if len(hits) < answerPassages && len(terms) > 1 {
+	if len(hits) < n && len(terms) > 1 {
 		for _, t := range terms {
 			res, err := r.Search(ctx, index.SearchQuery{Text: t, Limit: limit})
 			if err != nil {
@@ -93,23 +127,11 @@ func (x *Runtime) Answer(ctx context.Context, q *agent.Question) (*agent.Reply, 
 		}
 		return strings.Compare(a.res.Path, b.res.Path)
 	})
-	ranked = ranked[:min(len(ranked), answerPassages)]
-	if len(ranked) == 0 {
-		return &agent.Reply{Answer: "No page of the vault matches the question's words (" + strings.Join(terms, ", ") + ")."}, nil
+	out := make([]index.SearchResult, 0, min(len(ranked), n))
+	for _, h := range ranked[:min(len(ranked), n)] {
+		out = append(out, h.res)
 	}
-	var b strings.Builder
-	b.WriteString("The passages of the vault that best match the question (offline retrieval, no model):\n")
-	reply := &agent.Reply{}
-	for _, h := range ranked {
-		title := h.res.Title
-		if title == "" {
-			title = h.res.ID
-		}
-		fmt.Fprintf(&b, "\n> %s\n\n— [[%s|%s]]\n", h.res.Snippet, h.res.ID, title)
-		reply.Citations = append(reply.Citations, agent.Cited{Page: h.res.Path})
-	}
-	reply.Answer = b.String()
-	return reply, nil
+	return out, nil
 }
 
 // contentWords returns the question's words that carry a topic, folded,

@@ -138,7 +138,7 @@ cairn worker also what it does (--log-level info).`,
 	root.AddCommand(
 		a.initCmd(), a.statusCmd(), a.commitCmd(), a.logCmd(), a.showCmd(), a.lsCmd(), a.diffCmd(),
 		a.branchCmd(), a.tagCmd(), a.mergeCmd(), a.revertCmd(),
-		a.searchCmd(), a.askCmd(), a.healthCmd(), a.linksCmd(), a.backlinksCmd(), a.lintCmd(), a.typesCmd(), a.listCmd(),
+		a.searchCmd(), a.askCmd(), a.healthCmd(), a.linksCmd(), a.backlinksCmd(), a.lintCmd(), a.typesCmd(), a.listCmd(), a.toolCmd(),
 		a.reindexCmd(), a.doctorCmd(), a.gcCmd(), a.purgeCmd(), a.copyCmd(),
 		a.importCmd(), a.exportCmd(), a.worktreeCmd(), a.demoCmd(),
 		a.ingestCmd(), a.workerCmd(), a.sourcesCmd(), a.jobsCmd(), a.reviewCmd(), a.settingsCmd(), a.tokenCmd(), a.serveCmd(), a.mcpCmd(),

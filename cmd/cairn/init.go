@@ -118,7 +118,7 @@ adopted, its EVA.md settings are honoured, and its .git is left alone
 	cmd.Flags().StringVarP(&message, "message", "m", "", "the first commit's message")
 	cmd.Flags().StringVar(&profile, "profile", "", "make a new Eva brain of this profile: "+strings.Join(eva.IDs(), ", "))
 	cmd.Flags().StringVar(&settings.Language, "language", "", "with --profile: the brain's working language (default English)")
-	cmd.Flags().StringVar(&settings.Runtime, "runtime", "", "with --profile: the agent runtime EVA.md names: claude (default), codex or opencode")
+	cmd.Flags().StringVar(&settings.Runtime, "runtime", "", "with --profile: the agent runtime EVA.md names: claude, codex or opencode (default none: cairn's default agent)")
 	cmd.Flags().StringVar(&settings.Purpose, "purpose", "", "with --profile: what the brain is for, at most 240 characters")
 	return cmd
 }
