@@ -284,6 +284,17 @@ func TestBrowser_Story(t *testing.T) {
 	tb.run("follow a citation", chromedp.Click(chromedp.CSS(".citations a")), chromedp.WaitVisible(chromedp.CSS(".reader .body")))
 	tb.clean("ask and follow a citation")
 
+	// Run a profile tool from the same page.
+	tb.run("run a tool",
+		chromedp.Navigate(e.url+"/ask"),
+		chromedp.WaitVisible(chromedp.ID("tool")),
+		chromedp.SetValue(chromedp.ID("tool"), "evidence-map"),
+		chromedp.SendKeys(chromedp.ID("focus"), "paper"),
+		chromedp.Submit(chromedp.ID("focus")),
+		chromedp.WaitVisible(chromedp.CSS(".answer .citations a")),
+	)
+	tb.clean("run a profile tool")
+
 	for _, v := range []struct{ name, path, wait string }{
 		{"sources", "/sources", "form.upload"},
 		{"lint", "/lint", ".lint-page"},

@@ -17,6 +17,7 @@ import (
 	"cairn/app"
 	"cairn/auth"
 	"cairn/durable"
+	"cairn/eva"
 	"cairn/index"
 	"cairn/ingest"
 	"cairn/lint"
@@ -35,6 +36,7 @@ func (u *UI) moreRoutes() {
 	u.handle("POST /jobs/{id}/cancel", auth.Propose, u.cancelJob)
 	u.handle("GET /ask", auth.Read, u.askForm)
 	u.handle("POST /ask", auth.Read, u.ask)
+	u.handle("POST /tool", auth.Read, u.tool)
 	u.handle("GET /lint", auth.Read, u.lint)
 	u.handle("POST /health", auth.Propose, u.health)
 	u.handle("GET /compare", auth.Read, u.compare)
@@ -326,9 +328,32 @@ func (u *UI) cancelJob(w http.ResponseWriter, r *http.Request, s *session) error
 	return nil
 }
 
-// askForm shows the question form.
+// askForm shows the question form, and the profile tools' form.
 func (u *UI) askForm(w http.ResponseWriter, r *http.Request, s *session) error {
-	return u.show(w, r, s, "ask", "Ask", "ask", map[string]any{})
+	return u.show(w, r, s, "ask", "Ask", "ask", map[string]any{"Tools": eva.Tools()})
+}
+
+// tool runs one of Eva's profile tools on main, as ask answers a
+// question; with save, the result is proposed as an analysis page.
+func (u *UI) tool(w http.ResponseWriter, r *http.Request, s *session) error {
+	req := app.AskRequest{Tool: r.PostFormValue("tool"), Save: r.PostFormValue("save") != ""}
+	req.Focus, req.Format = r.PostFormValue("focus"), r.PostFormValue("format")
+	if c := strings.TrimSpace(r.PostFormValue("count")); c != "" {
+		n, err := strconv.Atoi(c)
+		if err != nil {
+			return cairn.Errorf(cairn.EINVALID, "the number %q is not a whole number", c).WithHint("Leave it empty for the tool's default.")
+		}
+		req.Count = n
+	}
+	ans, err := u.app.Ask(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	body, err := u.renderAnswer(r, ans)
+	if err != nil {
+		return err
+	}
+	return u.show(w, r, s, "ask", "Ask", "ask", map[string]any{"A": ans, "Body": body, "Tools": eva.Tools(), "Tool": req.Tool, "Focus": req.Focus})
 }
 
 // ask answers a question from main, with its citations as links; with
@@ -343,7 +368,7 @@ func (u *UI) ask(w http.ResponseWriter, r *http.Request, s *session) error {
 	if err != nil {
 		return err
 	}
-	return u.show(w, r, s, "ask", "Ask", "ask", map[string]any{"Q": req.Question, "A": ans, "Body": body})
+	return u.show(w, r, s, "ask", "Ask", "ask", map[string]any{"Q": req.Question, "A": ans, "Body": body, "Tools": eva.Tools()})
 }
 
 // renderAnswer renders an answer's Markdown as a page's is, its

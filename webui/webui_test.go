@@ -495,6 +495,22 @@ func TestUI_AskLintCompareSettings(t *testing.T) {
 	if code != 200 || !strings.Contains(body, `href="/pages/notes/b.md"`) || !strings.Contains(body, `<a href="/pages/notes/b.md" class="wikilink"`) || !strings.Contains(body, "extractive agent") {
 		t.Errorf("ask = %d:\n%s", code, body)
 	}
+	code, body, _ = b.do("GET", "/ask", nil)
+	if code != 200 || !strings.Contains(body, `<option value="practice-exam"`) || !strings.Contains(body, `action="/tool"`) {
+		t.Errorf("the ask page offers no tools = %d:\n%s", code, body)
+	}
+	code, body, _ = b.do("POST", "/tool", url.Values{"csrf": {key}, "tool": {"evidence-map"}, "focus": {"movable type"}})
+	if code != 200 || !strings.Contains(body, "needs a model") || !strings.Contains(body, `class="citations"><li><a href="/pages/notes/a.md"`) {
+		t.Errorf("the evidence-map tool = %d:\n%s", code, body)
+	}
+	code, body, _ = b.do("POST", "/tool", url.Values{"csrf": {key}, "tool": {"flashcards"}, "count": {"99"}})
+	if code != http.StatusBadRequest || !strings.Contains(body, "makes 6 to 30 flashcards, not 99") {
+		t.Errorf("flashcards with a count of 99 = %d:\n%s", code, body)
+	}
+	code, body, _ = b.do("POST", "/tool", url.Values{"csrf": {key}, "tool": {"options-review"}})
+	if code != http.StatusBadRequest || !strings.Contains(body, "cannot run options-review offline") {
+		t.Errorf("a tool that needs a model, offline = %d:\n%s", code, body)
+	}
 	code, body, _ = b.do("POST", "/ask", url.Values{"csrf": {key}, "q": {"  "}})
 	if code != http.StatusBadRequest || !strings.Contains(body, "the question is empty") {
 		t.Errorf("an empty question = %d:\n%s", code, body)
