@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -49,7 +50,7 @@ func (t *Type) compile() error {
 	doc := map[string]any{
 		"$schema":    "https://json-schema.org/draft/2020-12/schema",
 		"$id":        "cairn:type/" + t.Name,
-		"title":      cmpOr(t.Title, t.Name),
+		"title":      cmp.Or(t.Title, t.Name),
 		"type":       "object",
 		"properties": props,
 	}
@@ -265,7 +266,7 @@ func (s *Set) report(t *Type, f *lint.Facts, ve *jsonschema.ValidationError, add
 			field = ve.InstanceLocation[0]
 		}
 		where := strings.Join(ve.InstanceLocation, ".")
-		add(lint.SchemaValue, lint.Error, field, "%s: %s (the %s declared by %s)", cmpOr(where, "frontmatter"), ve.ErrorKind.LocalizedString(printer), describe(t.Field(field)), t.Path)
+		add(lint.SchemaValue, lint.Error, field, "%s: %s (the %s declared by %s)", cmp.Or(where, "frontmatter"), ve.ErrorKind.LocalizedString(printer), describe(t.Field(field)), t.Path)
 	}
 }
 
@@ -301,7 +302,7 @@ func (s *Set) checkLinks(t *Type, f *lint.Facts, add func(string, lint.Severity,
 		}
 		switch {
 		case l.Res.Status != markdown.StatusResolved:
-			add(lint.SchemaLink, lint.Error, l.Property, "%s: %s does not lead to a page (a %s links to %s)", l.Property, l.Raw, t.Name, cmpOr(ld.To, "a page"))
+			add(lint.SchemaLink, lint.Error, l.Property, "%s: %s does not lead to a page (a %s links to %s)", l.Property, l.Raw, t.Name, cmp.Or(ld.To, "a page"))
 		case ld.To != "" && lint.Classify(l.Res.Path) != lint.KindPage:
 			add(lint.SchemaLink, lint.Error, l.Property, "%s: %s leads to %s, which is not a page of type %s", l.Property, l.Raw, l.Res.Path, ld.To)
 		case ld.To != "" && !s.Is(f.LinkTypes[l.Res.Path], ld.To):
@@ -316,7 +317,7 @@ func describe(f *Field) string {
 	if f == nil {
 		return "frontmatter"
 	}
-	what := cmpOr(f.Type, "value")
+	what := cmp.Or(f.Type, "value")
 	switch {
 	case f.Type == List && f.Items != nil && f.Items.Type != "":
 		what = "list of " + f.Items.Type
@@ -350,11 +351,4 @@ func stringsAny(ss []string) []any {
 		out[i] = s
 	}
 	return out
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -42,20 +42,7 @@ The question is the arguments, joined; at most 4000 characters.`,
   cairn ask --scope concepts/paper,entities/mainz "where did Mainz get its paper?"`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := a.ctx
-			if save {
-				p, err := a.principal()
-				if err != nil {
-					return err
-				}
-				ctx = cairn.NewContextWithPrincipal(ctx, p)
-			}
-			c, err := a.service()
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			ans, err := c.Ask(ctx, app.AskRequest{Question: strings.Join(args, " "), Save: save, Scope: scope})
+			ans, err := a.ask(app.AskRequest{Question: strings.Join(args, " "), Save: save, Scope: scope})
 			if err != nil {
 				return err
 			}
@@ -65,6 +52,25 @@ The question is the arguments, joined; at most 4000 characters.`,
 	cmd.Flags().BoolVar(&save, "save", false, "keep the answer as an analysis page, held for review")
 	cmd.Flags().StringSliceVar(&scope, "scope", nil, "a working set: the only pages the answer may read and cite (repeat or comma-separate; at most 250)")
 	return cmd
+}
+
+// ask asks the vault a question, or runs a tool: as the principal who
+// saves, when the answer is to be saved.
+func (a *cli) ask(req app.AskRequest) (*app.Answer, error) {
+	ctx := a.ctx
+	if req.Save {
+		p, err := a.principal()
+		if err != nil {
+			return nil, err
+		}
+		ctx = cairn.NewContextWithPrincipal(ctx, p)
+	}
+	c, err := a.service()
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.Ask(ctx, req)
 }
 
 func printAnswer(w io.Writer, ans *app.Answer) {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"cairn"
 	"cairn/app"
 	"cairn/eva"
 )
@@ -50,20 +49,7 @@ claude, codex or opencode) and it says so.`,
 				})
 			}
 			req.Tool = args[0]
-			ctx := a.ctx
-			if req.Save {
-				p, err := a.principal()
-				if err != nil {
-					return err
-				}
-				ctx = cairn.NewContextWithPrincipal(ctx, p)
-			}
-			c, err := a.service()
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			ans, err := c.Ask(ctx, req)
+			ans, err := a.ask(req)
 			if err != nil {
 				return err
 			}
