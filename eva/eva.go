@@ -9,7 +9,6 @@ package eva
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -162,5 +161,3 @@ var coreTypes = []Type{
 // AllTypes returns every type a brain of the profile declares: the core
 // ones, then the profile's.
 func (p Profile) AllTypes() []Type { return slices.Concat(coreTypes, p.Types) }
-
-func (p Profile) String() string { return fmt.Sprintf("%s (%s)", p.ID, p.Label) }
