@@ -409,7 +409,7 @@ func counts(m map[string]int) []Count {
 // PageFilter selects pages.
 type PageFilter struct {
 	Folder string // only pages under this folder
-	Type   string // only pages of this type
+	Type   string // only pages of this type (exactly: types are case-sensitive)
 	// Field, when set, keeps pages whose frontmatter has this field;
 	// with Value, only those where it is that value (a list field: one
 	// of its items).
@@ -447,7 +447,9 @@ func (s *Snapshot) Pages(ctx context.Context, f PageFilter) (*PageList, error) {
 	folder := strings.Trim(f.Folder, "/")
 	var ts []index.Title
 	var err error
-	if len(f.Where) > 0 {
+	// A type or conditions on fields are answered from the index's
+	// indexes (files by type, field rows), not by reading every page.
+	if len(f.Where) > 0 || f.Type != "" {
 		where := make([]index.FieldQuery, len(f.Where))
 		for i, w := range f.Where {
 			if where[i], err = index.ParseWhere(w); err != nil {
@@ -465,9 +467,6 @@ func (s *Snapshot) Pages(ctx context.Context, f PageFilter) (*PageList, error) {
 	scanned := 0
 	for _, t := range ts {
 		if folder != "" && !strings.HasPrefix(cairn.FoldPath(t.Path), cairn.FoldPath(folder)+"/") {
-			continue
-		}
-		if f.Type != "" && !strings.EqualFold(t.Type, f.Type) {
 			continue
 		}
 		if f.Field != "" {
