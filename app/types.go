@@ -120,7 +120,7 @@ func (s *Snapshot) Type(ctx context.Context, name string, limit int) (*TypeDetai
 		return nil, e.WithHint("The declared types: " + strings.Join(names, ", ") + ".")
 	}
 	d := &TypeDetail{Type: t, Schema: t.JSONSchema(), Problems: append([]lint.Finding{}, t.Problems()...), Findings: []lint.Finding{}}
-	ts, err := s.ix.Titles(ctx)
+	ts, err := s.ix.Where(ctx, name, nil) // the pages of the type, from the index's type index
 	if err != nil {
 		return nil, err
 	}
@@ -132,9 +132,6 @@ func (s *Snapshot) Type(ctx context.Context, name string, limit int) (*TypeDetai
 		limit = 100
 	}
 	for _, p := range ts {
-		if p.Type != name {
-			continue
-		}
 		d.Pages++
 		for _, f := range fs[p.Path] {
 			if len(d.Findings) < limit {
