@@ -57,6 +57,13 @@ type Options struct {
 	MaxResult int
 	// Logger receives what goes wrong. Default: discard.
 	Logger *slog.Logger
+	// Extend, when set, adds to every mcp.Server the Server makes: it is
+	// given the options the mcp.Server is about to be made with (to set
+	// capabilities and handlers), and what it returns, when not nil, is
+	// called on the new mcp.Server after cairn's own tools, resources and
+	// prompts are added. Only cairn's conformance test sets it, to serve
+	// the suite's fixtures beside cairn's tools.
+	Extend func(*mcp.ServerOptions) func(*mcp.Server)
 }
 
 // Server serves the MCP tools, resources and prompts of one vault.
@@ -153,12 +160,17 @@ func (c *Caller) context(ctx context.Context, ss *mcp.ServerSession) context.Con
 
 // MCP returns an mcp.Server holding what caller may use.
 func (s *Server) MCP(caller *Caller) *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "cairn", Title: "cairn", Version: s.opts.Version}, &mcp.ServerOptions{
+	opts := &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       s.log,
 		SchemaCache:  s.cache,
 		Capabilities: &mcp.ServerCapabilities{},
-	})
+	}
+	var extend func(*mcp.Server)
+	if s.opts.Extend != nil {
+		extend = s.opts.Extend(opts)
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "cairn", Title: "cairn", Version: s.opts.Version}, opts)
 	for _, t := range s.tools {
 		if caller.Token.Has(t.scope) {
 			srv.AddTool(t.def, s.handler(t, caller))
@@ -166,6 +178,9 @@ func (s *Server) MCP(caller *Caller) *mcp.Server {
 	}
 	if caller.Token.Has(auth.Read) {
 		s.addResources(srv, caller)
+	}
+	if extend != nil {
+		extend(srv)
 	}
 	return srv
 }

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
@@ -60,6 +61,10 @@ type cli struct {
 	// it would open the vault here (the transcripts' run through a
 	// server).
 	mustServe bool
+	// mcpExtend is given to the MCP servers of cairn mcp and cairn serve
+	// (mcpserver.Options.Extend): the conformance test's fixtures, set
+	// only by the test binary.
+	mcpExtend func(*mcp.ServerOptions) func(*mcp.Server)
 }
 
 // Main runs the command line with args and returns the exit code.

@@ -93,7 +93,7 @@ func (a *cli) mcp(f *mcpFlags) error {
 			return err
 		}
 	}
-	s := mcpserver.New(c, &mcpserver.Options{View: view, Version: version(), Logger: a.logger()})
+	s := mcpserver.New(c, &mcpserver.Options{View: view, Version: version(), Logger: a.logger(), Extend: a.mcpExtend})
 	t := &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
 	err = s.Run(a.ctx, t, mcpserver.Stdio(as, scopes))
 	if err != nil && (a.ctx.Err() != nil || strings.Contains(err.Error(), "EOF")) {

@@ -215,7 +215,7 @@ func (a *cli) serve(f *serveFlags) error {
 	defer httpapi.RemoveServerFile(c.Root(), owner.Token.ID)
 
 	s := httpapi.New(c, &httpapi.Options{Logger: a.logger(), Version: version(), Hosts: f.hosts, MaxBody: maxBody, ProofKey: key})
-	ms := mcpserver.New(c, &mcpserver.Options{Version: version(), Logger: a.logger()})
+	ms := mcpserver.New(c, &mcpserver.Options{Version: version(), Logger: a.logger(), Extend: a.mcpExtend})
 	s.Mount(mcpserver.Path, auth.Read, "mcp", mcpserver.Challenge, ms.Handler(mcpserver.FromToken, mcpMaxBody))
 	s.MountPublic("GET "+mcpserver.MetadataPath, mcpserver.Metadata())
 	s.MountPublic("GET "+mcpserver.MetadataPath+mcpserver.Path, mcpserver.Metadata())
