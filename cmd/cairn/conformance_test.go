@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,27 +20,141 @@ import (
 )
 
 // TestConformance runs the official MCP conformance suite
-// (@modelcontextprotocol/conformance, server mode, --suite all) against
-// cairn serve's /mcp. The suite sends no token, so it talks to the server
-// through a proxy that adds the owner's: everything else is the real
-// server. Scenarios that need the suite's fixture tools, resources and
-// prompts (cairn has its own) are expected failures, each with its reason,
-// in testdata/conformance-baseline.yml; a new failure fails the test. It
-// runs when $CAIRN_CONFORMANCE names the suite's dist/index.js and
-// $CAIRN_NODE a Node 22 (.ci/run installs both); otherwise it is skipped.
+// (@modelcontextprotocol/conformance, server mode) against cairn serve's
+// /mcp, three times (conformanceRuns): cairn as it is (--suite all); cairn
+// serving the suite's fixtures beside its own tools (conformanceFixtures,
+// compiled only into the test binary), --suite all; and the same fixture
+// mode against the scenarios the 2026-07-28 revision requires
+// (--requirements 2026-07-28), the canonical conformance claim. Each run
+// has its own cairn serve; the suite sends no token, so it talks to the
+// server through a proxy that adds the owner's: everything else is the real
+// server and its real transport. The failures each run expects are listed,
+// each with its reason, in the run's section of
+// testdata/conformance-baseline.yml; any other failure fails the test, and
+// an entry that now passes is logged. The summary
+// ($CAIRN_CONFORMANCE_SUMMARY, which make test prints) gives each run's
+// scenario and check counts.
+//
+// It runs when $CAIRN_CONFORMANCE names the suite's dist/index.js and
+// $CAIRN_NODE a Node 22 (scripts/conformance.sh installs both); otherwise it
+// is skipped. $CAIRN_CONFORMANCE_SCENARIO=NAME runs that one scenario
+// verbosely instead, against the server and at the protocol revision of the
+// run $CAIRN_CONFORMANCE_RUN names (server, the default; fixtures;
+// requirements), and logs what the suite printed. $CAIRN_CONFORMANCE_OUT
+// keeps the suite's results, one folder per run.
 func TestConformance(t *testing.T) {
 	suite, node := os.Getenv("CAIRN_CONFORMANCE"), os.Getenv("CAIRN_NODE")
 	if suite == "" || node == "" {
 		t.Skip("$CAIRN_CONFORMANCE and $CAIRN_NODE name no conformance suite (.ci/run installs it)")
 	}
-	vault := sampleVault(t)
-	srv := startServe(t, vault)
+	runs := conformanceRuns()
+	if sc := os.Getenv("CAIRN_CONFORMANCE_SCENARIO"); sc != "" {
+		name := cmpOr(os.Getenv("CAIRN_CONFORMANCE_RUN"), "server")
+		i := slices.IndexFunc(runs, func(r conformanceRun) bool { return r.name == name })
+		if i < 0 {
+			t.Fatalf("$CAIRN_CONFORMANCE_RUN=%s names no run (server, fixtures, requirements)", name)
+		}
+		args := []string{suite, "server", "--url", serveConformance(t, runs[i].fixtures), "--scenario", sc, "--verbose"}
+		if runs[i].revision != "" {
+			args = append(args, "--spec-version", runs[i].revision)
+		}
+		cmd := exec.Command(node, args...)
+		cmd.Env = append(os.Environ(), "NO_COLOR=1")
+		out, _ := cmd.CombinedOutput()
+		t.Logf("%s", out)
+		return
+	}
+	baseline := readConformanceBaseline(t, runs)
+	var summary []string
+	for _, run := range runs {
+		t.Run(run.name, func(t *testing.T) {
+			out := filepath.Join(cmpOr(os.Getenv("CAIRN_CONFORMANCE_OUT"), t.TempDir()), run.name)
+			res := runConformance(t, suite, node, serveConformance(t, run.fixtures), out, run)
+			unexpected, stale := res.judge(baseline[run.name])
+			line := res.summary(run, len(unexpected))
+			if run.revision != "" {
+				line += requiredSummary(t, suite, run.revision, res)
+			}
+			t.Log(line)
+			summary = append(summary, line)
+			for _, s := range stale {
+				t.Logf("baseline entry %s: %s matches no failure (it passes, or did not run): it may leave the baseline", run.name, s)
+			}
+			for _, u := range unexpected {
+				t.Errorf("a conformance failure not in the %s section of testdata/conformance-baseline.yml: %s", run.name, u)
+			}
+		})
+	}
+	if f := os.Getenv("CAIRN_CONFORMANCE_SUMMARY"); f != "" {
+		if err := os.WriteFile(f, []byte(strings.Join(summary, "\n")+"\n"), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// conformanceRun is one run of the suite.
+type conformanceRun struct {
+	// name is the run's section of the baseline and its folder of results.
+	name string
+	// about says in the summary what the run is.
+	about string
+	// fixtures has the server serve the suite's fixtures.
+	fixtures bool
+	// args choose the scenarios.
+	args []string
+	// revision, when set, is the protocol revision whose requirement set
+	// the run is (--requirements): its scenarios run at that revision's
+	// wire.
+	revision string
+}
+
+// conformanceRuns returns TestConformance's runs, in order.
+func conformanceRuns() []conformanceRun {
+	return []conformanceRun{
+		{name: "server", about: "cairn serve, --suite all", args: []string{"--suite", "all"}},
+		{name: "fixtures", about: "cairn serve with the suite's fixtures, --suite all", fixtures: true, args: []string{"--suite", "all"}},
+		{name: "requirements", about: "cairn serve with the suite's fixtures, --requirements 2026-07-28", fixtures: true,
+			args: []string{"--requirements", "2026-07-28"}, revision: "2026-07-28"},
+	}
+}
+
+// readConformanceBaseline reads testdata/conformance-baseline.yml: for each
+// run, its expected failures.
+func readConformanceBaseline(t *testing.T, runs []conformanceRun) map[string][]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "conformance-baseline.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var baseline map[string][]string
+	if err := yaml.Unmarshal(data, &baseline); err != nil {
+		t.Fatalf("conformance-baseline.yml: %v", err)
+	}
+	for name := range baseline {
+		if !slices.ContainsFunc(runs, func(r conformanceRun) bool { return r.name == name }) {
+			t.Fatalf("conformance-baseline.yml: section %s names no run", name)
+		}
+	}
+	return baseline
+}
+
+// serveConformance starts a cairn serve for a new sample vault, with the
+// suite's fixtures or without, and returns the URL of its /mcp through a
+// proxy that adds the owner's token. The proxy is transparent but for the
+// token: a Host or Origin naming the proxy names the server instead, others
+// pass as they came.
+func serveConformance(t *testing.T, fixtures bool) string {
+	t.Helper()
+	mode := ""
+	if fixtures {
+		mode = "1"
+	}
+	t.Setenv("CAIRN_TEST_MCP_FIXTURES", mode)
+	srv := startServe(t, sampleVault(t))
 	target, err := url.Parse(srv.file.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The proxy is transparent but for the token: a Host or Origin naming
-	// the proxy names the server instead, others pass as they came.
 	proxy := httptest.NewUnstartedServer(nil)
 	proxy.Config.Handler = &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
 		r.SetURL(target)
@@ -52,46 +168,29 @@ func TestConformance(t *testing.T) {
 		r.Out.Header.Set("Authorization", "Bearer "+srv.file.Token)
 	}}
 	proxy.Start()
-	defer proxy.Close()
-	data, err := os.ReadFile(filepath.Join("testdata", "conformance-baseline.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var baseline struct{ Server []string }
-	if err := yaml.Unmarshal(data, &baseline); err != nil {
-		t.Fatalf("conformance-baseline.yml: %v", err)
-	}
-	expected := map[string]bool{}
-	for _, s := range baseline.Server {
-		expected[s] = true
-	}
-	outDir := cmpOr(os.Getenv("CAIRN_CONFORMANCE_OUT"), t.TempDir())
-	args := []string{suite, "server", "--url", proxy.URL + "/mcp", "--suite", "all", "-o", outDir}
-	if sc := os.Getenv("CAIRN_CONFORMANCE_SCENARIO"); sc != "" {
-		args = []string{suite, "server", "--url", proxy.URL + "/mcp", "--scenario", sc, "--verbose"}
-	}
-	cmd := exec.Command(node, args...)
+	t.Cleanup(proxy.Close)
+	return proxy.URL + "/mcp"
+}
+
+// runConformance runs the suite's run against the server at url, keeping
+// its results in the folder out, and returns them.
+func runConformance(t *testing.T, suite, node, url, out string, run conformanceRun) conformanceResults {
+	t.Helper()
+	cmd := exec.Command(node, append([]string{suite, "server", "--url", url, "-o", out}, run.args...)...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
-	out, err := cmd.CombinedOutput()
-	if os.Getenv("CAIRN_CONFORMANCE_SCENARIO") != "" {
-		t.Logf("%s", out)
-		return
-	}
+	text, err := cmd.CombinedOutput()
 	// The suite exits 1 when any scenario fails; the baseline decides.
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {
-		t.Fatalf("run the conformance suite: %v\n%s", err, out)
+		t.Fatalf("run the conformance suite: %v\n%s", err, text)
 	}
-	dirs, err := filepath.Glob(filepath.Join(outDir, "server-*", "checks.json"))
-	if err != nil || len(dirs) == 0 {
-		t.Fatalf("the conformance suite wrote no results (%v):\n%s", err, out)
+	files, err := filepath.Glob(filepath.Join(out, "server-*", "checks.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the conformance suite wrote no results (%v):\n%s", err, text)
 	}
-	scenarios := map[string]bool{}
-	passed, failed, warned := 0, 0, 0
-	var unexpected, stale []string
-	for _, f := range dirs {
-		name := scenarioName(filepath.Base(filepath.Dir(f)))
-		var checks []struct{ ID, Status, ErrorMessage string }
+	res := conformanceResults{}
+	for _, f := range files {
+		var checks []conformanceCheck
 		data, err := os.ReadFile(f)
 		if err == nil {
 			err = json.Unmarshal(data, &checks)
@@ -99,38 +198,94 @@ func TestConformance(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		scenarios[name] = true
-		bad := false
-		for _, c := range checks {
-			switch c.Status {
-			case "SUCCESS":
-				passed++
-			case "FAILURE":
-				failed++
-				bad = true
-				if !expected[name] {
-					unexpected = append(unexpected, name+": "+c.ID+": "+c.ErrorMessage)
-				}
-			case "WARNING":
-				warned++
+		name := scenarioName(filepath.Base(filepath.Dir(f)))
+		res[name] = append(res[name], checks...)
+	}
+	return res
+}
+
+// conformanceCheck is one check of a scenario, as the suite's checks.json
+// has it; Status is SUCCESS, FAILURE, WARNING, SKIPPED or INFO.
+type conformanceCheck struct{ ID, Status, ErrorMessage string }
+
+// conformanceResults are the checks of a run, by scenario.
+type conformanceResults map[string][]conformanceCheck
+
+// failed reports whether a scenario has a failed check.
+func (r conformanceResults) failed(scenario string) bool {
+	return slices.ContainsFunc(r[scenario], func(c conformanceCheck) bool { return c.Status == "FAILURE" })
+}
+
+// judge compares the failures with the run's baseline, whose entries are
+// scenarios (any of whose checks may fail) or scenario/check. It returns
+// the failures no entry expects, and the entries that no failure matches.
+func (r conformanceResults) judge(baseline []string) (unexpected, stale []string) {
+	expected := map[string]bool{}
+	for _, e := range baseline {
+		expected[e] = true
+	}
+	matched := map[string]bool{}
+	for _, name := range slices.Sorted(maps.Keys(r)) {
+		for _, c := range r[name] {
+			if c.Status != "FAILURE" {
+				continue
+			}
+			switch id := name + "/" + c.ID; {
+			case expected[id]:
+				matched[id] = true
+			case expected[name]:
+				matched[name] = true
+			default:
+				unexpected = append(unexpected, id+": "+c.ErrorMessage)
 			}
 		}
-		if expected[name] && !bad {
-			stale = append(stale, name)
+	}
+	for _, e := range baseline {
+		if !matched[e] {
+			stale = append(stale, e)
 		}
 	}
-	summary := fmt.Sprintf("MCP conformance (%d scenarios, --suite all): %d checks passed, %d failed, %d of them not in the baseline; %d warnings",
-		len(scenarios), passed, failed, len(unexpected), warned)
-	t.Log(summary)
-	if f := os.Getenv("CAIRN_CONFORMANCE_SUMMARY"); f != "" {
-		os.WriteFile(f, []byte(summary+"\n"), 0o644)
+	return unexpected, stale
+}
+
+// summary is the run's line of the summary: its scenario and check counts.
+func (r conformanceResults) summary(run conformanceRun, unexpected int) string {
+	count := map[string]int{}
+	failedScenarios := 0
+	for name, checks := range r {
+		if r.failed(name) {
+			failedScenarios++
+		}
+		for _, c := range checks {
+			count[c.Status]++
+		}
 	}
-	for _, s := range stale {
-		t.Logf("baseline entry %s now passes: it may leave the baseline", s)
+	return fmt.Sprintf("MCP conformance, %s (%s): %d scenarios, %d passed, %d failed; %d checks passed, %d failed (%d not in the baseline), %d warnings",
+		run.name, run.about, len(r), len(r)-failedScenarios, failedScenarios,
+		count["SUCCESS"], count["FAILURE"], unexpected, count["WARNING"])
+}
+
+// requiredSummary adds to a summary line how many of the scenarios the
+// revision requires passed: the suite's requirements file lists them (the
+// others of the run are run but not scored).
+func requiredSummary(t *testing.T, suite, revision string, r conformanceResults) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(suite), "..", "requirements", revision+".yaml"))
+	var req struct{ Server []string }
+	if err == nil {
+		err = yaml.Unmarshal(data, &req)
 	}
-	for _, u := range unexpected {
-		t.Errorf("a conformance failure not in testdata/conformance-baseline.yml: %s", u)
+	if err != nil {
+		t.Logf("the suite's %s requirements: %v", revision, err)
+		return ""
 	}
+	passed := 0
+	for _, s := range req.Server {
+		if _, ran := r[s]; ran && !r.failed(s) {
+			passed++
+		}
+	}
+	return fmt.Sprintf("; %d of the %d scenarios %s requires pass", passed, len(req.Server), revision)
 }
 
 // scenarioName is the scenario of a result folder, "server-NAME-TIME".

@@ -83,20 +83,31 @@ func served(on bool) func(string) (bool, error) {
 // runCairn is the cairn command of the transcripts and of the child
 // processes: the program itself, or, in the run through a server
 // ($CAIRN_TEST_SERVERS), the program as a client of a server it starts
-// first for the vault the command works on.
+// first for the vault the command works on. With $CAIRN_TEST_MCP_FIXTURES
+// set to 1 (TestConformance's fixture mode), the MCP servers of cairn serve
+// and cairn mcp also serve the conformance suite's fixtures
+// (conformanceFixtures).
 func runCairn() int {
 	servers := os.Getenv("CAIRN_TEST_SERVERS")
 	args := os.Args[1:]
-	if servers == "" || !throughServer(args) {
+	served := servers != "" && throughServer(args)
+	fixtures := os.Getenv("CAIRN_TEST_MCP_FIXTURES") == "1"
+	if !served && !fixtures {
 		return runMain()
 	}
-	if err := ensureServer(servers, args); err != nil {
-		fmt.Fprintln(os.Stderr, "cairn (test): start a server:", err)
-		return exitBug
+	if served {
+		if err := ensureServer(servers, args); err != nil {
+			fmt.Fprintln(os.Stderr, "cairn (test): start a server:", err)
+			return exitBug
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return (&cli{ctx: ctx, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, mustServe: true}).run(args)
+	a := &cli{ctx: ctx, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, mustServe: served}
+	if fixtures {
+		a.mcpExtend = newConformanceFixtures().extend
+	}
+	return a.run(args)
 }
 
 // valueFlags are the global flags that take a value as the next argument.
