@@ -165,6 +165,10 @@ func (s *Server) MCP(caller *Caller) *mcp.Server {
 		Logger:       s.log,
 		SchemaCache:  s.cache,
 		Capabilities: &mcp.ServerCapabilities{},
+		// What the server lists and reads depends on the caller's token
+		// (its scopes, the vault it may read): a result may be cached by
+		// the caller's client only, never by an intermediary for others.
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" },
 	}
 	var extend func(*mcp.Server)
 	if s.opts.Extend != nil {
@@ -201,8 +205,12 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport, caller *Caller) error
 // surface authenticated (auth.FromContext), or nil.
 type Authenticate func(r *http.Request) *Caller
 
-// Handler returns the streamable HTTP handler (stateless, JSON answers):
-// each request gets an mcp.Server holding what its caller may use.
+// Handler returns the streamable HTTP handler, stateless: each request
+// gets an mcp.Server holding what its caller may use. A call is answered
+// as an event stream (text/event-stream), so that what a tool sends while
+// it runs (progress, log messages) reaches the client before its result;
+// an answer as one JSON body would drop them, as a stateless server has no
+// other stream to send them on.
 // Authentication, rate limits and host checks are the mounting server's;
 // a request without a caller gets 401. maxBody bounds a request's body.
 func (s *Server) Handler(caller Authenticate, maxBody int64) http.Handler {
@@ -218,7 +226,7 @@ func (s *Server) Handler(caller Authenticate, maxBody int64) http.Handler {
 		srv := s.MCP(c)
 		s.servers.Add(key, srv)
 		return srv
-	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.log, MaxRequestBodyBytes: maxBody})
+	}, &mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log, MaxRequestBodyBytes: maxBody})
 	// A browser's request from another origin is refused (403): a web page
 	// cannot reach the server by DNS rebinding with a name of its own.
 	return http.NewCrossOriginProtection().Handler(h)

@@ -187,6 +187,13 @@ func TestMCP_HTTP(t *testing.T) {
 	if resp.StatusCode != 401 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `resource_metadata="`) {
 		t.Errorf("no token: %d %q, want 401 naming the resource metadata", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
+	// A call is answered as an event stream (what a tool reports while it
+	// runs travels before its result), and a list that depends on the
+	// token may be cached by its client only.
+	if resp, body := post(agentTok, list); resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") ||
+		!strings.Contains(body, `"cacheScope":"private"`) || strings.Contains(body, `"cacheScope":"public"`) {
+		t.Errorf("tools/list: %d %q %.300s, want 200, an event stream, cacheScope private", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
 	if resp, _ := post("cairn_nope_"+strings.Repeat("x", 43), list); resp.StatusCode != 401 {
 		t.Errorf("an unknown token: %d, want 401", resp.StatusCode)
 	}
