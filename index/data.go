@@ -387,8 +387,12 @@ func wordCount(s string) int {
 // writeText adds a page to the full-text index: the title's words, then
 // the body's (fileRow counts them both).
 func (w *writer) writeText(ctx context.Context, f *file) error {
-	return w.q.WriteText(ctx, f.id, f.title, f.title+" "+f.text)
+	return w.q.WriteText(ctx, f.id, f.title, f.fullText())
 }
+
+// fullText is a page's text as the full text holds it: the title's words,
+// then the body's.
+func (f *file) fullText() string { return f.title + " " + f.text }
 
 // writeLinks inserts a page's links. res holds their resolutions and dsts
 // the ids they lead to (full builds); with nil res they are stored broken,
@@ -569,9 +573,10 @@ func sourceKeys(s string) []markdown.Key {
 // deleteFileData removes a file's keys, links, citations, findings and full
 // text (everything but its row), recomputing the keys it wrote from what it
 // stored. It returns the file's keys and its resolved outgoing edges, which
-// the caller needs to find what the removal affects.
-func (w *writer) deleteFileData(ctx context.Context, id int64) (keys []markdown.Key, edges []edge, err error) {
-	keys, links, err := w.deleteFileDataKeepLinks(ctx, id)
+// the caller needs to find what the removal affects. text is the page's
+// full text as it was written (see StorageTx.DeleteText).
+func (w *writer) deleteFileData(ctx context.Context, id int64, text string) (keys []markdown.Key, edges []edge, err error) {
+	keys, links, err := w.deleteFileDataKeepLinks(ctx, id, text)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -604,7 +609,7 @@ func (w *writer) deleteLink(ctx context.Context, r linkRow) error {
 // deleteFileDataKeepLinks is deleteFileData but for the file's links, which
 // it leaves in place and returns: a modified page keeps the rows (and
 // resolutions) of the links it still has (updateLinks).
-func (w *writer) deleteFileDataKeepLinks(ctx context.Context, id int64) (keys []markdown.Key, links []linkRow, err error) {
+func (w *writer) deleteFileDataKeepLinks(ctx context.Context, id int64, text string) (keys []markdown.Key, links []linkRow, err error) {
 	row, p, err := pageRow(ctx, w.q, id)
 	if err != nil {
 		return nil, nil, err
@@ -638,7 +643,7 @@ func (w *writer) deleteFileDataKeepLinks(ctx context.Context, id int64) (keys []
 			return nil, nil, err
 		}
 	}
-	if err := w.q.DeleteText(ctx, id); err != nil {
+	if err := w.q.DeleteText(ctx, id, text); err != nil {
 		return nil, nil, err
 	}
 	return keys, links, w.dropFindings(ctx, id)

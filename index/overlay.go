@@ -921,8 +921,8 @@ func (o *overlay) WriteText(_ context.Context, id int64, title, text string) err
 }
 
 // DeleteText is only journaled.
-func (o *overlay) DeleteText(_ context.Context, id int64) error {
-	o.record(func(ctx context.Context, q StorageTx) error { return q.DeleteText(ctx, id) })
+func (o *overlay) DeleteText(_ context.Context, id int64, text string) error {
+	o.record(func(ctx context.Context, q StorageTx) error { return q.DeleteText(ctx, id, text) })
 	return nil
 }
 

@@ -284,16 +284,20 @@ func snippet(text string, terms []term, width int) (string, [][2]int) {
 	type span struct{ start, end int }
 	var spans []span
 	first := -1
-	eachWord(text, func(i, j int, w string) {
+	eachWord(text, func(i, j int, w string) bool {
+		if first >= 0 && i >= first+width {
+			return false // past every passage the first match can begin
+		}
 		for _, t := range terms {
 			if hit(w, t) {
 				spans = append(spans, span{i, j})
 				if first < 0 {
 					first = i
 				}
-				return
+				break
 			}
 		}
+		return true
 	})
 	if first < 0 {
 		first = 0

@@ -229,7 +229,12 @@ type StorageTx interface {
 	// before it updates or deletes the page's row, so an implementation
 	// may find the text by what the row holds (SQLite keeps the shortest
 	// pages' text twice, and the row's Words says whether this is one).
-	DeleteText(ctx context.Context, id int64) error
+	// text is what WriteText was given as the page's text, read again
+	// from its old content: SQLite's full text cannot give back the words
+	// of a page, and it counts the pages holding each word from them
+	// (content purged since it was indexed reads as empty: the words only
+	// it held keep their counts until the next full build).
+	DeleteText(ctx context.Context, id int64, text string) error
 
 	// Close releases what the StorageTx holds; it must be called before
 	// the transaction ends, and nothing may be used after it.

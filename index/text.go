@@ -62,8 +62,9 @@ func foldWord(w string) string {
 	return strings.ToLower(out)
 }
 
-// eachWord calls fn with each word of s: its byte range and folded form.
-func eachWord(s string, fn func(start, end int, folded string)) {
+// eachWord calls fn with each word of s, its byte range and folded form,
+// until fn returns false.
+func eachWord(s string, fn func(start, end int, folded string) bool) {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		if !isWordRune(r) {
@@ -78,7 +79,9 @@ func eachWord(s string, fn func(start, end int, folded string)) {
 			}
 			j += n
 		}
-		fn(i, j, foldWord(s[i:j]))
+		if !fn(i, j, foldWord(s[i:j])) {
+			return
+		}
 		i = j
 	}
 }
@@ -228,6 +231,6 @@ func (s *wordSet) grow() {
 // words returns the folded words of s, stopwords included.
 func words(s string) []string {
 	var out []string
-	eachWord(s, func(_, _ int, w string) { out = append(out, w) })
+	eachWord(s, func(_, _ int, w string) bool { out = append(out, w); return true })
 	return out
 }

@@ -96,6 +96,10 @@ func (ix *Index) apply(ctx context.Context, q StorageTx, t trees, from, to cairn
 	// say: its type is read before it goes.
 	typedLinks := before.types.HasLinkFields() || afterTypes.HasLinkFields()
 	oldTypes := map[int64]string{}
+	oldText, err := oldTexts(ctx, t, changes)
+	if err != nil {
+		return err
+	}
 	// Take out what the old versions put in.
 	keep := map[string]int64{}            // modified files keep their ids
 	oldKeys := map[int64][]markdown.Key{} // the keys of modified files
@@ -122,11 +126,11 @@ func (ix *Index) apply(ctx context.Context, q StorageTx, t trees, from, to cairn
 		if c.Kind == cairn.Modified && kind == lint.KindPage {
 			// A modified page keeps the rows of the links it still has.
 			var links []linkRow
-			keys, links, err = w.deleteFileDataKeepLinks(ctx, id)
+			keys, links, err = w.deleteFileDataKeepLinks(ctx, id, oldText[c.Old.Path])
 			oldLinks[id] = links
 		} else {
 			var edges []edge
-			keys, edges, err = w.deleteFileData(ctx, id)
+			keys, edges, err = w.deleteFileData(ctx, id, oldText[c.Old.Path])
 			u.removed = append(u.removed, edges...)
 		}
 		if err != nil {
@@ -765,6 +769,31 @@ func parseAll(ctx context.Context, t trees, entries []cairn.Entry, text bool, ea
 		out[i] = parse(entries[i], data, text)
 		if each != nil {
 			each(i, out[i])
+		}
+	}
+	return out, nil
+}
+
+// oldTexts reads the full text the old versions of the pages that changes
+// modify or delete were written with, by path (see StorageTx.DeleteText).
+func oldTexts(ctx context.Context, t trees, changes []cairn.Change) (map[string]string, error) {
+	var olds []cairn.Entry
+	for _, c := range changes {
+		if c.Kind != cairn.Added && lint.Classify(c.Old.Path) == lint.KindPage {
+			olds = append(olds, c.Old)
+		}
+	}
+	if len(olds) == 0 {
+		return nil, nil
+	}
+	files, err := parseAll(ctx, t, olds, true, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(files))
+	for _, f := range files {
+		if f.page != nil {
+			out[f.path] = f.fullText()
 		}
 	}
 	return out, nil

@@ -167,8 +167,9 @@ func b2i(b bool) int {
 
 // DeleteText removes a page from the full text and its tiers; what it
 // held is taken from the totals and the words' page counts when the
-// deletes return it.
-func (t *indexTx) DeleteText(ctx context.Context, id int64) error {
+// deletes return it (the stored lexemes are its words: the text the
+// index read again is not needed).
+func (t *indexTx) DeleteText(ctx context.Context, id int64, _ string) error {
 	t.textChanged = true
 	if t.vocab == nil {
 		t.vocab = map[string]int32{}

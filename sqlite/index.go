@@ -241,6 +241,11 @@ type indexTx struct {
 	// tier is fts_tier as this transaction changes it.
 	building *shortPages
 	tier     *shortTierState
+	// words counts, for each word whose pages the transaction's text
+	// writes changed, how many more pages hold it (fewer when negative);
+	// saveWords adds them to fts_words. A full build counts nothing: it
+	// fills fts_words from fts_vocab at its end.
+	words map[string]int
 }
 
 var _ index.StorageTx = (*indexTx)(nil)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"cairn/index"
@@ -19,6 +20,9 @@ import (
 // SetState records the commit the index reflects.
 func (t *indexTx) SetState(ctx context.Context, st index.State) error {
 	if err := t.saveTier(ctx); err != nil {
+		return err
+	}
+	if err := t.saveWords(ctx); err != nil {
 		return err
 	}
 	return t.exec(ctx, "write state", `INSERT INTO index_state (ref, commit_hash, tree) VALUES (?, ?, ?)
@@ -59,12 +63,13 @@ func (t *indexTx) Clear(ctx context.Context) error {
 		`INSERT INTO fts_title (fts_title) VALUES ('delete-all')`,
 		`INSERT INTO fts_short (fts_short) VALUES ('delete-all')`,
 		`INSERT INTO fts_title_short (fts_title_short) VALUES ('delete-all')`, `DELETE FROM fts_tier`,
+		`DELETE FROM fts_words`,
 	}, indexDropIndexes...) {
 		if err := t.exec(ctx, "clear", stmt); err != nil {
 			return err
 		}
 	}
-	t.building, t.tier = &shortPages{}, nil
+	t.building, t.tier, t.words = &shortPages{}, nil, nil
 	return nil
 }
 
@@ -93,7 +98,9 @@ func (t *indexTx) FinishBuild(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	// The words' page counts, read once from the merged full text (0.7 s
+	// at 100k pages), rather than counted page by page in the build.
+	return t.exec(ctx, "full text: words", `INSERT INTO fts_words (word, pages) SELECT term, doc FROM fts_vocab WHERE doc > 0`)
 }
 
 // indexBatch is the most rows one INSERT statement writes.
@@ -108,13 +115,19 @@ type indexInsertKey struct {
 // indexBatch rows: head is "INSERT INTO t (a, b) VALUES ", and put appends
 // row i's values to args.
 func (t *indexTx) insert(ctx context.Context, what, head string, cols, n int, put func(args []any, i int) []any) error {
+	return t.insertTail(ctx, what, head, "", cols, n, put)
+}
+
+// insertTail is insert with tail after each statement's rows (an ON
+// CONFLICT clause).
+func (t *indexTx) insertTail(ctx context.Context, what, head, tail string, cols, n int, put func(args []any, i int) []any) error {
 	for start := 0; start < n; start += indexBatch {
 		rows := min(indexBatch, n-start)
-		k := indexInsertKey{head, rows}
+		k := indexInsertKey{head + tail, rows}
 		q, ok := t.inserts[k]
 		if !ok {
 			row := "(" + placeholders(cols) + ")"
-			q = head + strings.TrimSuffix(strings.Repeat(row+",", rows), ",")
+			q = head + strings.TrimSuffix(strings.Repeat(row+",", rows), ",") + tail
 			if t.inserts == nil {
 				t.inserts = map[indexInsertKey]string{}
 			}
@@ -302,6 +315,7 @@ func (t *indexTx) WriteText(ctx context.Context, id int64, title, text string) e
 		t.building.add(shortPage{id: id, words: words, title: title, text: text})
 		return nil
 	}
+	t.countWords(text, 1)
 	tier, err := t.shortTier(ctx)
 	if err != nil || words > tier.words {
 		return err
@@ -320,8 +334,10 @@ func (t *indexTx) writeText(ctx context.Context, suffix string, id int64, title,
 
 // DeleteText removes a page from the full text, and from the short pages'
 // when its files row, which the index changes only after (see
-// index.StorageTx.DeleteText), says it has at most the tier's words.
-func (t *indexTx) DeleteText(ctx context.Context, id int64) error {
+// index.StorageTx.DeleteText), says it has at most the tier's words; the
+// words of text, the page's text as it was written, are in one page less.
+func (t *indexTx) DeleteText(ctx context.Context, id int64, text string) error {
+	t.countWords(text, -1)
 	var words sql.NullInt64
 	err := t.q.QueryRowContext(ctx, `SELECT words FROM files WHERE id = ?`, id).Scan(&words)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -435,14 +451,90 @@ func (t *indexTx) cutTier(ctx context.Context, st *shortTierState, n int) error 
 // ftsTokens counts the tokens FTS5's ascii tokenizer makes of s: runs of
 // ASCII letters and digits and of bytes of other characters.
 func ftsTokens(s string) int {
-	n, in := 0, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		tok := c >= 0x80 || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-		if tok && !in {
-			n++
-		}
-		in = tok
-	}
+	n := 0
+	ftsEachToken(s, func(string) { n++ })
 	return n
+}
+
+// ftsEachToken calls fn with each token FTS5's ascii tokenizer makes of s,
+// as its vocabulary holds it (ASCII letters in lower case).
+func ftsEachToken(s string, fn func(string)) {
+	start := -1
+	lower := true
+	for i := 0; i <= len(s); i++ {
+		tok := false
+		if i < len(s) {
+			c := s[i]
+			tok = c >= 0x80 || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+			if tok && c >= 'A' && c <= 'Z' {
+				lower = false
+			}
+		}
+		switch {
+		case tok && start < 0:
+			start = i
+		case !tok && start >= 0:
+			if w := s[start:i]; lower {
+				fn(w)
+			} else {
+				fn(strings.ToLower(w))
+			}
+			start, lower = -1, true
+		}
+	}
+}
+
+// countWords adds n to the page count of each distinct word of text.
+func (t *indexTx) countWords(text string, n int) {
+	if text == "" {
+		return
+	}
+	if t.words == nil {
+		t.words = map[string]int{}
+	}
+	seen := make(map[string]bool, len(text)/8)
+	ftsEachToken(text, func(w string) {
+		if !seen[w] {
+			seen[w] = true
+			t.words[w] += n
+		}
+	})
+}
+
+// saveWords adds the page counts the transaction changed to fts_words, in
+// word order, and removes the words no page holds any more.
+func (t *indexTx) saveWords(ctx context.Context) error {
+	var words, gone []string
+	for w, n := range t.words {
+		if n != 0 {
+			words = append(words, w)
+		}
+		if n < 0 {
+			gone = append(gone, w)
+		}
+	}
+	counts := t.words
+	t.words = nil
+	if len(words) == 0 {
+		return nil
+	}
+	slices.Sort(words)
+	err := t.insertTail(ctx, "full text: words", `INSERT INTO fts_words (word, pages) VALUES `,
+		` ON CONFLICT (word) DO UPDATE SET pages = pages + excluded.pages`, 2, len(words),
+		func(args []any, i int) []any { return append(args, words[i], counts[words[i]]) })
+	if err != nil || len(gone) == 0 {
+		return err
+	}
+	slices.Sort(gone)
+	for start := 0; start < len(gone); start += indexBatch {
+		batch := gone[start:min(len(gone), start+indexBatch)]
+		args := make([]any, len(batch))
+		for i, w := range batch {
+			args[i] = w
+		}
+		if err := t.exec(ctx, "full text: words", `DELETE FROM fts_words WHERE pages <= 0 AND word IN (`+placeholders(len(batch))+`)`, args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }

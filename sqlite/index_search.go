@@ -177,22 +177,22 @@ func (s *search) query(ctx context.Context, table string, k int, exclude []int64
 }
 
 // pagesHolding returns, for each term, how many pages of the full text
-// hold it, from its vocabulary table: for a prefix, the sum over the words
-// it starts (up to prefixWords of them, else every page), at most pages.
+// hold it, from fts_words: for a prefix, the sum over the words it starts
+// (up to prefixWords of them, else every page), at most pages.
 func (r *indexReader) pagesHolding(ctx context.Context, terms []index.FullTextTerm, pages int64) ([]float64, error) {
 	out := make([]float64, len(terms))
 	for i, t := range terms {
 		var n float64
 		var err error
 		if !t.Prefix {
-			err = r.q.QueryRowContext(ctx, `SELECT doc FROM fts_vocab WHERE term = ?`, t.Word).Scan(&n)
+			err = r.q.QueryRowContext(ctx, `SELECT pages FROM fts_words WHERE word = ?`, t.Word).Scan(&n)
 			if errors.Is(err, sql.ErrNoRows) {
 				err = nil
 			}
 		} else {
 			var words int
-			err = r.q.QueryRowContext(ctx, `SELECT count(*), total(doc) FROM (SELECT doc FROM fts_vocab
-				WHERE term >= ? AND term < ? LIMIT ?)`, t.Word, t.Word+"\U0010FFFF", prefixWords+1).Scan(&words, &n)
+			err = r.q.QueryRowContext(ctx, `SELECT count(*), total(pages) FROM (SELECT pages FROM fts_words
+				WHERE word >= ? AND word < ? LIMIT ?)`, t.Word, t.Word+"\U0010FFFF", prefixWords+1).Scan(&words, &n)
 			if words > prefixWords {
 				n = float64(pages)
 			}
@@ -270,6 +270,12 @@ var indexSnapshotQueries = map[string]string{
 	"findings":  `SELECT f.path, n.rule, n.severity, n.subject, n.message FROM findings n JOIN files f ON f.id = n.file`,
 	"fts":       `SELECT f.path FROM fts JOIN files f ON f.id = fts.rowid`,
 	"fts_title": `SELECT f.path FROM fts_title JOIN files f ON f.id = fts_title.rowid`,
+	// The page counts kept as pages change, and beside them the full
+	// text's own count of each word: they must agree.
+	"fts_words": `SELECT word, pages FROM fts_words`,
+	"fts_words_drift": `SELECT coalesce(w.word, v.term), w.pages, v.doc FROM fts_words w
+		FULL JOIN (SELECT term, doc FROM fts_vocab WHERE doc > 0) v ON v.term = w.word
+		WHERE w.pages IS NOT v.doc`,
 	// The short pages differ between an updated index and a rebuilt one
 	// (the tier is chosen anew); what must hold in both is that they are
 	// the pages of at most the tier's words, titles and text alike: the
