@@ -206,11 +206,17 @@ type Worker struct {
 	id   string
 	once sync.Once
 	err  error
+	// stopWatch ends the watcher of the vault's working trees, and
+	// watched is closed when it has.
+	stopWatch context.CancelFunc
+	watched   chan struct{}
 }
 
 // StartWorker starts running queued jobs in this process (as many at once
 // as main's policy says, agent.workers): it records this process as a
-// worker and hands the jobs of workers that died back to the queue. The
+// worker and hands the jobs of workers that died back to the queue. Until
+// Stop, the process also watches the vault's working trees for whole-tree
+// statuses (worktree.Manager.Watch). The
 // jobs run until Stop, which the caller must call. Workers of one App
 // (and Ingest, while it runs jobs) share its queue: it runs until the last
 // of them stops. Jobs act as system, so no principal is needed.
@@ -222,7 +228,18 @@ func (a *App) StartWorker(ctx context.Context) (*Worker, error) {
 	if err := a.ingest.StartJobs(ctx); err != nil {
 		return nil, err
 	}
-	return &Worker{a: a, id: q.ID()}, nil
+	// While a worker runs, its process journals the working trees'
+	// changes, so whole-tree statuses need not walk them (one process
+	// at a time does it for a tree).
+	wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	w := &Worker{a: a, id: q.ID(), stopWatch: stop, watched: make(chan struct{})}
+	go func() {
+		defer close(w.watched)
+		if err := a.v.Trees.Watch(wctx, a.log); err != nil {
+			a.log.Warn("watch the working trees; statuses walk their folders", "err", err)
+		}
+	}()
+	return w, nil
 }
 
 // ID returns the worker's id, host:pid:nonce, as jobs name it.
@@ -237,6 +254,8 @@ func (w *Worker) ID() string { return w.id }
 // another Worker of the App, or an Ingest, runs.
 func (w *Worker) Stop(ctx context.Context) error {
 	w.once.Do(func() {
+		w.stopWatch()
+		<-w.watched
 		w.err = w.a.ingest.StopJobs(ctx)
 		w.a.ingest.Flush()
 		// A vault before its first commit has no folder to sync.

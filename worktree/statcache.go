@@ -245,24 +245,21 @@ func (m *Manager) cacheOf(t *Tree, snap *snapshot) *statCache {
 	return c
 }
 
-// cachedStatus is the whole-tree status of t from its status cache and a
-// walk of the folder; ok is false when there is no cache that can be
-// trusted for t. Files the cache cannot vouch for are read; the cache is
-// rewritten with what was read, and their stat rows remembered.
-func (m *Manager) cachedStatus(ctx context.Context, t *Tree) (st *Status, ok bool, err error) {
-	over, err := m.loadOverrides(ctx, t)
-	if err != nil {
-		return nil, false, err
-	}
+// cachedStatus is the whole-tree status of t, with the overrides over,
+// from its status cache and a walk of the folder; ok is false when there
+// is no cache that can be trusted for t. Files the cache cannot vouch for
+// are read; the cache is rewritten with what was read, and their stat rows
+// remembered; racy are those of them modified within the racy window.
+func (m *Manager) cachedStatus(ctx context.Context, t *Tree, over map[string]cairn.Entry) (st *Status, racy []string, ok bool, err error) {
 	path := m.cachePath(t)
 	c := readCache(path)
 	if c == nil || c.folder != folderKey(t) {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	moved := c.base != t.Base || c.over != overridesKey(over)
 	if moved {
 		if err := m.follow(ctx, t, c, over); err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 	}
 	max := m.maxSize()
@@ -272,7 +269,7 @@ func (m *Manager) cachedStatus(ctx context.Context, t *Tree) (st *Status, ok boo
 		return nil
 	})
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	st = &Status{Tree: t, Skipped: skips}
 	type pair struct {
@@ -312,7 +309,7 @@ func (m *Manager) cachedStatus(ctx context.Context, t *Tree) (st *Status, ok boo
 		}
 	}
 	if err := readAll(ctx, toRead, max, nil); err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	now := m.Now().UnixNano()
 	trusted := 0 // fresh observations the next status can trust
@@ -341,7 +338,7 @@ func (m *Manager) cachedStatus(ctx context.Context, t *Tree) (st *Status, ok boo
 	if len(toRead) > 0 {
 		m.remember(ctx, t, toRead)
 	}
-	return st, true, nil
+	return st, racyOf(toRead, now), true, nil
 }
 
 // follow brings cache c to tree t's base and overrides over: the entries of

@@ -401,7 +401,8 @@ type Status struct {
 // folders, from the tree's root; none for the whole tree): only those are
 // looked at. A path that is not inside the tree is EINVALID. It writes
 // nothing but the stat rows of files it had to read, so the next status is
-// quick.
+// quick. A whole-tree status, while a watcher journals the tree (Watch),
+// looks only at the paths journaled since the last status.
 func (m *Manager) Status(ctx context.Context, t *Tree, paths ...string) (*Status, error) {
 	paths, err := cleanSelection(paths)
 	if err != nil {
@@ -411,10 +412,25 @@ func (m *Manager) Status(ctx context.Context, t *Tree, paths ...string) (*Status
 		return nil, err
 	}
 	var st *Status
+	var sync *touched // the watch journal's point a whole-tree walk is made at
 	cached := false
 	if whole(paths) {
-		if st, cached, err = m.cachedStatus(ctx, t); err != nil {
+		// Without a walk when a watcher keeps the tree's journal.
+		if st, sync, cached, err = m.watchedStatus(ctx, t); err != nil {
 			return nil, err
+		}
+		if !cached {
+			over, err := m.loadOverrides(ctx, t)
+			if err != nil {
+				return nil, err
+			}
+			var racy []string
+			if st, racy, cached, err = m.cachedStatus(ctx, t, over); err != nil {
+				return nil, err
+			}
+			if cached {
+				m.writeLast(t, sync, t.Base, over, st, racy)
+			}
 		}
 	}
 	if !cached {
@@ -423,11 +439,13 @@ func (m *Manager) Status(ctx context.Context, t *Tree, paths ...string) (*Status
 			return nil, err
 		}
 		st = &Status{Tree: t, Changes: snap.changes(), Skipped: snap.skips}
+		files := slices.Collect(maps.Values(snap.disk))
 		// Best effort, and without waiting: a vault busy with another
 		// process only makes the next status slower.
-		m.remember(ctx, t, slices.Collect(maps.Values(snap.disk)))
+		m.remember(ctx, t, files)
 		if whole(paths) {
 			m.cacheOf(t, snap).write(m.cachePath(t))
+			m.writeLast(t, sync, t.Base, snap.over, st, racyOf(files, m.Now().UnixNano()))
 		}
 	}
 	if st.Head, err = m.s.Head(ctx, t.Branch); err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {

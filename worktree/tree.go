@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"cairn"
@@ -34,6 +35,9 @@ type Manager struct {
 	// VaultID is the vault's identity, written in the pointer files of
 	// new working trees.
 	VaultID string
+	// watched counts the whole-tree statuses made from a watch journal,
+	// without a walk.
+	watched atomic.Int64
 }
 
 // NewManager returns the manager of the working trees of the vault whose

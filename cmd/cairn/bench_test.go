@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -101,7 +102,10 @@ func BenchmarkAdopt(b *testing.B) {
 
 // BenchmarkStatus runs `cairn status` in a working tree of 10k and of 100k
 // generated pages with 10 local edits, and `git status --short` in the
-// same folder (a git repository too, its edits the same), alternating.
+// same folder (a git repository too, its edits the same), alternating:
+// cold (no other cairn process), while `cairn worker` watches the folder
+// (status opens the vault and reads the worker's journal), and while
+// `cairn serve` does (status goes through the server).
 func BenchmarkStatus(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {
@@ -130,18 +134,48 @@ func BenchmarkStatus(b *testing.B) {
 				}
 			}
 			benchRun(b, dir, "status") // the first status reads the edited files
-			var ours, theirs []time.Duration
-			b.ResetTimer()
-			for range b.N {
-				ours = append(ours, benchRun(b, dir, "status"))
-				if hasGit == nil {
-					theirs = append(theirs, git("status", "--short"))
-				}
-			}
-			b.ReportMetric(p50(ours), "p50-ms")
-			b.ReportMetric(p95(ours), "p95-ms")
-			if len(theirs) > 0 {
-				b.ReportMetric(p50(theirs), "git-p50-ms")
+			for _, mode := range []string{"cold", "worker", "serve"} {
+				b.Run(mode, func(b *testing.B) {
+					switch mode {
+					case "worker":
+						w := exec.Command(cairnBin(b), "worker")
+						w.Dir, w.Env = dir, append(os.Environ(), "CAIRN_USER=bench")
+						if err := w.Start(); err != nil {
+							b.Fatal(err)
+						}
+						defer func() { w.Process.Signal(os.Interrupt); w.Wait() }()
+					case "serve":
+						p := startServe(b, dir)
+						defer p.stop(syscall.SIGINT)
+					}
+					if mode != "cold" {
+						// The watcher is up once its journal is there; the
+						// first status after it walks.
+						for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+							if m, _ := filepath.Glob(filepath.Join(dir, ".cairn", "status-*.watch")); len(m) > 0 {
+								break
+							}
+							if time.Now().After(deadline) {
+								b.Fatal("no watch journal within 60s")
+							}
+						}
+						benchRun(b, dir, "status")
+					}
+					var ours, theirs []time.Duration
+					b.ResetTimer()
+					for range b.N {
+						ours = append(ours, benchRun(b, dir, "status"))
+						if hasGit == nil {
+							theirs = append(theirs, git("status", "--short"))
+						}
+					}
+					b.StopTimer()
+					b.ReportMetric(p50(ours), "p50-ms")
+					b.ReportMetric(p95(ours), "p95-ms")
+					if len(theirs) > 0 {
+						b.ReportMetric(p50(theirs), "git-p50-ms")
+					}
+				})
 			}
 		})
 	}

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestStatus_Watched runs cairn status as a separate process, many
+// rounds, while a long-running process watches the folder — cairn worker
+// (status opens the vault itself and reads the worker's journal) and cairn
+// serve (status goes through the server) — after random edits, touches,
+// renames and deletions made between the rounds, and checks every answer
+// against the folder as the test reads it. The statuses must have come
+// from the journal: its last status is recorded at the journal's epoch.
+func TestStatus_Watched(t *testing.T) {
+	for _, mode := range []string{"worker", "serve"} {
+		t.Run(mode, func(t *testing.T) {
+			vault := filepath.Join(t.TempDir(), "vault")
+			base := map[string]string{"index.md": "# Home\n", "notes/a.md": "a\n", "notes/deep/b.md": "b\n"}
+			writeFiles(t, vault, base)
+			must(t, run(t, vault, nil, "init"), "init")
+			switch mode {
+			case "worker":
+				w := exec.Command(cairnBin(t), "worker")
+				w.Dir = vault
+				w.Env = append(os.Environ(), "CAIRN_USER=tester")
+				var out bytes.Buffer
+				w.Stdout, w.Stderr = &out, &out
+				if err := w.Start(); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { w.Process.Kill(); w.Wait() })
+			case "serve":
+				startServe(t, vault)
+			}
+			waitUntil(t, 30*time.Second, func() bool {
+				m, _ := filepath.Glob(filepath.Join(vault, ".cairn", "status-*.watch"))
+				return len(m) > 0
+			})
+			rng := rand.New(rand.NewPCG(5, 9))
+			names := []string{"index.md", "notes/a.md", "notes/c.md", "notes/deep/b.md", "other/d.md"}
+			rounds := 30
+			if testing.Short() {
+				rounds = 10
+			}
+			for round := range rounds {
+				for range 1 + rng.IntN(3) {
+					p := filepath.Join(vault, names[rng.IntN(len(names))])
+					switch rng.IntN(5) {
+					case 0:
+						os.Remove(p)
+					case 1: // touched
+						if data, err := os.ReadFile(p); err == nil {
+							os.WriteFile(p, data, 0o644)
+						}
+					case 2:
+						q := filepath.Join(vault, names[rng.IntN(len(names))])
+						os.MkdirAll(filepath.Dir(q), 0o755)
+						os.Rename(p, q)
+					default:
+						os.MkdirAll(filepath.Dir(p), 0o755)
+						os.WriteFile(p, fmt.Appendf(nil, "round %d %d\n", round, rng.IntN(3)), 0o644)
+					}
+				}
+				r := run(t, vault, nil, "status", "--json")
+				must(t, r, "status")
+				var got struct {
+					Items []struct{ Path, Kind string }
+				}
+				if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+					t.Fatalf("round %d: status --json: %v\n%s", round, err, r.stdout)
+				}
+				var gotS []string
+				for _, it := range got.Items {
+					gotS = append(gotS, it.Kind+" "+it.Path)
+				}
+				if want := folderChanges(t, vault, base); !slices.Equal(want, gotS) {
+					t.Fatalf("round %d: status = %q, want %q", round, gotS, want)
+				}
+				if round%10 == 9 {
+					must(t, run(t, vault, nil, "commit", "-m", "round"), "commit")
+					base = folderFiles(t, vault)
+				}
+			}
+			journal, err := os.ReadFile(filepath.Join(vault, ".cairn", "status-1.watch"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			epoch, _, _ := strings.Cut(strings.TrimPrefix(string(journal), "cairn-watch-1 "), "\n")
+			var last struct{ Epoch string }
+			data, err := os.ReadFile(filepath.Join(vault, ".cairn", "status-1.last"))
+			if err != nil || json.Unmarshal(data, &last) != nil || last.Epoch != epoch {
+				t.Errorf("the last status was not made from the journal (epoch %q, journal's %q): %v", last.Epoch, epoch, err)
+			}
+		})
+	}
+}
+
+// folderFiles reads every file of a vault's folder but its database.
+func folderFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".cairn" {
+			return filepath.SkipDir
+		}
+		if d.Type().IsRegular() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(dir, p)
+			out[filepath.ToSlash(rel)] = string(data)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// folderChanges is the folder's status against base, as "kind path" by
+// path.
+func folderChanges(t *testing.T, dir string, base map[string]string) []string {
+	t.Helper()
+	disk := folderFiles(t, dir)
+	var out []string
+	for p, data := range disk {
+		old, ok := base[p]
+		switch {
+		case !ok:
+			out = append(out, "added "+p)
+		case old != data:
+			out = append(out, "modified "+p)
+		}
+	}
+	for p := range base {
+		if _, ok := disk[p]; !ok {
+			out = append(out, "deleted "+p)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return strings.Compare(a[strings.Index(a, " ")+1:], b[strings.Index(b, " ")+1:]) })
+	return out
+}
+
+func waitUntil(t *testing.T, d time.Duration, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(d); !ok(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v", d)
+		}
+	}
+}

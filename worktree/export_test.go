@@ -1,0 +1,17 @@
+package worktree
+
+import (
+	"context"
+
+	"cairn"
+)
+
+// OverridesOf returns tree t's overrides, for tests that work out a status
+// on their own.
+func (m *Manager) OverridesOf(ctx context.Context, t *Tree) (map[string]cairn.Entry, error) {
+	return m.loadOverrides(ctx, t)
+}
+
+// WatchedStatuses is how many whole-tree statuses m made from a watch
+// journal, without a walk.
+func (m *Manager) WatchedStatuses() int64 { return m.watched.Load() }
