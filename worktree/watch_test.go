@@ -200,7 +200,9 @@ func (e *env) rehash() []string {
 			out[i] += " (incoming)"
 		}
 	}
-	slices.SortFunc(out, func(a, b string) int { return strings.Compare(a[strings.Index(a, " ")+1:], b[strings.Index(b, " ")+1:]) })
+	slices.SortFunc(out, func(a, b string) int {
+		return strings.Compare(a[strings.Index(a, " ")+1:], b[strings.Index(b, " ")+1:])
+	})
 	return out
 }
 

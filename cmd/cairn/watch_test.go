@@ -153,7 +153,9 @@ func folderChanges(t *testing.T, dir string, base map[string]string) []string {
 			out = append(out, "deleted "+p)
 		}
 	}
-	slices.SortFunc(out, func(a, b string) int { return strings.Compare(a[strings.Index(a, " ")+1:], b[strings.Index(b, " ")+1:]) })
+	slices.SortFunc(out, func(a, b string) int {
+		return strings.Compare(a[strings.Index(a, " ")+1:], b[strings.Index(b, " ")+1:])
+	})
 	return out
 }
 
