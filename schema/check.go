@@ -2,16 +2,10 @@ package schema
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
+	"regexp"
 	"slices"
-	"strconv"
 	"strings"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
 	"cairn/lint"
 	"cairn/markdown"
@@ -21,10 +15,11 @@ import (
 // properties write it.
 const linkPattern = `^!?\[\[[^\[\]]+\]\]$`
 
-// compiled is a type's JSON Schema, as a document and compiled.
+// compiled is a type's JSON Schema document, and its fields' patterns
+// compiled.
 type compiled struct {
-	doc    map[string]any
-	schema *jsonschema.Schema
+	doc      map[string]any
+	patterns map[string]*regexp.Regexp
 }
 
 // JSONSchema returns the type's JSON Schema 2020-12 document. cairn's own
@@ -91,17 +86,19 @@ func (t *Type) compile() error {
 	if t.Extends != "" {
 		doc["x-cairn-extends"] = t.Extends
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	if err := c.AddResource(doc["$id"].(string), doc); err != nil {
-		return err
+	t.compiled = &compiled{doc: doc, patterns: map[string]*regexp.Regexp{linkPattern: regexp.MustCompile(linkPattern)}}
+	for _, f := range t.Fields {
+		for _, v := range []*Value{&f.Value, f.Items} {
+			if v == nil || v.Pattern == "" {
+				continue
+			}
+			re, err := regexp.Compile(v.Pattern)
+			if err != nil {
+				return fmt.Errorf("field %s: pattern %q: %w", f.Name, v.Pattern, err)
+			}
+			t.compiled.patterns[v.Pattern] = re
+		}
 	}
-	sch, err := c.Compile(doc["$id"].(string))
-	if err != nil {
-		return err
-	}
-	t.compiled = &compiled{doc: doc, schema: sch}
 	return nil
 }
 
@@ -154,8 +151,6 @@ func valueSchema(f *Value, items *Value) map[string]any {
 	return s
 }
 
-var printer = message.NewPrinter(language.English)
-
 // Check returns the findings of one file (lint.TypeChecker): a
 // declaration's own problems, or a page's against its type. A page of a
 // type the vault does not declare has none: the world is open.
@@ -175,14 +170,7 @@ func (s *Set) Check(f *lint.Facts) []lint.Finding {
 		out = append(out, lint.Finding{Rule: rule, Severity: sev, Page: f.Path, Subject: field, Message: fmt.Sprintf(format, args...)})
 	}
 	doc := present(f.Page.Frontmatter)
-	if err := t.compiled.schema.Validate(doc); err != nil {
-		var ve *jsonschema.ValidationError
-		if !errors.As(err, &ve) {
-			add(lint.SchemaValue, lint.Error, "", "the frontmatter cannot be checked against %s: %v", t.Name, err)
-		} else {
-			s.report(t, f, ve, add)
-		}
-	}
+	t.validate(doc, add)
 	recommends := slices.Clone(t.Recommends)
 	for _, c := range t.When {
 		if c.applies(doc) {
@@ -236,53 +224,6 @@ func (c Condition) applies(doc map[string]any) bool {
 		return true
 	}
 	return slices.ContainsFunc(c.Is, func(x any) bool { return fmt.Sprint(x) == fmt.Sprint(v) })
-}
-
-// report turns a validation error's leaves into findings.
-func (s *Set) report(t *Type, f *lint.Facts, ve *jsonschema.ValidationError, add func(string, lint.Severity, string, string, ...any)) {
-	if len(ve.Causes) > 0 {
-		for _, c := range ve.Causes {
-			s.report(t, f, c, add)
-		}
-		return
-	}
-	switch k := ve.ErrorKind.(type) {
-	case *kind.Required:
-		why := fmt.Sprintf("required by %s", t.Path)
-		if c, ok := t.condition(ve.SchemaURL); ok {
-			why = fmt.Sprintf("required when %s is %s, by %s", c.Field, values(c.Is), t.Path)
-		}
-		for _, m := range k.Missing {
-			add(lint.SchemaRequired, lint.Error, m, "a %s must have %s (%s)", t.Name, m, why)
-		}
-	case *kind.AdditionalProperties:
-		for _, p := range k.Properties {
-			add(lint.SchemaClosed, lint.Error, p, "%s is not a field of %s, which is closed (%s); remove it or declare it", p, t.Name, t.Path)
-		}
-	case *kind.Group, *kind.AllOf:
-	default:
-		field := ""
-		if len(ve.InstanceLocation) > 0 {
-			field = ve.InstanceLocation[0]
-		}
-		where := strings.Join(ve.InstanceLocation, ".")
-		add(lint.SchemaValue, lint.Error, field, "%s: %s (the %s declared by %s)", cmp.Or(where, "frontmatter"), ve.ErrorKind.LocalizedString(printer), describe(t.Field(field)), t.Path)
-	}
-}
-
-// condition finds the when-condition a schema location is under
-// (".../allOf/N/then").
-func (t *Type) condition(url string) (Condition, bool) {
-	_, rest, ok := strings.Cut(url, "/allOf/")
-	if !ok {
-		return Condition{}, false
-	}
-	n, _, _ := strings.Cut(rest, "/")
-	i, err := strconv.Atoi(n)
-	if err != nil || i < 0 || i >= len(t.When) {
-		return Condition{}, false
-	}
-	return t.When[i], true
 }
 
 // checkLinks checks the links of link fields: each must lead to a page,

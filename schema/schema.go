@@ -28,10 +28,11 @@
 //	    then: {requires: [retired_on]}
 //	---
 //
-// Each type compiles to a JSON Schema 2020-12 document
-// (github.com/santhosh-tekuri/jsonschema/v6 validates pages against it);
-// what JSON Schema cannot say — a recommended field, a link that must lead
-// to a page of a type, the folder — cairn checks itself. A [Set] is a
+// Each type compiles to a JSON Schema 2020-12 document, for other tools;
+// pages are checked against the type's declarations with that schema's
+// meaning (see validate.go), and what JSON Schema cannot say — a
+// recommended field, a link that must lead to a page of a type, the
+// folder — beside them. A [Set] is a
 // [lint.TypeChecker]: the index runs it with the other lint rules, so its
 // findings are kept incrementally and judged by the admission pipeline's
 // schema gate on every route.

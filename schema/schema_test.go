@@ -221,3 +221,50 @@ func TestJSONSchema(t *testing.T) {
 		t.Error("Is does not follow extends")
 	}
 }
+
+// TestCheck_Values holds the value checks' meaning, as JSON Schema gives
+// it: numbers without a fraction are integers, enum members compare as
+// JSON values, list bounds count items, an item's problem names its place.
+func TestCheck_Values(t *testing.T) {
+	const typ = `---
+fields:
+  n: integer
+  x: {type: number, min: 0.5}
+  at: datetime
+  friends: {type: list, items: {type: string, pattern: '^[a-z]+$'}, min_length: 1, max_length: 2}
+  level: {enum: [low, 3]}
+  ok: boolean
+when:
+  - field: level
+    is: [3]
+    then: {requires: [ok]}
+---
+`
+	s := set(t, map[string]string{"types/thing.md": typ})
+	for _, tc := range []struct {
+		name, fm string
+		want     string // the message of the one finding, or "" for none
+	}{
+		{"IntegerWithoutFraction", "n: 2.0", ""},
+		{"IntegerWithFraction", "n: 2.5", "n: got number, want integer"},
+		{"Minimum", "x: 0.4", "x: minimum: got 0.4, want 0.5"},
+		{"DateTime", "at: 2024-01-02T03:04:05Z", ""},
+		{"DateTimeLowerCase", "at: 2024-01-02t03:04:05z", ""},
+		{"NotADateTime", "at: 2024-01-02 03:04", "is not valid date-time"},
+		{"TooManyItems", "friends: [a, b, c]", "friends: maxItems: got 3, want 2"},
+		{"ItemBreaksPattern", "friends: [a, B]", "friends.1: 'B' does not match pattern '^[a-z]+$'"},
+		{"EnumByValue", "level: 3.0\nok: true", ""},
+		{"EnumMiss", "level: high", "level: value must be one of 'low', 3"},
+		{"ConditionByValue", "level: 3", "a thing must have ok (required when level is 3, by types/thing.md)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := s.Check(facts("things/a.md", "---\ntype: thing\n"+tc.fm+"\n---\n", nil))
+			switch {
+			case tc.want == "" && len(fs) != 0:
+				t.Errorf("findings %v, want none", fs)
+			case tc.want != "" && (len(fs) != 1 || !strings.Contains(fs[0].Message, tc.want)):
+				t.Errorf("findings %v, want one saying %q", fs, tc.want)
+			}
+		})
+	}
+}
