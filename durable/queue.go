@@ -88,8 +88,10 @@ type Queue struct {
 }
 
 // Migrate brings River's tables in db up to date; it takes the write lock
-// only when something is missing.
-func Migrate(ctx context.Context, db *sql.DB) error {
+// only when something is missing, which it finds out on read (a reader of
+// the same database: a process that only reads never opens a writer's
+// connection).
+func Migrate(ctx context.Context, read, db *sql.DB) error {
 	drv := riversqlite.New(db)
 	m, err := rivermigrate.New(drv, nil)
 	if err != nil {
@@ -97,9 +99,9 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 	}
 	all := m.AllVersions()
 	var have int
-	err = db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'river_migration'`).Scan(&have)
+	err = read.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'river_migration'`).Scan(&have)
 	if err == nil && have == 1 {
-		err = db.QueryRowContext(ctx, `SELECT count(*) FROM river_migration`).Scan(&have)
+		err = read.QueryRowContext(ctx, `SELECT count(*) FROM river_migration`).Scan(&have)
 		if err == nil && have >= len(all) {
 			return nil
 		}

@@ -64,7 +64,7 @@ func openDB(t *testing.T, where string, busy time.Duration) testDB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if err := durable.Migrate(ctx, db.Write()); err != nil {
+	if err := durable.Migrate(ctx, db.Read(), db.Write()); err != nil {
 		t.Fatal(err)
 	}
 	return testDB{be: db, st: sqldurable.New(db), lite: db}

@@ -136,10 +136,6 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	db.w.SetMaxIdleConns(1)
 	db.w.SetConnMaxLifetime(0)
 	db.w.SetConnMaxIdleTime(0)
-	if err := db.migrate(ctx); err != nil {
-		db.w.Close()
-		return nil, fmt.Errorf("open database %s: %w", path, err)
-	}
 	// Readers map the file (up to 1 GiB) unless opts.Unmapped: a cold
 	// process reads the pages a search touches without a system call each.
 	mmap := "1073741824"
@@ -155,6 +151,11 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	db.r.SetMaxOpenConns(n)
 	db.r.SetMaxIdleConns(n)
 	db.r.SetConnMaxIdleTime(0)
+	if err := db.migrate(ctx); err != nil {
+		db.r.Close()
+		db.w.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
 	if db.getObject, err = db.r.PrepareContext(ctx, `SELECT kind, codec, size, data, data IS NULL FROM objects WHERE hash = ?`); err == nil {
 		db.getRef, err = db.r.PrepareContext(ctx, `SELECT kind, hash, updated FROM refs WHERE name = ?`)
 	}
@@ -262,10 +263,12 @@ func (db *DB) Close() error {
 		<-db.ckDone
 		errs = append(errs, db.c.Close())
 	}
-	if db.w != nil {
+	if db.w != nil && db.w.Stats().OpenConnections > 0 {
 		// Without waiting: a reader's exit must never wait for another
 		// process's write, and a log another connection is using is
-		// truncated by whichever process closes last.
+		// truncated by whichever process closes last. A process that
+		// wrote nothing (its writer never connected) leaves the log to
+		// those that write.
 		_, err := db.w.Exec("PRAGMA busy_timeout = 0")
 		if err == nil {
 			_, err = db.w.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -273,6 +276,8 @@ func (db *DB) Close() error {
 		if err != nil && cairn.ErrorCode(translate(err)) != cairn.EUNAVAILABLE {
 			errs = append(errs, err)
 		}
+	}
+	if db.w != nil {
 		errs = append(errs, db.w.Close())
 	}
 	return errors.Join(errs...)
@@ -313,12 +318,14 @@ func (db *DB) migrate(ctx context.Context) error {
 		return err
 	}
 	slices.Sort(names)
-	// Usually everything is applied already: find out without taking the
-	// write lock, so that opening a vault never waits for another process.
+	// Usually everything is applied already: find out on a reader, without
+	// taking the write lock (opening a vault never waits for another
+	// process) or opening the writer's connection (a command that only
+	// reads never parses the schema twice).
 	var applied int
-	err = db.w.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'schema_migrations'`).Scan(&applied)
+	err = db.r.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'schema_migrations'`).Scan(&applied)
 	if err == nil && applied == 1 {
-		err = db.w.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&applied)
+		err = db.r.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&applied)
 		if err == nil && applied == len(names) {
 			return nil
 		}

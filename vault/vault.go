@@ -340,7 +340,7 @@ func open(ctx context.Context, root string, opts *Options) (*Vault, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := durable.Migrate(ctx, db.Write()); err != nil {
+	if err := durable.Migrate(ctx, db.Read(), db.Write()); err != nil {
 		db.Close()
 		return nil, err
 	}

@@ -54,7 +54,7 @@ type backend struct {
 func setup(t *testing.T) *backend {
 	t.Helper()
 	db := open(t, filepath.Join(t.TempDir(), "cairn.db"), 0)
-	if err := durable.Migrate(t.Context(), db.Write()); err != nil {
+	if err := durable.Migrate(t.Context(), db.Read(), db.Write()); err != nil {
 		t.Fatal(err)
 	}
 	st := sqldurable.New(db)
