@@ -41,9 +41,7 @@ func Ignored(p string) bool {
 // renaming them into place.
 const tmpPrefix = ".cairn-tmp-"
 
-func ignoredName(name string) bool {
-	return ignored[name] || strings.HasPrefix(name, tmpPrefix) || strings.HasPrefix(name, cookiePrefix)
-}
+func ignoredName(name string) bool { return ignored[name] || strings.HasPrefix(name, tmpPrefix) }
 
 // File is one file found in a folder.
 type File struct {

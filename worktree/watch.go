@@ -37,9 +37,11 @@ import (
 //
 // Events reach the watcher after the change that made them, so a status
 // asks for everything before it by a cookie, as git's fsmonitor does: it
-// creates a file of a name no walk reads in the tree's root, and the
-// journal's records up to the cookie's are every change made before it
-// (inotify queues one watcher's events in order). A status that finds no
+// creates a file in the folder of cookies beside the database, which the
+// watcher watches too, and the journal's records up to the cookie's are
+// every change made before it (inotify queues one watcher's events in
+// order, whatever folder they come from). Nothing is written in the
+// person's folders. A status that finds no
 // watcher holding the lock, or whose cookie does not come back in time,
 // walks the folder as without one.
 //
@@ -60,8 +62,8 @@ const journalMagic = "cairn-watch-1 "
 // next status walks).
 const journalMax = 64 << 20
 
-// cookiePrefix starts the names of the cookie files a status creates in a
-// tree's root; walks leave them out (see ignoredName).
+// cookiePrefix starts the names of the cookie files a status creates in
+// the cookies folder beside the database (cookieDir).
 const cookiePrefix = ".cairn-cookie-"
 
 // cookieWait is how long a status waits for the watcher to journal its
@@ -75,6 +77,10 @@ const watchRetry = 5 * time.Second
 func (m *Manager) journalPath(t *Tree) string {
 	return filepath.Join(m.lockDir, fmt.Sprintf("status-%d.watch", t.ID))
 }
+
+// cookieDir is the folder of the cookies of every tree's statuses: their
+// watchers watch it, and nothing else writes there.
+func (m *Manager) cookieDir() string { return filepath.Join(m.lockDir, "cookies") }
 
 func (m *Manager) watchLockPath(t *Tree) string {
 	return filepath.Join(m.lockDir, fmt.Sprintf("status-%d.watch.lock", t.ID))
@@ -138,6 +144,8 @@ type treeWatch struct {
 	w    *bufio.Writer
 	size int64
 	last string // the last file record, not repeated
+	// cookies is the folder of the statuses' cookies.
+	cookies string
 }
 
 // watchRun watches t until ctx ends (nil), until the watch must start over
@@ -149,9 +157,15 @@ func (m *Manager) watchRun(ctx context.Context, t *Tree) error {
 		return fmt.Errorf("start a file-system watcher: %w", err)
 	}
 	defer fw.Close()
-	tw := &treeWatch{t: t, fw: fw, dirs: map[string]bool{}}
+	tw := &treeWatch{t: t, fw: fw, dirs: map[string]bool{}, cookies: m.cookieDir()}
 	// Every folder is watched before the journal exists: a status that
 	// reads it finds every change made since.
+	if err := os.MkdirAll(tw.cookies, 0o700); err != nil {
+		return fmt.Errorf("make the cookies folder: %w", err)
+	}
+	if err := fw.Add(tw.cookies); err != nil {
+		return fmt.Errorf("watch %s: %w", tw.cookies, err)
+	}
 	if err := tw.addTree(""); err != nil {
 		return err
 	}
@@ -245,6 +259,12 @@ func (tw *treeWatch) addTree(rel string) error {
 
 // handle journals one event; again is set when the watch must start over.
 func (tw *treeWatch) handle(ev fsnotify.Event) (again bool, err error) {
+	if filepath.Dir(ev.Name) == tw.cookies {
+		if name := filepath.Base(ev.Name); strings.HasPrefix(name, cookiePrefix) && ev.Has(fsnotify.Create) {
+			return false, tw.record('c', name)
+		}
+		return false, nil
+	}
 	rel, err := filepath.Rel(tw.t.Path, ev.Name)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return false, nil
@@ -252,12 +272,6 @@ func (tw *treeWatch) handle(ev fsnotify.Event) (again bool, err error) {
 	rel = filepath.ToSlash(rel)
 	if rel == "." {
 		return true, nil // the root itself went or moved
-	}
-	if strings.HasPrefix(rel, cookiePrefix) && !strings.Contains(rel, "/") {
-		if ev.Has(fsnotify.Create) {
-			return false, tw.record('c', rel)
-		}
-		return false, nil
 	}
 	if Ignored(rel) {
 		return false, nil
@@ -351,12 +365,13 @@ func (m *Manager) watchSync(t *Tree, epoch string, from int64) (*touched, bool) 
 	var name [12]byte
 	rand.Read(name[:])
 	cookie := cookiePrefix + hex.EncodeToString(name[:])
-	cf, err := os.OpenFile(filepath.Join(t.Path, cookie), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	at := filepath.Join(m.cookieDir(), cookie)
+	cf, err := os.OpenFile(at, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, false
 	}
 	cf.Close()
-	defer os.Remove(filepath.Join(t.Path, cookie))
+	defer os.Remove(at)
 
 	want := append(append([]byte{'c'}, cookie...), 0)
 	var buf []byte
