@@ -71,6 +71,7 @@ func TestConformance(t *testing.T) {
 			out := filepath.Join(cmpOr(os.Getenv("CAIRN_CONFORMANCE_OUT"), t.TempDir()), run.name)
 			res := runConformance(t, suite, node, serveConformance(t, run.fixtures), out, run)
 			unexpected, stale := res.judge(baseline[run.name])
+			unexpected = retryUnexpected(t, suite, node, out, run, baseline[run.name], unexpected)
 			line := res.summary(run, len(unexpected))
 			if run.revision != "" {
 				line += requiredSummary(t, suite, run.revision, res)
@@ -90,6 +91,45 @@ func TestConformance(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// retryUnexpected runs each scenario of the unexpected failures once more,
+// alone, on a new server, and returns the failures that came again. A
+// failure that does not come again is logged as flaky: under a loaded
+// machine (CI runs the other packages' tests beside this one) a few
+// scenarios have seen an HTTP answer without its result, once in several
+// runs, and never when run again.
+func retryUnexpected(t *testing.T, suite, node, out string, run conformanceRun, baseline, unexpected []string) []string {
+	t.Helper()
+	var again []string
+	for _, u := range unexpected {
+		sc, _, _ := strings.Cut(u, "/")
+		if !slices.Contains(again, sc) {
+			again = append(again, sc)
+		}
+	}
+	var still []string
+	for _, sc := range again {
+		one := run
+		one.args = []string{"--scenario", sc}
+		if run.revision != "" {
+			one.args = append(one.args, "--spec-version", run.revision)
+		}
+		res := runConformance(t, suite, node, serveConformance(t, run.fixtures), filepath.Join(out, "again-"+sc), one)
+		failed, _ := res.judge(baseline)
+		var first []string
+		for _, u := range unexpected {
+			if strings.HasPrefix(u, sc+"/") {
+				first = append(first, u)
+			}
+		}
+		if len(failed) == 0 {
+			t.Logf("flaky: %s failed, then passed run alone: %q", sc, first)
+			continue
+		}
+		still = append(still, first...)
+	}
+	return still
 }
 
 // conformanceRun is one run of the suite.
