@@ -166,7 +166,10 @@ func (a *cli) workerCmd() *cobra.Command {
 prints what happens, until interrupted (Ctrl-C). Several workers may run on
 one vault. A worker that starts hands the jobs of a worker that died back to
 the queue within seconds. With --drain it stops by itself once no job is
-queued or running (for scripts).`,
+queued or running (for scripts).
+
+While it runs, it also watches the working trees' folders, so that cairn
+status needs no walk of them (docs/vault.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			printer := &eventPrinter{a: a, w: a.stdout}

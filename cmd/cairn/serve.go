@@ -43,8 +43,9 @@ func (a *cli) serveCmd() *cobra.Command {
 		Short: "Serve the vault: the HTTP API, the job worker and the event stream",
 		Long: `Serve runs the vault as a service: the HTTP API under /api/v1 (its OpenAPI
 document at /openapi.json), the MCP server at /mcp (streamable HTTP), the
-job worker (what cairn worker does), and the live event stream at
-/api/v1/events. /healthz and /readyz answer without a token.
+job worker (what cairn worker does, the folders' watcher included), and
+the live event stream at /api/v1/events. /healthz and /readyz answer
+without a token.
 
 Every request needs a bearer token with the scope its route names (cairn
 token create); loopback too. While the server runs, cairn commands run in
