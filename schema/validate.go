@@ -3,6 +3,7 @@ package schema
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"net/mail"
 	"net/url"
@@ -41,7 +42,7 @@ func (t *Type) validate(doc map[string]any, add func(string, lint.Severity, stri
 			required(c.Requires, fmt.Sprintf("required when %s is %s, by %s", c.Field, values(c.Is), t.Path))
 		}
 	}
-	for _, name := range sortedKeys(doc) {
+	for _, name := range slices.Sorted(maps.Keys(doc)) {
 		f := t.Field(name)
 		if f == nil {
 			if t.Closed && !slices.Contains(CoreFields, name) {
@@ -53,15 +54,6 @@ func (t *Type) validate(doc map[string]any, add func(string, lint.Severity, stri
 			add(lint.SchemaValue, lint.Error, name, "%s: %s (the %s declared by %s)", at, problem, describe(f), t.Path)
 		}
 	}
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // checkValue returns the first problem of v against its declaration d (a

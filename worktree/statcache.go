@@ -346,7 +346,7 @@ func (m *Manager) cachedStatus(ctx context.Context, t *Tree, over map[string]cai
 // of either, are taken again from the new effective base; the others, and
 // every observation of a file, are kept.
 func (m *Manager) follow(ctx context.Context, t *Tree, c *statCache, over map[string]cairn.Entry) error {
-	oldTree, err := m.treeOf(ctx, c.base)
+	moved, err := m.basesDiffer(ctx, c.base, t.Base)
 	if err != nil {
 		return err
 	}
@@ -355,14 +355,8 @@ func (m *Manager) follow(ctx context.Context, t *Tree, c *statCache, over map[st
 		return err
 	}
 	changed := map[string]bool{}
-	if oldTree != newTree {
-		diff, err := m.s.Diff(ctx, oldTree, newTree, &store.DiffOptions{NoRenames: true})
-		if err != nil {
-			return err
-		}
-		for _, ch := range diff {
-			changed[cmp.Or(ch.New.Path, ch.Old.Path)] = true
-		}
+	for _, p := range moved {
+		changed[p] = true
 	}
 	for _, p := range c.overPaths {
 		changed[p] = true
@@ -413,6 +407,31 @@ func (m *Manager) follow(ctx context.Context, t *Tree, c *statCache, over map[st
 	}
 	c.base, c.over, c.overPaths = t.Base, overridesKey(over), pathsOf(over)
 	return nil
+}
+
+// basesDiffer returns the paths whose files differ between the trees of
+// two base commits (none when they are the same).
+func (m *Manager) basesDiffer(ctx context.Context, from, to cairn.Hash) ([]string, error) {
+	if from == to {
+		return nil, nil
+	}
+	oldTree, err := m.treeOf(ctx, from)
+	if err != nil {
+		return nil, err
+	}
+	newTree, err := m.treeOf(ctx, to)
+	if err != nil || oldTree == newTree {
+		return nil, err
+	}
+	diff, err := m.s.Diff(ctx, oldTree, newTree, &store.DiffOptions{NoRenames: true})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(diff))
+	for i, ch := range diff {
+		out[i] = cmp.Or(ch.New.Path, ch.Old.Path)
+	}
+	return out, nil
 }
 
 // pathsOf returns the paths of overrides, sorted.

@@ -41,9 +41,9 @@ import (
 // watcher watches too, and the journal's records up to the cookie's are
 // every change made before it (inotify queues one watcher's events in
 // order, whatever folder they come from). Nothing is written in the
-// person's folders. A status that finds no
-// watcher holding the lock, or whose cookie does not come back in time,
-// walks the folder as without one.
+// person's folders. A status that finds no watcher holding the lock, or
+// whose cookie does not come back in time, walks the folder as without
+// one.
 //
 // Correctness never rests on the watcher: a status that cannot trust the
 // journal (another epoch, a record of the root, too many paths) walks, and
@@ -375,10 +375,10 @@ func (m *Manager) watchSync(t *Tree, epoch string, from int64) (*touched, bool) 
 
 	want := append(append([]byte{'c'}, cookie...), 0)
 	var buf []byte
+	chunk := make([]byte, 64<<10)
 	deadline := time.Now().Add(cookieWait)
 	wait := 50 * time.Microsecond
 	for {
-		chunk := make([]byte, 64<<10)
 		n, err := f.ReadAt(chunk, start+int64(len(buf)))
 		buf = append(buf, chunk[:n]...)
 		if i := bytes.Index(buf, want); i >= 0 && (i == 0 || buf[i-1] == 0) {

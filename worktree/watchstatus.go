@@ -1,17 +1,16 @@
 package worktree
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"cairn"
-	"cairn/store"
 )
 
 // lastStatus is what a whole-tree status found, with the point of the
@@ -120,25 +119,11 @@ func (m *Manager) watchedStatus(ctx context.Context, t *Tree) (st *Status, sync 
 	// What to look at again: what the journal names, what the base and
 	// the overrides changed, and the racy files.
 	paths := append(append(append([]string(nil), sync.files...), sync.dirs...), last.Racy...)
-	if last.Base != t.Base {
-		oldTree, err := m.treeOf(ctx, last.Base)
-		if err != nil {
-			return nil, nil, false, err
-		}
-		newTree, err := m.treeOf(ctx, t.Base)
-		if err != nil {
-			return nil, nil, false, err
-		}
-		if oldTree != newTree {
-			diff, err := m.s.Diff(ctx, oldTree, newTree, &store.DiffOptions{NoRenames: true})
-			if err != nil {
-				return nil, nil, false, err
-			}
-			for _, ch := range diff {
-				paths = append(paths, cmp.Or(ch.New.Path, ch.Old.Path))
-			}
-		}
+	moved, err := m.basesDiffer(ctx, last.Base, t.Base)
+	if err != nil {
+		return nil, nil, false, err
 	}
+	paths = append(paths, moved...)
 	if last.Over != overridesKey(over) {
 		paths = append(append(paths, last.OverPaths...), pathsOf(over)...)
 	}
@@ -155,10 +140,7 @@ func (m *Manager) watchedStatus(ctx context.Context, t *Tree) (st *Status, sync 
 			return nil, nil, false, err
 		}
 		st.Changes, st.Skipped = snap.changes(), snap.skips
-		files := make([]*onDisk, 0, len(snap.disk))
-		for _, d := range snap.disk {
-			files = append(files, d)
-		}
+		files := slices.Collect(maps.Values(snap.disk))
 		racy = racyOf(files, m.Now().UnixNano())
 		m.remember(ctx, t, files)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -89,7 +88,7 @@ func TestStatus_Watched(t *testing.T) {
 				}
 				if round%10 == 9 {
 					must(t, run(t, vault, nil, "commit", "-m", "round"), "commit")
-					base = folderFiles(t, vault)
+					base = readTree(t, vault)
 				}
 			}
 			journal, err := os.ReadFile(filepath.Join(vault, ".cairn", "status-1.watch"))
@@ -106,38 +105,11 @@ func TestStatus_Watched(t *testing.T) {
 	}
 }
 
-// folderFiles reads every file of a vault's folder but its database.
-func folderFiles(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && d.Name() == ".cairn" {
-			return filepath.SkipDir
-		}
-		if d.Type().IsRegular() {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(dir, p)
-			out[filepath.ToSlash(rel)] = string(data)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // folderChanges is the folder's status against base, as "kind path" by
 // path.
 func folderChanges(t *testing.T, dir string, base map[string]string) []string {
 	t.Helper()
-	disk := folderFiles(t, dir)
+	disk := readTree(t, dir)
 	var out []string
 	for p, data := range disk {
 		old, ok := base[p]
