@@ -8,7 +8,6 @@ import (
 	"net/mail"
 	"net/url"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,7 +79,8 @@ func (c *compiled) checkValue(v any, d *Value, items *Value, at string) (problem
 			pattern = linkPattern
 		}
 		if pattern != "" {
-			if re := c.pattern(pattern); re != nil && !re.MatchString(s) {
+			// compile compiled every pattern of the type's fields.
+			if re := c.patterns[pattern]; re != nil && !re.MatchString(s) {
 				return fmt.Sprintf("%s does not match pattern %s", quote(s), quote(pattern)), at
 			}
 		}
@@ -118,17 +118,6 @@ func (c *compiled) checkValue(v any, d *Value, items *Value, at string) (problem
 		}
 	}
 	return "", ""
-}
-
-// pattern returns a compiled pattern of the type's fields (compile made
-// them all; declarations with a pattern that does not compile are
-// refused when they are read).
-func (c *compiled) pattern(p string) *regexp.Regexp {
-	if re, ok := c.patterns[p]; ok {
-		return re
-	}
-	re, _ := regexp.Compile(p)
-	return re
 }
 
 // wantType is the JSON type a data type's values have; "" for any value.
