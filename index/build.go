@@ -125,6 +125,13 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 				}
 			}
 		}
+		// A storage that holds its full-text writes, to make them in an
+		// order of its own, makes them now, while links are resolved.
+		if f, ok := q.(TextFlusher); ok && failed == nil {
+			if err := f.FlushText(ctx); err != nil {
+				failed = fmt.Errorf("index: full text: %w", err)
+			}
+		}
 		text <- failed
 	}()
 	at := 0
@@ -176,9 +183,6 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 		parsed <- files
 	}
 	close(parsed)
-	if err := <-text; err != nil {
-		return err
-	}
 
 	// Links, resolved on every core: where each leads, its inbound counts
 	// and the pages' depths.
@@ -219,6 +223,9 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	var depth map[int64]int
 	if v.index != 0 {
 		depth = bfs(v.index, edges)
+	}
+	if err := <-text; err != nil {
+		return err
 	}
 
 	// Pass 2: rows, a chunk at a time, prepared on every core, then

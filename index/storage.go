@@ -227,8 +227,8 @@ type StorageTx interface {
 	WriteText(ctx context.Context, id int64, title, text string) error
 	// DeleteText removes page id from the full text. The index calls it
 	// before it updates or deletes the page's row, so an implementation
-	// may find the text by what the row holds (SQLite keeps the shortest
-	// pages' text twice, and the row's Words says whether this is one).
+	// may find the text by what the row holds (SQLite files a page's text
+	// under a key made of its row's Words and id).
 	// text is what WriteText was given as the page's text, read again
 	// from its old content: SQLite's full text cannot give back the words
 	// of a page, and it counts the pages holding each word from them
@@ -239,6 +239,15 @@ type StorageTx interface {
 	// Close releases what the StorageTx holds; it must be called before
 	// the transaction ends, and nothing may be used after it.
 	Close() error
+}
+
+// TextFlusher is a StorageTx that holds its full-text writes to make them
+// later, in an order of its own (SQLite files a page's text by its length,
+// and its engine takes rows in that order). A full build calls FlushText
+// once every page's text is given, so that the writes are made while it
+// resolves links, which needs no storage, instead of at FinishBuild.
+type TextFlusher interface {
+	FlushText(ctx context.Context) error
 }
 
 // FileRef names a file of the index.

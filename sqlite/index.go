@@ -12,8 +12,9 @@ import (
 )
 
 // IndexStorage keeps the rows of the vault's index in the vault's database
-// (the tables of migrations 0002 and 0005 to 0007; full text in two
-// contentless FTS5 tables). It implements index.Storage.
+// (the tables of migrations 0002, 0005 to 0008 and 0011 to 0013; full text
+// in two contentless FTS5 tables, see index_text.go). It implements
+// index.Storage.
 type IndexStorage struct {
 	db        *DB
 	committed *indexReader
@@ -237,10 +238,17 @@ type indexTx struct {
 	// number of rows.
 	inserts map[indexInsertKey]string
 	args    []any // reused to pass one statement's values
-	// building gathers the shortest pages between Clear and FinishBuild;
-	// tier is fts_tier as this transaction changes it.
-	building *shortPages
-	tier     *shortTierState
+	// text holds the full-text writes not yet made, textBytes their
+	// size, textKeys the key of each page they write (see flushText);
+	// slots the next slot of each word count this transaction handed out,
+	// freed the key each page it removed had (newKey, WriteText).
+	// building is set between Clear and FinishBuild.
+	text      []textWrite
+	textBytes int
+	textKeys  map[int64]int64
+	slots     map[int64]int64
+	freed     map[int64]int64
+	building  bool
 	// words counts, for each word whose pages the transaction's text
 	// writes changed, how many more pages hold it (fewer when negative);
 	// saveWords adds them to fts_words. A full build counts nothing: it

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"cairn/index"
@@ -19,7 +18,7 @@ import (
 
 // SetState records the commit the index reflects.
 func (t *indexTx) SetState(ctx context.Context, st index.State) error {
-	if err := t.saveTier(ctx); err != nil {
+	if err := t.flushText(ctx); err != nil {
 		return err
 	}
 	if err := t.saveWords(ctx); err != nil {
@@ -44,7 +43,8 @@ func (r *indexReader) NextFileID(ctx context.Context) (int64, error) {
 // full build loads rows in key order, made again afterwards.
 var (
 	indexDropIndexes = []string{`DROP INDEX IF EXISTS files_type`, `DROP INDEX IF EXISTS links_dst`, `DROP INDEX IF EXISTS findings_file`,
-		`DROP INDEX IF EXISTS fields_name_value`, `DROP INDEX IF EXISTS fields_name_num`, `DROP INDEX IF EXISTS fields_file`}
+		`DROP INDEX IF EXISTS fields_name_value`, `DROP INDEX IF EXISTS fields_name_num`, `DROP INDEX IF EXISTS fields_file`,
+		`DROP INDEX IF EXISTS fts_keys_file`}
 	indexMakeIndexes = []string{
 		`CREATE INDEX files_type ON files (type) WHERE type IS NOT NULL`,
 		`CREATE INDEX links_dst ON links (dst) WHERE dst IS NOT NULL`,
@@ -52,6 +52,7 @@ var (
 		`CREATE INDEX fields_name_value ON fields (name, value)`,
 		`CREATE INDEX fields_name_num ON fields (name, num) WHERE num IS NOT NULL`,
 		`CREATE INDEX fields_file ON fields (file)`,
+		`CREATE UNIQUE INDEX fts_keys_file ON fts_keys (file)`,
 	}
 )
 
@@ -60,16 +61,14 @@ func (t *indexTx) Clear(ctx context.Context) error {
 	for _, stmt := range append([]string{
 		`DELETE FROM files`, `DELETE FROM keys`, `DELETE FROM links`, `DELETE FROM link_keys`,
 		`DELETE FROM cites`, `DELETE FROM fields`, `DELETE FROM findings`, `INSERT INTO fts (fts) VALUES ('delete-all')`,
-		`INSERT INTO fts_title (fts_title) VALUES ('delete-all')`,
-		`INSERT INTO fts_short (fts_short) VALUES ('delete-all')`,
-		`INSERT INTO fts_title_short (fts_title_short) VALUES ('delete-all')`, `DELETE FROM fts_tier`,
-		`DELETE FROM fts_words`,
+		`INSERT INTO fts_title (fts_title) VALUES ('delete-all')`, `DELETE FROM fts_keys`, `DELETE FROM fts_words`,
 	}, indexDropIndexes...) {
 		if err := t.exec(ctx, "clear", stmt); err != nil {
 			return err
 		}
 	}
-	t.building, t.tier, t.words = &shortPages{}, nil, nil
+	t.text, t.textBytes, t.textKeys, t.slots, t.freed = nil, 0, nil, nil, nil
+	t.building, t.words = true, nil
 	return nil
 }
 
@@ -81,19 +80,11 @@ func (t *indexTx) FinishBuild(ctx context.Context) error {
 			return err
 		}
 	}
-	if t.building != nil {
-		pages, tier := t.building.done()
-		for _, p := range pages {
-			if err := t.writeText(ctx, "_short", p.id, p.title, p.text); err != nil {
-				return err
-			}
-		}
-		t.building, t.tier = nil, &shortTierState{words: tier, pages: len(pages), changed: true}
-		if err := t.saveTier(ctx); err != nil {
-			return err
-		}
+	if err := t.flushText(ctx); err != nil {
+		return err
 	}
-	for _, table := range []string{"fts", "fts_title", "fts_short", "fts_title_short"} {
+	t.building = false
+	for _, table := range []string{"fts", "fts_title"} {
 		if err := t.exec(ctx, "full text", `INSERT INTO `+table+` (`+table+`) VALUES ('optimize')`); err != nil {
 			return err
 		}
@@ -299,242 +290,4 @@ func (t *indexTx) InsertFindings(ctx context.Context, rows []index.FindingRow) e
 // DeleteFindings removes a file's findings.
 func (t *indexTx) DeleteFindings(ctx context.Context, file int64) error {
 	return t.exec(ctx, "delete findings", `DELETE FROM findings WHERE file = ?`, file)
-}
-
-// WriteText adds a page to the full text, and to the short pages' when it
-// has at most the tier's words (during a full build, the tier is chosen
-// at its end; see shortPages). One row a statement: a statement of
-// several rows opens a savepoint, which makes FTS5 flush its pending terms
-// to a new segment every time.
-func (t *indexTx) WriteText(ctx context.Context, id int64, title, text string) error {
-	if err := t.writeText(ctx, "", id, title, text); err != nil {
-		return err
-	}
-	words := ftsTokens(text)
-	if t.building != nil {
-		t.building.add(shortPage{id: id, words: words, title: title, text: text})
-		return nil
-	}
-	t.countWords(text, 1)
-	tier, err := t.shortTier(ctx)
-	if err != nil || words > tier.words {
-		return err
-	}
-	tier.pages, tier.changed = tier.pages+1, true
-	return t.writeText(ctx, "_short", id, title, text)
-}
-
-// writeText inserts a page into fts and fts_title with the given suffix.
-func (t *indexTx) writeText(ctx context.Context, suffix string, id int64, title, text string) error {
-	if err := t.exec(ctx, "full text", `INSERT INTO fts`+suffix+` (rowid, text) VALUES (?, ?)`, id, text); err != nil {
-		return err
-	}
-	return t.exec(ctx, "full text", `INSERT INTO fts_title`+suffix+` (rowid, title) VALUES (?, ?)`, id, title)
-}
-
-// DeleteText removes a page from the full text, and from the short pages'
-// when its files row, which the index changes only after (see
-// index.StorageTx.DeleteText), says it has at most the tier's words; the
-// words of text, the page's text as it was written, are in one page less.
-func (t *indexTx) DeleteText(ctx context.Context, id int64, text string) error {
-	t.countWords(text, -1)
-	var words sql.NullInt64
-	err := t.q.QueryRowContext(ctx, `SELECT words FROM files WHERE id = ?`, id).Scan(&words)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("index: full text of file %d: %w", id, translate(err))
-	}
-	tier, err := t.shortTier(ctx)
-	if err != nil {
-		return err
-	}
-	if words.Valid && words.Int64 <= int64(tier.words) {
-		if err := t.deleteText(ctx, "_short", id); err != nil {
-			return err
-		}
-		tier.pages, tier.changed = tier.pages-1, true
-	}
-	return t.deleteText(ctx, "", id)
-}
-
-// deleteText removes a page from fts and fts_title with the given suffix.
-func (t *indexTx) deleteText(ctx context.Context, suffix string, id int64) error {
-	for _, table := range []string{"fts", "fts_title"} {
-		if err := t.exec(ctx, "full text", `DELETE FROM `+table+suffix+` WHERE rowid = ?`, id); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// shortTierState is fts_tier as a transaction changes it.
-type shortTierState struct {
-	words, pages int
-	changed      bool
-}
-
-// shortTier returns the short pages' tier, read once a transaction; a
-// vault never fully built has none (words -1).
-func (t *indexTx) shortTier(ctx context.Context) (*shortTierState, error) {
-	if t.tier != nil {
-		return t.tier, nil
-	}
-	st := &shortTierState{words: -1}
-	err := t.q.QueryRowContext(ctx, `SELECT words, pages FROM fts_tier`).Scan(&st.words, &st.pages)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("index: full text: short pages: %w", translate(err))
-	}
-	t.tier = st
-	return st, nil
-}
-
-// saveTier writes the tier a transaction changed, first cutting it back
-// when it holds more than twice shortTier of the pages: to the pages of
-// at most the words of the shortTier-th shortest one. Only at the end of
-// a build or update (SetState), when every page's row and text agree.
-func (t *indexTx) saveTier(ctx context.Context) error {
-	st := t.tier
-	if st == nil || !st.changed {
-		return nil
-	}
-	if st.pages > 2*shortTier(0) {
-		// FTS5's own row count (one row read; a count of files would scan
-		// them all, on every update of a short page, under the write lock).
-		totals, err := t.textTotals(ctx)
-		if err != nil {
-			return err
-		}
-		if pages := int(totals.pages); st.pages > 2*shortTier(pages) {
-			if err := t.cutTier(ctx, st, shortTier(pages)); err != nil {
-				return err
-			}
-		}
-	}
-	st.changed = false
-	return t.exec(ctx, "full text", `INSERT INTO fts_tier (id, words, pages) VALUES (1, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET words = excluded.words, pages = excluded.pages`, st.words, st.pages)
-}
-
-// cutTier keeps in the short pages' text those of at most the words of
-// the n-th shortest page.
-func (t *indexTx) cutTier(ctx context.Context, st *shortTierState, n int) error {
-	var words int
-	err := t.q.QueryRowContext(ctx, `SELECT words FROM files WHERE words IS NOT NULL ORDER BY words LIMIT 1 OFFSET ?`, n-1).Scan(&words)
-	if err != nil || words >= st.words {
-		return translate(err)
-	}
-	rows, err := t.q.QueryContext(ctx, `SELECT id FROM files WHERE words > ? AND words <= ?`, words, st.words)
-	if err != nil {
-		return fmt.Errorf("index: full text: short pages: %w", translate(err))
-	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return fmt.Errorf("index: full text: short pages: %w", translate(err))
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("index: full text: short pages: %w", translate(err))
-	}
-	for _, id := range ids {
-		if err := t.deleteText(ctx, "_short", id); err != nil {
-			return err
-		}
-	}
-	st.words, st.pages = words, st.pages-len(ids)
-	return nil
-}
-
-// ftsTokens counts the tokens FTS5's ascii tokenizer makes of s: runs of
-// ASCII letters and digits and of bytes of other characters.
-func ftsTokens(s string) int {
-	n := 0
-	ftsEachToken(s, func(string) { n++ })
-	return n
-}
-
-// ftsEachToken calls fn with each token FTS5's ascii tokenizer makes of s,
-// as its vocabulary holds it (ASCII letters in lower case).
-func ftsEachToken(s string, fn func(string)) {
-	start := -1
-	lower := true
-	for i := 0; i <= len(s); i++ {
-		tok := false
-		if i < len(s) {
-			c := s[i]
-			tok = c >= 0x80 || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-			if tok && c >= 'A' && c <= 'Z' {
-				lower = false
-			}
-		}
-		switch {
-		case tok && start < 0:
-			start = i
-		case !tok && start >= 0:
-			if w := s[start:i]; lower {
-				fn(w)
-			} else {
-				fn(strings.ToLower(w))
-			}
-			start, lower = -1, true
-		}
-	}
-}
-
-// countWords adds n to the page count of each distinct word of text.
-func (t *indexTx) countWords(text string, n int) {
-	if text == "" {
-		return
-	}
-	if t.words == nil {
-		t.words = map[string]int{}
-	}
-	seen := make(map[string]bool, len(text)/8)
-	ftsEachToken(text, func(w string) {
-		if !seen[w] {
-			seen[w] = true
-			t.words[w] += n
-		}
-	})
-}
-
-// saveWords adds the page counts the transaction changed to fts_words, in
-// word order, and removes the words no page holds any more.
-func (t *indexTx) saveWords(ctx context.Context) error {
-	var words, gone []string
-	for w, n := range t.words {
-		if n != 0 {
-			words = append(words, w)
-		}
-		if n < 0 {
-			gone = append(gone, w)
-		}
-	}
-	counts := t.words
-	t.words = nil
-	if len(words) == 0 {
-		return nil
-	}
-	slices.Sort(words)
-	err := t.insertTail(ctx, "full text: words", `INSERT INTO fts_words (word, pages) VALUES `,
-		` ON CONFLICT (word) DO UPDATE SET pages = pages + excluded.pages`, 2, len(words),
-		func(args []any, i int) []any { return append(args, words[i], counts[words[i]]) })
-	if err != nil || len(gone) == 0 {
-		return err
-	}
-	slices.Sort(gone)
-	for start := 0; start < len(gone); start += indexBatch {
-		batch := gone[start:min(len(gone), start+indexBatch)]
-		args := make([]any, len(batch))
-		for i, w := range batch {
-			args[i] = w
-		}
-		if err := t.exec(ctx, "full text: words", `DELETE FROM fts_words WHERE pages <= 0 AND word IN (`+placeholders(len(batch))+`)`, args...); err != nil {
-			return err
-		}
-	}
-	return nil
 }

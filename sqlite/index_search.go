@@ -1,12 +1,14 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"cairn"
@@ -41,10 +43,7 @@ const prefixWords = 64
 
 // Search returns the pages matching every term in the order Storage
 // defines: those whose title holds every term, then fewer words, then
-// path. Each of the two groups is ranked among the shortest pages first
-// (fts_short, fts_title_short), where a word found in most pages has
-// enough matches for the first results, and in the whole full text only
-// when it has not (see rank).
+// path. Each group is read from its table shortest page first (see rank).
 func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]index.SearchHit, error) {
 	if len(q.Terms) == 0 {
 		return nil, cairn.Errorf(cairn.EINVALID, "index: a search needs a word to look for")
@@ -53,12 +52,8 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 	if err != nil || st.pages == 0 {
 		return nil, err
 	}
-	s := &search{r: r, expr: ftsMatch(q.Terms), tier: -1}
+	s := &search{r: r, expr: ftsMatch(q.Terms)}
 	s.filter, s.args = searchFilter(q)
-	err = r.q.QueryRowContext(ctx, `SELECT words FROM fts_tier`).Scan(&s.tier)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("index: search: %w", translate(err))
-	}
 	limit := max(q.Limit, 1)
 	hits, err := s.rank(ctx, "fts_title", limit, nil)
 	if err != nil {
@@ -70,7 +65,7 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 	if len(hits) < limit {
 		seen := make([]int64, len(hits))
 		for i, h := range hits {
-			seen[i] = h.id
+			seen[i] = h.key
 		}
 		rest, err := s.rank(ctx, "fts", limit-len(hits), seen)
 		if err != nil {
@@ -99,15 +94,14 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 type search struct {
 	r      *indexReader
 	expr   string // the MATCH expression
-	tier   int    // the most words of a page in the short pages' tables; -1: none
 	filter string // " AND ..." on files f, for Type and Folder
 	args   []any  // filter's
 }
 
-// ranked is a hit with the length that ranks it.
+// ranked is a hit with its text key and the length that ranks it.
 type ranked struct {
 	index.SearchHit
-	id, words int64
+	key, words int64
 }
 
 // searchFilter is the SQL that keeps the pages of q's type and folder.
@@ -125,36 +119,55 @@ func searchFilter(q index.FullTextQuery) (string, []any) {
 	return sql, args
 }
 
-// rank returns the first k matches of table (fts or fts_title) not in
-// exclude, by words and path. It ranks the matches among the short pages
-// first: every page of at most the tier's words is there and every other
-// page has more, so k matches there are the first k of all. Fewer, and
-// the word is rare enough to rank every match.
+// rank returns the first k matches of table (fts or fts_title) whose keys
+// are not in exclude, by words and path. The table gives its matches in
+// key order, fewest words first, and the query stops after k+1 of them:
+// when the one after the k-th has more words, the first k are the first k
+// of all; when it has as many, every match of the k-th's key words is
+// read, to cut the tie by path (and by words, for pages longer than
+// maxKeyWords).
 func (s *search) rank(ctx context.Context, table string, k int, exclude []int64) ([]ranked, error) {
-	if s.tier >= 0 {
-		hits, err := s.query(ctx, table+"_short", k, exclude)
-		if err != nil || len(hits) == k {
-			return hits, err
+	hits, err := s.query(ctx, table, k+1, exclude, -1)
+	if err != nil {
+		return nil, err
+	}
+	if len(hits) > k {
+		w := keyWords(hits[k-1].key)
+		if keyWords(hits[k].key) == w {
+			tie, err := s.query(ctx, table, 0, exclude, w)
+			if err != nil {
+				return nil, err
+			}
+			hits = append(slices.DeleteFunc(hits, func(h ranked) bool { return keyWords(h.key) >= w }), tie...)
 		}
 	}
-	return s.query(ctx, table, k, exclude)
+	slices.SortFunc(hits, func(a, b ranked) int { return cmp.Or(cmp.Compare(a.words, b.words), strings.Compare(a.Path, b.Path)) })
+	return hits[:min(k, len(hits))], nil
 }
 
-// query returns the first k matches of table not in exclude, by words and
-// path.
-func (s *search) query(ctx context.Context, table string, k int, exclude []int64) ([]ranked, error) {
-	query := `SELECT f.id, f.words, f.path, coalesce(f.page_id, substr(f.path, 1, length(f.path) - 3)), f.title,
-		coalesce(f.type, ''), f.blob FROM ` + table + ` JOIN files f ON f.id = ` + table + `.rowid
+// query returns, in key order, the matches of table whose keys are not in
+// exclude: the first limit of them, or when words is not negative every
+// match whose key leads with words.
+func (s *search) query(ctx context.Context, table string, limit int, exclude []int64, words int64) ([]ranked, error) {
+	query := `SELECT ` + table + `.rowid, f.words, f.path, coalesce(f.page_id, substr(f.path, 1, length(f.path) - 3)), f.title,
+		coalesce(f.type, ''), f.blob FROM ` + table + ` JOIN fts_keys k ON k.key = ` + table + `.rowid JOIN files f ON f.id = k.file
 		WHERE ` + table + ` MATCH ? AND f.words IS NOT NULL` + s.filter
 	args := append([]any{s.expr}, s.args...)
 	if len(exclude) > 0 {
-		query += ` AND f.id NOT IN (?` + strings.Repeat(`, ?`, len(exclude)-1) + `)`
-		for _, id := range exclude {
-			args = append(args, id)
+		query += ` AND ` + table + `.rowid NOT IN (?` + strings.Repeat(`, ?`, len(exclude)-1) + `)`
+		for _, key := range exclude {
+			args = append(args, key)
 		}
 	}
-	query += ` ORDER BY f.words, f.path LIMIT ?`
-	args = append(args, k)
+	if words >= 0 {
+		query += ` AND ` + table + `.rowid >= ? AND ` + table + `.rowid < ?`
+		args = append(args, words<<keySlotBits, (words+1)<<keySlotBits)
+	}
+	query += ` ORDER BY ` + table + `.rowid`
+	if limit > 0 {
+		query += ` LIMIT ?`
+		args = append(args, limit)
+	}
 	rows, err := s.r.q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("index: search: %w", translate(err))
@@ -164,7 +177,7 @@ func (s *search) query(ctx context.Context, table string, k int, exclude []int64
 	for rows.Next() {
 		var h ranked
 		var blob []byte
-		if err := rows.Scan(&h.id, &h.words, &h.Path, &h.ID, &h.Title, &h.Type, &blob); err != nil {
+		if err := rows.Scan(&h.key, &h.words, &h.Path, &h.ID, &h.Title, &h.Type, &blob); err != nil {
 			return nil, fmt.Errorf("index: search: %w", translate(err))
 		}
 		h.Blob = cairn.Hash(blob)
@@ -256,6 +269,9 @@ func sqliteVarint(b []byte) (uint64, int) {
 	return 0, 0
 }
 
+// keyBits is keySlotBits in SQL.
+var keyBits = strconv.Itoa(keySlotBits)
+
 // indexSnapshotQueries select every row of each table with file ids
 // replaced by paths.
 var indexSnapshotQueries = map[string]string{
@@ -268,22 +284,24 @@ var indexSnapshotQueries = map[string]string{
 	"cites":     `SELECT c.value, f.path FROM cites c JOIN files f ON f.id = c.file`,
 	"fields":    `SELECT x.name, x.value, x.num, f.path FROM fields x JOIN files f ON f.id = x.file`,
 	"findings":  `SELECT f.path, n.rule, n.severity, n.subject, n.message FROM findings n JOIN files f ON f.id = n.file`,
-	"fts":       `SELECT f.path FROM fts JOIN files f ON f.id = fts.rowid`,
-	"fts_title": `SELECT f.path FROM fts_title JOIN files f ON f.id = fts_title.rowid`,
+	// Each page of the full text, with the word count its key leads with
+	// (slots are handed out as pages come, so they differ between an
+	// updated index and a rebuilt one).
+	"fts":       `SELECT f.path, k.key >> ` + keyBits + ` FROM fts JOIN fts_keys k ON k.key = fts.rowid JOIN files f ON f.id = k.file`,
+	"fts_title": `SELECT f.path, k.key >> ` + keyBits + ` FROM fts_title JOIN fts_keys k ON k.key = fts_title.rowid JOIN files f ON f.id = k.file`,
+	// The rows of the full text or of its keys that have no counterpart,
+	// or whose key does not lead with their page's word count (up to
+	// maxKeyWords).
+	"fts_key_drift": `SELECT 'text ' || fts.rowid FROM fts LEFT JOIN fts_keys k ON k.key = fts.rowid LEFT JOIN files f ON f.id = k.file
+			WHERE f.words IS NULL OR fts.rowid >> ` + keyBits + ` != min(f.words, ` + strconv.Itoa(maxKeyWords) + `)
+		UNION ALL SELECT 'title ' || fts_title.rowid FROM fts_title LEFT JOIN fts_keys k ON k.key = fts_title.rowid WHERE k.key IS NULL
+		UNION ALL SELECT 'key ' || k.key FROM fts_keys k LEFT JOIN fts_docsize d ON d.id = k.key WHERE d.id IS NULL`,
 	// The page counts kept as pages change, and beside them the full
 	// text's own count of each word: they must agree.
 	"fts_words": `SELECT word, pages FROM fts_words`,
 	"fts_words_drift": `SELECT coalesce(w.word, v.term), w.pages, v.doc FROM fts_words w
 		FULL JOIN (SELECT term, doc FROM fts_vocab WHERE doc > 0) v ON v.term = w.word
 		WHERE w.pages IS NOT v.doc`,
-	// The short pages differ between an updated index and a rebuilt one
-	// (the tier is chosen anew); what must hold in both is that they are
-	// the pages of at most the tier's words, titles and text alike: the
-	// pages where that fails.
-	"fts_short": `SELECT f.path FROM files f LEFT JOIN fts_short_docsize s ON s.id = f.id
-		LEFT JOIN fts_title_short_docsize t ON t.id = f.id
-		WHERE f.words IS NOT NULL AND ((s.id IS NULL) = (f.words <= coalesce((SELECT words FROM fts_tier), -1))
-			OR (s.id IS NULL) != (t.id IS NULL))`,
 }
 
 // Snapshot returns every row of every table of the index as a line of

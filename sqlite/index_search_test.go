@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -83,7 +84,8 @@ func TestIndexSearch_WordsAreFTS5s(t *testing.T) {
 		{Path: "a/picture.png", Data: []byte{0x89, 'P', 'N', 'G'}},
 	}
 	db, _, r := searchVault(t, files)
-	rows, err := db.r.QueryContext(ctx, `SELECT f.path, f.words, d.sz FROM files f LEFT JOIN fts_docsize d ON d.id = f.id ORDER BY f.path`)
+	rows, err := db.r.QueryContext(ctx, `SELECT f.path, f.words, d.sz FROM files f LEFT JOIN fts_keys k ON k.file = f.id
+		LEFT JOIN fts_docsize d ON d.id = k.key ORDER BY f.path`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,11 +155,10 @@ func TestSQLiteVarint(t *testing.T) {
 func TestIndexSearch_SameAsExhaustive(t *testing.T) {
 	// A third of the pages come in a later commit, under ids above the
 	// others': ids are not in path order, as in any vault that changed.
-	// Some pages change length in it, into or out of the short pages.
+	// Some pages change length in it, and with it their text keys.
 	t.Run("changed", func(t *testing.T) { sameAsExhaustive(t, 8000, 3) })
 	// A vault of a dozen pages grows by commits of 1,500 files to 5,000
-	// pages: its short pages, every page at first, are cut back to the
-	// shortest.
+	// pages: every page's text written by an update.
 	t.Run("grown", func(t *testing.T) { sameAsExhaustive(t, 5000, 5000/12) })
 }
 
@@ -202,12 +203,8 @@ func sameAsExhaustive(t *testing.T, n, every int) {
 	}
 	common.Close()
 	cases := []index.FullTextQuery{{Limit: 1}, {Limit: 10}, {Limit: 100}, {Folder: "concepts/", Limit: 10}, {Type: "entity", Limit: 10}}
-	shortPagesHold(t, db, r)
-	s := &search{r: r}
-	if err := db.r.QueryRowContext(ctx, `SELECT words FROM fts_tier`).Scan(&s.tier); err != nil {
-		t.Fatal(err)
-	}
-	var more, ties, short int
+	keysHold(t, db, r)
+	var more, ties int
 	for _, text := range queries {
 		for _, q := range cases {
 			q.Terms = termsOf(text)
@@ -225,13 +222,6 @@ func sameAsExhaustive(t *testing.T, n, every int) {
 			if !slices.Equal(got, paths(want[:n])) {
 				t.Errorf("%s:\n got %v\nwant %v", name, got, paths(want[:n]))
 			}
-			s.expr = ftsMatch(q.Terms)
-			s.filter, s.args = searchFilter(q)
-			if hits, err := s.query(ctx, "fts_short", q.Limit, nil); err != nil {
-				t.Fatal(err)
-			} else if len(hits) == q.Limit && len(want) > 0 && !want[0].title {
-				short++ // answered among the short pages alone
-			}
 			if len(want) > q.Limit {
 				more++
 				if last, next := want[q.Limit-1], want[q.Limit]; last.title == next.title && last.words == next.words {
@@ -240,64 +230,128 @@ func sameAsExhaustive(t *testing.T, n, every int) {
 			}
 		}
 	}
-	if cases := len(queries) * len(cases); more < cases/2 || ties < cases/10 || short < cases/20 {
-		t.Errorf("of %d cases, %d match more pages than they return, %d tie at the limit and %d are answered among the short pages; the test vault is too small",
-			cases, more, ties, short)
+	if cases := len(queries) * len(cases); more < cases/2 || ties < cases/10 {
+		t.Errorf("of %d cases, %d match more pages than they return and %d tie at the limit; the test vault is too small",
+			cases, more, ties)
 	}
 }
 
-// shortPagesHold checks that the short pages' full text holds exactly the
-// pages of at most the tier's words, and that the tier leaves most pages
-// out.
-func shortPagesHold(t *testing.T, db *DB, r *indexReader) {
+// keysHold checks that every row of the full text has the text key of a
+// page, leading with the page's word count, and every page a row.
+func keysHold(t *testing.T, db *DB, r *indexReader) {
 	t.Helper()
 	// What doctor compares with a rebuild says the same.
 	rows, err := r.Snapshot(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bad := rows["fts_short"]; len(bad) > 0 {
-		t.Errorf("snapshot: short pages out of place: %v", bad)
+	if bad := rows["fts_key_drift"]; len(bad) > 0 {
+		t.Errorf("snapshot: rows of the full text under keys that are not their pages': %v", bad)
 	}
-	var tier, pages, in, wrong int
-	err = db.r.QueryRowContext(t.Context(), `SELECT (SELECT words FROM fts_tier), count(*),
-		count(s.id), count(CASE WHEN (s.id IS NULL) = (f.words <= (SELECT words FROM fts_tier)) THEN 1 END)
-		FROM files f LEFT JOIN fts_short_docsize s ON s.id = f.id WHERE f.words IS NOT NULL`).Scan(&tier, &pages, &in, &wrong)
+	var pages, text, titles int
+	err = db.r.QueryRowContext(t.Context(), `SELECT (SELECT count(*) FROM files WHERE words IS NOT NULL),
+		(SELECT count(*) FROM fts_docsize), (SELECT count(*) FROM fts_title_docsize)`).Scan(&pages, &text, &titles)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var titles int
-	if err := db.r.QueryRowContext(t.Context(), `SELECT count(*) FROM fts_title_short_docsize`).Scan(&titles); err != nil {
-		t.Fatal(err)
-	}
-	if wrong != 0 || titles != in || in == 0 || in > pages/2 {
-		t.Errorf("short pages: %d of %d pages of at most %d words, %d titles; %d pages on the wrong side", in, pages, tier, titles, wrong)
+	if pages == 0 || text != pages || titles != pages {
+		t.Errorf("%d pages, %d rows of text, %d of titles", pages, text, titles)
 	}
 }
 
-// The short pages a full build keeps are every page of at most the tier's
-// words and no other, whatever order the pages come in.
-func TestShortPages(t *testing.T) {
-	for _, n := range []int{0, 1, 1999, 2000, 2001, 10_000, 300_000} {
-		var s shortPages
-		words := make([]int, n)
-		for i := range n {
-			words[i] = int(uint64(i)*2654435761%997) + i%3 // many ties
-			s.add(shortPage{id: int64(i + 1), words: words[i]})
+// A page's text key leads with its word count; slots of one count are
+// handed out densely, a page rewritten with as many words keeps its key,
+// and when the last slot was handed out the first free one is taken.
+func TestTextKeys(t *testing.T) {
+	ctx := t.Context()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "cairn.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st := NewIndexStorage(db)
+	text := func(words int) string { return strings.TrimSpace(strings.Repeat("w ", words)) }
+	key := func(q index.StorageTx, file int64) int64 {
+		t.Helper()
+		var k int64
+		if err := q.(*indexTx).q.QueryRowContext(ctx, `SELECT key FROM fts_keys WHERE file = ?`, file).Scan(&k); err != nil {
+			t.Fatalf("key of file %d: %v", file, err)
 		}
-		pages, tier := s.done()
-		kept := map[int64]bool{}
-		for _, p := range pages {
-			kept[p.id] = true
+		return k
+	}
+	group := func(words int) int64 { return int64(words) << keySlotBits }
+	err = db.Update(ctx, func(tx cairn.Tx) error {
+		q, err := st.Begin(ctx, tx)
+		if err != nil {
+			return err
 		}
-		for i, w := range words {
-			if kept[int64(i+1)] != (w <= tier) {
-				t.Fatalf("n=%d: page %d of %d words kept=%v, tier %d", n, i+1, w, kept[int64(i+1)], tier)
+		defer q.Close()
+		for id := int64(1); id <= 3; id++ {
+			if err := q.WriteText(ctx, id, "t", text(5)); err != nil {
+				return err
 			}
 		}
-		if n > 0 && (len(pages) == 0 || len(pages) > shortTier(n)) {
-			t.Errorf("n=%d: %d pages kept, want 1 to %d", n, len(pages), shortTier(n))
+		if err := q.WriteText(ctx, 4, "t", text(6)); err != nil {
+			return err
 		}
+		if err := q.SetState(ctx, index.State{}); err != nil {
+			return err
+		}
+		for id, want := range map[int64]int64{1: group(5), 2: group(5) | 1, 3: group(5) | 2, 4: group(6)} {
+			if got := key(q, id); got != want {
+				t.Errorf("file %d: key %#x, want %#x", id, got, want)
+			}
+		}
+		// Rewritten: with as many words, the same key; with more, the next
+		// slot of its new count.
+		if err := q.DeleteText(ctx, 2, text(5)); err != nil {
+			return err
+		}
+		if err := q.WriteText(ctx, 2, "t", text(5)); err != nil {
+			return err
+		}
+		if err := q.DeleteText(ctx, 3, text(5)); err != nil {
+			return err
+		}
+		if err := q.WriteText(ctx, 3, "t", text(6)); err != nil {
+			return err
+		}
+		if err := q.SetState(ctx, index.State{}); err != nil {
+			return err
+		}
+		if got := key(q, 2); got != group(5)|1 {
+			t.Errorf("file 2 rewritten: key %#x, want %#x", got, group(5)|1)
+		}
+		if got := key(q, 3); got != group(6)|1 {
+			t.Errorf("file 3 grown: key %#x, want %#x", got, group(6)|1)
+		}
+		// The last slot of 5 words handed out: the first free one is slot 2
+		// (file 3's, left).
+		if _, err := q.(*indexTx).q.(*indexPrepared).tx.ExecContext(ctx, `INSERT INTO fts_keys (key, file) VALUES (?, 99)`, group(5)|(keySlots-1)); err != nil {
+			return err
+		}
+		q.(*indexTx).slots = nil
+		if err := q.WriteText(ctx, 5, "t", text(5)); err != nil {
+			return err
+		}
+		if err := q.SetState(ctx, index.State{}); err != nil {
+			return err
+		}
+		if got := key(q, 5); got != group(5)|2 {
+			t.Errorf("file 5 after the last slot: key %#x, want %#x", got, group(5)|2)
+		}
+		// Every slot of 7 words taken: refused.
+		if _, err := q.(*indexTx).q.(*indexPrepared).tx.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+			INSERT INTO fts_keys (key, file) SELECT ? + i, 1000 + i FROM n`, keySlots-1, group(7)); err != nil {
+			return err
+		}
+		if err := q.WriteText(ctx, 6, "t", text(7)); cairn.ErrorCode(err) != cairn.EINVALID {
+			t.Errorf("a page of a word count with every slot taken: %v, want EINVALID", err)
+		}
+		return errors.New("roll back")
+	})
+	if err == nil || err.Error() != "roll back" {
+		t.Fatal(err)
 	}
 }
 
@@ -331,8 +385,8 @@ func exhaustive(t *testing.T, db *DB, q index.FullTextQuery) []match {
 	t.Helper()
 	expr := ftsMatch(q.Terms)
 	filter, args := searchFilter(q)
-	rows, err := db.r.QueryContext(t.Context(), `SELECT f.path, f.id IN (SELECT rowid & 4294967295 FROM fts_title
-		WHERE fts_title MATCH ?) AS title, f.words FROM fts JOIN files f ON f.id = fts.rowid & 4294967295
+	rows, err := db.r.QueryContext(t.Context(), `SELECT f.path, f.id IN (SELECT k.file FROM fts_title JOIN fts_keys k ON k.key = fts_title.rowid
+		WHERE fts_title MATCH ?) AS title, f.words FROM fts JOIN fts_keys k ON k.key = fts.rowid JOIN files f ON f.id = k.file
 		WHERE fts MATCH ?`+filter+` ORDER BY title DESC, f.words, f.path`, append([]any{expr, expr}, args...)...)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,322 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"cairn"
+	"cairn/index"
+)
+
+// The full text: two contentless FTS5 tables, fts (a page's title and
+// body words) and fts_title (its title's), keeping which pages hold each
+// word and nothing else (detail = none). A page's row id in both is its
+// text key: its word count in the high bits and a slot in the low ones,
+// the slots of each word count handed out densely (fts_keys maps keys to
+// files). FTS5 returns a query's matches in row id order, so shortest page
+// first, the order search ranks them in (BM25 with each word counted once
+// ranks by length alone), and a search reads the first matches of a word
+// found in most pages instead of every one. Dense slots keep the row ids'
+// differences, which FTS5 stores, about as small as file ids would (file
+// ids under their word counts made the full text twice as large).
+//
+// FTS5 writes what it is given in row id order: a row whose id is below
+// the last one written makes it flush what it holds to a new segment. So
+// a transaction's full-text writes are held and made in key order
+// (flushText): before the transaction reads the full text, at its end
+// (SetState), and during a full build whenever textFlush bytes are held,
+// each such run a segment that FinishBuild merges.
+
+// keySlotBits is how many low bits of a text key hold the slot: at most
+// 2^20 pages of one word count. Word counts above maxKeyWords share its
+// slots (such pages rank by their files row within them).
+const (
+	keySlotBits = 20
+	keySlots    = 1 << keySlotBits
+	maxKeyWords = 1<<(63-keySlotBits) - 1
+)
+
+// keyGroup is the word count a page of words words is filed under.
+func keyGroup(words int) int64 { return int64(min(words, maxKeyWords)) }
+
+// keyWords is the word count a text key leads with.
+func keyWords(key int64) int64 { return key >> keySlotBits }
+
+// textFlush is how many bytes of text a full build holds before it writes
+// them, in key order.
+const textFlush = 32 << 20
+
+// textWrite is a full-text write held until flushText: page file's row
+// added under key (title and text set), or the row of key removed (file
+// 0).
+type textWrite struct {
+	key, file   int64
+	title, text string
+}
+
+// WriteText adds a page to the full text under a new key of its word
+// count, or the key it had when this transaction removed its old row
+// under the same count. The write is held (see flushText); the page's
+// words are counted now.
+func (t *indexTx) WriteText(ctx context.Context, id int64, title, text string) error {
+	group := keyGroup(ftsTokens(text))
+	key, ok := t.freed[id]
+	if ok && keyWords(key) == group {
+		delete(t.freed, id)
+	} else {
+		var err error
+		if key, err = t.newKey(ctx, group); err != nil {
+			return err
+		}
+	}
+	if !t.building {
+		t.countWords(text, 1)
+	}
+	t.text = append(t.text, textWrite{key: key, file: id, title: title, text: text})
+	t.textBytes += len(title) + len(text)
+	if t.textKeys == nil {
+		t.textKeys = map[int64]int64{}
+	}
+	t.textKeys[id] = key
+	if t.building && t.textBytes >= textFlush {
+		return t.flushText(ctx)
+	}
+	return nil
+}
+
+// newKey hands out the next slot of group: one past the highest the group
+// has, or, when that is past the last, the first free one.
+func (t *indexTx) newKey(ctx context.Context, group int64) (int64, error) {
+	lo := group << keySlotBits
+	next, ok := t.slots[group]
+	if !ok && !t.building {
+		var high sql.NullInt64
+		err := t.q.QueryRowContext(ctx, `SELECT max(key) FROM fts_keys WHERE key >= ? AND key < ?`, lo, lo+keySlots).Scan(&high)
+		if err != nil {
+			return 0, fmt.Errorf("index: full text: keys: %w", translate(err))
+		}
+		if high.Valid {
+			next = high.Int64 - lo + 1
+		}
+	}
+	if next < keySlots {
+		if t.slots == nil {
+			t.slots = map[int64]int64{}
+		}
+		t.slots[group] = next + 1
+		return lo | next, nil
+	}
+	// Every slot up to the last was handed out once: the first that is
+	// free again, with this transaction's writes made.
+	if err := t.flushText(ctx); err != nil {
+		return 0, err
+	}
+	var free sql.NullInt64
+	err := t.q.QueryRowContext(ctx, `SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM fts_keys WHERE key = ?1) THEN ?1
+		ELSE (SELECT k.key + 1 FROM fts_keys k WHERE k.key >= ?1 AND k.key < ?2 - 1
+			AND NOT EXISTS (SELECT 1 FROM fts_keys WHERE key = k.key + 1) ORDER BY k.key LIMIT 1) END`,
+		lo, lo+keySlots).Scan(&free)
+	if err != nil {
+		return 0, fmt.Errorf("index: full text: keys: %w", translate(err))
+	}
+	if !free.Valid {
+		return 0, cairn.Errorf(cairn.EINVALID, "the full text holds %d pages of %d words, the most it can of one length", keySlots, group).
+			WithHint("Make some of these pages longer or shorter, or fewer.")
+	}
+	return free.Int64, nil
+}
+
+// DeleteText removes a page from the full text; the words of text, the
+// page's text as it was written, are in one page less.
+func (t *indexTx) DeleteText(ctx context.Context, id int64, text string) error {
+	key, ok := t.textKeys[id]
+	if ok {
+		delete(t.textKeys, id)
+	} else {
+		err := t.q.QueryRowContext(ctx, `SELECT key FROM fts_keys WHERE file = ?`, id).Scan(&key)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return cairn.Errorf(cairn.EINTERNAL, "index: full text of file %d: the page has no text key", id).
+				WithHint("Try: cairn reindex")
+		case err != nil:
+			return fmt.Errorf("index: full text of file %d: %w", id, translate(err))
+		}
+	}
+	t.countWords(text, -1)
+	t.text = append(t.text, textWrite{key: key})
+	if t.freed == nil {
+		t.freed = map[int64]int64{}
+	}
+	t.freed[id] = key
+	return nil
+}
+
+// flushText makes the held full-text writes: the full text's in key
+// order, those of one key in the order they were asked for (a page's row
+// removed, then written again under the same key); then the keys' rows,
+// as the writes leave each key, removals first (a page moved to another
+// key keeps one).
+func (t *indexTx) flushText(ctx context.Context) error {
+	if len(t.text) == 0 {
+		return nil
+	}
+	last := make(map[int64]int64, len(t.text)) // key → file it holds at the end; 0: none
+	for _, w := range t.text {
+		last[w.key] = w.file
+	}
+	slices.SortStableFunc(t.text, func(a, b textWrite) int { return cmp.Compare(a.key, b.key) })
+	for _, w := range t.text {
+		var err error
+		if w.file == 0 {
+			err = t.exec(ctx, "full text", `DELETE FROM fts WHERE rowid = ?`, w.key)
+			if err == nil {
+				err = t.exec(ctx, "full text", `DELETE FROM fts_title WHERE rowid = ?`, w.key)
+			}
+		} else {
+			err = t.exec(ctx, "full text", `INSERT INTO fts (rowid, text) VALUES (?, ?)`, w.key, w.text)
+			if err == nil {
+				err = t.exec(ctx, "full text", `INSERT INTO fts_title (rowid, title) VALUES (?, ?)`, w.key, w.title)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, w := range t.text {
+		if f, ok := last[w.key]; ok && f == 0 {
+			if err := t.exec(ctx, "full text: keys", `DELETE FROM fts_keys WHERE key = ?`, w.key); err != nil {
+				return err
+			}
+			delete(last, w.key)
+		}
+	}
+	for _, w := range t.text {
+		if f, ok := last[w.key]; ok {
+			if err := t.exec(ctx, "full text: keys", `INSERT OR REPLACE INTO fts_keys (key, file) VALUES (?, ?)`, w.key, f); err != nil {
+				return err
+			}
+			delete(last, w.key)
+		}
+	}
+	clear(t.text)
+	clear(t.textKeys)
+	t.text, t.textBytes = t.text[:0], 0
+	return nil
+}
+
+// FlushText makes the held full-text writes (index.TextFlusher).
+func (t *indexTx) FlushText(ctx context.Context) error { return t.flushText(ctx) }
+
+var _ index.TextFlusher = (*indexTx)(nil)
+
+// Search is indexReader.Search on what the transaction wrote so far.
+func (t *indexTx) Search(ctx context.Context, q index.FullTextQuery) ([]index.SearchHit, error) {
+	if err := t.flushText(ctx); err != nil {
+		return nil, err
+	}
+	return t.indexReader.Search(ctx, q)
+}
+
+// Snapshot is indexReader.Snapshot of what the transaction wrote so far.
+func (t *indexTx) Snapshot(ctx context.Context) (map[string][]string, error) {
+	if err := t.flushText(ctx); err != nil {
+		return nil, err
+	}
+	return t.indexReader.Snapshot(ctx)
+}
+
+// ftsTokens counts the tokens FTS5's ascii tokenizer makes of s: runs of
+// ASCII letters and digits and of bytes of other characters.
+func ftsTokens(s string) int {
+	n := 0
+	ftsEachToken(s, func(string) { n++ })
+	return n
+}
+
+// ftsEachToken calls fn with each token FTS5's ascii tokenizer makes of s,
+// as its vocabulary holds it (ASCII letters in lower case).
+func ftsEachToken(s string, fn func(string)) {
+	start := -1
+	lower := true
+	for i := 0; i <= len(s); i++ {
+		tok := false
+		if i < len(s) {
+			c := s[i]
+			tok = c >= 0x80 || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+			if tok && c >= 'A' && c <= 'Z' {
+				lower = false
+			}
+		}
+		switch {
+		case tok && start < 0:
+			start = i
+		case !tok && start >= 0:
+			if w := s[start:i]; lower {
+				fn(w)
+			} else {
+				fn(strings.ToLower(w))
+			}
+			start, lower = -1, true
+		}
+	}
+}
+
+// countWords adds n to the page count of each distinct word of text.
+func (t *indexTx) countWords(text string, n int) {
+	if text == "" {
+		return
+	}
+	if t.words == nil {
+		t.words = map[string]int{}
+	}
+	seen := make(map[string]bool, len(text)/8)
+	ftsEachToken(text, func(w string) {
+		if !seen[w] {
+			seen[w] = true
+			t.words[w] += n
+		}
+	})
+}
+
+// saveWords adds the page counts the transaction changed to fts_words, in
+// word order, and removes the words no page holds any more.
+func (t *indexTx) saveWords(ctx context.Context) error {
+	var words, gone []string
+	for w, n := range t.words {
+		if n != 0 {
+			words = append(words, w)
+		}
+		if n < 0 {
+			gone = append(gone, w)
+		}
+	}
+	counts := t.words
+	t.words = nil
+	if len(words) == 0 {
+		return nil
+	}
+	slices.Sort(words)
+	err := t.insertTail(ctx, "full text: words", `INSERT INTO fts_words (word, pages) VALUES `,
+		` ON CONFLICT (word) DO UPDATE SET pages = pages + excluded.pages`, 2, len(words),
+		func(args []any, i int) []any { return append(args, words[i], counts[words[i]]) })
+	if err != nil || len(gone) == 0 {
+		return err
+	}
+	slices.Sort(gone)
+	for start := 0; start < len(gone); start += indexBatch {
+		batch := gone[start:min(len(gone), start+indexBatch)]
+		args := make([]any, len(batch))
+		for i, w := range batch {
+			args[i] = w
+		}
+		if err := t.exec(ctx, "full text: words", `DELETE FROM fts_words WHERE pages <= 0 AND word IN (`+placeholders(len(batch))+`)`, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
