@@ -252,6 +252,43 @@ type Request struct {
 	Status int `json:"status"`
 }
 
+// Change says whether a request asked for a change, on a surface where
+// reads and changes come alike (MCP: every call is a JSON-RPC POST): the
+// surface audits the requests its handler marked (Changing) and its
+// refusals, not its reads. Safe for concurrent use.
+type Change struct {
+	mu   sync.Mutex
+	what string
+}
+
+type changeKey struct{}
+
+// NewChangeContext returns ctx carrying c, for the handler of a request to
+// mark.
+func NewChangeContext(ctx context.Context, c *Change) context.Context {
+	return context.WithValue(ctx, changeKey{}, c)
+}
+
+// Changing marks the request of ctx as asking for a change, what (a tool's
+// name) when it names none yet. Without a Change in ctx it does nothing.
+func Changing(ctx context.Context, what string) {
+	if c, ok := ctx.Value(changeKey{}).(*Change); ok {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.what == "" {
+			c.what = what
+		}
+	}
+}
+
+// Asked returns what the request was marked as asking for; "" when it
+// was not.
+func (c *Change) Asked() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.what
+}
+
 // Authorizer authenticates secrets against the stored tokens and checks
 // scopes: the one authorizer every surface asks. It keeps the tokens it
 // read for a second (tokenTTL), so that a busy server does not read the

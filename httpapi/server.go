@@ -420,19 +420,29 @@ func (p plainRequest) Context() context.Context     { return p.r.Context() }
 
 // Mount serves h at pattern (an http.ServeMux pattern) behind the API's
 // authorizer: each request needs a bearer token holding scope, is rate
-// limited as the token's, runs with the token in its context
-// (auth.FromContext), and, when its method is not GET, is audited as a
-// request of surface. challenge, when set, is added to the
-// WWW-Authenticate header of a refusal (resource_metadata="…"). Mount
-// before the server serves.
+// limited as the token's, and runs with the token and an auth.Change in
+// its context (auth.FromContext). A request is audited as one of surface
+// when it is refused, or when h marks it as asking for a change
+// (auth.Changing; the route then names what it asked, "POST /mcp
+// write_page"): on the surface Mount serves, MCP, reads and changes alike
+// are POSTs, and reads are not audited (every audit row written is a
+// commit, after which the database's readers drop their caches).
+// challenge, when set, is added to the WWW-Authenticate header of a
+// refusal (resource_metadata="…"). Mount before the server serves.
 func (s *Server) Mount(pattern string, scope auth.Scope, surface string, challenge func(*http.Request) string, h http.Handler) {
 	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok, p := s.authenticate(plainRequest{w, r}, scope)
 		if r.Method != http.MethodGet {
 			rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 			w = rec
+			change := &auth.Change{}
+			r = r.WithContext(auth.NewChangeContext(r.Context(), change))
 			defer func() {
-				a := &auth.Request{Surface: surface, Route: r.Method + " " + r.URL.Path, Remote: r.RemoteAddr, Status: rec.status}
+				what := change.Asked()
+				if p == nil && what == "" {
+					return // a read
+				}
+				a := &auth.Request{Surface: surface, Route: strings.TrimSpace(r.Method + " " + r.URL.Path + " " + what), Remote: r.RemoteAddr, Status: rec.status}
 				if tok != nil {
 					a.Principal, a.Token = tok.Principal, tok.ID
 				}

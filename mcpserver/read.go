@@ -740,6 +740,9 @@ type askIn struct {
 }
 
 func askTool(ctx context.Context, c *call, in askIn) (*app.Answer, error) {
+	if in.Save {
+		auth.Changing(ctx, c.req.Params.Name) // a page proposed: audited, refused or not
+	}
 	if in.Save && !c.caller.Token.Has(auth.Propose) {
 		return nil, cairn.Errorf(cairn.EFORBIDDEN, "saving an answer proposes a page: it needs the scope propose").
 			WithHint("Ask without save.")

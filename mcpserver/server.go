@@ -251,6 +251,9 @@ type call struct {
 // arguments, runs it as the caller, and renders the result or the error.
 func (s *Server) handler(t tool, caller *Caller) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if t.scope != auth.Read {
+			auth.Changing(ctx, t.def.Name) // audited, refused or not
+		}
 		if !caller.Token.Has(t.scope) {
 			return errorResult(cairn.Errorf(cairn.EFORBIDDEN, "%s needs the %s scope, which %s lacks", t.def.Name, t.scope, caller.Token.Principal)), nil
 		}
@@ -329,6 +332,15 @@ func schemaOf[T any]() *jsonschema.Schema {
 	return sc
 }
 
+// encoded is sc as JSON.
+func encoded(sc *jsonschema.Schema) json.RawMessage {
+	data, err := json.Marshal(sc)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: encode a schema: %v", err))
+	}
+	return data
+}
+
 // annotations says what a tool does to the vault: reads (read-only,
 // idempotent), or writes (destructive when it can remove or replace).
 func annotations(title string, read, destructive, idempotent bool) *mcp.ToolAnnotations {
@@ -353,8 +365,11 @@ func define[In, Out any](name, title, desc string, scope auth.Scope, ann *mcp.To
 	if err != nil {
 		panic(fmt.Sprintf("mcpserver: %s: %v", name, err))
 	}
+	// The schemas go to the SDK encoded: it encodes a tool's input schema
+	// again on every call over HTTP (looking for header annotations), which
+	// for a *jsonschema.Schema costs more than most calls' own work.
 	return tool{
-		def:   &mcp.Tool{Name: name, Title: title, Description: desc, Annotations: ann, InputSchema: in, OutputSchema: out},
+		def:   &mcp.Tool{Name: name, Title: title, Description: desc, Annotations: ann, InputSchema: encoded(in), OutputSchema: encoded(out)},
 		scope: scope,
 		run: func(ctx context.Context, c *call, args json.RawMessage) (any, error) {
 			var v In

@@ -40,5 +40,17 @@ func runMain() int {
 			defer pprof.StopCPUProfile()
 		}
 	}
+	// CAIRN_MEMPROFILE=FILE writes a heap profile when the run ends: what
+	// it allocated in all (go tool pprof -sample_index=alloc_space) and
+	// what it still held.
+	if path := os.Getenv("CAIRN_MEMPROFILE"); path != "" {
+		path = strings.ReplaceAll(path, "%p", strconv.Itoa(os.Getpid()))
+		defer func() {
+			if f, err := os.Create(path); err == nil {
+				pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
+	}
 	return Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }

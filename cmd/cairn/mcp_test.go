@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -220,8 +219,19 @@ func TestMCP_HTTP(t *testing.T) {
 	if r, err := http.DefaultClient.Do(req); err != nil || r.StatusCode != 421 {
 		t.Errorf("a request for another host (DNS rebinding) = %v %v, want 421", r.StatusCode, err)
 	}
-	if a := srv.audited(); !bytes.Contains([]byte(strings.Join(a, "\n")), []byte("POST /mcp")) {
-		t.Errorf("MCP requests are not audited: %v", a)
+	// The calls that ask for a change are audited, each under the tool it
+	// called, and the refusals; reads are not.
+	routes := map[string]int{}
+	for _, r := range srv.auditRows() {
+		switch {
+		case r.Route == "POST /mcp" && r.Status < 400:
+			t.Errorf("an MCP request that changed nothing was audited: %+v", r)
+		case strings.HasPrefix(r.Route, "POST /mcp"):
+			routes[r.Route]++
+		}
+	}
+	if routes["POST /mcp write_page"] != 2 || routes["POST /mcp delete_page"] != 1 || routes["POST /mcp review_decide"] != 1 || routes["POST /mcp"] < 2 {
+		t.Errorf("MCP audit rows by route = %v, want write_page 2, delete_page 1, review_decide 1 and the refusals", routes)
 	}
 	if _, err := os.Stat(filepath.Join(vault, "big.md")); err == nil {
 		t.Errorf("an oversize request wrote its file")

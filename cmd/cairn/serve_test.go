@@ -109,15 +109,27 @@ func (p *serveProc) get(path string, out any) int {
 // audited returns the routes of the changes the server has audited.
 func (p *serveProc) audited() []string {
 	p.t.Helper()
-	var a struct{ Items []struct{ Route string } }
+	var out []string
+	for _, r := range p.auditRows() {
+		out = append(out, r.Route)
+	}
+	return out
+}
+
+// auditRow is what audited keeps of an audit row.
+type auditRow struct {
+	Route  string
+	Status int
+}
+
+// auditRows returns the rows the server has audited.
+func (p *serveProc) auditRows() []auditRow {
+	p.t.Helper()
+	var a struct{ Items []auditRow }
 	if code := p.get("/api/v1/audit?limit=1000", &a); code != 200 {
 		p.t.Fatalf("GET /api/v1/audit = %d", code)
 	}
-	var out []string
-	for _, it := range a.Items {
-		out = append(out, it.Route)
-	}
-	return out
+	return a.Items
 }
 
 // TestServe_Refusals: flags that cannot be served are usage errors (exit
