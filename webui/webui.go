@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -64,8 +65,11 @@ type UI struct {
 	app    *app.App
 	opts   Options
 	render *renderer
-	// views are the views' templates, by language and name.
-	views   map[string]map[string]*template.Template
+	// views are the views' templates of each language, parsed when the
+	// language is first asked for (views): each set is a few MB of parse
+	// trees that a server would otherwise hold, and its collector scan,
+	// for ten languages where it serves one or two.
+	views   map[string]*viewSet
 	matcher language.Matcher
 	mux     *http.ServeMux
 	h       http.Handler
@@ -75,7 +79,7 @@ type UI struct {
 
 // New returns the web interface of the vault a has open.
 func New(a *app.App, opts *Options) (*UI, error) {
-	u := &UI{app: a, render: newRenderer(), views: map[string]map[string]*template.Template{}, mux: http.NewServeMux()}
+	u := &UI{app: a, render: newRenderer(), views: map[string]*viewSet{}, mux: http.NewServeMux()}
 	if opts != nil {
 		u.opts = *opts
 	}
@@ -120,36 +124,58 @@ func (u *UI) secure(next http.Handler) http.Handler {
 	})
 }
 
-// parse parses each view's template with the layout, once per language.
+// viewSet is the views' templates of one language, by name, parsed once.
+type viewSet struct {
+	code  string
+	cat   catalog
+	once  sync.Once
+	views map[string]*template.Template
+	err   error
+}
+
+// parse makes the views of every language known, English's parsed now: a
+// template that does not parse is found at the start (the languages differ
+// only in the words their functions give).
 func (u *UI) parse() error {
 	catalogs, err := loadCatalogs()
-	if err != nil {
-		return err
-	}
-	names, err := fs.Glob(files, "templates/*.html")
 	if err != nil {
 		return err
 	}
 	var tags []language.Tag
 	for _, l := range languages() {
 		tags = append(tags, l.tag)
-		views := map[string]*template.Template{}
+		u.views[l.Code] = &viewSet{code: l.Code, cat: catalogs[l.Code]}
+	}
+	u.matcher = language.NewMatcher(tags)
+	_, err = u.views["en"].get()
+	return err
+}
+
+// get returns the set's views, parsing each with the layout the first
+// time.
+func (vs *viewSet) get() (map[string]*template.Template, error) {
+	vs.once.Do(func() {
+		names, err := fs.Glob(files, "templates/*.html")
+		if err != nil {
+			vs.err = err
+			return
+		}
+		vs.views = map[string]*template.Template{}
 		for _, n := range names {
 			base := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
 			if base == "layout" || base == "partials" {
 				continue
 			}
-			t, err := template.New(base).Funcs(funcs()).Funcs(langFuncs(l.Code, catalogs[l.Code])).
+			t, err := template.New(base).Funcs(funcs()).Funcs(langFuncs(vs.code, vs.cat)).
 				ParseFS(files, "templates/layout.html", "templates/partials.html", n)
 			if err != nil {
-				return fmt.Errorf("parse the web interface's %s: %w", n, err)
+				vs.err = fmt.Errorf("parse the web interface's %s: %w", n, err)
+				return
 			}
-			views[base] = t
+			vs.views[base] = t
 		}
-		u.views[l.Code] = views
-	}
-	u.matcher = language.NewMatcher(tags)
-	return nil
+	})
+	return vs.views, vs.err
 }
 
 // session is a signed-in person's session, as a request carries it.
@@ -326,7 +352,11 @@ func (u *UI) show(w http.ResponseWriter, r *http.Request, s *session, name, titl
 // write executes a view's template, in the request's language, into the
 // response.
 func (u *UI) write(w http.ResponseWriter, r *http.Request, status int, name string, p page) error {
-	t, ok := u.views[u.language(r)][name]
+	views, err := u.views[u.language(r)].get()
+	if err != nil {
+		return err
+	}
+	t, ok := views[name]
 	if !ok {
 		return fmt.Errorf("no view %q", name)
 	}
@@ -340,7 +370,7 @@ func (u *UI) write(w http.ResponseWriter, r *http.Request, status int, name stri
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	_, err := w.Write(b.Bytes())
+	_, err = w.Write(b.Bytes())
 	return err
 }
 
