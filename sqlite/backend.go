@@ -60,12 +60,45 @@ func (db *DB) GetObject(ctx context.Context, h cairn.Hash) (cairn.Object, error)
 
 // GetObjects reads objects in batches of 500, in hash order, and
 // decompresses them on every core; a few (a search's snippets) are read
-// one by one with the prepared statement, in the caller's goroutine,
-// which in-process costs less than a statement and workers of their own.
+// with one prepared statement, in the caller's goroutine, which in-process
+// costs less than workers of their own.
 func (db *DB) GetObjects(ctx context.Context, hs []cairn.Hash, fn func(cairn.Object) error) error {
 	hs = slices.Clone(hs)
 	slices.SortFunc(hs, func(a, b cairn.Hash) int { return bytes.Compare(a[:], b[:]) })
 	hs = slices.Compact(hs)
+	if n := len(hs); n > 1 && n <= fewObjects {
+		st, err := db.objectsStmt(ctx, n)
+		if err != nil {
+			return err
+		}
+		args := make([]any, n)
+		for i, h := range hs {
+			args[i] = h[:]
+		}
+		rows, err := st.QueryContext(ctx, args...)
+		if err != nil {
+			return translate(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var h, data []byte
+			var kind, codec int
+			var size int64
+			if err := rows.Scan(&h, &kind, &codec, &size, &data); err != nil {
+				return translate(err)
+			}
+			if data, err = db.codec.Decompress(data, codec, size); err != nil {
+				return cairn.Errorf(cairn.EINTERNAL, "read object %s: %w", cairn.Hash(h).Short(), err)
+			}
+			if data == nil {
+				data = []byte{}
+			}
+			if err := fn(cairn.Object{Hash: cairn.Hash(h), Kind: cairn.ObjectKind(kind), Data: data}); err != nil {
+				return err
+			}
+		}
+		return translate(rows.Err())
+	}
 	if len(hs) <= fewObjects {
 		for _, h := range hs {
 			o, err := db.GetObject(ctx, h)
@@ -246,7 +279,23 @@ func (db *DB) PutObjects(ctx context.Context, objs []cairn.Object) error {
 	return ctx.Err()
 }
 
-// fewObjects is the most objects GetObjects reads one by one.
+// objectsStmt returns the statement that reads n objects, that are stored
+// and not purged.
+func (db *DB) objectsStmt(ctx context.Context, n int) (*sql.Stmt, error) {
+	db.getObjectsMu.Lock()
+	defer db.getObjectsMu.Unlock()
+	if db.getObjects[n] == nil {
+		st, err := db.r.PrepareContext(ctx, `SELECT hash, kind, codec, size, data FROM objects
+			WHERE hash IN (`+placeholders(n)+`) AND data IS NOT NULL`)
+		if err != nil {
+			return nil, translate(err)
+		}
+		db.getObjects[n] = st
+	}
+	return db.getObjects[n], nil
+}
+
+// fewObjects is the most objects GetObjects reads with one statement.
 const fewObjects = 16
 
 // insertBatch is the number of objects one INSERT statement writes.

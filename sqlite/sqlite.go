@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	sqlite "modernc.org/sqlite"
@@ -93,8 +94,11 @@ type DB struct {
 	ckWake, ckStop chan struct{}
 	ckDone         chan struct{}
 
-	// Statements of the hot read paths, prepared once.
+	// Statements of the hot read paths, prepared once; getObjects[n]
+	// reads n objects (2 to fewObjects), prepared on first use.
 	getObject, getRef *sql.Stmt
+	getObjectsMu      sync.Mutex
+	getObjects        [fewObjects + 1]*sql.Stmt
 }
 
 var _ cairn.Backend = (*DB)(nil)
@@ -250,7 +254,7 @@ func (db *DB) QuickCheck(ctx context.Context) error {
 // and closes the database; it never waits for another process.
 func (db *DB) Close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{db.getObject, db.getRef} {
+	for _, st := range append([]*sql.Stmt{db.getObject, db.getRef}, db.getObjects[:]...) {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}

@@ -139,8 +139,10 @@ func testObjects(t *testing.T, b cairn.Backend) {
 		t.Fatalf("DeleteObjects(600, half missing): %v", err)
 	}
 	boom := errors.New("stop")
-	if err := b.GetObjects(ctx, []cairn.Hash{objs[1].Hash}, func(cairn.Object) error { return boom }); !errors.Is(err, boom) {
-		t.Errorf("GetObjects with a failing callback: error = %v, want %v", err, boom)
+	for _, hs := range [][]cairn.Hash{{objs[1].Hash}, {objs[0].Hash, objs[1].Hash, objs[3].Hash}} {
+		if err := b.GetObjects(ctx, hs, func(cairn.Object) error { return boom }); !errors.Is(err, boom) {
+			t.Errorf("GetObjects of %d with a failing callback: error = %v, want %v", len(hs), err, boom)
+		}
 	}
 	if _, err := b.GetObject(ctx, missing.Hash); cairn.ErrorCode(err) != cairn.ENOTFOUND {
 		t.Errorf("GetObject(missing) error = %v, want code %s", err, cairn.ENOTFOUND)
@@ -406,6 +408,18 @@ func testBackendPurge(t *testing.T, b cairn.Backend) {
 	}
 	if err := b.GetObjects(ctx, []cairn.Hash{secret.Hash}, func(cairn.Object) error { return errors.New("purged object returned") }); err != nil {
 		t.Errorf("GetObjects(purged): %v", err)
+	}
+	// Read with others, which backends may read otherwise than one alone.
+	kept := obj(cairn.KindBlob, "kept beside the purged one")
+	if err := b.PutObjects(ctx, []cairn.Object{kept}); err != nil {
+		t.Fatal(err)
+	}
+	var got []cairn.Hash
+	if err := b.GetObjects(ctx, []cairn.Hash{secret.Hash, kept.Hash}, func(o cairn.Object) error {
+		got = append(got, o.Hash)
+		return nil
+	}); err != nil || len(got) != 1 || got[0] != kept.Hash {
+		t.Errorf("GetObjects(purged, kept) = %v, %v; want the kept one alone", got, err)
 	}
 	if has, _ := b.HasObjects(ctx, []cairn.Hash{secret.Hash}); !has[0] {
 		t.Errorf("HasObjects(purged) = false; the hash must stay")
