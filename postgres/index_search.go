@@ -321,8 +321,8 @@ func indexSnapshotQueries() map[string]string {
 		"cites":     `SELECT c.value, f.path FROM cites c JOIN files f ON f.id = c.file`,
 		"fields":    `SELECT x.name, x.value, x.num, f.path FROM fields x JOIN files f ON f.id = x.file`,
 		"findings":  `SELECT f.path, n.rule, n.severity, n.subject, n.message FROM findings n JOIN files f ON f.id = n.file`,
-		"fts":       `SELECT f.path FROM fts t JOIN files f ON f.id = t.id`,
-		"fts_title": `SELECT f.path FROM fts t JOIN files f ON f.id = t.id`,
+		"fts":       `SELECT f.path, t.words::text FROM fts t JOIN files f ON f.id = t.id`,
+		"fts_title": `SELECT f.path, t.words::text FROM fts t JOIN files f ON f.id = t.id`,
 		// What the full text holds of each page: its length and a digest of
 		// its words (parts included), the words' page counts and the totals.
 		"fts_text": `SELECT f.path, t.words::text, t.more::text, md5(t.title::text), md5(t.body::text),
