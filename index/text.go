@@ -66,13 +66,24 @@ func foldWord(w string) string {
 // until fn returns false.
 func eachWord(s string, fn func(start, end int, folded string) bool) {
 	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if !isWordRune(r) {
+		if c := s[i]; c < utf8.RuneSelf { // ASCII, the common case, by table
+			if asciiWord[c] == 0 {
+				i++
+				continue
+			}
+		} else if r, n := utf8.DecodeRuneInString(s[i:]); !isWordRune(r) {
 			i += n
 			continue
 		}
-		j := i + n
+		j := i
 		for j < len(s) {
+			if c := s[j]; c < utf8.RuneSelf {
+				if asciiWord[c] == 0 {
+					break
+				}
+				j++
+				continue
+			}
 			r, n := utf8.DecodeRuneInString(s[j:])
 			if !isWordRune(r) {
 				break
