@@ -182,7 +182,9 @@ func CleanPath(p string) (string, error) {
 	if len(p) > MaxPathBytes {
 		return bad("%d bytes long; the limit is %d", len(p), MaxPathBytes)
 	}
-	for i, seg := range strings.Split(p, "/") {
+	i := -1
+	for seg := range strings.SplitSeq(p, "/") { // every path is checked: no slice
+		i++
 		switch {
 		case seg == "":
 			return bad("has an empty segment")

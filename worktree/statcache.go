@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"cairn"
 	"cairn/store"
@@ -101,79 +102,97 @@ func readCache(path string) *statCache {
 	if crc32.Checksum(body, castagnoli) != sum {
 		return nil
 	}
-	r := bytes.NewReader(body[len(cacheMagic):])
-	c := &statCache{}
-	n, err := readHeader(r, c)
-	if err != nil || n > uint64(len(data)) {
-		return nil
+	// The paths are cut from the file's bytes as they are, not copied one
+	// by one (or all at once: at 100k files that copy is 12 MB of fresh
+	// memory): data is never written after this.
+	r := &cacheReader{s: unsafe.String(unsafe.SliceData(body), len(body)), pos: len(cacheMagic)}
+	c := &statCache{base: r.hash(), folder: r.hash(), over: r.hash()}
+	for range r.count(1) {
+		c.overPaths = append(c.overPaths, r.str())
 	}
+	n := r.count(2*len(cairn.Hash{}) + 5) // the least an entry takes
 	c.entries = make([]cacheEntry, 0, n)
-	var prev string
 	for range n {
-		e, err := readEntry(r)
-		if err != nil || (prev != "" && walkOrder(prev, e.path) >= 0) {
+		e := cacheEntry{path: r.str(), base: r.hash(), baseMode: cairn.Mode(r.byte())}
+		e.size, e.mtime, e.checked = r.varint(), r.varint(), r.varint()
+		e.blob = r.hash()
+		if r.bad || len(c.entries) > 0 && walkOrder(c.entries[len(c.entries)-1].path, e.path) >= 0 {
 			return nil
 		}
-		prev = e.path
 		c.entries = append(c.entries, e)
 	}
-	if r.Len() != 0 {
+	if r.bad || r.pos != len(r.s) {
 		return nil
 	}
 	return c
 }
 
-func readHeader(r *bytes.Reader, c *statCache) (uint64, error) {
-	for _, h := range []*cairn.Hash{&c.base, &c.folder, &c.over} {
-		if _, err := io.ReadFull(r, h[:]); err != nil {
-			return 0, err
-		}
-	}
-	n, err := binary.ReadUvarint(r)
-	if err != nil || n > uint64(r.Len()) {
-		return 0, errors.Join(err, io.ErrUnexpectedEOF)
-	}
-	for range n {
-		p, err := readString(r)
-		if err != nil {
-			return 0, err
-		}
-		c.overPaths = append(c.overPaths, p)
-	}
-	return binary.ReadUvarint(r)
+// cacheReader decodes a status cache; bad is set, and zero values given,
+// once the data runs out or does not decode.
+type cacheReader struct {
+	s   string
+	pos int
+	bad bool
 }
 
-func readString(r *bytes.Reader) (string, error) {
-	n, err := binary.ReadUvarint(r)
-	if err != nil || n > uint64(r.Len()) {
-		return "", errors.Join(err, io.ErrUnexpectedEOF)
-	}
-	p := make([]byte, n)
-	_, err = io.ReadFull(r, p)
-	return string(p), err
-}
-
-func readEntry(r *bytes.Reader) (cacheEntry, error) {
-	var e cacheEntry
-	var err error
-	if e.path, err = readString(r); err != nil {
-		return e, err
-	}
-	if _, err := io.ReadFull(r, e.base[:]); err != nil {
-		return e, err
-	}
-	mode, err := r.ReadByte()
-	if err != nil {
-		return e, err
-	}
-	e.baseMode = cairn.Mode(mode)
-	for _, v := range []*int64{&e.size, &e.mtime, &e.checked} {
-		if *v, err = binary.ReadVarint(r); err != nil {
-			return e, err
+func (r *cacheReader) uvarint() uint64 {
+	var v uint64
+	for shift := 0; shift < 64 && r.pos < len(r.s); shift += 7 {
+		b := r.s[r.pos]
+		r.pos++
+		v |= uint64(b&0x7f) << shift
+		if b < 0x80 {
+			return v
 		}
 	}
-	_, err = io.ReadFull(r, e.blob[:])
-	return e, err
+	r.bad = true
+	return 0
+}
+
+// varint decodes what binary.PutVarint wrote (zig-zag).
+func (r *cacheReader) varint() int64 {
+	u := r.uvarint()
+	v := int64(u >> 1)
+	if u&1 != 0 {
+		v = ^v
+	}
+	return v
+}
+
+// count decodes a count of items of at least size bytes each: zero, and
+// bad, when the rest cannot hold them.
+func (r *cacheReader) count(size int) int {
+	n := r.uvarint()
+	if n > uint64((len(r.s)-r.pos)/size) {
+		r.bad = true
+		return 0
+	}
+	return int(n)
+}
+
+func (r *cacheReader) str() string {
+	n := r.count(1)
+	s := r.s[r.pos : r.pos+n]
+	r.pos += n
+	return s
+}
+
+func (r *cacheReader) hash() (h cairn.Hash) {
+	if len(r.s)-r.pos < len(h) {
+		r.bad = true
+		return h
+	}
+	r.pos += copy(h[:], r.s[r.pos:])
+	return h
+}
+
+func (r *cacheReader) byte() byte {
+	if r.pos >= len(r.s) {
+		r.bad = true
+		return 0
+	}
+	r.pos++
+	return r.s[r.pos-1]
 }
 
 // write writes the cache to path, under a temporary name renamed into
@@ -263,11 +282,7 @@ func (m *Manager) cachedStatus(ctx context.Context, t *Tree, over map[string]cai
 		}
 	}
 	max := m.maxSize()
-	var files []File
-	skips, err := Walk(t.Path, &WalkOptions{MaxFileSize: max}, func(f File) error {
-		files = append(files, f)
-		return nil
-	})
+	files, skips, err := walkFiles(t.Path, &WalkOptions{MaxFileSize: max})
 	if err != nil {
 		return nil, nil, false, err
 	}

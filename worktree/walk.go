@@ -90,49 +90,61 @@ type WalkOptions struct {
 // Folders are read on every core, each file's metadata taken relative to
 // its open folder; fn is called once the whole tree is read.
 func Walk(root string, opts *WalkOptions, fn func(File) error) ([]Skip, error) {
+	files, skips, err := walkFiles(root, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		if err := fn(f); err != nil {
+			return skips, fmt.Errorf("walk %s: %w", root, err)
+		}
+	}
+	return skips, nil
+}
+
+// walkFiles is Walk's walk: the files it calls fn with, in order, and the
+// skips.
+func walkFiles(root string, opts *WalkOptions) ([]File, []Skip, error) {
 	if opts == nil {
 		opts = &WalkOptions{}
 	}
-	w := &walker{max: opts.MaxFileSize}
+	w := &walker{max: opts.MaxFileSize, folders: map[string]*folderRead{}}
 	if w.max <= 0 {
 		w.max = DefaultMaxFileSize
 	}
 	start, rel := root, ""
 	if opts.Under != "" {
 		if Ignored(opts.Under) {
-			return nil, nil
+			return nil, nil, nil
 		}
 		start, rel = filepath.Join(root, filepath.FromSlash(opts.Under)), opts.Under
 	}
 	if err := w.run(start, rel); err != nil {
-		return nil, fmt.Errorf("walk %s: %w", root, err)
+		return nil, nil, fmt.Errorf("walk %s: %w", root, err)
 	}
 	if opts.Leftovers != nil {
 		*opts.Leftovers = append(*opts.Leftovers, w.leftovers...)
 	}
-	slices.SortFunc(w.files, func(a, b File) int { return walkOrder(a.Path, b.Path) })
+	files := w.inOrder(rel, make([]File, 0, w.count))
+	if !slices.IsSortedFunc(files, fileOrder) {
+		// Sibling folders whose names are one in NFC interleave.
+		slices.SortFunc(files, fileOrder)
+	}
 	var skips []Skip
-	seen := make(map[string]string, len(w.files)) // folded path → path
-	keep := make([]bool, len(w.files))
-	for i, f := range w.files {
+	seen := make(map[string]string, len(files)) // folded path → path
+	kept := files[:0]
+	for _, f := range files {
 		fold := cairn.FoldPath(f.Path)
 		if other, dup := seen[fold]; dup {
 			skips = append(skips, Skip{Path: f.Path, Reason: "differs only in case from " + other})
 			continue
 		}
-		seen[fold], keep[i] = f.Path, true
+		seen[fold] = f.Path
+		kept = append(kept, f)
 	}
 	skips = append(skips, w.skips...)
 	slices.SortStableFunc(skips, func(a, b Skip) int { return walkOrder(a.Path, b.Path) })
-	for i, f := range w.files {
-		if !keep[i] {
-			continue
-		}
-		if err := fn(f); err != nil {
-			return skips, fmt.Errorf("walk %s: %w", root, err)
-		}
-	}
-	return skips, nil
+	return kept, skips, nil
 }
 
 // walkOrder compares vault paths in the order filepath.WalkDir visits
@@ -154,6 +166,8 @@ func walkOrder(a, b string) int {
 	return len(a) - len(b)
 }
 
+func fileOrder(a, b File) int { return walkOrder(a.Path, b.Path) }
+
 // walker reads a tree's folders on several goroutines.
 type walker struct {
 	max int64
@@ -163,19 +177,49 @@ type walker struct {
 	queue     []walkDir // folders to read
 	pending   int       // folders queued or being read
 	err       error     // the first error that ends the walk
-	files     []File
+	folders   map[string]*folderRead
+	count     int // files found
 	skips     []Skip
 	leftovers []string
 }
 
-// walkDir is a folder to read: where it is, and its vault path ("" for the
-// walk's start at the root).
-type walkDir struct{ abs, rel string }
+// walkDir is a folder to read: where it is, its vault path ("" for the
+// walk's start at the root), and what its files' vault paths start with
+// (its path in NFC and a slash), which orders it among its siblings.
+type walkDir struct{ abs, rel, key string }
+
+// folderRead is what reading one folder found: its files and its folders,
+// each in walk order. The whole walk's order is theirs merged, folder by
+// folder, so no goroutine sorts every file of the tree.
+type folderRead struct {
+	files []File
+	dirs  []walkDir
+}
+
+// inOrder appends the files of folder rel and of the folders below it to
+// out, in walk order.
+func (w *walker) inOrder(rel string, out []File) []File {
+	f := w.folders[rel]
+	if f == nil {
+		return out // not read: removed while walking, or a skip
+	}
+	files, dirs := f.files, f.dirs
+	for len(files) > 0 || len(dirs) > 0 {
+		if len(dirs) == 0 || len(files) > 0 && walkOrder(files[0].Path, dirs[0].key) < 0 {
+			out = append(out, files[0])
+			files = files[1:]
+			continue
+		}
+		out = w.inOrder(dirs[0].rel, out)
+		dirs = dirs[1:]
+	}
+	return out
+}
 
 // run reads the tree from start, whose vault path is rel.
 func (w *walker) run(start, rel string) error {
 	w.cond = sync.NewCond(&w.mu)
-	w.queue, w.pending = []walkDir{{start, rel}}, 1
+	w.queue, w.pending = []walkDir{{abs: start, rel: rel}}, 1
 	var wg sync.WaitGroup
 	for range max(2, 2*runtime.GOMAXPROCS(0)) { // reading folders waits on the disk
 		wg.Add(1)
@@ -193,12 +237,17 @@ func (w *walker) run(start, rel string) error {
 				d := w.queue[len(w.queue)-1]
 				w.queue = w.queue[:len(w.queue)-1]
 				w.mu.Unlock()
-				files, skips, dirs, leftovers, err := w.read(d, d.abs == start)
+				found, skips, leftovers, err := w.read(d, d.abs == start)
 				w.mu.Lock()
-				w.files, w.skips = append(w.files, files...), append(w.skips, skips...)
+				if found != nil {
+					w.folders[d.rel] = found
+					w.count += len(found.files)
+					w.queue = append(w.queue, found.dirs...)
+					w.pending += len(found.dirs)
+				}
+				w.skips = append(w.skips, skips...)
 				w.leftovers = append(w.leftovers, leftovers...)
-				w.queue = append(w.queue, dirs...)
-				w.pending += len(dirs) - 1
+				w.pending--
 				if err != nil && w.err == nil {
 					w.err = err
 				}
@@ -211,10 +260,11 @@ func (w *walker) run(start, rel string) error {
 	return w.err
 }
 
-// read reads one folder: the files it holds that can be vault files, the
-// skips, the folders below it, and temporary files of dead syncs. A folder
-// that cannot be read is a skip, unless it is the walk's start.
-func (w *walker) read(d walkDir, start bool) (files []File, skips []Skip, dirs []walkDir, leftovers []string, err error) {
+// read reads one folder: the files it holds that can be vault files and
+// the folders below it (nil when it cannot be read), the skips, and
+// temporary files of dead syncs. A folder that cannot be read is a skip,
+// unless it is the walk's start.
+func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, leftovers []string, err error) {
 	dir, err := os.Open(d.abs)
 	if err == nil {
 		defer dir.Close()
@@ -226,21 +276,34 @@ func (w *walker) read(d walkDir, start bool) (files []File, skips []Skip, dirs [
 	switch {
 	case err == nil:
 	case start:
-		return nil, nil, nil, nil, err
+		return nil, nil, nil, err
 	case errors.Is(err, fs.ErrPermission):
-		return nil, []Skip{{Path: d.rel, Reason: "cannot be read: permission denied"}}, nil, nil, nil
+		return nil, []Skip{{Path: d.rel, Reason: "cannot be read: permission denied"}}, nil, nil
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil, nil, nil, nil // removed while walking
+		return nil, nil, nil, nil // removed while walking
 	default:
-		return nil, nil, nil, nil, err
+		return nil, nil, nil, err
 	}
+	found = &folderRead{files: make([]File, 0, len(ents))}
+	sep := string(filepath.Separator)
+	if strings.HasSuffix(d.abs, sep) {
+		sep = ""
+	}
+	// Where the folder's place on disk ends with its vault path (always,
+	// but on systems that separate folders otherwise), a file's vault path
+	// is the end of where it is: one string for both.
+	relInAbs := d.rel == "" || sep == "/" && strings.HasSuffix(d.abs, "/"+d.rel)
 	for _, e := range ents {
 		name := e.Name()
+		abs := d.abs + sep + name
 		rel := name
-		if d.rel != "" {
+		switch {
+		case d.rel == "":
+		case relInAbs:
+			rel = abs[len(abs)-len(d.rel)-1-len(name):]
+		default:
 			rel = d.rel + "/" + name
 		}
-		abs := filepath.Join(d.abs, name)
 		if ignoredName(name) {
 			if !e.IsDir() && strings.HasPrefix(name, tmpPrefix) {
 				leftovers = append(leftovers, abs)
@@ -257,7 +320,11 @@ func (w *walker) read(d walkDir, start bool) (files []File, skips []Skip, dirs [
 			skips = append(skips, Skip{Path: rel, Reason: "symbolic link (not followed)"})
 			continue
 		case e.IsDir():
-			dirs = append(dirs, walkDir{abs, rel})
+			key := rel
+			if p, err := cairn.CleanPath(rel); err == nil {
+				key = p
+			}
+			found.dirs = append(found.dirs, walkDir{abs, rel, key + "/"})
 			continue
 		case !typ.IsRegular():
 			skips = append(skips, Skip{Path: rel, Reason: "not a regular file"})
@@ -273,7 +340,7 @@ func (w *walker) read(d walkDir, start bool) (files []File, skips []Skip, dirs [
 			continue // removed while walking
 		}
 		if err != nil {
-			return nil, nil, nil, nil, err
+			return nil, nil, nil, err
 		}
 		if !st.regular {
 			skips = append(skips, Skip{Path: rel, Reason: "not a regular file"})
@@ -287,9 +354,11 @@ func (w *walker) read(d walkDir, start bool) (files []File, skips []Skip, dirs [
 		if st.exec {
 			f.Mode = cairn.ModeExecutable
 		}
-		files = append(files, f)
+		found.files = append(found.files, f)
 	}
-	return files, skips, dirs, leftovers, nil
+	slices.SortFunc(found.files, fileOrder)
+	slices.SortFunc(found.dirs, func(a, b walkDir) int { return walkOrder(a.key, b.key) })
+	return found, skips, leftovers, nil
 }
 
 // readFile reads a file found by Walk, refusing one that became a link or
