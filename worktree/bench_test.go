@@ -81,20 +81,7 @@ func BenchmarkStatus(b *testing.B) {
 			if err := v.WriteDir(ctx, dir); err != nil {
 				b.Fatal(err)
 			}
-			vdir := filepath.Join(dir, ".cairn")
-			if err := os.Mkdir(vdir, 0o755); err != nil {
-				b.Fatal(err)
-			}
-			db, wst := openBackend(b, vdir)
-			s, err := store.New(ctx, db, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			m := worktree.NewManager(s, wst, vdir)
-			wt, err := m.Register(ctx, dir, "main", cairn.Hash{})
-			if err != nil {
-				b.Fatal(err)
-			}
+			_, m, wt := openVault(b, dir)
 			if _, err := m.Commit(ctx, wt, worktree.CommitRequest{Message: "start", Principal: cairn.User("bench")}); err != nil {
 				b.Fatal(err)
 			}

@@ -30,24 +30,31 @@ type env struct {
 
 func setup(t *testing.T) *env {
 	t.Helper()
-	ctx := t.Context()
-	// A vault's layout: the folder, with the database in its .cairn.
 	dir := t.TempDir()
+	s, m, wt := openVault(t, dir)
+	return &env{t: t, ctx: t.Context(), s: s, m: m, dir: dir, wt: wt, vdir: filepath.Join(dir, ".cairn")}
+}
+
+// openVault makes folder dir a vault, with the database in its .cairn,
+// and registers dir as the working tree of main.
+func openVault(tb testing.TB, dir string) (*store.Store, *worktree.Manager, *worktree.Tree) {
+	tb.Helper()
+	ctx := tb.Context()
 	vdir := filepath.Join(dir, ".cairn")
 	if err := os.Mkdir(vdir, 0o755); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	db, wst := openBackend(t, vdir)
+	db, wst := openBackend(tb, vdir)
 	s, err := store.New(ctx, db, nil)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	m := worktree.NewManager(s, wst, vdir)
 	wt, err := m.Register(ctx, dir, "main", cairn.Hash{})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	return &env{t: t, ctx: ctx, s: s, m: m, dir: dir, wt: wt, vdir: vdir}
+	return s, m, wt
 }
 
 func (e *env) write(path, data string) {
