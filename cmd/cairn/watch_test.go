@@ -21,31 +21,51 @@ import (
 // renames and deletions made between the rounds, and checks every answer
 // against the folder as the test reads it. The statuses must have come
 // from the journal: its last status is recorded at the journal's epoch.
+// In "both", a worker and a server run at once (one of them watches: the
+// journal's lock decides) and the worker is killed halfway; if it was the
+// one watching, the server takes the watch over.
 func TestStatus_Watched(t *testing.T) {
-	for _, mode := range []string{"worker", "serve"} {
+	for _, mode := range []string{"worker", "serve", "both"} {
 		t.Run(mode, func(t *testing.T) {
 			vault := filepath.Join(t.TempDir(), "vault")
 			base := map[string]string{"index.md": "# Home\n", "notes/a.md": "a\n", "notes/deep/b.md": "b\n"}
 			writeFiles(t, vault, base)
 			must(t, run(t, vault, nil, "init"), "init")
-			switch mode {
-			case "worker":
-				w := exec.Command(cairnBin(t), "worker")
-				w.Dir = vault
-				w.Env = append(os.Environ(), "CAIRN_USER=tester")
+			var worker *exec.Cmd
+			if mode != "serve" {
+				worker = exec.Command(cairnBin(t), "worker")
+				worker.Dir = vault
+				worker.Env = append(os.Environ(), "CAIRN_USER=tester")
 				var out bytes.Buffer
-				w.Stdout, w.Stderr = &out, &out
-				if err := w.Start(); err != nil {
+				worker.Stdout, worker.Stderr = &out, &out
+				if err := worker.Start(); err != nil {
 					t.Fatal(err)
 				}
-				t.Cleanup(func() { w.Process.Kill(); w.Wait() })
-			case "serve":
+				t.Cleanup(func() { worker.Process.Kill(); worker.Wait() })
+			}
+			watching := func() {
+				waitUntil(t, 30*time.Second, func() bool {
+					m, _ := filepath.Glob(filepath.Join(vault, ".cairn", "status-*.watch"))
+					return len(m) > 0
+				})
+			}
+			if mode == "both" {
+				watching() // the worker watches; the server waits for the lock
+			}
+			if mode != "worker" {
 				startServe(t, vault)
 			}
-			waitUntil(t, 30*time.Second, func() bool {
-				m, _ := filepath.Glob(filepath.Join(vault, ".cairn", "status-*.watch"))
-				return len(m) > 0
-			})
+			watching()
+			journalEpoch := func() string {
+				t.Helper()
+				journal, err := os.ReadFile(filepath.Join(vault, ".cairn", "status-1.watch"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				epoch, _, _ := strings.Cut(strings.TrimPrefix(string(journal), "cairn-watch-1 "), "\n")
+				return epoch
+			}
+			var workerEpoch string
 			rng := rand.New(rand.NewPCG(5, 9))
 			names := []string{"index.md", "notes/a.md", "notes/c.md", "notes/deep/b.md", "other/d.md"}
 			rounds := 30
@@ -53,6 +73,12 @@ func TestStatus_Watched(t *testing.T) {
 				rounds = 10
 			}
 			for round := range rounds {
+				if mode == "both" && round == rounds/2 {
+					workerEpoch = journalEpoch()
+					worker.Process.Kill()
+					worker.Wait()
+					time.Sleep(6 * time.Second) // the server takes the watch over within 5 s
+				}
 				for range 1 + rng.IntN(3) {
 					p := filepath.Join(vault, names[rng.IntN(len(names))])
 					switch rng.IntN(5) {
@@ -91,11 +117,10 @@ func TestStatus_Watched(t *testing.T) {
 					base = readTree(t, vault)
 				}
 			}
-			journal, err := os.ReadFile(filepath.Join(vault, ".cairn", "status-1.watch"))
-			if err != nil {
-				t.Fatal(err)
+			epoch := journalEpoch()
+			if mode == "both" && epoch == workerEpoch {
+				t.Errorf("the server did not take the watch over from the killed worker (journal epoch %q still)", epoch)
 			}
-			epoch, _, _ := strings.Cut(strings.TrimPrefix(string(journal), "cairn-watch-1 "), "\n")
 			var last struct{ Epoch string }
 			data, err := os.ReadFile(filepath.Join(vault, ".cairn", "status-1.last"))
 			if err != nil || json.Unmarshal(data, &last) != nil || last.Epoch != epoch {
