@@ -292,16 +292,15 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 	// Where the folder's place on disk ends with its vault path (always,
 	// but on systems that separate folders otherwise), a file's vault path
 	// is the end of where it is: one string for both.
-	relInAbs := d.rel == "" || sep == "/" && strings.HasSuffix(d.abs, "/"+d.rel)
+	tail := d.rel != "" && sep == "/" && strings.HasSuffix(d.abs, "/"+d.rel)
 	for _, e := range ents {
 		name := e.Name()
 		abs := d.abs + sep + name
 		rel := name
 		switch {
-		case d.rel == "":
-		case relInAbs:
+		case tail:
 			rel = abs[len(abs)-len(d.rel)-1-len(name):]
-		default:
+		case d.rel != "":
 			rel = d.rel + "/" + name
 		}
 		if ignoredName(name) {
