@@ -208,10 +208,16 @@ var folder = cases.Fold()
 // be in a vault (they collide on macOS and Windows); the vault tree is keyed
 // by the fold (docs/format.md).
 func FoldPath(p string) string {
+	upper := false
 	for i := 0; i < len(p); i++ {
-		if p[i] >= utf8.RuneSelf {
+		c := p[i]
+		if c >= utf8.RuneSelf {
 			return norm.NFC.String(folder.String(p))
 		}
+		upper = upper || 'A' <= c && c <= 'Z'
+	}
+	if !upper {
+		return p
 	}
 	return strings.ToLower(p) // the full case folding of ASCII
 }

@@ -15,3 +15,6 @@ func (m *Manager) OverridesOf(ctx context.Context, t *Tree) (map[string]cairn.En
 // WatchedStatuses is how many whole-tree statuses m made from a watch
 // journal, without a walk.
 func (m *Manager) WatchedStatuses() int64 { return m.watched.Load() }
+
+// WalkOrder compares vault paths in the order Walk gives them.
+func WalkOrder(a, b string) int { return walkOrder(a, b) }

@@ -3,6 +3,7 @@
 package worktree
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -13,6 +14,7 @@ type fileStat struct {
 	ctime         int64  // unix nanoseconds; 0 where the system has none
 	ino           uint64 // 0 where the system has none
 	regular, exec bool
+	dir, symlink  bool
 }
 
 // statIn reads the metadata of name in the open folder dir, without
@@ -25,6 +27,7 @@ func statIn(dir *os.File, name string) (fileStat, error) {
 	return fileStat{
 		size: info.Size(), mtime: info.ModTime().UnixNano(),
 		regular: info.Mode().IsRegular(), exec: info.Mode()&0o111 != 0,
+		dir: info.IsDir(), symlink: info.Mode()&fs.ModeSymlink != 0,
 	}, nil
 }
 

@@ -14,6 +14,7 @@ type fileStat struct {
 	ctime         int64  // unix nanoseconds; 0 where the system has none
 	ino           uint64 // 0 where the system has none
 	regular, exec bool
+	dir, symlink  bool
 }
 
 // statIn reads the metadata of name in the open folder dir, without
@@ -35,6 +36,7 @@ func statIn(dir *os.File, name string) (fileStat, error) {
 		size: st.Size, mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec,
 		ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec, ino: st.Ino,
 		regular: st.Mode&unix.S_IFMT == unix.S_IFREG, exec: st.Mode&0o111 != 0,
+		dir: st.Mode&unix.S_IFMT == unix.S_IFDIR, symlink: st.Mode&unix.S_IFMT == unix.S_IFLNK,
 	}, nil
 }
 

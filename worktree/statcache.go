@@ -291,7 +291,7 @@ func (m *Manager) cachedStatus(ctx context.Context, t *Tree, over map[string]cai
 		d *onDisk
 		e *cacheEntry
 	}
-	var both []pair
+	var both []pair // the files read again, with their entries
 	var toRead []*onDisk
 	i, j := 0, 0
 	for i < len(files) || j < len(c.entries) {
@@ -312,14 +312,16 @@ func (m *Manager) cachedStatus(ctx context.Context, t *Tree, over map[string]cai
 			st.Changes = append(st.Changes, Change{Path: c.entries[j].path, Kind: cairn.Deleted})
 			j++
 		default:
-			d, e := &onDisk{File: files[i]}, &c.entries[j]
+			f, e := &files[i], &c.entries[j]
 			r := FileStat{Size: e.size, Mtime: e.mtime, Checked: e.checked, Blob: e.blob}
-			if !e.blob.IsZero() && r.vouches(d.File) {
-				d.blob = e.blob
-			} else {
+			switch {
+			case e.blob.IsZero() || !r.vouches(*f):
+				d := &onDisk{File: *f}
 				toRead = append(toRead, d)
+				both = append(both, pair{d, e})
+			case e.blob != e.base || f.Mode != e.baseMode:
+				st.Changes = append(st.Changes, Change{Path: f.Path, Kind: cairn.Modified})
 			}
-			both = append(both, pair{d, e})
 			i, j = i+1, j+1
 		}
 	}

@@ -127,10 +127,24 @@ func walkFiles(root string, opts *WalkOptions) ([]File, []Skip, error) {
 	}
 	files := w.inOrder(rel, make([]File, 0, w.count))
 	if !slices.IsSortedFunc(files, fileOrder) {
-		// Sibling folders whose names are one in NFC interleave.
-		slices.SortFunc(files, fileOrder)
+		// Sibling folders whose names are one in NFC interleave; of two
+		// files with one path, the first read (in name order) stays first.
+		slices.SortStableFunc(files, fileOrder)
 	}
-	var skips []Skip
+	skips := w.skips
+	if w.foldedDirs {
+		// Files of sibling folders whose names differ only in case may
+		// collide; each folder's own were dropped as it was read.
+		files, skips = dropFolded(files, skips)
+	}
+	slices.SortStableFunc(skips, func(a, b Skip) int { return walkOrder(a.Path, b.Path) })
+	return files, skips, nil
+}
+
+// dropFolded drops from files, in walk order, each whose path differs only
+// in case (or in Unicode normalization) from one before it, and adds it
+// to skips.
+func dropFolded(files []File, skips []Skip) ([]File, []Skip) {
 	seen := make(map[string]string, len(files)) // folded path → path
 	kept := files[:0]
 	for _, f := range files {
@@ -142,9 +156,19 @@ func walkFiles(root string, opts *WalkOptions) ([]File, []Skip, error) {
 		seen[fold] = f.Path
 		kept = append(kept, f)
 	}
-	skips = append(skips, w.skips...)
-	slices.SortStableFunc(skips, func(a, b Skip) int { return walkOrder(a.Path, b.Path) })
-	return kept, skips, nil
+	return kept, skips
+}
+
+// foldsToItself reports whether the last segment of vault path p is its
+// own case folding (ASCII without capitals): two such names in one folder
+// cannot collide.
+func foldsToItself(p string) bool {
+	for i := len(p) - 1; i >= 0 && p[i] != '/'; i-- {
+		if c := p[i]; c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
+			return false
+		}
+	}
+	return true
 }
 
 // walkOrder compares vault paths in the order filepath.WalkDir visits
@@ -181,6 +205,9 @@ type walker struct {
 	count     int // files found
 	skips     []Skip
 	leftovers []string
+	// foldedDirs is set when a folder holds folders whose names differ
+	// only in case: their files are checked against each other at the end.
+	foldedDirs bool
 }
 
 // walkDir is a folder to read: where it is, its vault path ("" for the
@@ -192,8 +219,9 @@ type walkDir struct{ abs, rel, key string }
 // each in walk order. The whole walk's order is theirs merged, folder by
 // folder, so no goroutine sorts every file of the tree.
 type folderRead struct {
-	files []File
-	dirs  []walkDir
+	files      []File
+	dirs       []walkDir
+	foldedDirs bool // two of dirs differ only in case
 }
 
 // inOrder appends the files of folder rel and of the folders below it to
@@ -241,6 +269,7 @@ func (w *walker) run(start, rel string) error {
 				w.mu.Lock()
 				if found != nil {
 					w.folders[d.rel] = found
+					w.foldedDirs = w.foldedDirs || found.foldedDirs
 					w.count += len(found.files)
 					w.queue = append(w.queue, found.dirs...)
 					w.pending += len(found.dirs)
@@ -269,9 +298,11 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 	if err == nil {
 		defer dir.Close()
 	}
-	var ents []fs.DirEntry
+	// Names only: the type of each comes from the stat every entry gets,
+	// which leaves no entry object to allocate per file.
+	var names []string
 	if err == nil {
-		ents, err = dir.ReadDir(-1)
+		names, err = dir.Readdirnames(-1)
 	}
 	switch {
 	case err == nil:
@@ -284,7 +315,11 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 	default:
 		return nil, nil, nil, err
 	}
-	found = &folderRead{files: make([]File, 0, len(ents))}
+	// In name order, so that the files come out in walk order (a name has
+	// no separator, and the folder's path is the same for all) unless NFC
+	// reorders some, which the check at the end finds.
+	slices.Sort(names)
+	found = &folderRead{files: make([]File, 0, len(names))}
 	sep := string(filepath.Separator)
 	if strings.HasSuffix(d.abs, sep) {
 		sep = ""
@@ -293,8 +328,15 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 	// but on systems that separate folders otherwise), a file's vault path
 	// is the end of where it is: one string for both.
 	tail := d.rel != "" && sep == "/" && strings.HasSuffix(d.abs, "/"+d.rel)
-	for _, e := range ents {
-		name := e.Name()
+	for _, name := range names {
+		if ignoredName(name) {
+			if strings.HasPrefix(name, tmpPrefix) {
+				if st, err := statIn(dir, name); err == nil && !st.dir {
+					leftovers = append(leftovers, d.abs+sep+name)
+				}
+			}
+			continue
+		}
 		abs := d.abs + sep + name
 		rel := name
 		switch {
@@ -303,35 +345,8 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 		case d.rel != "":
 			rel = d.rel + "/" + name
 		}
-		if ignoredName(name) {
-			if !e.IsDir() && strings.HasPrefix(name, tmpPrefix) {
-				leftovers = append(leftovers, abs)
-			}
-			continue
-		}
 		if !utf8.ValidString(rel) {
 			skips = append(skips, Skip{Path: strings.ToValidUTF8(rel, "\uFFFD"), Reason: "the name is not valid UTF-8"})
-			continue
-		}
-		typ := e.Type()
-		switch {
-		case typ&fs.ModeSymlink != 0:
-			skips = append(skips, Skip{Path: rel, Reason: "symbolic link (not followed)"})
-			continue
-		case e.IsDir():
-			key := rel
-			if p, err := cairn.CleanPath(rel); err == nil {
-				key = p
-			}
-			found.dirs = append(found.dirs, walkDir{abs, rel, key + "/"})
-			continue
-		case !typ.IsRegular():
-			skips = append(skips, Skip{Path: rel, Reason: "not a regular file"})
-			continue
-		}
-		p, perr := cairn.CleanPath(rel)
-		if perr != nil {
-			skips = append(skips, Skip{Path: rel, Reason: perr.Error()})
 			continue
 		}
 		st, err := statIn(dir, name)
@@ -341,8 +356,24 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if !st.regular {
+		switch {
+		case st.symlink:
+			skips = append(skips, Skip{Path: rel, Reason: "symbolic link (not followed)"})
+			continue
+		case st.dir:
+			key := rel
+			if p, err := cairn.CleanPath(rel); err == nil {
+				key = p
+			}
+			found.dirs = append(found.dirs, walkDir{abs, rel, key + "/"})
+			continue
+		case !st.regular:
 			skips = append(skips, Skip{Path: rel, Reason: "not a regular file"})
+			continue
+		}
+		p, perr := cairn.CleanPath(rel)
+		if perr != nil {
+			skips = append(skips, Skip{Path: rel, Reason: perr.Error()})
 			continue
 		}
 		if st.size > w.max {
@@ -355,9 +386,32 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 		}
 		found.files = append(found.files, f)
 	}
-	slices.SortFunc(found.files, fileOrder)
-	slices.SortFunc(found.dirs, func(a, b walkDir) int { return walkOrder(a.key, b.key) })
+	if !slices.IsSortedFunc(found.files, fileOrder) {
+		slices.SortStableFunc(found.files, fileOrder)
+	}
+	if !all(found.files, func(f File) bool { return foldsToItself(f.Path) }) {
+		found.files, skips = dropFolded(found.files, skips)
+	}
+	slices.SortStableFunc(found.dirs, func(a, b walkDir) int { return walkOrder(a.key, b.key) })
+	if len(found.dirs) > 1 && !all(found.dirs, func(d walkDir) bool { return foldsToItself(strings.TrimSuffix(d.key, "/")) }) {
+		folds := make(map[string]bool, len(found.dirs))
+		for _, d := range found.dirs {
+			fold := cairn.FoldPath(d.key)
+			found.foldedDirs = found.foldedDirs || folds[fold]
+			folds[fold] = true
+		}
+	}
 	return found, skips, leftovers, nil
+}
+
+// all reports whether pred holds for every element of s.
+func all[T any](s []T, pred func(T) bool) bool {
+	for _, v := range s {
+		if !pred(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // readFile reads a file found by Walk, refusing one that became a link or

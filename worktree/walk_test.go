@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -19,7 +20,8 @@ import (
 )
 
 // TestWalk_SameAsSequential builds random hostile trees (folders and files
-// whose names differ only in case, "a" beside "a.b" and "a-b", symbolic
+// whose names differ only in case or in Unicode normalization, "a" beside
+// "a.b" and "a-b", symbolic
 // links to files and folders, names that are not UTF-8 or not vault
 // paths, files over the limit, ignored folders, a dead sync's temporary
 // files, executables) and checks that the walk, which reads folders on
@@ -31,7 +33,7 @@ func TestWalk_SameAsSequential(t *testing.T) {
 	if testing.Short() {
 		seeds = 5
 	}
-	names := []string{"a", "A", "a.b", "a-b", "b", "B.md", "b.md", "c.md", "Ä.md", "ä.md", ".obsidian", ".cairn-tmp-x", "big.bin", "run.sh", "bad\xffname", "con\x01trol.md"}
+	names := []string{"a", "A", "a.b", "a-b", "b", "B.md", "b.md", "c.md", "Ä.md", "ä.md", "a\u0308.md", "ä", "a\u0308", ".obsidian", ".cairn-tmp-x", "big.bin", "run.sh", "bad\xffname", "con\x01trol.md"}
 	for seed := range seeds {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(seed), 3))
@@ -93,6 +95,35 @@ func TestWalk_SameAsSequential(t *testing.T) {
 	}
 }
 
+// TestWalk_FoldedFolders: sibling folders whose names differ only in case
+// or in normalization hold files whose paths then collide; the walk keeps
+// the first of each in its order, as the sequential walk does.
+func TestWalk_FoldedFolders(t *testing.T) {
+	root := t.TempDir()
+	for _, p := range []string{"Notes/a.md", "notes/A.md", "notes/b.md", "a\u0308/x.md", "\u00e4/X.md", "\u00e4/y.md", "\u00c4/y.md", "z/Z.md"} {
+		os.MkdirAll(filepath.Join(root, filepath.Dir(p)), 0o755)
+		os.WriteFile(filepath.Join(root, p), []byte(p), 0o644)
+	}
+	var want, got []worktree.File
+	wantSkips, err := refWalk(root, nil, func(f worktree.File) error { want = append(want, f); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotSkips, err := worktree.Walk(root, nil, func(f worktree.File) error { got = append(got, f); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got, ignoreIdentity); diff != "" {
+		t.Errorf("files (-sequential +walk):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantSkips, gotSkips); diff != "" {
+		t.Errorf("skips (-sequential +walk):\n%s", diff)
+	}
+	if len(gotSkips) != 3 {
+		t.Errorf("skips = %v, want three clashes: notes/A.md, ä/x.md and ä/y.md", gotSkips)
+	}
+}
+
 // TestWalk_LargeFolder: a folder larger than one goroutine's share is
 // walked as the sequential walk does, case clashes across the shares
 // included.
@@ -143,6 +174,7 @@ func refWalk(root string, opts *worktree.WalkOptions, fn func(worktree.File) err
 		max = worktree.DefaultMaxFileSize
 	}
 	var skips []worktree.Skip
+	var files []worktree.File
 	seen := map[string]string{} // folded path → path
 	start := root
 	if opts.Under != "" {
@@ -199,10 +231,6 @@ func refWalk(root string, opts *worktree.WalkOptions, fn func(worktree.File) err
 			skips = append(skips, worktree.Skip{Path: rel, Reason: perr.Error()})
 			return nil
 		}
-		if other, dup := seen[cairn.FoldPath(p)]; dup {
-			skips = append(skips, worktree.Skip{Path: rel, Reason: "differs only in case from " + other})
-			return nil
-		}
 		info, err := d.Info()
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -214,16 +242,31 @@ func refWalk(root string, opts *worktree.WalkOptions, fn func(worktree.File) err
 			skips = append(skips, worktree.Skip{Path: rel, Reason: fmt.Sprintf("%d MiB is over the %d MiB limit", info.Size()>>20, max>>20)})
 			return nil
 		}
-		seen[cairn.FoldPath(p)] = p
 		f := worktree.File{Path: p, Abs: abs, Size: info.Size(), Mtime: info.ModTime().UnixNano()}
 		if info.Mode()&0o111 != 0 {
 			f.Mode = cairn.ModeExecutable
 		}
-		return fn(f)
+		files = append(files, f)
+		return nil
 	})
 	if err != nil {
 		return skips, fmt.Errorf("walk %s: %w", root, err)
 	}
+	// The walk's order is its paths' (in NFC), not the names' on disk: a
+	// name NFC changes may move. Of two files whose paths differ only in
+	// case or normalization, the first in that order stays.
+	slices.SortStableFunc(files, func(a, b worktree.File) int { return worktree.WalkOrder(a.Path, b.Path) })
+	for _, f := range files {
+		if other, dup := seen[cairn.FoldPath(f.Path)]; dup {
+			skips = append(skips, worktree.Skip{Path: f.Path, Reason: "differs only in case from " + other})
+			continue
+		}
+		seen[cairn.FoldPath(f.Path)] = f.Path
+		if err := fn(f); err != nil {
+			return skips, fmt.Errorf("walk %s: %w", root, err)
+		}
+	}
+	slices.SortStableFunc(skips, func(a, b worktree.Skip) int { return worktree.WalkOrder(a.Path, b.Path) })
 	return skips, nil
 }
 
