@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +23,7 @@ the two. Status also says when the branch moved ahead of the working tree.
 With paths (files or folders, relative to the current folder), only those
 are looked at: on a large vault, the quick way to check a few files.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			scanning()
 			ap, err := a.service()
 			if err != nil {
 				return err
@@ -74,4 +77,17 @@ func short(h cairn.Hash) string {
 		return "(nothing yet)"
 	}
 	return h.Short()
+}
+
+// scanning sets the garbage collector of a command that looks at every
+// file of the working tree (status, commit), unless $GOGC says otherwise:
+// a collection when the heap has grown fivefold rather than twofold. What
+// such a command allocates about each file (its stat, its cached row) it
+// keeps until it answers, so collecting on the way finds little garbage:
+// at 100k pages the default collected four times (twice now), a tenth of
+// the command's time.
+func scanning() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 }
