@@ -36,7 +36,6 @@ edits under them are committed, and nothing else in the folder is looked at.`,
 			if err != nil {
 				return err
 			}
-			scanning()
 			c, err := a.service()
 			if err != nil {
 				return err

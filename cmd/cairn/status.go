@@ -79,13 +79,13 @@ func short(h cairn.Hash) string {
 	return h.Short()
 }
 
-// scanning sets the garbage collector of a command that looks at every
-// file of the working tree (status, commit), unless $GOGC says otherwise:
-// a collection when the heap has grown fivefold rather than twofold. What
-// such a command allocates about each file (its stat, its cached row) it
-// keeps until it answers, so collecting on the way finds little garbage:
-// at 100k pages the default collected four times (twice now), a tenth of
-// the command's time.
+// scanning sets the garbage collector of a status, unless $GOGC says
+// otherwise: a collection when the heap has grown fivefold rather than
+// twofold. What a status allocates about each file (its stat, its cached
+// row) it keeps until it answers, so collecting on the way finds little
+// garbage: at 100k pages the default collected four times (twice now), a
+// tenth of the command's time. A commit keeps the default: one of many
+// changed files holds their contents.
 func scanning() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
