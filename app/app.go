@@ -57,9 +57,9 @@ type Options struct {
 	// Workers is how many jobs this process runs at once. Default: the
 	// vault's setting agent.workers.
 	Workers int
-	// Resident is set by a process that stays up serving requests while
-	// commits land (cairn serve); see vault.Options.Resident.
-	Resident bool
+	// Unmapped keeps the database's readers from mapping its file: see
+	// vault.Options.Unmapped.
+	Unmapped bool
 	// Tools, when set, makes what serves cairn's MCP tools to the agents
 	// of the jobs this process runs, on a view of their workspace (the
 	// program wires package mcpserver here: it builds on this package).
@@ -140,7 +140,7 @@ func BootstrapEva(dir, id string, s eva.Settings, now time.Time) ([]string, erro
 }
 
 func vaultOptions(opts *Options) *vault.Options {
-	return &vault.Options{Logger: opts.Logger, BusyTimeout: opts.BusyTimeout, Crash: opts.Crash, Resident: opts.Resident, Database: opts.Database}
+	return &vault.Options{Logger: opts.Logger, BusyTimeout: opts.BusyTimeout, Crash: opts.Crash, Unmapped: opts.Unmapped, Database: opts.Database}
 }
 
 func newApp(v *vault.Vault, t *worktree.Tree, opts *Options) *App {

@@ -136,7 +136,7 @@ func (a *cli) serve(f *serveFlags) error {
 	serving()
 	opts := a.appOptions()
 	opts.Workers = f.workers
-	opts.Resident = true
+	opts.Unmapped = true
 	c, err := app.Open(a.ctx, a.dir(), opts)
 	if err != nil {
 		return err
