@@ -1,6 +1,7 @@
 package worktree
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -84,8 +85,9 @@ type WalkOptions struct {
 // out, other than ignored names, it reports as skips, in the same order:
 // symbolic links, devices and sockets, names that are not valid vault paths
 // (not UTF-8, control characters, too long), names that differ only in case
-// from one already seen, files over the size limit, and folders that cannot
-// be read.
+// from one already seen, files over the size limit, folders that cannot
+// be read, and the entries of a folder that can be listed but not searched.
+// Skips are in walk order of their paths, then by reason.
 //
 // Folders are read on every core, each file's metadata taken relative to
 // its open folder; fn is called once the whole tree is read.
@@ -117,6 +119,15 @@ func walkFiles(root string, opts *WalkOptions) ([]File, []Skip, error) {
 		if Ignored(opts.Under) {
 			return nil, nil, nil
 		}
+		// Nothing outside root: a folder on the way that is a symbolic
+		// link is not followed, as in a walk of the whole tree.
+		at := root
+		for seg := range strings.SplitSeq(opts.Under, "/") {
+			at = filepath.Join(at, seg)
+			if info, err := os.Lstat(at); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+				return nil, nil, nil
+			}
+		}
 		start, rel = filepath.Join(root, filepath.FromSlash(opts.Under)), opts.Under
 	}
 	if err := w.run(start, rel); err != nil {
@@ -133,11 +144,12 @@ func walkFiles(root string, opts *WalkOptions) ([]File, []Skip, error) {
 	}
 	skips := w.skips
 	if w.foldedDirs {
-		// Files of sibling folders whose names differ only in case may
-		// collide; each folder's own were dropped as it was read.
+		// Files under sibling folders whose names differ only in case
+		// may clash: they are checked here, in the whole tree's order;
+		// every other folder's own were checked as it was read.
 		files, skips = dropFolded(files, skips)
 	}
-	slices.SortStableFunc(skips, func(a, b Skip) int { return walkOrder(a.Path, b.Path) })
+	slices.SortFunc(skips, skipOrder)
 	return files, skips, nil
 }
 
@@ -159,9 +171,15 @@ func dropFolded(files []File, skips []Skip) ([]File, []Skip) {
 	return kept, skips
 }
 
-// foldsToItself reports whether the last segment of vault path p is its
-// own case folding (ASCII without capitals): two such names in one folder
-// cannot collide.
+// skipOrder orders skips by path in walk order, then by reason: one order
+// however the folders' reads interleaved.
+func skipOrder(a, b Skip) int {
+	return cmp.Or(walkOrder(a.Path, b.Path), strings.Compare(a.Reason, b.Reason))
+}
+
+// foldsToItself reports whether the last segment of p is ASCII without
+// capitals: a name that CleanPath keeps as it is and that is its own case
+// folding, so two such names in one folder cannot clash.
 func foldsToItself(p string) bool {
 	for i := len(p) - 1; i >= 0 && p[i] != '/'; i-- {
 		if c := p[i]; c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
@@ -213,7 +231,13 @@ type walker struct {
 // walkDir is a folder to read: where it is, its vault path ("" for the
 // walk's start at the root), and what its files' vault paths start with
 // (its path in NFC and a slash), which orders it among its siblings.
-type walkDir struct{ abs, rel, key string }
+// folded is set for a folder that has a sibling whose name differs only
+// in case or normalization, and for the folders below it: their files are
+// checked for clashes with the whole tree's, at the end.
+type walkDir struct {
+	abs, rel, key string
+	folded        bool
+}
 
 // folderRead is what reading one folder found: its files and its folders,
 // each in walk order. The whole walk's order is theirs merged, folder by
@@ -221,7 +245,7 @@ type walkDir struct{ abs, rel, key string }
 type folderRead struct {
 	files      []File
 	dirs       []walkDir
-	foldedDirs bool // two of dirs differ only in case
+	foldedDirs bool // two of dirs differ only in case or normalization
 }
 
 // inOrder appends the files of folder rel and of the folders below it to
@@ -328,6 +352,10 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 	// but on systems that separate folders otherwise), a file's vault path
 	// is the end of where it is: one string for both.
 	tail := d.rel != "" && sep == "/" && strings.HasSuffix(d.abs, "/"+d.rel)
+	// plainFiles and plainDirs: every name of a file (a folder) kept is
+	// ASCII without capitals, which CleanPath leaves as it is and which
+	// folds to itself, so no two of them can clash.
+	plainFiles, plainDirs := true, true
 	for _, name := range names {
 		if ignoredName(name) {
 			if strings.HasPrefix(name, tmpPrefix) {
@@ -350,10 +378,15 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 			continue
 		}
 		st, err := statIn(dir, name)
-		if errors.Is(err, fs.ErrNotExist) {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			continue // removed while walking
-		}
-		if err != nil {
+		case errors.Is(err, fs.ErrPermission):
+			// A folder that can be listed but not searched: nothing in it
+			// can be read.
+			skips = append(skips, Skip{Path: rel, Reason: "cannot be read: permission denied"})
+			continue
+		case err != nil:
 			return nil, nil, nil, err
 		}
 		switch {
@@ -365,7 +398,8 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 			if p, err := cairn.CleanPath(rel); err == nil {
 				key = p
 			}
-			found.dirs = append(found.dirs, walkDir{abs, rel, key + "/"})
+			found.dirs = append(found.dirs, walkDir{abs: abs, rel: rel, key: key + "/", folded: d.folded})
+			plainDirs = plainDirs && foldsToItself(name)
 			continue
 		case !st.regular:
 			skips = append(skips, Skip{Path: rel, Reason: "not a regular file"})
@@ -385,33 +419,27 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 			f.Mode = cairn.ModeExecutable
 		}
 		found.files = append(found.files, f)
+		plainFiles = plainFiles && foldsToItself(name)
 	}
 	if !slices.IsSortedFunc(found.files, fileOrder) {
 		slices.SortStableFunc(found.files, fileOrder)
 	}
-	if !all(found.files, func(f File) bool { return foldsToItself(f.Path) }) {
+	if !plainFiles && !d.folded {
 		found.files, skips = dropFolded(found.files, skips)
 	}
 	slices.SortStableFunc(found.dirs, func(a, b walkDir) int { return walkOrder(a.key, b.key) })
-	if len(found.dirs) > 1 && !all(found.dirs, func(d walkDir) bool { return foldsToItself(strings.TrimSuffix(d.key, "/")) }) {
-		folds := make(map[string]bool, len(found.dirs))
+	if len(found.dirs) > 1 && !plainDirs {
+		folds := make(map[string]int, len(found.dirs)) // fold → how many
 		for _, d := range found.dirs {
-			fold := cairn.FoldPath(d.key)
-			found.foldedDirs = found.foldedDirs || folds[fold]
-			folds[fold] = true
+			folds[cairn.FoldPath(d.key)]++
+		}
+		for i := range found.dirs {
+			if folds[cairn.FoldPath(found.dirs[i].key)] > 1 {
+				found.dirs[i].folded, found.foldedDirs = true, true
+			}
 		}
 	}
 	return found, skips, leftovers, nil
-}
-
-// all reports whether pred holds for every element of s.
-func all[T any](s []T, pred func(T) bool) bool {
-	for _, v := range s {
-		if !pred(v) {
-			return false
-		}
-	}
-	return true
 }
 
 // readFile reads a file found by Walk, refusing one that became a link or

@@ -96,31 +96,70 @@ func TestWalk_SameAsSequential(t *testing.T) {
 }
 
 // TestWalk_FoldedFolders: sibling folders whose names differ only in case
-// or in normalization hold files whose paths then collide; the walk keeps
-// the first of each in its order, as the sequential walk does.
+// or in normalization hold files whose paths then collide, and names that
+// NFC makes plain ASCII (U+037E GREEK QUESTION MARK is ';') collide with
+// those names; the walk keeps the first of each in its order, and says
+// whom each other clashes with, as the sequential walk does. Each tree
+// alone, so that no check of the whole tree hides a folder's.
 func TestWalk_FoldedFolders(t *testing.T) {
-	root := t.TempDir()
-	for _, p := range []string{"Notes/a.md", "notes/A.md", "notes/b.md", "a\u0308/x.md", "\u00e4/X.md", "\u00e4/y.md", "\u00c4/y.md", "z/Z.md"} {
-		os.MkdirAll(filepath.Join(root, filepath.Dir(p)), 0o755)
-		os.WriteFile(filepath.Join(root, p), []byte(p), 0o644)
+	for _, tc := range []struct {
+		name  string
+		paths []string
+		skips int
+	}{
+		{"case and NFC folders", []string{"Notes/a.md", "notes/A.md", "notes/a.md", "notes/b.md", "a\u0308/x.md", "\u00e4/X.md", "\u00e4/y.md", "\u00c4/y.md", "z/Z.md"}, 4},
+		{"files NFC makes ASCII", []string{"a;.md", "a\u037e.md", "b.md"}, 1},
+		{"folders NFC makes ASCII", []string{"x;/a.md", "x\u037e/a.md", "q`/b.md", "q\u1fef/b.md"}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			for _, p := range tc.paths {
+				os.MkdirAll(filepath.Join(root, filepath.Dir(p)), 0o755)
+				os.WriteFile(filepath.Join(root, p), []byte(p), 0o644)
+			}
+			if tc.skips == 4 {
+				// A skip of another kind with the path of a clash.
+				os.Symlink(filepath.Join(root, "z", "Z.md"), filepath.Join(root, "\u00e4", "x.md"))
+				tc.skips++
+			}
+			var want, got []worktree.File
+			wantSkips, err := refWalk(root, nil, func(f worktree.File) error { want = append(want, f); return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotSkips, err := worktree.Walk(root, nil, func(f worktree.File) error { got = append(got, f); return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got, ignoreIdentity); diff != "" {
+				t.Errorf("files (-sequential +walk):\n%s", diff)
+			}
+			if diff := cmp.Diff(wantSkips, gotSkips); diff != "" {
+				t.Errorf("skips (-sequential +walk):\n%s", diff)
+			}
+			if len(gotSkips) != tc.skips {
+				t.Errorf("skips = %v, want %d", gotSkips, tc.skips)
+			}
+		})
 	}
-	var want, got []worktree.File
-	wantSkips, err := refWalk(root, nil, func(f worktree.File) error { want = append(want, f); return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	gotSkips, err := worktree.Walk(root, nil, func(f worktree.File) error { got = append(got, f); return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(want, got, ignoreIdentity); diff != "" {
-		t.Errorf("files (-sequential +walk):\n%s", diff)
-	}
-	if diff := cmp.Diff(wantSkips, gotSkips); diff != "" {
-		t.Errorf("skips (-sequential +walk):\n%s", diff)
-	}
-	if len(gotSkips) != 3 {
-		t.Errorf("skips = %v, want three clashes: notes/A.md, ä/x.md and ä/y.md", gotSkips)
+}
+
+// TestWalk_UnderLink: a walk of one folder reads nothing outside the
+// root, even when the folder, or one on the way to it, is a symbolic link
+// to a folder outside.
+func TestWalk_UnderLink(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(outside, "sub"), 0o755)
+	os.WriteFile(filepath.Join(outside, "sub", "secret.md"), []byte("secret"), 0o644)
+	os.Mkdir(filepath.Join(root, "a"), 0o755)
+	os.Symlink(outside, filepath.Join(root, "link"))
+	os.Symlink(outside, filepath.Join(root, "a", "link"))
+	for _, under := range []string{"link", "link/sub", "a/link/sub"} {
+		var got []worktree.File
+		skips, err := worktree.Walk(root, &worktree.WalkOptions{Under: under}, func(f worktree.File) error { got = append(got, f); return nil })
+		if err != nil || len(got) > 0 {
+			t.Errorf("walk under %s = %v, %v, %v; want nothing from outside the root", under, got, skips, err)
+		}
 	}
 }
 
@@ -266,7 +305,12 @@ func refWalk(root string, opts *worktree.WalkOptions, fn func(worktree.File) err
 			return skips, fmt.Errorf("walk %s: %w", root, err)
 		}
 	}
-	slices.SortStableFunc(skips, func(a, b worktree.Skip) int { return worktree.WalkOrder(a.Path, b.Path) })
+	slices.SortStableFunc(skips, func(a, b worktree.Skip) int {
+		if o := worktree.WalkOrder(a.Path, b.Path); o != 0 {
+			return o
+		}
+		return strings.Compare(a.Reason, b.Reason)
+	})
 	return skips, nil
 }
 
