@@ -177,12 +177,12 @@ func skipOrder(a, b Skip) int {
 	return cmp.Or(walkOrder(a.Path, b.Path), strings.Compare(a.Reason, b.Reason))
 }
 
-// foldsToItself reports whether the last segment of p is ASCII without
-// capitals: a name that CleanPath keeps as it is and that is its own case
-// folding, so two such names in one folder cannot clash.
-func foldsToItself(p string) bool {
-	for i := len(p) - 1; i >= 0 && p[i] != '/'; i-- {
-		if c := p[i]; c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
+// foldsToItself reports whether a name on disk is ASCII without capitals:
+// a name that CleanPath keeps as it is and that is its own case folding, so
+// two such names in one folder cannot clash.
+func foldsToItself(name string) bool {
+	for i := range len(name) {
+		if c := name[i]; c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
 			return false
 		}
 	}
@@ -243,9 +243,8 @@ type walkDir struct {
 // each in walk order. The whole walk's order is theirs merged, folder by
 // folder, so no goroutine sorts every file of the tree.
 type folderRead struct {
-	files      []File
-	dirs       []walkDir
-	foldedDirs bool // two of dirs differ only in case or normalization
+	files []File
+	dirs  []walkDir
 }
 
 // inOrder appends the files of folder rel and of the folders below it to
@@ -293,7 +292,7 @@ func (w *walker) run(start, rel string) error {
 				w.mu.Lock()
 				if found != nil {
 					w.folders[d.rel] = found
-					w.foldedDirs = w.foldedDirs || found.foldedDirs
+					w.foldedDirs = w.foldedDirs || slices.ContainsFunc(found.dirs, func(d walkDir) bool { return d.folded })
 					w.count += len(found.files)
 					w.queue = append(w.queue, found.dirs...)
 					w.pending += len(found.dirs)
@@ -435,7 +434,7 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 		}
 		for i := range found.dirs {
 			if folds[cairn.FoldPath(found.dirs[i].key)] > 1 {
-				found.dirs[i].folded, found.foldedDirs = true, true
+				found.dirs[i].folded = true
 			}
 		}
 	}
