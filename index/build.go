@@ -2,9 +2,12 @@ package index
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 
@@ -69,7 +72,8 @@ func chunks(entries []cairn.Entry) [][]cairn.Entry {
 //
 //  1. pages are read and parsed on every core, and their full text written
 //     while the next chunk is parsed; what resolving links needs is kept
-//     (the pages' names and headings: skeleton, their links' targets);
+//     (the keys each page answers to and its headings, in a
+//     markdown.ResolverBuilder; its links' targets);
 //  2. once every link is resolved (inbound counts and depths need them
 //     all), pages are read and parsed again, their rows prepared on every
 //     core and written, each chunk's in key order.
@@ -103,8 +107,13 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	// time while the next is parsed; one page a call and nothing in
 	// between, so that a full-text engine that buffers (FTS5) writes large
 	// segments.
-	skeletons := make([]*markdown.Page, len(entries)) // nil: not a page
-	targets := make([][]target, len(entries))
+	paths := make([]string, len(entries))
+	for i, e := range entries {
+		paths[i] = e.Path
+	}
+	rb := markdown.NewResolverBuilder(paths)
+	isPage := make([]bool, len(entries))
+	targets := make([]string, len(entries)) // packTargets
 	words := make([]int, len(entries))
 	var v vault
 	// The pages' types, for the link fields of declared types, each
@@ -146,8 +155,11 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 			n := at + i
 			f.id = first + int64(n)
 			words[n] = f.words
-			if f.page != nil {
-				skeletons[n], targets[n] = skeleton(f.page), linkTargets(f.page.Links)
+			if f.page == nil {
+				rb.AddAttachment(entries[n].Path)
+			} else {
+				rb.AddPage(f.page)
+				isPage[n], targets[n] = true, packTargets(f.page.Links)
 				if typ := f.page.Type; typ != "" {
 					if _, ok := typeNames[typ]; !ok {
 						typeNames[strings.Clone(typ)] = strings.Clone(typ)
@@ -186,28 +198,21 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 
 	// Links, resolved on every core: where each leads, its inbound counts
 	// and the pages' depths.
-	var pages []*markdown.Page
-	var attachments []string
-	for i, e := range entries {
-		if skeletons[i] != nil {
-			pages = append(pages, skeletons[i])
-		} else {
-			attachments = append(attachments, e.Path)
-		}
-	}
-	r := markdown.NewResolver(pages, attachments)
+	r := rb.Resolver()
 	dsts := make([][]int64, len(entries))
 	parallel(len(entries), func(i int) {
-		if skeletons[i] == nil {
+		if !isPage[i] {
 			return
 		}
-		dsts[i] = make([]int64, len(targets[i]))
-		for j, l := range targets[i] {
-			if res := r.Resolve(skeletons[i], l.link()); res.Status == markdown.StatusResolved {
+		links := unpackTargets(targets[i])
+		dsts[i] = make([]int64, len(links))
+		from := &markdown.Page{Path: entries[i].Path}
+		for j, l := range links {
+			if res := r.Resolve(from, l); res.Status == markdown.StatusResolved {
 				dsts[i][j] = ids[res.Path]
 			}
 		}
-		targets[i] = nil
+		targets[i] = ""
 	})
 	inbound := map[int64]int{}
 	edges := map[int64][]int64{}
@@ -256,6 +261,12 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	if err != nil {
 		return err
 	}
+	// What resolving held is garbage now, and the storage's finish (its
+	// indexes and full-text merges, in a database engine's own memory)
+	// takes the most memory of the build outside Go's heap: the heap is
+	// given back first, rather than kept beside it.
+	r, ids, dsts, pageTypes = nil, nil, nil, nil
+	debug.FreeOSMemory()
 	return q.FinishBuild(ctx)
 }
 
@@ -299,54 +310,61 @@ func prepareAll(ctx context.Context, t trees, runs [][]cairn.Entry,
 	return nil
 }
 
-// skeleton is what resolving links to and from page p needs of it: its
-// names and anchors, copied so that nothing else of the page stays in
-// memory.
-func skeleton(p *markdown.Page) *markdown.Page {
-	s := &markdown.Page{
-		Path: p.Path, ID: strings.Clone(p.ID), Title: strings.Clone(p.Title), TitleSource: p.TitleSource,
-		Aliases: cloneStrings(p.Aliases), BlockIDs: cloneStrings(p.BlockIDs),
-	}
-	if len(p.Headings) > 0 {
-		s.Headings = make([]markdown.Heading, len(p.Headings))
-		for i, h := range p.Headings {
-			s.Headings[i] = markdown.Heading{Level: h.Level, Text: strings.Clone(h.Text), Slug: strings.Clone(h.Slug)}
-		}
-	}
-	return s
-}
+// linkKinds numbers the kinds of links for packTargets.
+var linkKinds = [...]markdown.LinkKind{markdown.LinkWiki, markdown.LinkEmbed, markdown.LinkMarkdown, markdown.LinkFrontmatter}
 
-// target is what resolving a link needs to find where it leads
-// (markdown.LookupKeys), in a fifth of a markdown.Link's memory.
-type target struct {
-	target, path string
-	kind         markdown.LinkKind
-	escapes      bool
-}
-
-func (t target) link() markdown.Link {
-	return markdown.Link{Kind: t.kind, Target: t.target, Path: t.path, Escapes: t.escapes}
-}
-
-// linkTargets returns the targets of links, copied.
-func linkTargets(ls []markdown.Link) []target {
+// packTargets packs what resolving each of a page's links needs to find
+// where it leads (markdown.LookupKeys) in one string: the number of links,
+// then for each its kind and whether it escapes the vault (a byte), its
+// target and its path, each after its length. A page's links held this
+// way take a fraction of the memory of as many markdown.Links.
+func packTargets(ls []markdown.Link) string {
 	if len(ls) == 0 {
-		return nil
+		return ""
 	}
-	out := make([]target, len(ls))
-	for i, l := range ls {
-		out[i] = target{kind: l.Kind, target: strings.Clone(l.Target), path: strings.Clone(l.Path), escapes: l.Escapes}
+	b := binary.AppendUvarint(nil, uint64(len(ls)))
+	for _, l := range ls {
+		c := byte(slices.Index(linkKinds[:], l.Kind) + 1) // 0: a kind unknown here
+		if l.Escapes {
+			c |= 0x80
+		}
+		b = append(b, c)
+		b = binary.AppendUvarint(b, uint64(len(l.Target)))
+		b = append(b, l.Target...)
+		b = binary.AppendUvarint(b, uint64(len(l.Path)))
+		b = append(b, l.Path...)
 	}
-	return out
+	return string(b)
 }
 
-func cloneStrings(ss []string) []string {
-	if len(ss) == 0 {
+// unpackTargets returns the links packTargets packed, each with the
+// fields it kept.
+func unpackTargets(s string) []markdown.Link {
+	if s == "" {
 		return nil
 	}
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = strings.Clone(s)
+	next := func() uint64 {
+		n, w := binary.Uvarint([]byte(s[:min(len(s), binary.MaxVarintLen64)]))
+		s = s[w:]
+		return n
+	}
+	str := func() string {
+		n := next()
+		t := s[:n]
+		s = s[n:]
+		return t
+	}
+	out := make([]markdown.Link, next())
+	for i := range out {
+		c := s[0]
+		s = s[1:]
+		l := &out[i]
+		if k := int(c&0x7f) - 1; k >= 0 && k < len(linkKinds) {
+			l.Kind = linkKinds[k]
+		}
+		l.Escapes = c&0x80 != 0
+		l.Target = str()
+		l.Path = str()
 	}
 	return out
 }

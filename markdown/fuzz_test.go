@@ -143,9 +143,12 @@ func longestRun(b []byte, c byte) int {
 // source", "\n" in the source written as "\\n"; a path not ending in ".md"
 // is an attachment) and resolves the links of linking. Resolution must not
 // depend on the order of pages and attachments, must agree with Match over
-// the exported keys, and must be well formed.
+// the exported keys and with the target page's own fragment checks, and
+// must be well formed.
 func FuzzResolve(f *testing.F) {
 	f.Add("a/note.md|# Note\nb/note.md|---\\ntitle: T\\n---\nimg/x.png|", "[[note]] [[T]] ![[x.png]] [[a/note#Note]]", uint64(1))
+	f.Add("p.md|# A\\n# A\\nFoo\\nbar\\n===\\nline ^blk\\n## Part *x*\\n",
+		"[[p#a-1]] [[p#A]] [[p#Foo bar]] [[p#^BLK]] [[p#^none]] [[p#Part x]] [[p#part-x]] [x](p.md#a-2) [[p#A#A]]", uint64(3))
 	f.Add("from/note.md|\nb/note.md|\nlonger/note.md|\nx/sub/note.md|\ny/sub/note.md|", "[[note]] [[sub/note]] [n](note.md)", uint64(2))
 	f.Fuzz(func(t *testing.T, vault, linking string, seed uint64) {
 		var pages []*markdown.Page
@@ -202,6 +205,17 @@ func FuzzResolve(f *testing.F) {
 				}
 			default:
 				t.Errorf("Resolve(%q) = %+v: unknown status", l.Raw, res)
+			}
+			// The resolver keeps a page's headings and block ids packed:
+			// its checks of a fragment agree with the page's own.
+			if i := slices.IndexFunc(pages, func(p *markdown.Page) bool { return p.Path == res.Path }); i >= 0 && !res.SamePage && res.Status == markdown.StatusResolved {
+				p := pages[i]
+				if want := l.Heading != "" && !p.HasHeading(l.Heading); res.MissingHeading != want {
+					t.Errorf("Resolve(%q) = %+v: MissingHeading, want %v (headings %+v)", l.Raw, res, want, p.Headings)
+				}
+				if want := l.Block != "" && !p.HasBlock(l.Block); res.MissingBlock != want {
+					t.Errorf("Resolve(%q) = %+v: MissingBlock, want %v (blocks %q)", l.Raw, res, want, p.BlockIDs)
+				}
 			}
 		}
 	})

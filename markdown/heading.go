@@ -80,13 +80,16 @@ func fold(s string) string {
 // Obsidian's matching leaves out (see headingKey); a GitHub-style slug
 // ("my-heading", the form Markdown link fragments take elsewhere) matches
 // too.
-func (p *Page) HasHeading(heading string) bool {
+func (p *Page) HasHeading(heading string) bool { return hasHeading(p.Headings, heading) }
+
+// hasHeading is HasHeading of a page with headings hs.
+func hasHeading(hs []Heading, heading string) bool {
 	if i := strings.LastIndexByte(heading, '#'); i >= 0 {
 		heading = heading[i+1:]
 	}
 	lower := strings.ToLower(strings.TrimSpace(heading))
 	key := ""
-	for _, h := range p.Headings {
+	for _, h := range hs {
 		if h.Slug == lower {
 			return true
 		}
@@ -167,8 +170,11 @@ func isASCII(s string) bool {
 
 // HasBlock reports whether the page has the block id (without '^'); block
 // ids match case-insensitively.
-func (p *Page) HasBlock(id string) bool {
-	for _, b := range p.BlockIDs {
+func (p *Page) HasBlock(id string) bool { return hasBlock(p.BlockIDs, id) }
+
+// hasBlock is HasBlock of a page with block ids ids.
+func hasBlock(ids []string, id string) bool {
+	for _, b := range ids {
 		if strings.EqualFold(b, id) {
 			return true
 		}

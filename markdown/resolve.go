@@ -1,6 +1,7 @@
 package markdown
 
 import (
+	"encoding/binary"
 	"slices"
 	"strings"
 )
@@ -267,9 +268,17 @@ func utf16Len(s string) int {
 // Resolver resolves links within one vault, in memory: full index builds,
 // lint, and the oracle the incremental index is tested against. It is
 // immutable, so safe for concurrent use.
+//
+// It holds what resolving needs of each file and no page: the keys each
+// answers to, and a page's headings and block ids, packed in one string.
+// A full index build holds one for the whole vault.
 type Resolver struct {
-	holders map[Key][]string // sorted, unique
-	pages   map[string]*Page // by path
+	files []string         // every file's path, sorted, unique
+	one   map[Key]int32    // a key one file answers to: its place in files
+	many  map[Key][]string // a key several files answer to: theirs, sorted
+	// frags holds, for each of files, its headings and block ids
+	// (packFragments) when it is a page, "" when it is an attachment.
+	frags []string
 }
 
 // NewResolver indexes the vault's pages and attachments (the paths of its
@@ -277,39 +286,126 @@ type Resolver struct {
 // page's is ignored. The result does not depend on the order of either
 // slice.
 func NewResolver(pages []*Page, attachments []string) *Resolver {
-	r := &Resolver{
-		holders: make(map[Key][]string, len(pages)*6+len(attachments)*4),
-		pages:   make(map[string]*Page, len(pages)),
-	}
+	byPath := make(map[string]*Page, len(pages))
 	for _, p := range pages {
-		if q, dup := r.pages[p.Path]; dup && q.ID <= p.ID {
+		if q, dup := byPath[p.Path]; dup && q.ID <= p.ID {
 			continue // keep one page per path, whatever the order
 		}
-		r.pages[p.Path] = p
+		byPath[p.Path] = p
 	}
-	for path, p := range r.pages {
-		for _, k := range ResolutionKeys(p) {
-			r.holders[k] = append(r.holders[k], path)
-		}
+	files := make([]string, 0, len(byPath)+len(attachments))
+	for path := range byPath {
+		files = append(files, path)
+	}
+	files = append(files, attachments...)
+	b := NewResolverBuilder(files)
+	for _, p := range byPath {
+		b.AddPage(p)
 	}
 	for _, a := range attachments {
-		if _, isPage := r.pages[a]; isPage {
-			continue
-		}
-		for _, k := range AttachmentKeys(a) {
-			r.holders[k] = append(r.holders[k], a)
+		if _, isPage := byPath[a]; !isPage {
+			b.AddAttachment(a)
 		}
 	}
-	for k, paths := range r.holders {
+	return b.Resolver()
+}
+
+// A ResolverBuilder makes a Resolver one file at a time, keeping only what
+// resolving needs of each page, so that a caller reading a whole vault
+// need not hold its pages. Files must be added at most once each.
+type ResolverBuilder struct {
+	r *Resolver
+}
+
+// NewResolverBuilder starts a Resolver of the files at paths (every page's
+// and attachment's that will be added; duplicates are ignored). It sorts
+// paths in place and keeps it.
+func NewResolverBuilder(paths []string) *ResolverBuilder {
+	slices.Sort(paths)
+	files := slices.Compact(paths)
+	return &ResolverBuilder{r: &Resolver{
+		files: files,
+		one:   make(map[Key]int32, len(files)*6),
+		many:  map[Key][]string{},
+		frags: make([]string, len(files)),
+	}}
+}
+
+// AddPage adds page p, whose path is one of those the builder was made
+// with; nothing of p is kept after it returns.
+func (b *ResolverBuilder) AddPage(p *Page) {
+	i, ok := slices.BinarySearch(b.r.files, p.Path)
+	if !ok {
+		return
+	}
+	// The keys are made of copies, so that they do not keep the page's
+	// text: the path is the builder's own, the id shares it when it is
+	// the path without ".md".
+	path := b.r.files[i]
+	q := Page{Path: path, ID: strings.Clone(p.ID), TitleSource: p.TitleSource}
+	if strings.HasPrefix(path, p.ID) {
+		q.ID = path[:len(p.ID)]
+	}
+	if p.TitleSource != TitleFromFilename {
+		q.Title = strings.Clone(p.Title)
+	}
+	for _, a := range p.Aliases {
+		q.Aliases = append(q.Aliases, strings.Clone(a))
+	}
+	for _, k := range ResolutionKeys(&q) {
+		b.add(k, i)
+	}
+	b.r.frags[i] = packFragments(p.Headings, p.BlockIDs)
+}
+
+// AddAttachment adds the file at path, one of those the builder was made
+// with, as an attachment.
+func (b *ResolverBuilder) AddAttachment(path string) {
+	i, ok := slices.BinarySearch(b.r.files, path)
+	if !ok {
+		return
+	}
+	for _, k := range AttachmentKeys(b.r.files[i]) {
+		b.add(k, i)
+	}
+}
+
+// add files the file at i under key k.
+func (b *ResolverBuilder) add(k Key, i int) {
+	r := b.r
+	if j, ok := r.one[k]; ok {
+		if int(j) != i {
+			delete(r.one, k)
+			r.many[k] = []string{r.files[j], r.files[i]}
+		}
+		return
+	}
+	if paths, ok := r.many[k]; ok {
+		r.many[k] = append(paths, r.files[i])
+		return
+	}
+	r.one[k] = int32(i)
+}
+
+// Resolver returns the resolver made; the builder must not be used after.
+func (b *ResolverBuilder) Resolver() *Resolver {
+	r := b.r
+	for k, paths := range r.many {
 		slices.Sort(paths)
-		r.holders[k] = slices.Compact(paths)
+		r.many[k] = slices.Compact(paths)
 	}
+	b.r = nil
 	return r
 }
 
 // Holders returns the files answering key, sorted. The slice must not be
 // modified.
-func (r *Resolver) Holders(k Key) []string { return r.holders[k] }
+func (r *Resolver) Holders(k Key) []string {
+	if i, ok := r.one[k]; ok {
+		return r.files[i : i+1 : i+1]
+	}
+	return r.many[k]
+}
 
 // Resolve resolves link l written in page from. With a nil from, a
 // same-page link is broken and files sharing a name are told apart as for
@@ -320,7 +416,7 @@ func (r *Resolver) Resolve(from *Page, l Link) Resolution {
 			return Resolution{Status: StatusBroken}
 		}
 		res := Resolution{Status: StatusResolved, Path: from.Path, SamePage: true}
-		checkFragment(&res, from, l)
+		checkFragment(&res, from.Headings, from.BlockIDs, l)
 		return res
 	}
 	fromPath := ""
@@ -328,15 +424,58 @@ func (r *Resolver) Resolve(from *Page, l Link) Resolution {
 		fromPath = from.Path
 	}
 	res := Match(fromPath, LookupKeys(l), r.Holders)
-	if res.Status == StatusResolved {
-		if p := r.pages[res.Path]; p != nil {
-			checkFragment(&res, p, l)
+	if res.Status == StatusResolved && (l.Heading != "" || l.Block != "") {
+		if i, ok := slices.BinarySearch(r.files, res.Path); ok && r.frags[i] != "" {
+			headings, blocks := unpackFragments(r.frags[i])
+			checkFragment(&res, headings, blocks, l)
 		}
 	}
 	return res
 }
 
-func checkFragment(res *Resolution, p *Page, l Link) {
-	res.MissingHeading = l.Heading != "" && !p.HasHeading(l.Heading)
-	res.MissingBlock = l.Block != "" && !p.HasBlock(l.Block)
+// packFragments packs a page's heading texts and block ids in one string:
+// a marker byte (so that a page's is never empty), the number of
+// headings, then each text and each id after its length.
+func packFragments(headings []Heading, blocks []string) string {
+	b := make([]byte, 0, 1+binary.MaxVarintLen64)
+	b = append(b, 'p')
+	b = binary.AppendUvarint(b, uint64(len(headings)))
+	for _, h := range headings {
+		b = binary.AppendUvarint(b, uint64(len(h.Text)))
+		b = append(b, h.Text...)
+	}
+	for _, id := range blocks {
+		b = binary.AppendUvarint(b, uint64(len(id)))
+		b = append(b, id...)
+	}
+	return string(b)
+}
+
+// unpackFragments undoes packFragments: the headings (their slugs made
+// again, as Parse makes them) and the block ids.
+func unpackFragments(s string) ([]Heading, []string) {
+	s = s[1:]
+	next := func() string {
+		n, w := binary.Uvarint([]byte(s[:min(len(s), binary.MaxVarintLen64)]))
+		t := s[w : w+int(n)]
+		s = s[w+int(n):]
+		return t
+	}
+	n, w := binary.Uvarint([]byte(s[:min(len(s), binary.MaxVarintLen64)]))
+	s = s[w:]
+	headings := make([]Heading, n)
+	for i := range headings {
+		headings[i].Text = next()
+	}
+	SetSlugs(headings)
+	var blocks []string
+	for s != "" {
+		blocks = append(blocks, next())
+	}
+	return headings, blocks
+}
+
+func checkFragment(res *Resolution, headings []Heading, blocks []string, l Link) {
+	res.MissingHeading = l.Heading != "" && !hasHeading(headings, l.Heading)
+	res.MissingBlock = l.Block != "" && !hasBlock(blocks, l.Block)
 }
