@@ -12,7 +12,7 @@ import (
 type fileStat struct {
 	size, mtime   int64  // bytes; unix nanoseconds
 	ctime         int64  // unix nanoseconds; 0 where the system has none
-	ino           uint64 // 0 where the system has none
+	ino, dev      uint64 // 0 where the system has none
 	regular, exec bool
 	dir, symlink  bool
 }
@@ -41,5 +41,14 @@ func statFile(f *os.File) (fileStat, error) {
 	return fileStat{
 		size: info.Size(), mtime: info.ModTime().UnixNano(),
 		regular: info.Mode().IsRegular(), exec: info.Mode()&0o111 != 0,
+		dir: info.IsDir(),
 	}, nil
+}
+
+// openDir opens the folder at abs for reading.
+func openDir(abs string) (*os.File, error) { return os.Open(abs) }
+
+// openIn opens the file name in the open folder dir.
+func openIn(dir *os.File, name string) (*os.File, error) {
+	return os.Open(filepath.Join(dir.Name(), name))
 }

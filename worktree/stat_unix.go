@@ -4,6 +4,7 @@ package worktree
 
 import (
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
@@ -12,7 +13,7 @@ import (
 type fileStat struct {
 	size, mtime   int64  // bytes; unix nanoseconds
 	ctime         int64  // unix nanoseconds; 0 where the system has none
-	ino           uint64 // 0 where the system has none
+	ino, dev      uint64 // 0 where the system has none
 	regular, exec bool
 	dir, symlink  bool
 }
@@ -34,7 +35,7 @@ func statIn(dir *os.File, name string) (fileStat, error) {
 	}
 	return fileStat{
 		size: st.Size, mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec,
-		ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec, ino: st.Ino,
+		ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec, ino: st.Ino, dev: uint64(st.Dev),
 		regular: st.Mode&unix.S_IFMT == unix.S_IFREG, exec: st.Mode&0o111 != 0,
 		dir: st.Mode&unix.S_IFMT == unix.S_IFDIR, symlink: st.Mode&unix.S_IFMT == unix.S_IFLNK,
 	}, nil
@@ -48,7 +49,29 @@ func statFile(f *os.File) (fileStat, error) {
 	}
 	return fileStat{
 		size: st.Size, mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec,
-		ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec, ino: st.Ino,
+		ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec, ino: st.Ino, dev: uint64(st.Dev),
 		regular: st.Mode&unix.S_IFMT == unix.S_IFREG, exec: st.Mode&0o111 != 0,
+		dir: st.Mode&unix.S_IFMT == unix.S_IFDIR,
 	}, nil
+}
+
+// openDir opens the folder at abs for reading, failing when its last
+// element is a symbolic link (ELOOP) or no longer a folder.
+func openDir(abs string) (*os.File, error) {
+	return os.OpenFile(abs, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+}
+
+// openIn opens the file name in the open folder dir, failing when it is a
+// symbolic link.
+func openIn(dir *os.File, name string) (*os.File, error) {
+	for {
+		fd, err := unix.Openat(int(dir.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "openat", Path: name, Err: err}
+		}
+		return os.NewFile(uintptr(fd), filepath.Join(dir.Name(), name)), nil
+	}
 }

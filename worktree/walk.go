@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"unicode/utf8"
 
 	"cairn"
@@ -55,7 +56,15 @@ type File struct {
 	// inode number, from a walk on a system that has them; else 0.
 	Ctime int64
 	Ino   uint64
+	// dev is the file's device, and dir the identity of the folder the
+	// walk read it from, where the system has them (readFile).
+	dev uint64
+	dir fileID
 }
+
+// fileID is a file's identity on a system that has one: its device and
+// inode numbers; zero where there is none.
+type fileID struct{ dev, ino uint64 }
 
 // Skip is a file a walk left out, and why.
 type Skip struct {
@@ -234,9 +243,17 @@ type walker struct {
 // folded is set for a folder that has a sibling whose name differs only
 // in case or normalization, and for the folders below it: their files are
 // checked for clashes with the whole tree's, at the end.
+//
+// A folder is opened by its path after its parent was read: if it, or a
+// folder on the way to it, was replaced by a symbolic link in between, what
+// opens is not the folder seen (its identity differs) and is not read, as if
+// it had been removed; so a walk reads nothing outside its root.
 type walkDir struct {
 	abs, rel, key string
 	folded        bool
+	// id is the folder's identity as its parent's read saw it (zero for
+	// the walk's start): the folder opened must be that one.
+	id fileID
 }
 
 // folderRead is what reading one folder found: its files and its folders,
@@ -317,9 +334,20 @@ func (w *walker) run(start, rel string) error {
 // temporary files of dead syncs. A folder that cannot be read is a skip,
 // unless it is the walk's start.
 func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, leftovers []string, err error) {
-	dir, err := os.Open(d.abs)
+	open := openDir // the folder seen, not a link put in its place
+	if start {
+		open = os.Open
+	}
+	dir, err := open(d.abs)
 	if err == nil {
 		defer dir.Close()
+	}
+	var self fileStat // the folder's identity, for its files (readFile)
+	if err == nil {
+		self, err = statFile(dir)
+		if err == nil && d.id != (fileID{}) && d.id != (fileID{self.dev, self.ino}) {
+			return nil, nil, nil, nil // replaced while walking: not the folder seen
+		}
 	}
 	// Names only: the type of each comes from the stat every entry gets,
 	// which leaves no entry object to allocate per file.
@@ -333,8 +361,8 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 		return nil, nil, nil, err
 	case errors.Is(err, fs.ErrPermission):
 		return nil, []Skip{{Path: d.rel, Reason: "cannot be read: permission denied"}}, nil, nil
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil, nil, nil // removed while walking
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.ELOOP):
+		return nil, nil, nil, nil // removed, or replaced by a file or a link, while walking
 	default:
 		return nil, nil, nil, err
 	}
@@ -397,7 +425,7 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 			if p, err := cairn.CleanPath(rel); err == nil {
 				key = p
 			}
-			found.dirs = append(found.dirs, walkDir{abs: abs, rel: rel, key: key + "/", folded: d.folded})
+			found.dirs = append(found.dirs, walkDir{abs: abs, rel: rel, key: key + "/", folded: d.folded, id: fileID{st.dev, st.ino}})
 			plainDirs = plainDirs && foldsToItself(name)
 			continue
 		case !st.regular:
@@ -413,7 +441,8 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 			skips = append(skips, Skip{Path: rel, Reason: fmt.Sprintf("%d MiB is over the %d MiB limit", st.size>>20, w.max>>20)})
 			continue
 		}
-		f := File{Path: p, Abs: abs, Size: st.size, Mtime: st.mtime, Ctime: st.ctime, Ino: st.ino}
+		f := File{Path: p, Abs: abs, Size: st.size, Mtime: st.mtime, Ctime: st.ctime, Ino: st.ino,
+			dev: st.dev, dir: fileID{self.dev, self.ino}}
 		if st.exec {
 			f.Mode = cairn.ModeExecutable
 		}
@@ -442,21 +471,33 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 }
 
 // readFile reads a file found by Walk, refusing one that became a link or
-// grew past the limit since.
+// grew past the limit since. A file that is not the one the walk found (a
+// save that renamed a new file into place, or a folder on the way replaced
+// by a symbolic link to elsewhere) is read from its folder, if that is
+// still the folder the walk read it from.
 func readFile(f File, max int64) ([]byte, error) {
 	fd, err := os.OpenFile(f.Abs, os.O_RDONLY|noFollow, 0)
 	if err != nil {
 		return nil, err
 	}
-	defer fd.Close()
-	info, err := fd.Stat()
+	defer func() { fd.Close() }()
+	st, err := statFile(fd)
 	if err != nil {
 		return nil, err
 	}
-	if !info.Mode().IsRegular() {
+	if f.Ino != 0 && (st.ino != f.Ino || st.dev != f.dev) && f.dir != (fileID{}) {
+		fd.Close()
+		if fd, err = reopen(f); err != nil {
+			return nil, err
+		}
+		if st, err = statFile(fd); err != nil {
+			return nil, err
+		}
+	}
+	if !st.regular {
 		return nil, fmt.Errorf("%s is no longer a regular file", f.Path)
 	}
-	if info.Size() > max {
+	if st.size > max {
 		return nil, fmt.Errorf("%s grew past the %d MiB limit", f.Path, max>>20)
 	}
 	data, err := io.ReadAll(io.LimitReader(fd, max+1))
@@ -467,4 +508,22 @@ func readFile(f File, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s grew past the %d MiB limit", f.Path, max>>20)
 	}
 	return data, nil
+}
+
+// reopen opens file f from the folder the walk read it from, failing when
+// that folder was replaced since.
+func reopen(f File) (*os.File, error) {
+	dir, err := openDir(filepath.Dir(f.Abs))
+	if err != nil {
+		return nil, fmt.Errorf("%s: its folder changed while it was read: %w", f.Path, err)
+	}
+	defer dir.Close()
+	st, err := statFile(dir)
+	if err != nil {
+		return nil, err
+	}
+	if (fileID{st.dev, st.ino}) != f.dir {
+		return nil, fmt.Errorf("%s: its folder was replaced while it was read; run the command again", f.Path)
+	}
+	return openIn(dir, filepath.Base(f.Abs))
 }

@@ -310,4 +310,4 @@ func refWalk(root string, opts *worktree.WalkOptions, fn func(worktree.File) err
 
 // ignoreIdentity leaves out what the sequential walk does not read: a
 // file's change time and inode number, which only Snapshot uses.
-var ignoreIdentity = cmpopts.IgnoreFields(worktree.File{}, "Ctime", "Ino")
+var ignoreIdentity = cmp.Options{cmpopts.IgnoreFields(worktree.File{}, "Ctime", "Ino"), cmpopts.IgnoreUnexported(worktree.File{})}
