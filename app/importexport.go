@@ -204,7 +204,7 @@ func (a *App) readImport(ctx context.Context, files []worktree.File, prefix stri
 		wg.Go(func() {
 			for i := w; i < len(files) && ctx.Err() == nil; i += workers {
 				errs[i] = func() error {
-					data, err := os.ReadFile(files[i].Abs)
+					data, err := worktree.ReadFile(files[i], worktree.DefaultMaxFileSize)
 					if err != nil {
 						return err
 					}

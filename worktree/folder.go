@@ -157,7 +157,7 @@ func ReadFolder(ctx context.Context, b *store.Batch, dir string, base cairn.Hash
 		if e, ok := old[f.Path]; ok && e.Mode == f.Mode && opts.Materialized.unchanged(f) {
 			return
 		}
-		data, err := readFile(f, max)
+		data, err := ReadFile(f, max)
 		if err != nil {
 			errs[i] = fmt.Errorf("read %s: %w", f.Path, err)
 			return

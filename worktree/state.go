@@ -325,7 +325,7 @@ func readAll(ctx context.Context, files []*onDisk, max int64, keep *store.Batch)
 	errs := make([]error, len(files))
 	parallel(len(files), func(i int) {
 		d := files[i]
-		data, err := readFile(d.File, max)
+		data, err := ReadFile(d.File, max)
 		if err != nil {
 			errs[i] = err
 			return

@@ -470,12 +470,14 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 	return found, skips, leftovers, nil
 }
 
-// readFile reads a file found by Walk, refusing one that became a link or
-// grew past the limit since. A file that is not the one the walk found (a
-// save that renamed a new file into place, or a folder on the way replaced
-// by a symbolic link to elsewhere) is read from its folder, if that is
-// still the folder the walk read it from.
-func readFile(f File, max int64) ([]byte, error) {
+// ReadFile reads a file found by Walk, refusing one that became a link or
+// grew past max (the walk's limit) since: what reads a walk's files reads
+// them with it, so that nothing outside the walk's root is read. A file
+// that is not the one the walk found (a save that renamed a new file into
+// place, or a folder on the way replaced by a symbolic link to elsewhere)
+// is read from its folder, if that is still the folder the walk read it
+// from.
+func ReadFile(f File, max int64) ([]byte, error) {
 	fd, err := os.OpenFile(f.Abs, os.O_RDONLY|noFollow, 0)
 	if err != nil {
 		return nil, err

@@ -92,7 +92,7 @@ func TestReadFile_ReplacedSinceWalk(t *testing.T) {
 	x, z := files[0], files[1]
 
 	swapForLink(t, filepath.Join(root, "a"), outside)
-	data, err := readFile(x, DefaultMaxFileSize)
+	data, err := ReadFile(x, DefaultMaxFileSize)
 	if err == nil || strings.Contains(string(data), "secret") {
 		t.Errorf("read through a folder swapped for a link = %q, %v; want an error", data, err)
 	} else if !strings.Contains(err.Error(), "a/x.md") {
@@ -106,7 +106,7 @@ func TestReadFile_ReplacedSinceWalk(t *testing.T) {
 	if err := os.Rename(tmpFile, filepath.Join(root, "b", "z.md")); err != nil {
 		t.Fatal(err)
 	}
-	if data, err := readFile(z, DefaultMaxFileSize); err != nil || string(data) != "new" {
+	if data, err := ReadFile(z, DefaultMaxFileSize); err != nil || string(data) != "new" {
 		t.Errorf("read of a file saved by rename = %q, %v; want the new content", data, err)
 	}
 }
