@@ -146,8 +146,10 @@ func (a *App) ImportFolder(ctx context.Context, dir string, opts *ImportOptions)
 	if err != nil {
 		return nil, fmt.Errorf("import %s: %w", dir, a.v.ExplainBusy(err))
 	}
+	total := len(files)
+	files = nil // read: not held through admission
 	pre.Close()
-	progress(StageCommit, len(files), len(files))
+	progress(StageCommit, total, total)
 	tree, err := b.Edit(ctx, base, kept)
 	if err != nil {
 		return nil, fmt.Errorf("import %s: %w", dir, err)
@@ -172,7 +174,7 @@ func (a *App) ImportFolder(ctx context.Context, dir string, opts *ImportOptions)
 		}
 		res.Commit = res.Outcome.Commit
 	}
-	progress(StageSync, len(files), len(files))
+	progress(StageSync, total, total)
 	if res.Sync, err = a.v.SyncMainPrewritten(ctx, pre); err != nil {
 		return nil, err
 	}
@@ -189,12 +191,14 @@ func (a *App) ImportFolder(ctx context.Context, dir string, opts *ImportOptions)
 // before a failure is unreachable, and goes with the next GC.
 func (a *App) readImport(ctx context.Context, files []worktree.File, prefix string, base cairn.Hash,
 	b *store.Batch, pre *worktree.Prewritten, res *FolderImport, read func(done int)) ([]store.FileChange, error) {
-	type result struct {
-		change  store.FileChange
-		added   bool
-		updated bool
-	}
-	results := make([]result, len(files))
+	// Each file's change, and whether it adds or updates one; a vault of
+	// a million files holds these once, compacted in place to the kept.
+	const (
+		added = 1 + iota
+		updated
+	)
+	changes := make([]store.FileChange, len(files))
+	how := make([]uint8, len(files))
 	errs := make([]error, len(files))
 	var mu sync.Mutex
 	done := 0
@@ -212,21 +216,20 @@ func (a *App) readImport(ctx context.Context, files []worktree.File, prefix stri
 					if prefix != "" {
 						p = prefix + "/" + p
 					}
-					r := &results[i]
 					h := store.BlobHash(data)
 					e, err := a.v.Store.Get(ctx, base, p)
 					switch {
 					case err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND:
 						return err
 					case err != nil:
-						r.added = true
+						how[i] = added
 					case e.Blob == h && e.Mode == files[i].Mode:
 						return nil // unchanged
 					default:
-						r.updated = true
+						how[i] = updated
 					}
-					r.change = store.FileChange{Path: p, Blob: b.PutBlob(data), Size: int64(len(data)), Mode: files[i].Mode}
-					if err := pre.Add(ctx, []store.FileChange{r.change}); err != nil {
+					changes[i] = store.FileChange{Path: p, Blob: b.PutBlob(data), Size: int64(len(data)), Mode: files[i].Mode}
+					if err := pre.Add(ctx, changes[i:i+1]); err != nil {
 						return err
 					}
 					return b.Spill(ctx)
@@ -243,19 +246,20 @@ func (a *App) readImport(ctx context.Context, files []worktree.File, prefix stri
 	if err := errors.Join(append(errs, ctx.Err())...); err != nil {
 		return nil, err
 	}
-	var kept []store.FileChange
-	for _, r := range results {
-		switch {
-		case r.added:
+	kept := changes[:0]
+	for i, c := range changes {
+		switch how[i] {
+		case added:
 			res.Added++
-		case r.updated:
+		case updated:
 			res.Updated++
 		default:
 			res.Unchanged++
 			continue
 		}
-		kept = append(kept, r.change)
+		kept = append(kept, c)
 	}
+	clear(changes[len(kept):])
 	return kept, nil
 }
 
