@@ -277,3 +277,38 @@ func TestStatus_CacheLeftovers(t *testing.T) {
 		t.Errorf("the dead writer's temporary file is still there: %v", err)
 	}
 }
+
+// A status or commit of named paths does not read through a folder of the
+// tree that is a symbolic link to elsewhere: a file, a folder below it, or
+// the link itself count as absent, as a walk of the whole tree skips the
+// link.
+func TestPaths_ThroughLink(t *testing.T) {
+	e := setup(t)
+	outside := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(outside, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"secret.md", "sub/deeper.md"} {
+		if err := os.WriteFile(filepath.Join(outside, p), []byte("secret"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(outside, filepath.Join(e.dir, "lnk")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"lnk/secret.md", "lnk/sub", "lnk/sub/deeper.md", "lnk"} {
+		st, err := e.m.Status(e.ctx, e.wt, p)
+		if err != nil {
+			t.Fatalf("status %s: %v", p, err)
+		}
+		if len(st.Changes) > 0 {
+			t.Errorf("status %s through a link = %+v, want no change", p, st.Changes)
+		}
+		res, err := e.m.Commit(e.ctx, e.wt, worktree.CommitRequest{Message: "through " + p, Paths: []string{p}, Principal: cairn.User("ada")})
+		if err == nil {
+			t.Errorf("commit %s through a link committed %+v", p, res.Changes)
+		} else if !strings.Contains(err.Error(), "no local edits") {
+			t.Errorf("commit %s through a link: %v, want no local edits", p, err)
+		}
+	}
+}

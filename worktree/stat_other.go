@@ -45,8 +45,16 @@ func statFile(f *os.File) (fileStat, error) {
 	}, nil
 }
 
+// nonBlock is 0: opening never waits here.
+const nonBlock = 0
+
 // openDir opens the folder at abs for reading.
 func openDir(abs string) (*os.File, error) { return os.Open(abs) }
+
+// openBeneath opens the folder at vault path rel ("" for root) under root.
+func openBeneath(root, rel string) (*os.File, error) {
+	return os.Open(filepath.Join(root, filepath.FromSlash(rel)))
+}
 
 // openIn opens the file name in the open folder dir.
 func openIn(dir *os.File, name string) (*os.File, error) {

@@ -176,8 +176,8 @@ func (m *Manager) scanPaths(ctx context.Context, t *Tree, baseTree cairn.Hash, o
 	// On a file system that ignores case (macOS, Windows), the two
 	// spellings of a change of case alone find one file; it counts only
 	// under the name the folder lists, as a full scan would see it.
-	folded := map[string]string{}     // folded path → a path looked up
-	infos := map[string]os.FileInfo{} // path → what Lstat found
+	folded := map[string]string{} // folded path → a path looked up
+	ids := map[string]fileID{}    // path → the file's identity
 	for _, p := range paths {
 		if _, seen := snap.disk[p]; seen {
 			continue
@@ -187,13 +187,16 @@ func (m *Manager) scanPaths(ctx context.Context, t *Tree, baseTree cairn.Hash, o
 		} else if cairn.ErrorCode(err) != cairn.ENOTFOUND {
 			return nil, err
 		}
+		// A symbolic link on the way, as the file itself, counts as
+		// absent: nothing outside the tree is read.
 		abs := filepath.Join(t.Path, filepath.FromSlash(p))
-		info, err := os.Lstat(abs)
-		if err != nil || !info.Mode().IsRegular() || info.Size() > max {
+		st, dir, err := statBeneath(t.Path, p)
+		if err != nil || !st.regular || st.size > max {
 			continue
 		}
+		id := fileID{st.dev, st.ino}
 		fold := cairn.FoldPath(p)
-		if q, ok := folded[fold]; ok && q != p && os.SameFile(info, infos[q]) {
+		if q, ok := folded[fold]; ok && q != p && id != (fileID{}) && id == ids[q] {
 			switch listedAs(filepath.Dir(abs), path.Base(p), path.Base(q)) {
 			case path.Base(q):
 				continue // p is q's file under another case
@@ -202,9 +205,9 @@ func (m *Manager) scanPaths(ctx context.Context, t *Tree, baseTree cairn.Hash, o
 				toRead = slices.DeleteFunc(toRead, func(d *onDisk) bool { return d.Path == q })
 			}
 		}
-		folded[fold], infos[p] = p, info
-		f := File{Path: p, Abs: abs, Size: info.Size(), Mtime: info.ModTime().UnixNano()}
-		if info.Mode()&0o111 != 0 {
+		folded[fold], ids[p] = p, id
+		f := File{Path: p, Abs: abs, Size: st.size, Mtime: st.mtime, Ctime: st.ctime, Ino: st.ino, dev: st.dev, dir: dir}
+		if st.exec {
 			f.Mode = cairn.ModeExecutable
 		}
 		d := &onDisk{File: f}

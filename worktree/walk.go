@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -123,23 +124,29 @@ func walkFiles(root string, opts *WalkOptions) ([]File, []Skip, error) {
 	if w.max <= 0 {
 		w.max = DefaultMaxFileSize
 	}
-	start, rel := root, ""
+	start, rel, id := root, "", fileID{}
 	if opts.Under != "" {
 		if Ignored(opts.Under) {
 			return nil, nil, nil
 		}
 		// Nothing outside root: a folder on the way that is a symbolic
-		// link is not followed, as in a walk of the whole tree.
-		at := root
-		for seg := range strings.SplitSeq(opts.Under, "/") {
-			at = filepath.Join(at, seg)
-			if info, err := os.Lstat(at); err == nil && info.Mode()&fs.ModeSymlink != 0 {
-				return nil, nil, nil
+		// link is not followed, as in a walk of the whole tree, and the
+		// folder read is the one found so.
+		dir, err := openBeneath(root, opts.Under)
+		switch {
+		case errors.Is(err, syscall.ELOOP), errors.Is(err, syscall.ENOTDIR):
+			return nil, nil, nil
+		case err == nil:
+			st, err := statFile(dir)
+			dir.Close()
+			if err != nil {
+				return nil, nil, fmt.Errorf("walk %s: %w", root, err)
 			}
+			id = fileID{st.dev, st.ino}
 		}
 		start, rel = filepath.Join(root, filepath.FromSlash(opts.Under)), opts.Under
 	}
-	if err := w.run(start, rel); err != nil {
+	if err := w.run(walkDir{abs: start, rel: rel, id: id}); err != nil {
 		return nil, nil, fmt.Errorf("walk %s: %w", root, err)
 	}
 	if opts.Leftovers != nil {
@@ -284,10 +291,10 @@ func (w *walker) inOrder(rel string, out []File) []File {
 	return out
 }
 
-// run reads the tree from start, whose vault path is rel.
-func (w *walker) run(start, rel string) error {
+// run reads the tree from folder start.
+func (w *walker) run(start walkDir) error {
 	w.cond = sync.NewCond(&w.mu)
-	w.queue, w.pending = []walkDir{{abs: start, rel: rel}}, 1
+	w.queue, w.pending = []walkDir{start}, 1
 	var wg sync.WaitGroup
 	for range max(2, 2*runtime.GOMAXPROCS(0)) { // reading folders waits on the disk
 		wg.Add(1)
@@ -305,7 +312,7 @@ func (w *walker) run(start, rel string) error {
 				d := w.queue[len(w.queue)-1]
 				w.queue = w.queue[:len(w.queue)-1]
 				w.mu.Unlock()
-				found, skips, leftovers, err := w.read(d, d.abs == start)
+				found, skips, leftovers, err := w.read(d, d.abs == start.abs)
 				w.mu.Lock()
 				if found != nil {
 					w.folders[d.rel] = found
@@ -335,8 +342,8 @@ func (w *walker) run(start, rel string) error {
 // unless it is the walk's start.
 func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, leftovers []string, err error) {
 	open := openDir // the folder seen, not a link put in its place
-	if start {
-		open = os.Open
+	if start && d.id == (fileID{}) {
+		open = os.Open // the root, wherever its path leads
 	}
 	dir, err := open(d.abs)
 	if err == nil {
@@ -478,7 +485,7 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 // is read from its folder, if that is still the folder the walk read it
 // from.
 func ReadFile(f File, max int64) ([]byte, error) {
-	fd, err := os.OpenFile(f.Abs, os.O_RDONLY|noFollow, 0)
+	fd, err := os.OpenFile(f.Abs, os.O_RDONLY|noFollow|nonBlock, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -510,6 +517,23 @@ func ReadFile(f File, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s grew past the %d MiB limit", f.Path, max>>20)
 	}
 	return data, nil
+}
+
+// statBeneath reads the metadata of the file at vault path rel under root,
+// following no symbolic link below root, and the identity of the folder
+// holding it: a File made of them is read by ReadFile from that folder.
+func statBeneath(root, rel string) (fileStat, fileID, error) {
+	dir, err := openBeneath(root, path.Dir(rel))
+	if err != nil {
+		return fileStat{}, fileID{}, err
+	}
+	defer dir.Close()
+	ds, err := statFile(dir)
+	if err != nil {
+		return fileStat{}, fileID{}, err
+	}
+	st, err := statIn(dir, path.Base(rel))
+	return st, fileID{ds.dev, ds.ino}, err
 }
 
 // reopen opens file f from the folder the walk read it from, failing when
