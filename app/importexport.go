@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -258,6 +259,9 @@ func (a *App) readImport(ctx context.Context, files []worktree.File, prefix stri
 			continue
 		}
 		kept = append(kept, c)
+	}
+	if len(kept) < len(changes)/2 {
+		return slices.Clone(kept), nil // most unchanged: not the whole array through admission
 	}
 	clear(changes[len(kept):])
 	return kept, nil
