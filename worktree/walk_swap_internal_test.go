@@ -21,29 +21,38 @@ func swapForLink(t *testing.T, dir, target string) {
 	}
 }
 
-func writeFiles(t *testing.T, files map[string]string) {
+// vaultAndOutside makes a folder "vault" (the root) and one "outside" it,
+// holding files (slash paths under either, to contents).
+func vaultAndOutside(t *testing.T, files map[string]string) (root, outside string) {
 	t.Helper()
-	for path, data := range files {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+	tmp := t.TempDir()
+	root, outside = filepath.Join(tmp, "vault"), filepath.Join(tmp, "outside")
+	for _, dir := range []string{root, outside} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
+	for p, data := range files {
+		abs := filepath.Join(tmp, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(abs, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root, outside
 }
 
 // A folder the walk found and then opens by path may have been replaced by
 // a symbolic link in between, itself or a folder on the way to it: what
 // opens is then not read, and nothing outside the root is.
 func TestWalk_FolderSwappedBeforeRead(t *testing.T) {
-	tmp := t.TempDir()
-	root, outside := filepath.Join(tmp, "vault"), filepath.Join(tmp, "outside")
-	writeFiles(t, map[string]string{
-		filepath.Join(root, "a", "x.md"):          "inside",
-		filepath.Join(root, "p", "q", "y.md"):     "inside",
-		filepath.Join(outside, "x.md"):            "secret",
-		filepath.Join(outside, "p2", "q", "y.md"): "secret",
+	root, outside := vaultAndOutside(t, map[string]string{
+		"vault/a/x.md":      "inside",
+		"vault/p/q/y.md":    "inside",
+		"outside/x.md":      "secret",
+		"outside/p2/q/y.md": "secret",
 	})
 	w := &walker{max: DefaultMaxFileSize, folders: map[string]*folderRead{}}
 	top, _, _, err := w.read(walkDir{abs: root}, true)
@@ -78,12 +87,10 @@ func TestWalk_FolderSwappedBeforeRead(t *testing.T) {
 // read outside the root; a file saved by renaming a new one into place is
 // read, new content and all.
 func TestReadFile_ReplacedSinceWalk(t *testing.T) {
-	tmp := t.TempDir()
-	root, outside := filepath.Join(tmp, "vault"), filepath.Join(tmp, "outside")
-	writeFiles(t, map[string]string{
-		filepath.Join(root, "a", "x.md"): "inside",
-		filepath.Join(root, "b", "z.md"): "old",
-		filepath.Join(outside, "x.md"):   "secret",
+	root, outside := vaultAndOutside(t, map[string]string{
+		"vault/a/x.md": "inside",
+		"vault/b/z.md": "old",
+		"outside/x.md": "secret",
 	})
 	files, _, err := walkFiles(root, nil)
 	if err != nil || len(files) != 2 {

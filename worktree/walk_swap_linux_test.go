@@ -13,11 +13,9 @@ import (
 // trade places, over and over: whatever it finds, reading it never reads
 // outside the root.
 func TestWalk_UnderSwapRace(t *testing.T) {
-	tmp := t.TempDir()
-	root, outside := filepath.Join(tmp, "vault"), filepath.Join(tmp, "outside")
-	writeFiles(t, map[string]string{
-		filepath.Join(root, "sub", "x.md"): "inside",
-		filepath.Join(outside, "x.md"):     "secret",
+	root, outside := vaultAndOutside(t, map[string]string{
+		"vault/sub/x.md": "inside",
+		"outside/x.md":   "secret",
 	})
 	if err := os.Symlink(outside, filepath.Join(root, "alt")); err != nil {
 		t.Fatal(err)
@@ -59,15 +57,10 @@ func TestWalk_UnderSwapRace(t *testing.T) {
 // A FIFO put where a walked file was (itself, or through a folder on the
 // way swapped for a link) does not make the read wait for a writer.
 func TestReadFile_FIFO(t *testing.T) {
-	tmp := t.TempDir()
-	root, outside := filepath.Join(tmp, "vault"), filepath.Join(tmp, "outside")
-	writeFiles(t, map[string]string{
-		filepath.Join(root, "a", "x.md"): "inside",
-		filepath.Join(root, "b", "y.md"): "inside",
+	root, outside := vaultAndOutside(t, map[string]string{
+		"vault/a/x.md": "inside",
+		"vault/b/y.md": "inside",
 	})
-	if err := os.MkdirAll(outside, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	if err := unix.Mkfifo(filepath.Join(outside, "x.md"), 0o644); err != nil {
 		t.Fatal(err)
 	}
