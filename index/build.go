@@ -2,12 +2,10 @@ package index
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 
@@ -113,7 +111,7 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	}
 	rb := markdown.NewResolverBuilder(paths)
 	isPage := make([]bool, len(entries))
-	targets := make([]string, len(entries)) // packTargets
+	targets := make([]string, len(entries)) // markdown.PackTargets
 	words := make([]int, len(entries))
 	var v vault
 	// The pages' types, for the link fields of declared types, each
@@ -159,7 +157,7 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 				rb.AddAttachment(entries[n].Path)
 			} else {
 				rb.AddPage(f.page)
-				isPage[n], targets[n] = true, packTargets(f.page.Links)
+				isPage[n], targets[n] = true, markdown.PackTargets(f.page.Links)
 				if typ := f.page.Type; typ != "" {
 					if _, ok := typeNames[typ]; !ok {
 						typeNames[strings.Clone(typ)] = strings.Clone(typ)
@@ -204,7 +202,7 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 		if !isPage[i] {
 			return
 		}
-		links := unpackTargets(targets[i])
+		links := markdown.UnpackTargets(targets[i])
 		dsts[i] = make([]int64, len(links))
 		from := &markdown.Page{Path: entries[i].Path}
 		for j, l := range links {
@@ -308,65 +306,6 @@ func prepareAll(ctx context.Context, t trees, runs [][]cairn.Entry,
 		at += len(run)
 	}
 	return nil
-}
-
-// linkKinds numbers the kinds of links for packTargets.
-var linkKinds = [...]markdown.LinkKind{markdown.LinkWiki, markdown.LinkEmbed, markdown.LinkMarkdown, markdown.LinkFrontmatter}
-
-// packTargets packs what resolving each of a page's links needs to find
-// where it leads (markdown.LookupKeys) in one string: the number of links,
-// then for each its kind and whether it escapes the vault (a byte), its
-// target and its path, each after its length. A page's links held this
-// way take a fraction of the memory of as many markdown.Links.
-func packTargets(ls []markdown.Link) string {
-	if len(ls) == 0 {
-		return ""
-	}
-	b := binary.AppendUvarint(nil, uint64(len(ls)))
-	for _, l := range ls {
-		c := byte(slices.Index(linkKinds[:], l.Kind) + 1) // 0: a kind unknown here
-		if l.Escapes {
-			c |= 0x80
-		}
-		b = append(b, c)
-		b = binary.AppendUvarint(b, uint64(len(l.Target)))
-		b = append(b, l.Target...)
-		b = binary.AppendUvarint(b, uint64(len(l.Path)))
-		b = append(b, l.Path...)
-	}
-	return string(b)
-}
-
-// unpackTargets returns the links packTargets packed, each with the
-// fields it kept.
-func unpackTargets(s string) []markdown.Link {
-	if s == "" {
-		return nil
-	}
-	next := func() uint64 {
-		n, w := binary.Uvarint([]byte(s[:min(len(s), binary.MaxVarintLen64)]))
-		s = s[w:]
-		return n
-	}
-	str := func() string {
-		n := next()
-		t := s[:n]
-		s = s[n:]
-		return t
-	}
-	out := make([]markdown.Link, next())
-	for i := range out {
-		c := s[0]
-		s = s[1:]
-		l := &out[i]
-		if k := int(c&0x7f) - 1; k >= 0 && k < len(linkKinds) {
-			l.Kind = linkKinds[k]
-		}
-		l.Escapes = c&0x80 != 0
-		l.Target = str()
-		l.Path = str()
-	}
-	return out
 }
 
 // prepareRows collects one file's rows in a bulk writer: the file, its

@@ -1,7 +1,6 @@
 package markdown
 
 import (
-	"encoding/binary"
 	"slices"
 	"strings"
 )
@@ -431,48 +430,6 @@ func (r *Resolver) Resolve(from *Page, l Link) Resolution {
 		}
 	}
 	return res
-}
-
-// packFragments packs a page's heading texts and block ids in one string:
-// a marker byte (so that a page's is never empty), the number of
-// headings, then each text and each id after its length.
-func packFragments(headings []Heading, blocks []string) string {
-	b := make([]byte, 0, 1+binary.MaxVarintLen64)
-	b = append(b, 'p')
-	b = binary.AppendUvarint(b, uint64(len(headings)))
-	for _, h := range headings {
-		b = binary.AppendUvarint(b, uint64(len(h.Text)))
-		b = append(b, h.Text...)
-	}
-	for _, id := range blocks {
-		b = binary.AppendUvarint(b, uint64(len(id)))
-		b = append(b, id...)
-	}
-	return string(b)
-}
-
-// unpackFragments undoes packFragments: the headings (their slugs made
-// again, as Parse makes them) and the block ids.
-func unpackFragments(s string) ([]Heading, []string) {
-	s = s[1:]
-	next := func() string {
-		n, w := binary.Uvarint([]byte(s[:min(len(s), binary.MaxVarintLen64)]))
-		t := s[w : w+int(n)]
-		s = s[w+int(n):]
-		return t
-	}
-	n, w := binary.Uvarint([]byte(s[:min(len(s), binary.MaxVarintLen64)]))
-	s = s[w:]
-	headings := make([]Heading, n)
-	for i := range headings {
-		headings[i].Text = next()
-	}
-	SetSlugs(headings)
-	var blocks []string
-	for s != "" {
-		blocks = append(blocks, next())
-	}
-	return headings, blocks
 }
 
 func checkFragment(res *Resolution, headings []Heading, blocks []string, l Link) {

@@ -41,7 +41,6 @@ func statFile(f *os.File) (fileStat, error) {
 	return fileStat{
 		size: info.Size(), mtime: info.ModTime().UnixNano(),
 		regular: info.Mode().IsRegular(), exec: info.Mode()&0o111 != 0,
-		dir: info.IsDir(),
 	}, nil
 }
 

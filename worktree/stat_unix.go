@@ -52,7 +52,6 @@ func statFile(f *os.File) (fileStat, error) {
 		size: st.Size, mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec,
 		ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec, ino: st.Ino, dev: uint64(st.Dev),
 		regular: st.Mode&unix.S_IFMT == unix.S_IFREG, exec: st.Mode&0o111 != 0,
-		dir: st.Mode&unix.S_IFMT == unix.S_IFDIR,
 	}, nil
 }
 

@@ -194,7 +194,7 @@ func (m *Manager) scanPaths(ctx context.Context, t *Tree, baseTree cairn.Hash, o
 		if err != nil || !st.regular || st.size > max {
 			continue
 		}
-		id := fileID{st.dev, st.ino}
+		id := st.id()
 		fold := cairn.FoldPath(p)
 		if q, ok := folded[fold]; ok && q != p && id != (fileID{}) && id == ids[q] {
 			switch listedAs(filepath.Dir(abs), path.Base(p), path.Base(q)) {

@@ -67,6 +67,9 @@ type File struct {
 // inode numbers; zero where there is none.
 type fileID struct{ dev, ino uint64 }
 
+// id is the identity of the file st describes.
+func (st fileStat) id() fileID { return fileID{st.dev, st.ino} }
+
 // Skip is a file a walk left out, and why.
 type Skip struct {
 	Path   string `json:"path"`
@@ -142,7 +145,7 @@ func walkFiles(root string, opts *WalkOptions) ([]File, []Skip, error) {
 			if err != nil {
 				return nil, nil, fmt.Errorf("walk %s: %w", root, err)
 			}
-			id = fileID{st.dev, st.ino}
+			id = st.id()
 		}
 		start, rel = filepath.Join(root, filepath.FromSlash(opts.Under)), opts.Under
 	}
@@ -352,7 +355,7 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 	var self fileStat // the folder's identity, for its files (readFile)
 	if err == nil {
 		self, err = statFile(dir)
-		if err == nil && d.id != (fileID{}) && d.id != (fileID{self.dev, self.ino}) {
+		if err == nil && d.id != (fileID{}) && d.id != self.id() {
 			return nil, nil, nil, nil // replaced while walking: not the folder seen
 		}
 	}
@@ -432,7 +435,7 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 			if p, err := cairn.CleanPath(rel); err == nil {
 				key = p
 			}
-			found.dirs = append(found.dirs, walkDir{abs: abs, rel: rel, key: key + "/", folded: d.folded, id: fileID{st.dev, st.ino}})
+			found.dirs = append(found.dirs, walkDir{abs: abs, rel: rel, key: key + "/", folded: d.folded, id: st.id()})
 			plainDirs = plainDirs && foldsToItself(name)
 			continue
 		case !st.regular:
@@ -449,7 +452,7 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 			continue
 		}
 		f := File{Path: p, Abs: abs, Size: st.size, Mtime: st.mtime, Ctime: st.ctime, Ino: st.ino,
-			dev: st.dev, dir: fileID{self.dev, self.ino}}
+			dev: st.dev, dir: self.id()}
 		if st.exec {
 			f.Mode = cairn.ModeExecutable
 		}
@@ -533,7 +536,7 @@ func statBeneath(root, rel string) (fileStat, fileID, error) {
 		return fileStat{}, fileID{}, err
 	}
 	st, err := statIn(dir, path.Base(rel))
-	return st, fileID{ds.dev, ds.ino}, err
+	return st, ds.id(), err
 }
 
 // reopen opens file f from the folder the walk read it from, failing when
@@ -548,7 +551,7 @@ func reopen(f File) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if (fileID{st.dev, st.ino}) != f.dir {
+	if st.id() != f.dir {
 		return nil, fmt.Errorf("%s: its folder was replaced while it was read; run the command again", f.Path)
 	}
 	return openIn(dir, filepath.Base(f.Abs))
