@@ -3,6 +3,7 @@ package app
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -114,22 +115,25 @@ func (a *App) Adopt(ctx context.Context, message string) (*AdoptResult, error) {
 		return nil, err
 	}
 	if t != nil {
+		// The folder's files are read once, by the commit: a status first
+		// would read and hash every file, and the commit read them again.
+		msg := cmp.Or(message, "adopt "+filepath.Base(a.v.Root))
+		cr, err := a.v.Trees.Commit(ctx, t, worktree.CommitRequest{
+			Message: msg, Principal: p, Land: a.landOnMain("commit", msg, &res.Admission),
+		})
+		switch {
+		case err == nil:
+			res.Commit, res.Changes, res.Skipped = cr.Commit, cr.Changes, cr.Skipped
+			return res, nil
+		case !errors.Is(err, worktree.ErrNothingToCommit):
+			return nil, err
+		}
+		// No file to adopt: the folder's skips, and an empty first commit.
 		st, err := a.v.Trees.Status(ctx, t)
 		if err != nil {
 			return nil, err
 		}
 		res.Skipped = st.Skipped
-		if len(st.Changes) > 0 {
-			msg := cmp.Or(message, "adopt "+filepath.Base(a.v.Root))
-			cr, err := a.v.Trees.Commit(ctx, t, worktree.CommitRequest{
-				Message: msg, Principal: p, Land: a.landOnMain("commit", msg, &res.Admission),
-			})
-			if err != nil {
-				return nil, err
-			}
-			res.Commit, res.Changes = cr.Commit, cr.Changes
-			return res, nil
-		}
 	}
 	out, err := a.submit(ctx, submission{Route: "init", Tree: store.EmptyTree, Message: cmp.Or(message, "init"), AllowEmpty: true})
 	if err != nil {

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -115,6 +116,40 @@ func TestApp_Adopt(t *testing.T) {
 		}
 		if res.Commit == nil || res.Commit.Message != "init" || len(res.Changes) != 0 || res.Admission != nil {
 			t.Errorf("Adopt(empty folder) = %+v, want the empty commit \"init\"", res)
+		}
+	})
+	t.Run("Skips", func(t *testing.T) {
+		// The files are adopted in one reading, and what cannot be a vault
+		// file is listed, as cairn status lists it; a folder of such
+		// files alone gets the empty commit, its skips listed too.
+		ctx := cairn.NewContextWithPrincipal(t.Context(), cairn.User("ada"))
+		for _, withPage := range []bool{true, false} {
+			dir := t.TempDir()
+			if withPage {
+				writeChangesFile(t, dir, "notes/a.md", "# A\n")
+			}
+			if err := os.Symlink(filepath.Join(dir, "elsewhere"), filepath.Join(dir, "link.md")); err != nil {
+				t.Fatal(err)
+			}
+			a, err := initApp(t, ctx, dir, false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := a.Adopt(ctx, "")
+			a.Close()
+			if err != nil {
+				t.Fatalf("Adopt (a page: %v): %v", withPage, err)
+			}
+			if len(res.Skipped) != 1 || res.Skipped[0].Path != "link.md" {
+				t.Errorf("Adopt (a page: %v) skipped %+v, want link.md", withPage, res.Skipped)
+			}
+			wantMsg, wantChanges := "init", 0
+			if withPage {
+				wantMsg, wantChanges = "adopt "+filepath.Base(dir), 1
+			}
+			if res.Commit == nil || res.Commit.Message != wantMsg || len(res.Changes) != wantChanges {
+				t.Errorf("Adopt (a page: %v) = %+v, want commit %q of %d files", withPage, res, wantMsg, wantChanges)
+			}
 		}
 	})
 	t.Run("Founding", func(t *testing.T) {

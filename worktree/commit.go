@@ -60,6 +60,10 @@ type CommitResult struct {
 	Skipped []Skip `json:"skipped,omitempty"`
 }
 
+// ErrNothingToCommit is wrapped by the error of a commit of a folder that
+// matches its branch (errors.Is).
+var ErrNothingToCommit = &cairn.Error{Code: cairn.EINVALID, Message: "nothing to commit"}
+
 // Commit turns local edits into a commit on the tree's branch. When the
 // branch moved since the base, the edits are merged three-way onto its head
 // (each file from the version the person edited); a conflict is returned in
@@ -120,7 +124,7 @@ func (m *Manager) commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 		}
 	}
 	if len(res.Changes) == 0 {
-		return nil, cairn.Errorf(cairn.EINVALID, "nothing to commit: the folder matches %s", t.Branch).WithHint("Try: cairn status")
+		return nil, cairn.Errorf(cairn.EINVALID, "%w: the folder matches %s", ErrNothingToCommit, t.Branch).WithHint("Try: cairn status")
 	}
 	if req.Land != nil {
 		base, err := m.baseTree(ctx, b, snap)
@@ -131,9 +135,14 @@ func (m *Manager) commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 		if err != nil {
 			return nil, err
 		}
+		// What the record needs is taken now: the snapshot (every file of
+		// the folder, for a whole-folder commit) is not held while Land
+		// admits the edits.
+		over := committedBase(snap, res.Changes)
+		snap = nil
 		c, conflicts, err := req.Land(ctx, &Landing{Batch: b, Base: t.Base, BaseTree: base, Tree: ours,
 			Record: func(ctx context.Context, tx *store.Tx, c *cairn.Commit) error {
-				return m.recordCommit(ctx, tx, t, snap, res.Changes, c)
+				return m.recordCommit(ctx, tx, t, over, c)
 			}})
 		if err != nil {
 			return nil, err
@@ -184,7 +193,7 @@ func (m *Manager) commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 			if err != nil {
 				return err
 			}
-			return m.recordCommit(ctx, tx, t, snap, res.Changes, c)
+			return m.recordCommit(ctx, tx, t, committedBase(snap, res.Changes), c)
 		})
 		if cairn.ErrorCode(err) == cairn.ECONFLICT && attempt < 3 {
 			continue // the branch moved again under us: merge onto the new head
@@ -198,10 +207,9 @@ func (m *Manager) commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 	}
 }
 
-// recordCommit writes, inside the transaction of a commit of local edits,
-// the committed files' base (what is on disk, so the sync that follows
-// writes merged content over them) and the sync to come.
-func (m *Manager) recordCommit(ctx context.Context, tx *store.Tx, t *Tree, snap *snapshot, changes []Change, c *cairn.Commit) error {
+// committedBase returns the committed files' entries as they are on disk:
+// the working tree's overrides once they are committed.
+func committedBase(snap *snapshot, changes []Change) []cairn.Entry {
 	over := make([]cairn.Entry, 0, len(changes))
 	for _, ch := range changes {
 		e := cairn.Entry{Path: ch.Path} // a deleted file: absent from the base
@@ -210,6 +218,13 @@ func (m *Manager) recordCommit(ctx context.Context, tx *store.Tx, t *Tree, snap 
 		}
 		over = append(over, e)
 	}
+	return over
+}
+
+// recordCommit writes, inside the transaction of a commit of local edits,
+// the committed files' base (over: what is on disk, so the sync that
+// follows writes merged content over them) and the sync to come.
+func (m *Manager) recordCommit(ctx context.Context, tx *store.Tx, t *Tree, over []cairn.Entry, c *cairn.Commit) error {
 	if err := m.st.SetOverrides(ctx, tx.Backend(), t.ID, over); err != nil {
 		return fmt.Errorf("record the base of the committed files: %w", err)
 	}
