@@ -46,8 +46,8 @@ func (ix *Index) Rebuild(ctx context.Context) error {
 // files or buildChunkBytes of content, whichever comes first: it holds
 // parsed pages and prepared rows for one chunk, not for the vault.
 const (
-	buildChunk      = 2048
-	buildChunkBytes = 16 << 20
+	buildChunk      = 512
+	buildChunkBytes = 4 << 20
 )
 
 // chunks cuts entries into the runs a full build reads at a time.

@@ -49,7 +49,7 @@ func keyWords(key int64) int64 { return key >> keySlotBits }
 
 // textFlush is how many bytes of text a full build holds before it writes
 // them, in key order.
-const textFlush = 32 << 20
+const textFlush = 8 << 20
 
 // textWrite is a full-text write held until flushText: page file's row
 // added under key (title and text set), or the row of key removed (file
