@@ -60,6 +60,9 @@ type Options struct {
 	// Unmapped keeps the database's readers from mapping its file: see
 	// vault.Options.Unmapped.
 	Unmapped bool
+	// Bulk opens the vault for writing it whole once: see
+	// vault.Options.Bulk.
+	Bulk bool
 	// Tools, when set, makes what serves cairn's MCP tools to the agents
 	// of the jobs this process runs, on a view of their workspace (the
 	// program wires package mcpserver here: it builds on this package).
@@ -140,7 +143,7 @@ func BootstrapEva(dir, id string, s eva.Settings, now time.Time) ([]string, erro
 }
 
 func vaultOptions(opts *Options) *vault.Options {
-	return &vault.Options{Logger: opts.Logger, BusyTimeout: opts.BusyTimeout, Crash: opts.Crash, Unmapped: opts.Unmapped, Database: opts.Database}
+	return &vault.Options{Logger: opts.Logger, BusyTimeout: opts.BusyTimeout, Crash: opts.Crash, Unmapped: opts.Unmapped, Bulk: opts.Bulk, Database: opts.Database}
 }
 
 func newApp(v *vault.Vault, t *worktree.Tree, opts *Options) *App {

@@ -43,11 +43,13 @@ type Options struct {
 	Crash func(string)
 	// Unmapped keeps the database's readers from mapping its file (see
 	// sqlite.Options.Unmapped). A process that stays up serving reads
-	// while commits land (cairn serve) sets it, and so does one that reads
-	// the whole vault once (adopting a folder, an import): the pages it
-	// mapped would stay in its memory for nothing, some 130 MB at 100k
-	// pages.
+	// while commits land (cairn serve) sets it.
 	Unmapped bool
+	// Bulk is set by a process that writes the whole vault once (adopting
+	// a folder, an import): its database is not mapped either (the pages
+	// it mapped would stay in its memory for nothing, some 130 MB at 100k
+	// pages) and keeps small page caches (sqlite.Options.Bulk).
+	Bulk bool
 	// Database, when set, is the URL of the PostgreSQL database that
 	// holds the vault (postgres://…); the folder opened is then a place
 	// the vault is served from (see DatabaseFile). Empty: the vault is
@@ -338,7 +340,7 @@ func open(ctx context.Context, root string, opts *Options) (*Vault, error) {
 	}
 	log := cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	db, err := sqlite.Open(ctx, filepath.Join(root, DirName, DBName), &sqlite.Options{
-		BusyTimeout: opts.BusyTimeout, Logger: log, Crash: opts.Crash, Unmapped: opts.Unmapped,
+		BusyTimeout: opts.BusyTimeout, Logger: log, Crash: opts.Crash, Unmapped: opts.Unmapped, Bulk: opts.Bulk,
 	})
 	if err != nil {
 		return nil, err

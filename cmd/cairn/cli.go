@@ -65,10 +65,10 @@ type cli struct {
 	// (mcpserver.Options.Extend): the conformance test's fixtures, set
 	// only by the test binary.
 	mcpExtend func(*mcp.ServerOptions) func(*mcp.Server)
-	// unmapped is set by a command that reads the whole vault once
-	// (adopting a folder, an import): the vault it opens here does not
-	// map its database (app.Options.Unmapped).
-	unmapped bool
+	// bulk is set by a command that writes the whole vault once (adopting
+	// a folder, an import): the vault it opens here does not map its
+	// database and keeps small caches (app.Options.Bulk).
+	bulk bool
 }
 
 // Main runs the command line with args and returns the exit code.
@@ -539,7 +539,7 @@ func (a *cli) openApp() (*app.App, error) {
 // test hooks of vaultOptions.
 func (a *cli) appOptions() *app.Options {
 	vo := a.vaultOptions()
-	return &app.Options{Logger: a.logger(), BusyTimeout: vo.BusyTimeout, Crash: vo.Crash, Database: cmpOr(a.database, os.Getenv("CAIRN_DATABASE")), Unmapped: a.unmapped,
+	return &app.Options{Logger: a.logger(), BusyTimeout: vo.BusyTimeout, Crash: vo.Crash, Database: cmpOr(a.database, os.Getenv("CAIRN_DATABASE")), Bulk: a.bulk,
 		Tools: mcpserver.AgentTools(version(), a.logger()), Drafts: mcpserver.AgentDrafts(version(), a.logger())}
 }
 

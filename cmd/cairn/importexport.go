@@ -41,7 +41,7 @@ reject it).`,
 			if err != nil {
 				return err
 			}
-			a.unmapped = true // an import reads every file it brings once
+			a.bulkCommand() // an import reads every file it brings once
 			c, err := a.local("import")
 			if err != nil {
 				return err

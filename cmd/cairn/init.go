@@ -65,7 +65,7 @@ adopted, its EVA.md settings are honoured, and its .git is left alone
 					return err
 				}
 			}
-			a.unmapped = true // an adoption reads every file once
+			a.bulkCommand() // an adoption reads every file once
 			c, err := app.Init(a.ctx, dir, bare, a.appOptions())
 			if err != nil {
 				return err
