@@ -152,7 +152,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	db.w.SetMaxIdleConns(1)
 	db.w.SetConnMaxLifetime(0)
 	db.w.SetConnMaxIdleTime(0)
-	// Readers map the file (up to 1 GiB) unless opts.Unmapped: a cold
+	// Readers map the file (up to 1 GiB) unless opts.Unmapped or Bulk: a cold
 	// process reads the pages a search touches without a system call each.
 	mmap := "1073741824"
 	if opts.Unmapped || opts.Bulk {

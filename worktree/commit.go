@@ -126,6 +126,11 @@ func (m *Manager) commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 	if len(res.Changes) == 0 {
 		return nil, cairn.Errorf(cairn.EINVALID, "%w: the folder matches %s", ErrNothingToCommit, t.Branch).WithHint("Try: cairn status")
 	}
+	// The committed files' entries, for the record: taken once, before the
+	// attempts below, and so that a landing does not hold the snapshot
+	// (every file of the folder, for a whole-folder commit) while Land
+	// admits the edits.
+	over := committedBase(snap, res.Changes)
 	if req.Land != nil {
 		base, err := m.baseTree(ctx, b, snap)
 		if err != nil {
@@ -135,10 +140,6 @@ func (m *Manager) commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 		if err != nil {
 			return nil, err
 		}
-		// What the record needs is taken now: the snapshot (every file of
-		// the folder, for a whole-folder commit) is not held while Land
-		// admits the edits.
-		over := committedBase(snap, res.Changes)
 		snap = nil
 		c, conflicts, err := req.Land(ctx, &Landing{Batch: b, Base: t.Base, BaseTree: base, Tree: ours,
 			Record: func(ctx context.Context, tx *store.Tx, c *cairn.Commit) error {
@@ -193,7 +194,7 @@ func (m *Manager) commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 			if err != nil {
 				return err
 			}
-			return m.recordCommit(ctx, tx, t, committedBase(snap, res.Changes), c)
+			return m.recordCommit(ctx, tx, t, over, c)
 		})
 		if cairn.ErrorCode(err) == cairn.ECONFLICT && attempt < 3 {
 			continue // the branch moved again under us: merge onto the new head

@@ -79,7 +79,7 @@ func short(h cairn.Hash) string {
 	return h.Short()
 }
 
-// bulk marks a command that writes the whole vault once (adopting a
+// bulkCommand marks a command that writes the whole vault once (adopting a
 // folder, an import): the vault it opens keeps small caches
 // (app.Options.Bulk), and, unless $GOGC says otherwise, its garbage is
 // collected when the heap has grown by three quarters rather than doubled.
