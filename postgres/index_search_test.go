@@ -596,3 +596,82 @@ func TestIndexStorage_SnapshotDuringBuild(t *testing.T) {
 		t.Errorf("search after the build = %v, %v; want %v", hitPaths(got), err, hitPaths(before))
 	}
 }
+
+// indexOIDs returns the indexes of the tables a full build fills: each
+// one's definition, and its object id.
+func indexOIDs(t *testing.T, db *postgres.DB) (defs map[string]string, oids map[string]uint32) {
+	t.Helper()
+	rows, err := db.Pool().Query(t.Context(), `SELECT c.relname, pg_get_indexdef(c.oid), c.oid
+		FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid JOIN pg_class r ON r.oid = x.indrelid
+		WHERE r.relnamespace = current_schema()::regnamespace AND r.relname = ANY($1)`,
+		[]string{"files", "keys", "links", "link_keys", "cites", "fields", "findings", "fts", "fts_short", "fts_mid", "fts_more", "fts_vocab"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	defs, oids = map[string]string{}, map[string]uint32{}
+	for rows.Next() {
+		var name, def string
+		var oid uint32
+		if err := rows.Scan(&name, &def, &oid); err != nil {
+			t.Fatal(err)
+		}
+		defs[name], oids[name] = def, oid
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return defs, oids
+}
+
+// A vault's first build drops the indexes of the tables it fills and makes
+// them again, exactly as they were; a build over a filled index, or one
+// whose tables someone is reading, keeps them.
+func TestIndexStorage_FirstBuildMakesIndexesAgain(t *testing.T) {
+	ctx := t.Context()
+	_, files, _ := changedVault(300, 3)
+	for _, reader := range []bool{false, true} {
+		t.Run(map[bool]string{false: "alone", true: "while read"}[reader], func(t *testing.T) {
+			db, st := openPostgres(t)
+			defs, oids := indexOIDs(t, db)
+			for _, name := range []string{"keys_pkey", "links_dst", "fields_name_value", "fts_body"} {
+				if _, ok := defs[name]; !ok {
+					t.Fatalf("no index %s among %v", name, slices.Sorted(maps.Keys(defs)))
+				}
+			}
+			if reader {
+				tx, err := db.Pool().Begin(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := tx.Exec(ctx, `SELECT count(*) FROM keys`); err != nil {
+					t.Fatal(err)
+				}
+				defer tx.Rollback(ctx)
+			}
+			vault := buildVault(t, db, st, files)
+			after, afterOIDs := indexOIDs(t, db)
+			if !maps.Equal(after, defs) {
+				t.Fatalf("indexes after the first build:\n%v\nwant\n%v", after, defs)
+			}
+			for name := range defs {
+				if made := afterOIDs[name] != oids[name]; made == reader {
+					t.Errorf("index %s made again: %v, want %v", name, made, !reader)
+				}
+			}
+			if reader {
+				return
+			}
+			if err := vault.ix.Rebuild(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if again, againOIDs := indexOIDs(t, db); !maps.Equal(again, defs) || !maps.Equal(againOIDs, afterOIDs) {
+				t.Errorf("a build over a filled index changed its indexes: %v", again)
+			}
+			q := index.FullTextQuery{Terms: termsOf(commonWords(t, db, 1)[0]), Limit: 5}
+			if got, err := st.Committed().Search(ctx, q); err != nil || len(got) == 0 {
+				t.Errorf("search after the builds = %v, %v", got, err)
+			}
+		})
+	}
+}

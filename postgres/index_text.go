@@ -397,30 +397,18 @@ type textBuild struct {
 	// word.
 	totals textTotals
 	vocab  map[string]int32
-	// makeIndexes says Clear dropped the GIN indexes, for finish to make.
-	makeIndexes bool
+	// dropped are the indexes Clear dropped, for finish to make.
+	dropped []indexDef
 }
 
-// ftsIndexes are the GIN indexes of the full text and its tiers, as
+// ftsIndexNames are the GIN indexes of the full text and its tiers, as
 // migration 0002 makes them.
-func ftsIndexes() []string {
-	var out []string
-	for _, table := range []string{"fts", "fts_short", "fts_mid"} {
-		for _, col := range []string{"title", "body"} {
-			name := table + "_" + col
-			out = append(out, `CREATE INDEX `+name+` ON `+table+` USING gin (`+col+`)`)
-		}
-	}
-	return out
-}
-
-// ftsIndexNames are the names of ftsIndexes.
 func ftsIndexNames() []string {
 	return []string{"fts_title", "fts_body", "fts_short_title", "fts_short_body", "fts_mid_title", "fts_mid_body"}
 }
 
-// buildMemory is the memory a full build's GIN indexes are made in, for
-// this transaction only.
+// buildMemory is the memory a full build's indexes are made in, for this
+// transaction only.
 const buildMemory = "512MB"
 
 func newTextBuild() *textBuild { return &textBuild{vocab: map[string]int32{}} }
@@ -431,6 +419,32 @@ const (
 	textBuildRows  = 4096
 	textBuildBytes = 16 << 20
 )
+
+// makeIndexes makes the indexes Clear dropped, or, when it dropped none,
+// merges the pending entries of the full text's GIN indexes, which every
+// search would otherwise read.
+func (b *textBuild) makeIndexes(ctx context.Context, t *indexTx) error {
+	if len(b.dropped) == 0 {
+		_, err := t.tx.Exec(ctx, `SELECT gin_clean_pending_list(i::regclass) FROM unnest($1::text[]) i`, ftsIndexNames())
+		if err != nil {
+			return fmt.Errorf("index: full text: %w", t.db.translate(err))
+		}
+		return nil
+	}
+	// A GIN build sorts its entries in maintenance_work_mem and merges
+	// what overflows it: with the default 64 MB a vault's body text
+	// overflows it many times. A B-tree build sorts there too.
+	if _, err := t.tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '`+buildMemory+`'`); err != nil {
+		return fmt.Errorf("index: make the indexes: %w", t.db.translate(err))
+	}
+	for _, d := range b.dropped {
+		if _, err := t.tx.Exec(ctx, d.make()); err != nil {
+			return fmt.Errorf("index: make index %s of %s: %w", d.name, d.table, t.db.translate(err))
+		}
+	}
+	b.dropped = nil
+	return nil
+}
 
 // add takes a page, written with the next many.
 func (b *textBuild) add(ctx context.Context, t *indexTx, p *pageText) error {
@@ -477,9 +491,8 @@ func (b *textBuild) flush(ctx context.Context, t *indexTx) error {
 	return nil
 }
 
-// finish writes the words' page counts, fills the tiers, makes the GIN
-// indexes Clear dropped or else merges their pending entries (which
-// every search would otherwise read), and writes the totals.
+// finish writes the words' page counts, fills the tiers, makes the
+// indexes Clear dropped (makeIndexes), and writes the totals.
 func (b *textBuild) finish(ctx context.Context, t *indexTx) error {
 	if err := b.flush(ctx, t); err != nil {
 		return err
@@ -508,21 +521,8 @@ func (b *textBuild) finish(ctx context.Context, t *indexTx) error {
 		b.totals.tiers[i] = tag.RowsAffected()
 	}
 	t.bounds = &bounds
-	indexes := []string{`SELECT gin_clean_pending_list(i::regclass) FROM unnest($1::text[]) i`}
-	if b.makeIndexes {
-		// A GIN build sorts its entries in maintenance_work_mem and
-		// merges what overflows it: with the default 64 MB a vault's
-		// body text overflows it many times.
-		indexes = append([]string{`SET LOCAL maintenance_work_mem = '` + buildMemory + `'`}, ftsIndexes()...)
-	}
-	for _, sql := range indexes {
-		var args []any
-		if !b.makeIndexes {
-			args = []any{ftsIndexNames()}
-		}
-		if _, err := t.tx.Exec(ctx, sql, args...); err != nil {
-			return fmt.Errorf("index: full text: %w", t.db.translate(err))
-		}
+	if err := b.makeIndexes(ctx, t); err != nil {
+		return err
 	}
 	s := b.totals
 	for _, stmt := range []struct {
