@@ -232,9 +232,10 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	}
 
 	// Pass 2: rows, a chunk at a time, prepared on every core, then
-	// written. (Writing a chunk while the next is prepared was measured:
-	// it held two chunks' rows and their garbage, some 15% more memory at
-	// 100k pages, and saved no time.)
+	// written. (Writing a chunk while the next is prepared was measured
+	// on SQLite: it held two chunks' rows and their garbage, some 15% more
+	// memory at 100k pages, and saved no time. A database server's writes
+	// take their own process's time, and are overlapped: prepareAll.)
 	v.types = schema.Load(decls)
 	cfg := v.config()
 	holders := func(_ context.Context, k markdown.Key) ([]string, error) { return r.Holders(k), nil }
@@ -270,16 +271,29 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 
 // prepareAll reads and parses runs of files one after the other, prepares
 // each run's rows on every core with prepare (k is the file's place in all
-// runs) and writes them with w, in key order.
+// runs) and writes them with w, in key order. A storage that is an
+// OverlappingWriter writes each run's rows while the next is read and
+// prepared.
 func prepareAll(ctx context.Context, t trees, runs [][]cairn.Entry,
 	prepare func(k int, f *file, pw *writer) error, w *writer) error {
+	o, ok := w.q.(OverlappingWriter)
+	overlap := ok && o.OverlapWrites()
+	var writing chan error // the write of the run before, while it is made
+	written := func() error {
+		if writing == nil {
+			return nil
+		}
+		err := <-writing
+		writing = nil
+		return err
+	}
 	workers := make([]*writer, runtime.GOMAXPROCS(0))
 	errs := make([]error, len(workers))
 	at := 0
 	for _, run := range runs {
 		files, err := parseAll(ctx, t, run, false, nil) // the words are counted
 		if err != nil {
-			return err
+			return errors.Join(err, written())
 		}
 		chunk := (len(files) + len(workers) - 1) / len(workers)
 		var wg sync.WaitGroup
@@ -295,17 +309,23 @@ func prepareAll(ctx context.Context, t trees, runs [][]cairn.Entry,
 		}
 		wg.Wait()
 		if err := errors.Join(errs...); err != nil {
+			return errors.Join(err, written())
+		}
+		if err := written(); err != nil {
 			return err
 		}
 		for _, pw := range workers {
 			w.take(pw)
 		}
-		if err := w.flush(ctx); err != nil {
+		if overlap {
+			writing = make(chan error, 1)
+			go func() { writing <- w.flush(ctx) }()
+		} else if err := w.flush(ctx); err != nil {
 			return err
 		}
 		at += len(run)
 	}
-	return nil
+	return written()
 }
 
 // prepareRows collects one file's rows in a bulk writer: the file, its

@@ -250,6 +250,15 @@ type TextFlusher interface {
 	FlushText(ctx context.Context) error
 }
 
+// An OverlappingWriter is a StorageTx whose writes are done by another
+// process, a database server: a full build writes one chunk's rows while
+// it prepares the next, which holds two chunks' rows instead of one. An
+// engine in the build's own process (SQLite) writes on the cores that
+// prepare, and gains nothing from it.
+type OverlappingWriter interface {
+	OverlapWrites() bool
+}
+
 // FileRef names a file of the index.
 type FileRef struct {
 	ID   int64

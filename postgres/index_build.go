@@ -176,6 +176,11 @@ func (t *indexTx) FinishBuild(ctx context.Context) error {
 	return nil
 }
 
+// OverlapWrites says that a full build may prepare rows while the
+// server writes the ones before: its writes take the server's time, not
+// the build's (index.OverlappingWriter).
+func (t *indexTx) OverlapWrites() bool { return true }
+
 // copyRows loads rows into table with COPY.
 func (t *indexTx) copyRows(ctx context.Context, what, table string, cols []string, n int, row func(i int) []any) error {
 	if n == 0 {
