@@ -598,11 +598,14 @@ func TestIndexStorage_SnapshotDuringBuild(t *testing.T) {
 }
 
 // indexOIDs returns the indexes of the tables a full build fills: each
-// one's definition, and its object id.
+// one's definition (with the constraint it belongs to, if any), and its
+// object id.
 func indexOIDs(t *testing.T, db *postgres.DB) (defs map[string]string, oids map[string]uint32) {
 	t.Helper()
-	rows, err := db.Pool().Query(t.Context(), `SELECT c.relname, pg_get_indexdef(c.oid), c.oid
+	rows, err := db.Pool().Query(t.Context(), `SELECT c.relname,
+			pg_get_indexdef(c.oid) || coalesce(' constraint ' || k.conname || ' ' || pg_get_constraintdef(k.oid), ''), c.oid
 		FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid JOIN pg_class r ON r.oid = x.indrelid
+		LEFT JOIN pg_constraint k ON k.conindid = x.indexrelid AND k.conrelid = x.indrelid
 		WHERE r.relnamespace = current_schema()::regnamespace AND r.relname = ANY($1)`,
 		[]string{"files", "keys", "links", "link_keys", "cites", "fields", "findings", "fts", "fts_short", "fts_mid", "fts_more", "fts_vocab"})
 	if err != nil {
@@ -638,6 +641,9 @@ func TestIndexStorage_FirstBuildMakesIndexesAgain(t *testing.T) {
 				if _, ok := defs[name]; !ok {
 					t.Fatalf("no index %s among %v", name, slices.Sorted(maps.Keys(defs)))
 				}
+			}
+			if !strings.Contains(defs["keys_pkey"], "constraint keys_pkey PRIMARY KEY") {
+				t.Fatalf("keys_pkey = %q, want the primary key's constraint named", defs["keys_pkey"])
 			}
 			if reader {
 				tx, err := db.Pool().Begin(ctx)
