@@ -48,13 +48,12 @@ func (t *indexTx) Clear(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, stmt := range []string{
-		`UPDATE file_ids SET last = greatest(last, (SELECT max(id) FROM files))`,
-		`DELETE FROM files`, `DELETE FROM keys`, `DELETE FROM links`, `DELETE FROM link_keys`,
-		`DELETE FROM cites`, `DELETE FROM fields`, `DELETE FROM findings`, `DELETE FROM fts`, `DELETE FROM fts_short`, `DELETE FROM fts_mid`,
-		`DELETE FROM fts_more`, `DELETE FROM fts_vocab`,
-		`UPDATE fts_stats SET pages = 0, words = 0, more = 0, short_words = -1, short = 0, mid_words = -1, mid = 0`,
-	} {
+	stmts := []string{`UPDATE file_ids SET last = greatest(last, (SELECT max(id) FROM files))`}
+	for _, table := range builtTables() {
+		stmts = append(stmts, `DELETE FROM `+table)
+	}
+	stmts = append(stmts, `UPDATE fts_stats SET pages = 0, words = 0, more = 0, short_words = -1, short = 0, mid_words = -1, mid = 0`)
+	for _, stmt := range stmts {
 		if err := t.exec(ctx, "clear", stmt); err != nil {
 			return err
 		}
@@ -68,7 +67,7 @@ func (t *indexTx) Clear(ctx context.Context) error {
 }
 
 // builtTables are the tables a full build fills, with COPY or from one
-// another.
+// another, and Clear empties.
 func builtTables() []string {
 	return []string{"files", "keys", "links", "link_keys", "cites", "fields", "findings",
 		"fts", "fts_short", "fts_mid", "fts_more", "fts_vocab"}
