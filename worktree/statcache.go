@@ -94,7 +94,22 @@ func overridesKey(over map[string]cairn.Entry) cairn.Hash {
 // readCache reads the status cache at path; nil when there is none or it
 // cannot be trusted as a file (short, another format).
 func readCache(path string) *statCache {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	return readCacheFile(f)
+}
+
+// readCacheFile is readCache of the open file f, which it closes.
+func readCacheFile(f *os.File) *statCache {
+	var data []byte
+	info, err := f.Stat()
+	if err == nil {
+		data = make([]byte, info.Size())
+		_, err = io.ReadFull(f, data)
+	}
+	f.Close()
 	if err != nil || len(data) < len(cacheMagic)+4 || !bytes.HasPrefix(data, []byte(cacheMagic)) {
 		return nil
 	}
@@ -271,7 +286,22 @@ func (m *Manager) cacheOf(t *Tree, snap *snapshot) *statCache {
 // remembered; racy are those of them modified within the racy window.
 func (m *Manager) cachedStatus(ctx context.Context, t *Tree, over map[string]cairn.Entry) (st *Status, racy []string, ok bool, err error) {
 	path := m.cachePath(t)
-	c := readCache(path)
+	cf, err := os.Open(path)
+	if err != nil {
+		return nil, nil, false, nil // none: the caller walks and makes one
+	}
+	// The cache is decoded while the tree is walked: at 100k files each
+	// takes tens of milliseconds, and neither needs the other until the
+	// merge. A cache that turns out unusable wastes the walk, which only
+	// a damaged file or another folder's cache can cause.
+	cached := make(chan *statCache, 1)
+	go func() { cached <- readCacheFile(cf) }()
+	max := m.maxSize()
+	files, skips, err := walkFiles(t.Path, &WalkOptions{MaxFileSize: max})
+	c := <-cached
+	if err != nil {
+		return nil, nil, false, err
+	}
 	if c == nil || c.folder != folderKey(t) {
 		return nil, nil, false, nil
 	}
@@ -280,11 +310,6 @@ func (m *Manager) cachedStatus(ctx context.Context, t *Tree, over map[string]cai
 		if err := m.follow(ctx, t, c, over); err != nil {
 			return nil, nil, false, err
 		}
-	}
-	max := m.maxSize()
-	files, skips, err := walkFiles(t.Path, &WalkOptions{MaxFileSize: max})
-	if err != nil {
-		return nil, nil, false, err
 	}
 	st = &Status{Tree: t, Skipped: skips}
 	type pair struct {

@@ -23,12 +23,6 @@ import (
 // read it: 64 MiB.
 const DefaultMaxFileSize = 64 << 20
 
-// ignored are names that are never part of a vault, wherever they are.
-var ignored = map[string]bool{
-	".git": true, ".cairn": true, ".obsidian": true, ".trash": true,
-	".DS_Store": true, "Thumbs.db": true, "desktop.ini": true,
-}
-
 // Ignored reports whether a vault path is left out of the vault: the
 // vault's own database, version control, editor settings and OS litter.
 func Ignored(p string) bool {
@@ -44,7 +38,17 @@ func Ignored(p string) bool {
 // renaming them into place.
 const tmpPrefix = ".cairn-tmp-"
 
-func ignoredName(name string) bool { return ignored[name] || strings.HasPrefix(name, tmpPrefix) }
+// ignoredName reports whether a file or folder name is left out of the
+// vault: the vault's own database, version control, editor settings, OS
+// litter and cairn's temporary files. It is asked of every name a walk
+// finds, so it is a switch, not a map.
+func ignoredName(name string) bool {
+	switch name {
+	case ".git", ".cairn", ".obsidian", ".trash", ".DS_Store", "Thumbs.db", "desktop.ini":
+		return true
+	}
+	return strings.HasPrefix(name, tmpPrefix)
+}
 
 // File is one file found in a folder.
 type File struct {
@@ -380,7 +384,81 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 	// no separator, and the folder's path is the same for all) unless NFC
 	// reorders some, which the check at the end finds.
 	slices.Sort(names)
-	found = &folderRead{files: make([]File, 0, len(names))}
+	l := w.list(d, dir, self, names)
+	if err := l.err; err != nil {
+		return nil, nil, nil, err
+	}
+	found, skips, leftovers = &folderRead{files: l.files, dirs: l.dirs}, l.skips, l.leftovers
+	if !slices.IsSortedFunc(found.files, fileOrder) {
+		slices.SortStableFunc(found.files, fileOrder)
+	}
+	if !l.plainFiles && !d.folded {
+		found.files, skips = dropFolded(found.files, skips)
+	}
+	slices.SortStableFunc(found.dirs, func(a, b walkDir) int { return walkOrder(a.key, b.key) })
+	if len(found.dirs) > 1 && !l.plainDirs {
+		folds := make(map[string]int, len(found.dirs)) // fold → how many
+		for _, d := range found.dirs {
+			folds[cairn.FoldPath(d.key)]++
+		}
+		for i := range found.dirs {
+			if folds[cairn.FoldPath(found.dirs[i].key)] > 1 {
+				found.dirs[i].folded = true
+			}
+		}
+	}
+	return found, skips, leftovers, nil
+}
+
+// listing is what the entries of one folder, or of a part of its names,
+// are: its files and folders in the order of the names, the skips and
+// leftovers, whether every name of a file (of a folder) kept is ASCII
+// without capitals (which CleanPath leaves as it is and which folds to
+// itself, so no two of them can clash), and the error that ends the walk.
+type listing struct {
+	files                 []File
+	dirs                  []walkDir
+	skips                 []Skip
+	leftovers             []string
+	plainFiles, plainDirs bool
+	err                   error
+}
+
+// splitNames is the number of names from which a folder's entries are
+// taken on several goroutines: a folder of tens of thousands of files
+// would otherwise end the walk on one core while the others wait.
+const splitNames = 4096
+
+// list takes the metadata of the entries names (sorted) of folder d, open
+// as dir whose identity is self: on several goroutines when there are many.
+func (w *walker) list(d walkDir, dir *os.File, self fileStat, names []string) listing {
+	parts := min(runtime.GOMAXPROCS(0), len(names)/(splitNames/2))
+	if parts < 2 {
+		return w.listPart(d, dir, self, names)
+	}
+	lists := make([]listing, parts)
+	var wg sync.WaitGroup
+	for i := range parts {
+		wg.Go(func() {
+			lists[i] = w.listPart(d, dir, self, names[i*len(names)/parts:(i+1)*len(names)/parts])
+		})
+	}
+	wg.Wait()
+	l := listing{files: make([]File, 0, len(names)), plainFiles: true, plainDirs: true}
+	for _, p := range lists {
+		l.files = append(l.files, p.files...)
+		l.dirs = append(l.dirs, p.dirs...)
+		l.skips = append(l.skips, p.skips...)
+		l.leftovers = append(l.leftovers, p.leftovers...)
+		l.plainFiles = l.plainFiles && p.plainFiles
+		l.plainDirs = l.plainDirs && p.plainDirs
+		l.err = cmp.Or(l.err, p.err)
+	}
+	return l
+}
+
+// listPart is list of a part of the names, on this goroutine.
+func (w *walker) listPart(d walkDir, dir *os.File, self fileStat, names []string) listing {
 	sep := string(filepath.Separator)
 	if strings.HasSuffix(d.abs, sep) {
 		sep = ""
@@ -389,15 +467,12 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 	// but on systems that separate folders otherwise), a file's vault path
 	// is the end of where it is: one string for both.
 	tail := d.rel != "" && sep == "/" && strings.HasSuffix(d.abs, "/"+d.rel)
-	// plainFiles and plainDirs: every name of a file (a folder) kept is
-	// ASCII without capitals, which CleanPath leaves as it is and which
-	// folds to itself, so no two of them can clash.
-	plainFiles, plainDirs := true, true
+	l := listing{files: make([]File, 0, len(names)), plainFiles: true, plainDirs: true}
 	for _, name := range names {
 		if ignoredName(name) {
 			if strings.HasPrefix(name, tmpPrefix) {
 				if st, err := statIn(dir, name); err == nil && !st.dir {
-					leftovers = append(leftovers, d.abs+sep+name)
+					l.leftovers = append(l.leftovers, d.abs+sep+name)
 				}
 			}
 			continue
@@ -411,7 +486,7 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 			rel = d.rel + "/" + name
 		}
 		if !utf8.ValidString(rel) {
-			skips = append(skips, Skip{Path: strings.ToValidUTF8(rel, "\uFFFD"), Reason: "the name is not valid UTF-8"})
+			l.skips = append(l.skips, Skip{Path: strings.ToValidUTF8(rel, "\uFFFD"), Reason: "the name is not valid UTF-8"})
 			continue
 		}
 		st, err := statIn(dir, name)
@@ -421,34 +496,35 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 		case errors.Is(err, fs.ErrPermission):
 			// A folder that can be listed but not searched: nothing in it
 			// can be read.
-			skips = append(skips, Skip{Path: rel, Reason: "cannot be read: permission denied"})
+			l.skips = append(l.skips, Skip{Path: rel, Reason: "cannot be read: permission denied"})
 			continue
 		case err != nil:
-			return nil, nil, nil, err
+			l.err = err
+			return l
 		}
 		switch {
 		case st.symlink:
-			skips = append(skips, Skip{Path: rel, Reason: "symbolic link (not followed)"})
+			l.skips = append(l.skips, Skip{Path: rel, Reason: "symbolic link (not followed)"})
 			continue
 		case st.dir:
 			key := rel
 			if p, err := cairn.CleanPath(rel); err == nil {
 				key = p
 			}
-			found.dirs = append(found.dirs, walkDir{abs: abs, rel: rel, key: key + "/", folded: d.folded, id: st.id()})
-			plainDirs = plainDirs && foldsToItself(name)
+			l.dirs = append(l.dirs, walkDir{abs: abs, rel: rel, key: key + "/", folded: d.folded, id: st.id()})
+			l.plainDirs = l.plainDirs && foldsToItself(name)
 			continue
 		case !st.regular:
-			skips = append(skips, Skip{Path: rel, Reason: "not a regular file"})
+			l.skips = append(l.skips, Skip{Path: rel, Reason: "not a regular file"})
 			continue
 		}
 		p, perr := cairn.CleanPath(rel)
 		if perr != nil {
-			skips = append(skips, Skip{Path: rel, Reason: perr.Error()})
+			l.skips = append(l.skips, Skip{Path: rel, Reason: perr.Error()})
 			continue
 		}
 		if st.size > w.max {
-			skips = append(skips, Skip{Path: rel, Reason: fmt.Sprintf("%d MiB is over the %d MiB limit", st.size>>20, w.max>>20)})
+			l.skips = append(l.skips, Skip{Path: rel, Reason: fmt.Sprintf("%d MiB is over the %d MiB limit", st.size>>20, w.max>>20)})
 			continue
 		}
 		f := File{Path: p, Abs: abs, Size: st.size, Mtime: st.mtime, Ctime: st.ctime, Ino: st.ino,
@@ -456,28 +532,10 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 		if st.exec {
 			f.Mode = cairn.ModeExecutable
 		}
-		found.files = append(found.files, f)
-		plainFiles = plainFiles && foldsToItself(name)
+		l.files = append(l.files, f)
+		l.plainFiles = l.plainFiles && foldsToItself(name)
 	}
-	if !slices.IsSortedFunc(found.files, fileOrder) {
-		slices.SortStableFunc(found.files, fileOrder)
-	}
-	if !plainFiles && !d.folded {
-		found.files, skips = dropFolded(found.files, skips)
-	}
-	slices.SortStableFunc(found.dirs, func(a, b walkDir) int { return walkOrder(a.key, b.key) })
-	if len(found.dirs) > 1 && !plainDirs {
-		folds := make(map[string]int, len(found.dirs)) // fold → how many
-		for _, d := range found.dirs {
-			folds[cairn.FoldPath(d.key)]++
-		}
-		for i := range found.dirs {
-			if folds[cairn.FoldPath(found.dirs[i].key)] > 1 {
-				found.dirs[i].folded = true
-			}
-		}
-	}
-	return found, skips, leftovers, nil
+	return l
 }
 
 // ReadFile reads a file found by Walk, refusing one that became a link or

@@ -149,14 +149,19 @@ func TestWalk_UnderLink(t *testing.T) {
 	}
 }
 
-// TestWalk_LargeFolder: a folder larger than one goroutine's share is
-// walked as the sequential walk does, case clashes across the shares
-// included.
+// TestWalk_LargeFolder: a folder large enough for its entries to be taken
+// on several goroutines is walked as the sequential walk does, case
+// clashes, links and folders across the shares included.
 func TestWalk_LargeFolder(t *testing.T) {
 	root := t.TempDir()
 	big := filepath.Join(root, "big")
 	os.Mkdir(big, 0o755)
-	for i := range 3000 {
+	for i := range 9000 {
+		if i%1500 == 3 {
+			sub := filepath.Join(big, fmt.Sprintf("p%04d", i))
+			os.Mkdir(sub, 0o755)
+			os.WriteFile(filepath.Join(sub, "inside.md"), []byte("in"), 0o644)
+		}
 		name := fmt.Sprintf("p%04d.md", i)
 		if i%500 == 7 {
 			name = fmt.Sprintf("P%04d.md", i-7) // clashes with another share's file
