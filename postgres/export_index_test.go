@@ -8,3 +8,6 @@ import "cairn/index"
 func SetLeastShortPages(s index.Storage, least int) {
 	s.(*IndexStorage).sizes.least = least
 }
+
+// BuiltTables are the tables a vault's first build locks.
+func BuiltTables() []string { return builtTables() }

@@ -15,9 +15,10 @@ import (
 // indexes). It implements index.Storage.
 //
 // Reads of the committed index never wait for the writer, with one
-// exception: a vault's first full build, which loads the full text
-// without its GIN indexes, makes searches wait for it to commit (see
-// Clear).
+// exception: a vault's first full build, which loads its tables without
+// their indexes, locks them until it commits (see Clear). A read waits
+// for that at most the database's lock timeout, then fails with
+// EUNAVAILABLE: the index is being built.
 type IndexStorage struct {
 	db        *DB
 	committed *indexReader
@@ -81,7 +82,6 @@ func (s *IndexStorage) Begin(ctx context.Context, tx cairn.Tx) (index.StorageTx,
 // indexQuerier is what reads need: the pool, or a transaction.
 type indexQuerier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 // indexTx is the index inside a write transaction.

@@ -41,8 +41,8 @@ func (t *indexTx) SetState(ctx context.Context, st index.State) error {
 // of 100k pages' text took two thirds of the time inserting them into it
 // did, and a B-tree built from its rows a third to a quarter of the time
 // inserting them one by one did. Readers then wait for the build to
-// commit (DROP INDEX locks the table); they would have found nothing
-// before it.
+// commit (DROP INDEX locks the table), at most the lock timeout
+// (indexBusy); they would have found nothing before it.
 func (t *indexTx) Clear(ctx context.Context) error {
 	dropped, err := t.dropIndexes(ctx)
 	if err != nil {

@@ -32,8 +32,28 @@ func (r *indexReader) query(ctx context.Context, sql string, args ...any) (pgx.R
 		return r.w.query(ctx, sql, args...)
 	}
 	rows, err := r.q.Query(ctx, sql, args...)
-	return rows, r.db.translate(err)
+	if err != nil {
+		return nil, r.db.translate(indexBusy(err))
+	}
+	return busyRows{rows}, nil
 }
+
+// indexBusy is err, or for a lock not had in time the error that says the
+// index is being built: outside the writer's transaction, only a vault's
+// first build (or a migration) locks the index's tables.
+func indexBusy(err error) error {
+	if !lockNotAvailable(err) {
+		return err
+	}
+	return &cairn.Error{Code: cairn.EUNAVAILABLE, Message: "the index is being built: a vault's first build holds its tables until it commits",
+		Hint: "Try again when the build ends (a first import of a large vault takes a minute or more).", Err: err}
+}
+
+// busyRows are rows whose error, a lock not had in time, says the index
+// is being built.
+type busyRows struct{ pgx.Rows }
+
+func (r busyRows) Err() error { return indexBusy(r.Rows.Err()) }
 
 // queryRow runs a query of one row and scans it; a missing row is
 // ENOTFOUND, with message "not found".

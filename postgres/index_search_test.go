@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"cairn"
 	"cairn/index"
@@ -679,5 +681,102 @@ func TestIndexStorage_FirstBuildMakesIndexesAgain(t *testing.T) {
 				t.Errorf("search after the builds = %v, %v", got, err)
 			}
 		})
+	}
+}
+
+// TestIndexRead_FirstBuildLocks: while a vault's first build holds the
+// index's tables (as it does from Clear to its commit), reads of the index
+// from another pool wait at most the lock timeout and fail with
+// EUNAVAILABLE saying the index is being built, even when four times as
+// many readers as the pool has connections arrive at once; none waits
+// for a connection past the acquire timeout. Once the build commits,
+// reads answer. Every connection of the pool has the bound, the one
+// that ran the migrations (without it) too.
+func TestIndexRead_FirstBuildLocks(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.URL(t)
+	builder, err := postgres.Open(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer builder.Close()
+	db, err := postgres.Open(ctx, url, &postgres.Options{LockTimeout: 300 * time.Millisecond, MaxConns: 2, AcquireTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st := postgres.NewIndexStorage(db)
+	build, err := builder.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer build.Rollback(ctx)
+	if _, err := build.Exec(ctx, `LOCK TABLE `+strings.Join(postgres.BuiltTables(), ", ")+` IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	reads := map[string]func(context.Context) error{
+		"file": func(ctx context.Context) error {
+			_, err := st.Committed().FileAt(ctx, "notes/a.md")
+			return err
+		},
+		"search": func(ctx context.Context) error {
+			_, err := st.Committed().Search(ctx, index.FullTextQuery{Terms: termsOf("alpha"), Limit: 5})
+			return err
+		},
+		"snapshot": func(ctx context.Context) error {
+			snap, err := st.Snapshot(ctx)
+			if err != nil {
+				return err
+			}
+			defer snap.Close()
+			_, err = snap.Titles(ctx)
+			return err
+		},
+	}
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second) // a read that waits for the build fails here
+	defer cancel()
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range cap(errs) {
+		name := slices.Sorted(maps.Keys(reads))[i%len(reads)]
+		wg.Go(func() {
+			err := reads[name](rctx)
+			if cairn.ErrorCode(err) != cairn.EUNAVAILABLE || !strings.Contains(err.Error(), "being built") || cairn.ErrorHint(err) == "" {
+				err = fmt.Errorf("%s during a first build: %v, want EUNAVAILABLE saying the index is being built, with a hint", name, err)
+			} else {
+				err = nil
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("8 reads on 2 connections took %v, want each to give up after the lock timeout", d)
+	}
+	if err := build.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for name, read := range reads {
+		if err := read(ctx); err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+			t.Errorf("%s after the build: %v", name, err)
+		}
+	}
+	for range 2 {
+		c, err := db.Pool().Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Release()
+		var lt string
+		if err := c.QueryRow(ctx, `SHOW lock_timeout`).Scan(&lt); err != nil || lt != "300ms" {
+			t.Errorf("a pool connection's lock_timeout = %q, %v; want the bound, 300ms", lt, err)
+		}
 	}
 }

@@ -31,8 +31,10 @@ var migrationFS embed.FS
 // Options configure a database. The zero value gives the defaults.
 type Options struct {
 	// LockTimeout is how long a write waits for another writer of the
-	// vault (another process's admission) before failing with
-	// EUNAVAILABLE. Default 5s.
+	// vault (another process's admission), and any statement for a lock
+	// (a read of the index for a first build), before failing with
+	// EUNAVAILABLE. Default 5s; a URL that sets lock_timeout keeps it
+	// for all but the write lock.
 	LockTimeout time.Duration
 	// MaxConns is the size of the connection pool. Default: the URL's
 	// pool_max_conns, else 16.
@@ -90,12 +92,22 @@ func Open(ctx context.Context, url string, opts *Options) (*DB, error) {
 		cfg.MaxConns = 16 // unless the URL says
 	}
 	cfg.ConnConfig.ConnectTimeout = cmp.Or(opts.ConnectTimeout, 10*time.Second)
+	lock := cmp.Or(opts.LockTimeout, 5*time.Second)
+	if _, set := cfg.ConnConfig.RuntimeParams["lock_timeout"]; !set {
+		// No statement waits for a table or row lock without a bound: a
+		// reader of the index waits at most this long for a vault's
+		// first build (which locks the index's tables until it
+		// commits), then fails with EUNAVAILABLE instead of holding its
+		// connection. Sent when connecting, so it costs nothing per
+		// statement; the write lock's wait sets its own.
+		cfg.ConnConfig.RuntimeParams["lock_timeout"] = strconv.FormatInt(max(lock.Milliseconds(), 1), 10)
+	}
 	db := &DB{
 		url:     url,
 		where:   fmt.Sprintf("%s/%s", net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))), cfg.ConnConfig.Database),
 		log:     cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))),
 		now:     time.Now,
-		lock:    cmp.Or(opts.LockTimeout, 5*time.Second),
+		lock:    lock,
 		acquire: cmp.Or(opts.AcquireTimeout, 10*time.Second),
 	}
 	schema := SchemaOf(cfg.ConnConfig.RuntimeParams["search_path"])
@@ -117,6 +129,27 @@ func Open(ctx context.Context, url string, opts *Options) (*DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// UnboundedLocks lets the statements of conn wait for locks without a
+// bound, until BoundedLocks: for migrations, which wait for one another.
+func UnboundedLocks(ctx context.Context, conn *pgx.Conn) error { return unboundedLocks(ctx, conn) }
+
+// BoundedLocks gives conn back the pool's bound on lock waits; a
+// connection that cannot have it is closed, so that the pool does not
+// hand it out again.
+func BoundedLocks(ctx context.Context, conn *pgx.Conn) { boundedLocks(ctx, conn) }
+
+func unboundedLocks(ctx context.Context, conn *pgx.Conn) error {
+	_, err := conn.Exec(ctx, `SET lock_timeout = 0`)
+	return err
+}
+
+func boundedLocks(ctx context.Context, conn *pgx.Conn) {
+	ctx = context.WithoutCancel(ctx)
+	if _, err := conn.Exec(ctx, `RESET lock_timeout`); err != nil {
+		conn.Close(ctx)
+	}
 }
 
 // unreachable is the error for a server that cannot be reached at all.
@@ -182,6 +215,13 @@ func (db *DB) migrate(ctx context.Context, schema string) error {
 		return db.unreachable(err)
 	}
 	defer conn.Release()
+	// Migrations wait for each other (another process starting at once)
+	// and for readers of the tables they change, however long: this
+	// connection alone, until it goes back to the pool.
+	if err := unboundedLocks(ctx, conn.Conn()); err != nil {
+		return fmt.Errorf("migrate %s: %w", db.where, translate(err))
+	}
+	defer boundedLocks(ctx, conn.Conn())
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, migrationKey); err != nil {
 		return fmt.Errorf("migrate %s: %w", db.where, translate(err))
 	}
