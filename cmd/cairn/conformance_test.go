@@ -31,7 +31,9 @@ import (
 // server and its real transport. The failures each run expects are listed,
 // each with its reason, in the run's section of
 // testdata/conformance-baseline.yml; any other failure fails the test, and
-// an entry that now passes is logged. The summary
+// an entry that now passes is logged. A scenario the run should have run
+// but has no results of (the suite stopped part way) runs again alone; one
+// still without results fails the test (runMissing). The summary
 // ($CAIRN_CONFORMANCE_SUMMARY, which make test prints) gives each run's
 // scenario and check counts.
 //
@@ -69,7 +71,8 @@ func TestConformance(t *testing.T) {
 	for _, run := range runs {
 		t.Run(run.name, func(t *testing.T) {
 			out := filepath.Join(cmpOr(os.Getenv("CAIRN_CONFORMANCE_OUT"), t.TempDir()), run.name)
-			res := runConformance(t, suite, node, serveConformance(t, run.fixtures), out, run)
+			res, text := runConformance(t, suite, node, serveConformance(t, run.fixtures), out, run)
+			res = runMissing(t, suite, node, out, run, res, text)
 			unexpected, stale := res.judge(baseline[run.name])
 			unexpected = retryUnexpected(t, suite, node, out, run, baseline[run.name], unexpected)
 			line := res.summary(run, len(unexpected))
@@ -115,7 +118,7 @@ func retryUnexpected(t *testing.T, suite, node, out string, run conformanceRun, 
 		if run.revision != "" {
 			one.args = append(one.args, "--spec-version", run.revision)
 		}
-		res := runConformance(t, suite, node, serveConformance(t, run.fixtures), filepath.Join(out, "again-"+sc), one)
+		res, _ := runConformance(t, suite, node, serveConformance(t, run.fixtures), filepath.Join(out, "again-"+sc), one)
 		failed, _ := res.judge(baseline)
 		var first []string
 		for _, u := range unexpected {
@@ -130,6 +133,78 @@ func retryUnexpected(t *testing.T, suite, node, out string, run conformanceRun, 
 		still = append(still, first...)
 	}
 	return still
+}
+
+// runMissing makes sure a run has results of every scenario it is meant
+// to run (expectedScenarios): a suite that stops part way, as it once did
+// under a loaded machine after 36 of 62 scenarios, would otherwise pass
+// with what it ran. Each missing scenario is run again, alone, on a new
+// server, and its results join the run's; one that still has none fails
+// the test. text is what the suite printed in the run.
+func runMissing(t *testing.T, suite, node, out string, run conformanceRun, res conformanceResults, text []byte) conformanceResults {
+	t.Helper()
+	var missing []string
+	for _, sc := range expectedScenarios(t, suite, node, run) {
+		if _, ran := res[sc]; !ran {
+			missing = append(missing, sc)
+		}
+	}
+	if len(missing) == 0 {
+		return res
+	}
+	t.Logf("the suite ran %d scenarios and not %d it lists (%s); each runs again alone. The end of what it printed:\n%s",
+		len(res), len(missing), strings.Join(missing, ", "), lastLines(text, 20))
+	for _, sc := range missing {
+		one := run
+		one.args = []string{"--scenario", sc}
+		if run.revision != "" {
+			one.args = append(one.args, "--spec-version", run.revision)
+		}
+		again, text := runConformance(t, suite, node, serveConformance(t, run.fixtures), filepath.Join(out, "missing-"+sc), one)
+		if _, ran := again[sc]; !ran {
+			t.Errorf("the conformance suite ran no scenario %s, alone either:\n%s", sc, lastLines(text, 20))
+			continue
+		}
+		maps.Copy(res, again)
+	}
+	return res
+}
+
+// expectedScenarios are the scenarios run must have results of: every
+// server scenario the suite lists, for --suite all; those its revision
+// requires, for a requirement set.
+func expectedScenarios(t *testing.T, suite, node string, run conformanceRun) []string {
+	t.Helper()
+	if run.revision != "" {
+		req, err := requiredScenarios(suite, run.revision)
+		if err != nil {
+			t.Fatalf("the suite's %s requirements: %v", run.revision, err)
+		}
+		return req
+	}
+	cmd := exec.Command(node, suite, "list", "--server")
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	text, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("list the conformance suite's scenarios: %v\n%s", err, text)
+	}
+	var names []string
+	for _, m := range listedScenario.FindAllSubmatch(text, -1) {
+		names = append(names, string(m[1]))
+	}
+	if len(names) == 0 {
+		t.Fatalf("the conformance suite listed no server scenarios:\n%s", text)
+	}
+	return names
+}
+
+// listedScenario is a scenario in the suite's list: "  - NAME [REVISIONS]".
+var listedScenario = regexp.MustCompile(`(?m)^  - (\S+) \[`)
+
+// lastLines is the last n lines of text.
+func lastLines(text []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(text), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // conformanceRun is one run of the suite.
@@ -213,8 +288,8 @@ func serveConformance(t *testing.T, fixtures bool) string {
 }
 
 // runConformance runs the suite's run against the server at url, keeping
-// its results in the folder out, and returns them.
-func runConformance(t *testing.T, suite, node, url, out string, run conformanceRun) conformanceResults {
+// its results in the folder out, and returns them and what it printed.
+func runConformance(t *testing.T, suite, node, url, out string, run conformanceRun) (conformanceResults, []byte) {
 	t.Helper()
 	cmd := exec.Command(node, append([]string{suite, "server", "--url", url, "-o", out}, run.args...)...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
@@ -241,7 +316,7 @@ func runConformance(t *testing.T, suite, node, url, out string, run conformanceR
 		name := scenarioName(filepath.Base(filepath.Dir(f)))
 		res[name] = append(res[name], checks...)
 	}
-	return res
+	return res, text
 }
 
 // conformanceCheck is one check of a scenario, as the suite's checks.json
@@ -310,22 +385,32 @@ func (r conformanceResults) summary(run conformanceRun, unexpected int) string {
 // others of the run are run but not scored).
 func requiredSummary(t *testing.T, suite, revision string, r conformanceResults) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(suite), "..", "requirements", revision+".yaml"))
-	var req struct{ Server []string }
-	if err == nil {
-		err = yaml.Unmarshal(data, &req)
-	}
+	req, err := requiredScenarios(suite, revision)
 	if err != nil {
 		t.Logf("the suite's %s requirements: %v", revision, err)
 		return ""
 	}
 	passed := 0
-	for _, s := range req.Server {
+	for _, s := range req {
 		if _, ran := r[s]; ran && !r.failed(s) {
 			passed++
 		}
 	}
-	return fmt.Sprintf("; %d of the %d scenarios %s requires pass", passed, len(req.Server), revision)
+	return fmt.Sprintf("; %d of the %d scenarios %s requires pass", passed, len(req), revision)
+}
+
+// requiredScenarios are the server scenarios the suite's requirements file
+// of revision lists.
+func requiredScenarios(suite, revision string) ([]string, error) {
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(suite), "..", "requirements", revision+".yaml"))
+	var req struct{ Server []string }
+	if err == nil {
+		err = yaml.Unmarshal(data, &req)
+	}
+	if err == nil && len(req.Server) == 0 {
+		err = errors.New("no server scenarios")
+	}
+	return req.Server, err
 }
 
 // scenarioName is the scenario of a result folder, "server-NAME-TIME".
