@@ -297,7 +297,7 @@ func (m *Manager) cachedStatus(ctx context.Context, t *Tree, over map[string]cai
 	cached := make(chan *statCache, 1)
 	go func() { cached <- readCacheFile(cf) }()
 	max := m.maxSize()
-	files, skips, err := walkFiles(t.Path, &WalkOptions{MaxFileSize: max})
+	tree, err := walkTree(t.Path, &WalkOptions{MaxFileSize: max})
 	c := <-cached
 	if err != nil {
 		return nil, nil, false, err
@@ -311,44 +311,38 @@ func (m *Manager) cachedStatus(ctx context.Context, t *Tree, over map[string]cai
 			return nil, nil, false, err
 		}
 	}
-	st = &Status{Tree: t, Skipped: skips}
+	st = &Status{Tree: t, Skipped: tree.skips}
 	type pair struct {
 		d *onDisk
 		e *cacheEntry
 	}
 	var both []pair // the files read again, with their entries
 	var toRead []*onDisk
-	i, j := 0, 0
-	for i < len(files) || j < len(c.entries) {
-		order := 0
-		switch {
-		case i == len(files):
-			order = 1
-		case j == len(c.entries):
-			order = -1
-		default:
-			order = walkOrder(files[i].Path, c.entries[j].path)
-		}
-		switch {
-		case order < 0: // on disk only
-			st.Changes = append(st.Changes, Change{Path: files[i].Path, Kind: cairn.Added})
-			i++
-		case order > 0: // in the base only
+	// Both in walk order: merged as the walk's folders are visited.
+	j := 0
+	tree.each(func(f *File) error {
+		for ; j < len(c.entries) && walkOrder(c.entries[j].path, f.Path) < 0; j++ { // in the base only
 			st.Changes = append(st.Changes, Change{Path: c.entries[j].path, Kind: cairn.Deleted})
-			j++
-		default:
-			f, e := &files[i], &c.entries[j]
-			r := FileStat{Size: e.size, Mtime: e.mtime, Checked: e.checked, Blob: e.blob}
-			switch {
-			case e.blob.IsZero() || !r.vouches(*f):
-				d := &onDisk{File: *f}
-				toRead = append(toRead, d)
-				both = append(both, pair{d, e})
-			case e.blob != e.base || f.Mode != e.baseMode:
-				st.Changes = append(st.Changes, Change{Path: f.Path, Kind: cairn.Modified})
-			}
-			i, j = i+1, j+1
 		}
+		if j == len(c.entries) || c.entries[j].path != f.Path { // on disk only
+			st.Changes = append(st.Changes, Change{Path: f.Path, Kind: cairn.Added})
+			return nil
+		}
+		e := &c.entries[j]
+		j++
+		r := FileStat{Size: e.size, Mtime: e.mtime, Checked: e.checked, Blob: e.blob}
+		switch {
+		case e.blob.IsZero() || !r.vouches(*f):
+			d := &onDisk{File: *f}
+			toRead = append(toRead, d)
+			both = append(both, pair{d, e})
+		case e.blob != e.base || f.Mode != e.baseMode:
+			st.Changes = append(st.Changes, Change{Path: f.Path, Kind: cairn.Modified})
+		}
+		return nil
+	})
+	for ; j < len(c.entries); j++ {
+		st.Changes = append(st.Changes, Change{Path: c.entries[j].path, Kind: cairn.Deleted})
 	}
 	if err := readAll(ctx, toRead, max, nil); err != nil {
 		return nil, nil, false, err

@@ -109,21 +109,62 @@ type WalkOptions struct {
 // Folders are read on every core, each file's metadata taken relative to
 // its open folder; fn is called once the whole tree is read.
 func Walk(root string, opts *WalkOptions, fn func(File) error) ([]Skip, error) {
-	files, skips, err := walkFiles(root, opts)
+	tree, err := walkTree(root, opts)
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range files {
-		if err := fn(f); err != nil {
-			return skips, fmt.Errorf("walk %s: %w", root, err)
-		}
+	if err := tree.each(func(f *File) error { return fn(*f) }); err != nil {
+		return tree.skips, fmt.Errorf("walk %s: %w", root, err)
 	}
-	return skips, nil
+	return tree.skips, nil
 }
 
 // walkFiles is Walk's walk: the files it calls fn with, in order, and the
 // skips.
 func walkFiles(root string, opts *WalkOptions) ([]File, []Skip, error) {
+	tree, err := walkTree(root, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tree.list(), tree.skips, nil
+}
+
+// walked is a finished walk: its files, in walk order, and its skips.
+// The files stay in the lists of the folders they were read from, unless
+// they had to be put in one list to be ordered or checked (files).
+type walked struct {
+	w     *walker
+	rel   string // the walk's start
+	files []File // nil: the folders' lists, already in walk order
+	skips []Skip
+}
+
+// each calls fn with every file in walk order, until it returns an error.
+func (t *walked) each(fn func(*File) error) error {
+	if t.files != nil {
+		for i := range t.files {
+			if err := fn(&t.files[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if t.w == nil {
+		return nil
+	}
+	return t.w.visit(t.rel, fn)
+}
+
+// list returns the files in one list.
+func (t *walked) list() []File {
+	if t.files != nil || t.w == nil {
+		return t.files
+	}
+	return t.w.inOrder(t.rel)
+}
+
+// walkTree walks the tree as Walk does.
+func walkTree(root string, opts *WalkOptions) (*walked, error) {
 	if opts == nil {
 		opts = &WalkOptions{}
 	}
@@ -134,7 +175,7 @@ func walkFiles(root string, opts *WalkOptions) ([]File, []Skip, error) {
 	start, rel, id := root, "", fileID{}
 	if opts.Under != "" {
 		if Ignored(opts.Under) {
-			return nil, nil, nil
+			return &walked{}, nil
 		}
 		// Nothing outside root: a folder on the way that is a symbolic
 		// link is not followed, as in a walk of the whole tree, and the
@@ -142,38 +183,45 @@ func walkFiles(root string, opts *WalkOptions) ([]File, []Skip, error) {
 		dir, err := openBeneath(root, opts.Under)
 		switch {
 		case errors.Is(err, syscall.ELOOP), errors.Is(err, syscall.ENOTDIR):
-			return nil, nil, nil
+			return &walked{}, nil
 		case err == nil:
 			st, err := statFile(dir)
 			dir.Close()
 			if err != nil {
-				return nil, nil, fmt.Errorf("walk %s: %w", root, err)
+				return nil, fmt.Errorf("walk %s: %w", root, err)
 			}
 			id = st.id()
 		}
 		start, rel = filepath.Join(root, filepath.FromSlash(opts.Under)), opts.Under
 	}
 	if err := w.run(walkDir{abs: start, rel: rel, id: id}); err != nil {
-		return nil, nil, fmt.Errorf("walk %s: %w", root, err)
+		return nil, fmt.Errorf("walk %s: %w", root, err)
 	}
 	if opts.Leftovers != nil {
 		*opts.Leftovers = append(*opts.Leftovers, w.leftovers...)
 	}
-	files := w.inOrder(rel, make([]File, 0, w.count))
-	if !slices.IsSortedFunc(files, fileOrder) {
-		// Sibling folders whose names are one in NFC interleave; of two
-		// files with one path, the first read (in name order) stays first.
-		slices.SortStableFunc(files, fileOrder)
+	tree := &walked{w: w, rel: rel, skips: w.skips}
+	// The folders' lists are read in place unless the whole needs a look:
+	// at 100k files, one list of them is 10 MB copied.
+	if w.foldedDirs || !w.ordered(rel) {
+		files := w.inOrder(rel)
+		if !slices.IsSortedFunc(files, fileOrder) {
+			// Sibling folders whose names are one in NFC interleave; of
+			// two files with one path, the first read (in name order)
+			// stays first.
+			slices.SortStableFunc(files, fileOrder)
+		}
+		if w.foldedDirs {
+			// Files under sibling folders whose names differ only in
+			// case may clash: they are checked here, in the whole tree's
+			// order; every other folder's own were checked as it was
+			// read.
+			files, tree.skips = dropFolded(files, tree.skips)
+		}
+		tree.files = files
 	}
-	skips := w.skips
-	if w.foldedDirs {
-		// Files under sibling folders whose names differ only in case
-		// may clash: they are checked here, in the whole tree's order;
-		// every other folder's own were checked as it was read.
-		files, skips = dropFolded(files, skips)
-	}
-	slices.SortFunc(skips, skipOrder)
-	return files, skips, nil
+	slices.SortFunc(tree.skips, skipOrder)
+	return tree, nil
 }
 
 // dropFolded drops from files, in walk order, each whose path differs only
@@ -278,24 +326,52 @@ type folderRead struct {
 	dirs  []walkDir
 }
 
-// inOrder appends the files of folder rel and of the folders below it to
-// out, in walk order.
-func (w *walker) inOrder(rel string, out []File) []File {
+// visit calls fn with the files of folder rel and of the folders below it,
+// in walk order, until it returns an error.
+func (w *walker) visit(rel string, fn func(*File) error) error {
 	f := w.folders[rel]
 	if f == nil {
-		return out // not read: removed while walking, or a skip
+		return nil // not read: removed while walking, or a skip
 	}
 	files, dirs := f.files, f.dirs
 	for len(files) > 0 || len(dirs) > 0 {
 		if len(dirs) == 0 || len(files) > 0 && walkOrder(files[0].Path, dirs[0].key) < 0 {
-			out = append(out, files[0])
+			if err := fn(&files[0]); err != nil {
+				return err
+			}
 			files = files[1:]
 			continue
 		}
-		out = w.inOrder(dirs[0].rel, out)
+		if err := w.visit(dirs[0].rel, fn); err != nil {
+			return err
+		}
 		dirs = dirs[1:]
 	}
+	return nil
+}
+
+// inOrder returns the files under folder rel in one list, in walk order.
+func (w *walker) inOrder(rel string) []File {
+	out := make([]File, 0, w.count)
+	w.visit(rel, func(f *File) error {
+		out = append(out, *f)
+		return nil
+	})
 	return out
+}
+
+// ordered reports whether visit gives the files under folder rel in walk
+// order: always, but where sibling folders' names are one in NFC.
+func (w *walker) ordered(rel string) bool {
+	disorder := errors.New("out of walk order")
+	var prev *File
+	return w.visit(rel, func(f *File) error {
+		if prev != nil && walkOrder(prev.Path, f.Path) > 0 {
+			return disorder
+		}
+		prev = f
+		return nil
+	}) == nil
 }
 
 // run reads the tree from folder start.
