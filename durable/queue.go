@@ -139,10 +139,6 @@ func MigratePostgres(ctx context.Context, pool *pgxpool.Pool) error {
 		return fmt.Errorf("job queue migrations: %w", postgres.Translate(err))
 	}
 	defer conn.Release()
-	if err := postgres.UnboundedLocks(ctx, conn.Conn()); err != nil {
-		return fmt.Errorf("job queue migrations: %w", postgres.Translate(err))
-	}
-	defer postgres.BoundedLocks(ctx, conn.Conn())
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(migrationLock)); err != nil {
 		return fmt.Errorf("job queue migrations: %w", postgres.Translate(err))
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
 
 	"cairn"
 	"cairn/durable"
@@ -54,7 +56,7 @@ func openDB(t *testing.T, where string, busy time.Duration) testDB {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { db.Close() })
-		if err := durable.MigratePostgres(ctx, db.Pool()); err != nil {
+		if err := durable.MigratePostgres(ctx, db.RiverPool()); err != nil {
 			t.Fatal(err)
 		}
 		return testDB{be: db, st: pgdurable.New(db), pg: db}
@@ -73,7 +75,7 @@ func openDB(t *testing.T, where string, busy time.Duration) testDB {
 // queue returns a queue on the database.
 func (db testDB) queue(cfg durable.Config) (*durable.Queue, error) {
 	if db.pg != nil {
-		return durable.NewPostgres(db.pg.Pool(), db.st, cfg)
+		return durable.NewPostgres(db.pg.RiverPool(), db.st, cfg)
 	}
 	return durable.New(db.lite.Write(), db.st, cfg)
 }
@@ -404,5 +406,52 @@ func TestRescue_DamagedRow(t *testing.T) {
 	}
 	if state != "running" {
 		t.Errorf("the damaged job is %s after the rescue, want it left running", state)
+	}
+}
+
+// TestMigratePostgres_WaitsForWriters: River's migrations wait for a
+// write that holds its table however long, though the vault's pool
+// bounds every lock wait of cairn's: River works on a pool of its own.
+func TestMigratePostgres_WaitsForWriters(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.URL(t)
+	setup, err := postgres.Open(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer setup.Close()
+	if err := durable.MigratePostgres(ctx, setup.RiverPool()); err != nil {
+		t.Fatal(err)
+	}
+	m, err := rivermigrate.New(riverpgxv5.New(setup.RiverPool()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionDown, &rivermigrate.MigrateOpts{TargetVersion: 5}); err != nil {
+		t.Fatal(err)
+	}
+	// Another process's write that enqueued a job holds river_job until it
+	// commits.
+	write, err := setup.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer write.Rollback(context.Background())
+	if _, err := write.Exec(ctx, `LOCK TABLE river_job IN ROW EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	hold := time.AfterFunc(time.Second, func() { write.Rollback(context.Background()) })
+	defer hold.Stop()
+	db, err := postgres.Open(ctx, url, &postgres.Options{LockTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	start := time.Now()
+	if err := durable.MigratePostgres(ctx, db.RiverPool()); err != nil {
+		t.Fatalf("River's migrations while a write holds its table: %v, want them to wait for it", err)
+	}
+	if d := time.Since(start); d < 700*time.Millisecond {
+		t.Errorf("the migrations took %v: they did not wait for the write (held 1s)", d)
 	}
 }

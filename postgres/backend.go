@@ -321,10 +321,26 @@ func (db *DB) Purge(ctx context.Context, p cairn.Purge) error {
 	if err != nil {
 		return fmt.Errorf("purge %s: %w", p.Hash.Short(), err)
 	}
-	if _, err := db.pool.Exec(ctx, `VACUUM objects`); err != nil {
+	if err := db.vacuumObjects(ctx); err != nil {
 		db.log.WarnContext(ctx, "purge: vacuum after purge did not complete; autovacuum removes the old row later", "err", err)
 	}
 	return nil
+}
+
+// vacuumObjects vacuums the objects table, waiting for the locks it
+// needs however long: a purge's content must leave the table's pages.
+func (db *DB) vacuumObjects(ctx context.Context) error {
+	conn, err := db.pool.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	if err := unboundedLocks(ctx, conn.Conn()); err != nil {
+		return err
+	}
+	defer boundedLocks(ctx, conn.Conn())
+	_, err = conn.Exec(ctx, `VACUUM objects`)
+	return err
 }
 
 // Purges lists the purge records, oldest first.

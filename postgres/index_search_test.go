@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"cairn"
 	"cairn/index"
 	"cairn/internal/vaultgen"
@@ -687,11 +689,14 @@ func TestIndexStorage_FirstBuildMakesIndexesAgain(t *testing.T) {
 // TestIndexRead_FirstBuildLocks: while a vault's first build holds the
 // index's tables (as it does from Clear to its commit), reads of the index
 // from another pool wait at most the lock timeout and fail with
-// EUNAVAILABLE saying the index is being built, even when four times as
-// many readers as the pool has connections arrive at once; none waits
-// for a connection past the acquire timeout. Once the build commits,
-// reads answer. Every connection of the pool has the bound, the one
-// that ran the migrations (without it) too.
+// EUNAVAILABLE saying the index is being built: the first time a
+// connection runs a statement (its prepare waits) and once it has it
+// prepared (its execution waits), and when four times as many readers as
+// the pool has connections arrive at once, none of them waiting for a
+// connection past the acquire timeout. Once the build commits, reads
+// answer. Every connection of the pool has the bound, the one that ran
+// the migrations (without it) too; River's pool has none; a URL that sets
+// one keeps it.
 func TestIndexRead_FirstBuildLocks(t *testing.T) {
 	ctx := t.Context()
 	url := pgtest.URL(t)
@@ -700,12 +705,52 @@ func TestIndexRead_FirstBuildLocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer builder.Close()
-	db, err := postgres.Open(ctx, url, &postgres.Options{LockTimeout: 300 * time.Millisecond, MaxConns: 2, AcquireTimeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
+	open := func(conns int32) (*postgres.DB, index.Storage) {
+		db, err := postgres.Open(ctx, url, &postgres.Options{LockTimeout: 300 * time.Millisecond, MaxConns: conns, AcquireTimeout: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db, postgres.NewIndexStorage(db)
 	}
-	defer db.Close()
-	st := postgres.NewIndexStorage(db)
+	db, st := open(2)
+	warm, warmSt := open(1)
+	reads := func(st index.Storage) map[string]func(context.Context) error {
+		return map[string]func(context.Context) error{
+			"file": func(ctx context.Context) error {
+				_, err := st.Committed().FileAt(ctx, "notes/a.md")
+				return err
+			},
+			"search": func(ctx context.Context) error {
+				_, err := st.Committed().Search(ctx, index.FullTextQuery{Terms: termsOf("alpha"), Limit: 5})
+				return err
+			},
+			"snapshot": func(ctx context.Context) error {
+				snap, err := st.Snapshot(ctx)
+				if err != nil {
+					return err
+				}
+				defer snap.Close()
+				_, err = snap.Titles(ctx)
+				return err
+			},
+		}
+	}
+	answered := func(what string, err error) {
+		t.Helper()
+		if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+	building := func(what string, err error) error {
+		if cairn.ErrorCode(err) != cairn.EUNAVAILABLE || !strings.Contains(err.Error(), "being built") || cairn.ErrorHint(err) == "" {
+			return fmt.Errorf("%s during a first build: %v, want EUNAVAILABLE saying the index is being built, with a hint", what, err)
+		}
+		return nil
+	}
+	for name, read := range reads(warmSt) { // prepared on warm's one connection
+		answered("before the build: "+name, read(ctx))
+	}
 	build, err := builder.Pool().Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -714,41 +759,21 @@ func TestIndexRead_FirstBuildLocks(t *testing.T) {
 	if _, err := build.Exec(ctx, `LOCK TABLE `+strings.Join(postgres.BuiltTables(), ", ")+` IN ACCESS EXCLUSIVE MODE`); err != nil {
 		t.Fatal(err)
 	}
-	reads := map[string]func(context.Context) error{
-		"file": func(ctx context.Context) error {
-			_, err := st.Committed().FileAt(ctx, "notes/a.md")
-			return err
-		},
-		"search": func(ctx context.Context) error {
-			_, err := st.Committed().Search(ctx, index.FullTextQuery{Terms: termsOf("alpha"), Limit: 5})
-			return err
-		},
-		"snapshot": func(ctx context.Context) error {
-			snap, err := st.Snapshot(ctx)
-			if err != nil {
-				return err
-			}
-			defer snap.Close()
-			_, err = snap.Titles(ctx)
-			return err
-		},
-	}
-	rctx, cancel := context.WithTimeout(ctx, 10*time.Second) // a read that waits for the build fails here
+	rctx, cancel := context.WithTimeout(ctx, 20*time.Second) // a read that waits for the build fails here
 	defer cancel()
+	for name, read := range reads(warmSt) {
+		if err := building("prepared "+name, read(rctx)); err != nil {
+			t.Error(err)
+		}
+	}
 	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
+	cold := reads(st)
+	names := slices.Sorted(maps.Keys(cold))
 	for i := range cap(errs) {
-		name := slices.Sorted(maps.Keys(reads))[i%len(reads)]
-		wg.Go(func() {
-			err := reads[name](rctx)
-			if cairn.ErrorCode(err) != cairn.EUNAVAILABLE || !strings.Contains(err.Error(), "being built") || cairn.ErrorHint(err) == "" {
-				err = fmt.Errorf("%s during a first build: %v, want EUNAVAILABLE saying the index is being built, with a hint", name, err)
-			} else {
-				err = nil
-			}
-			errs <- err
-		})
+		name := names[i%len(names)]
+		wg.Go(func() { errs <- building(name, cold[name](rctx)) })
 	}
 	wg.Wait()
 	close(errs)
@@ -757,26 +782,56 @@ func TestIndexRead_FirstBuildLocks(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if d := time.Since(start); d > 4*time.Second {
+	if d := time.Since(start); d > 8*time.Second {
 		t.Errorf("8 reads on 2 connections took %v, want each to give up after the lock timeout", d)
 	}
 	if err := build.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for name, read := range reads {
-		if err := read(ctx); err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
-			t.Errorf("%s after the build: %v", name, err)
+	for _, st := range []index.Storage{st, warmSt} {
+		for name, read := range reads(st) {
+			answered("after the build: "+name, read(ctx))
 		}
 	}
-	for range 2 {
-		c, err := db.Pool().Acquire(ctx)
+	lockTimeout := func(pool *pgxpool.Pool) string {
+		t.Helper()
+		var lt string
+		if err := pool.QueryRow(ctx, `SHOW lock_timeout`).Scan(&lt); err != nil {
+			t.Fatal(err)
+		}
+		return lt
+	}
+	for _, d := range []*postgres.DB{db, warm} {
+		var conns []*pgxpool.Conn
+		for range d.Pool().Config().MaxConns {
+			c, err := d.Pool().Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns = append(conns, c)
+			var lt string
+			if err := c.QueryRow(ctx, `SHOW lock_timeout`).Scan(&lt); err != nil || lt != "300ms" {
+				t.Errorf("a pool connection's lock_timeout = %q, %v; want the bound, 300ms", lt, err)
+			}
+		}
+		for _, c := range conns {
+			c.Release()
+		}
+	}
+	if lt := lockTimeout(db.RiverPool()); lt != "0" {
+		t.Errorf("River's pool's lock_timeout = %q, want none (0)", lt)
+	}
+	for _, tc := range []struct{ url, want string }{
+		{url + "&lock_timeout=1234", "1234ms"},
+		{url + "&options=-c%20lock_timeout%3D2345", "2345ms"},
+	} {
+		d, err := postgres.Open(ctx, tc.url, &postgres.Options{LockTimeout: 300 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer c.Release()
-		var lt string
-		if err := c.QueryRow(ctx, `SHOW lock_timeout`).Scan(&lt); err != nil || lt != "300ms" {
-			t.Errorf("a pool connection's lock_timeout = %q, %v; want the bound, 300ms", lt, err)
+		if lt := lockTimeout(d.Pool()); lt != tc.want {
+			t.Errorf("%s: lock_timeout = %q, want the URL's %s", tc.url, lt, tc.want)
 		}
+		d.Close()
 	}
 }

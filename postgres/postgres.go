@@ -50,7 +50,10 @@ type Options struct {
 
 // DB is an open vault database in PostgreSQL. It implements cairn.Backend.
 type DB struct {
-	pool    *boundedPool
+	pool *boundedPool
+	// river is River's own pool: the pool's connections without the
+	// bound on lock waits (riverPool).
+	river   *pgxpool.Pool
 	url     string
 	where   string // host:port/database, for messages (never the password)
 	log     *slog.Logger
@@ -93,13 +96,15 @@ func Open(ctx context.Context, url string, opts *Options) (*DB, error) {
 	}
 	cfg.ConnConfig.ConnectTimeout = cmp.Or(opts.ConnectTimeout, 10*time.Second)
 	lock := cmp.Or(opts.LockTimeout, 5*time.Second)
-	if _, set := cfg.ConnConfig.RuntimeParams["lock_timeout"]; !set {
-		// No statement waits for a table or row lock without a bound: a
-		// reader of the index waits at most this long for a vault's
-		// first build (which locks the index's tables until it
+	riverCfg := cfg.Copy()
+	if _, set := cfg.ConnConfig.RuntimeParams["lock_timeout"]; !set && !strings.Contains(cfg.ConnConfig.RuntimeParams["options"], "lock_timeout") {
+		// No statement of cairn's waits for a table or row lock without
+		// a bound: a reader of the index waits at most this long for a
+		// vault's first build (which locks the index's tables until it
 		// commits), then fails with EUNAVAILABLE instead of holding its
 		// connection. Sent when connecting, so it costs nothing per
-		// statement; the write lock's wait sets its own.
+		// statement; the write lock's wait sets its own, and a URL that
+		// sets lock_timeout (as a parameter or in options) keeps it.
 		cfg.ConnConfig.RuntimeParams["lock_timeout"] = strconv.FormatInt(max(lock.Milliseconds(), 1), 10)
 	}
 	db := &DB{
@@ -124,27 +129,31 @@ func Open(ctx context.Context, url string, opts *Options) (*DB, error) {
 		return nil, db.unreachable(err)
 	}
 	db.pool = &boundedPool{Pool: pool, wait: db.acquire}
-	if err := db.migrate(ctx, schema); err != nil {
+	// River's own work (its migrations, which wait for one another, and
+	// its maintenance, whose REINDEX CONCURRENTLY waits for every older
+	// transaction) waits as River expects: on connections of its own,
+	// made when River first asks.
+	if db.river, err = pgxpool.NewWithConfig(ctx, riverCfg); err != nil {
 		db.pool.Close()
+		return nil, db.unreachable(err)
+	}
+	if err := db.migrate(ctx, schema); err != nil {
+		db.Close()
 		return nil, err
 	}
 	return db, nil
 }
 
-// UnboundedLocks lets the statements of conn wait for locks without a
-// bound, until BoundedLocks: for migrations, which wait for one another.
-func UnboundedLocks(ctx context.Context, conn *pgx.Conn) error { return unboundedLocks(ctx, conn) }
-
-// BoundedLocks gives conn back the pool's bound on lock waits; a
-// connection that cannot have it is closed, so that the pool does not
-// hand it out again.
-func BoundedLocks(ctx context.Context, conn *pgx.Conn) { boundedLocks(ctx, conn) }
-
+// unboundedLocks lets the statements of conn, a connection of the pool,
+// wait for locks without a bound until boundedLocks.
 func unboundedLocks(ctx context.Context, conn *pgx.Conn) error {
 	_, err := conn.Exec(ctx, `SET lock_timeout = 0`)
 	return err
 }
 
+// boundedLocks gives conn back the pool's bound on lock waits; a
+// connection that cannot have it is closed, so that the pool does not
+// hand it out again.
 func boundedLocks(ctx context.Context, conn *pgx.Conn) {
 	ctx = context.WithoutCancel(ctx)
 	if _, err := conn.Exec(ctx, `RESET lock_timeout`); err != nil {
@@ -172,8 +181,14 @@ func Redact(url string) string {
 }
 
 // Pool returns the connection pool, for subsystems that query their own
-// tables (package postgres's subpackages) and for River's driver.
+// tables (package postgres's subpackages). Its connections wait for a
+// lock at most the lock timeout.
 func (db *DB) Pool() *pgxpool.Pool { return db.pool.Pool }
+
+// RiverPool returns the pool River's driver works on: the same database,
+// its connections without cairn's bound on lock waits. Jobs enqueued in
+// a write go in that write's transaction, on Pool.
+func (db *DB) RiverPool() *pgxpool.Pool { return db.river }
 
 // URL returns the URL the database was opened with (password included:
 // see Redact).
@@ -185,6 +200,7 @@ func (db *DB) Where() string { return db.where }
 // Close closes the pool.
 func (db *DB) Close() error {
 	db.pool.Close()
+	db.river.Close()
 	return nil
 }
 
@@ -216,8 +232,7 @@ func (db *DB) migrate(ctx context.Context, schema string) error {
 	}
 	defer conn.Release()
 	// Migrations wait for each other (another process starting at once)
-	// and for readers of the tables they change, however long: this
-	// connection alone, until it goes back to the pool.
+	// and for readers of the tables they change, however long.
 	if err := unboundedLocks(ctx, conn.Conn()); err != nil {
 		return fmt.Errorf("migrate %s: %w", db.where, translate(err))
 	}

@@ -95,7 +95,7 @@ func openPostgres(ctx context.Context, root, url string, opts *Options) (*Vault,
 	if err != nil {
 		return nil, err
 	}
-	if err := durable.MigratePostgres(ctx, db.Pool()); err != nil {
+	if err := durable.MigratePostgres(ctx, db.RiverPool()); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -161,7 +161,7 @@ func initPostgres(ctx context.Context, dir, url string, bare bool, opts *Options
 // st keeps the records of workers (sqldurable.New or pgdurable.New).
 func (v *Vault) NewQueue(st durable.Storage, cfg durable.Config) (*durable.Queue, error) {
 	if v.PG != nil {
-		return durable.NewPostgres(v.PG.Pool(), st, cfg)
+		return durable.NewPostgres(v.PG.RiverPool(), st, cfg)
 	}
 	return durable.New(v.DB.Write(), st, cfg)
 }

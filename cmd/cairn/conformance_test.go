@@ -198,8 +198,9 @@ func expectedScenarios(t *testing.T, suite, node string, run conformanceRun) []s
 	return names
 }
 
-// listedScenario is a scenario in the suite's list: "  - NAME [REVISIONS]".
-var listedScenario = regexp.MustCompile(`(?m)^  - (\S+) \[`)
+// listedScenario is a scenario in the suite's list: "  - NAME", then the
+// revisions it applies to, if any.
+var listedScenario = regexp.MustCompile(`(?m)^  - (\S+)`)
 
 // lastLines is the last n lines of text.
 func lastLines(text []byte, n int) string {

@@ -48,7 +48,7 @@ func setupPostgresDB(t *testing.T) (*backend, *postgres.DB) {
 		t.Fatal(err)
 	}
 	st := pgdurable.New(db)
-	q, err := durable.NewPostgres(db.Pool(), st, durable.Config{})
+	q, err := durable.NewPostgres(db.RiverPool(), st, durable.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
