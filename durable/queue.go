@@ -125,7 +125,8 @@ func Migrate(ctx context.Context, read, db *sql.DB) error {
 const migrationLock = 0x63616972_6e726976 // "cairnriv"
 
 // MigratePostgres brings River's tables in the vault's PostgreSQL database
-// (the schema pool's search_path names) up to date. Each of River's
+// (the schema pool's search_path names) up to date; pool is the vault's
+// RiverPool, whose connections wait for locks without a bound. Each of River's
 // versions commits on its own (a version may use an enum value the one
 // before it added); a session advisory lock keeps processes that start at
 // once from racing.
@@ -179,7 +180,7 @@ func New(db *sql.DB, st Storage, cfg Config) (*Queue, error) {
 }
 
 // NewPostgres returns the queue of the vault whose PostgreSQL database
-// pool is, on River's riverpgxv5 driver: workers hear of new jobs by
+// pool is (its RiverPool), on River's riverpgxv5 driver: workers hear of new jobs by
 // LISTEN/NOTIFY as well as by polling. st keeps the records of workers
 // (pgdurable.New).
 func NewPostgres(pool *pgxpool.Pool, st Storage, cfg Config) (*Queue, error) {

@@ -436,17 +436,22 @@ func TestMigratePostgres_WaitsForWriters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer write.Rollback(context.Background())
 	if _, err := write.Exec(ctx, `LOCK TABLE river_job IN ROW EXCLUSIVE MODE`); err != nil {
+		write.Rollback(context.Background())
 		t.Fatal(err)
 	}
-	hold := time.AfterFunc(time.Second, func() { write.Rollback(context.Background()) })
-	defer hold.Stop()
 	db, err := postgres.Open(ctx, url, &postgres.Options{LockTimeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		time.Sleep(time.Second)
+		write.Rollback(context.Background())
+	}()
+	defer func() { <-ended }()
 	start := time.Now()
 	if err := durable.MigratePostgres(ctx, db.RiverPool()); err != nil {
 		t.Fatalf("River's migrations while a write holds its table: %v, want them to wait for it", err)

@@ -695,8 +695,8 @@ func TestIndexStorage_FirstBuildMakesIndexesAgain(t *testing.T) {
 // the pool has connections arrive at once, none of them waiting for a
 // connection past the acquire timeout. Once the build commits, reads
 // answer. Every connection of the pool has the bound, the one that ran
-// the migrations (without it) too; River's pool has none; a URL that sets
-// one keeps it.
+// the migrations (without it) too; River's pool has none, whatever the
+// URL says; a URL that sets one keeps it.
 func TestIndexRead_FirstBuildLocks(t *testing.T) {
 	ctx := t.Context()
 	url := pgtest.URL(t)
@@ -824,13 +824,18 @@ func TestIndexRead_FirstBuildLocks(t *testing.T) {
 	for _, tc := range []struct{ url, want string }{
 		{url + "&lock_timeout=1234", "1234ms"},
 		{url + "&options=-c%20lock_timeout%3D2345", "2345ms"},
+		{url + "&options=--lock-timeout%3D3456", "3456ms"},
+		{url + "&options=-c%20deadlock_timeout%3D2s", "300ms"}, // another setting: the bound
 	} {
 		d, err := postgres.Open(ctx, tc.url, &postgres.Options{LockTimeout: 300 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if lt := lockTimeout(d.Pool()); lt != tc.want {
-			t.Errorf("%s: lock_timeout = %q, want the URL's %s", tc.url, lt, tc.want)
+			t.Errorf("%s: lock_timeout = %q, want %s", tc.url, lt, tc.want)
+		}
+		if lt := lockTimeout(d.RiverPool()); lt != "0" {
+			t.Errorf("%s: River's pool's lock_timeout = %q, want none (0)", tc.url, lt)
 		}
 		d.Close()
 	}

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,7 +38,8 @@ type Options struct {
 	// for all but the write lock.
 	LockTimeout time.Duration
 	// MaxConns is the size of the connection pool. Default: the URL's
-	// pool_max_conns, else 16.
+	// pool_max_conns, else 16. River's pool (RiverPool) has at most 8 of
+	// its own.
 	MaxConns int32
 	// AcquireTimeout is how long an operation waits for a connection of
 	// an exhausted pool before failing with EUNAVAILABLE. Default 10s.
@@ -96,8 +98,14 @@ func Open(ctx context.Context, url string, opts *Options) (*DB, error) {
 	}
 	cfg.ConnConfig.ConnectTimeout = cmp.Or(opts.ConnectTimeout, 10*time.Second)
 	lock := cmp.Or(opts.LockTimeout, 5*time.Second)
+	// River's pool: at most riverConns connections, never fewer than its
+	// migrations hold at once (their lock's and their own), and no bound
+	// on lock waits, whatever the URL says (a startup parameter outranks
+	// options).
 	riverCfg := cfg.Copy()
-	if _, set := cfg.ConnConfig.RuntimeParams["lock_timeout"]; !set && !strings.Contains(cfg.ConnConfig.RuntimeParams["options"], "lock_timeout") {
+	riverCfg.MaxConns = max(2, min(cfg.MaxConns, riverConns))
+	riverCfg.ConnConfig.RuntimeParams["lock_timeout"] = "0"
+	if _, set := cfg.ConnConfig.RuntimeParams["lock_timeout"]; !set && !setsLockTimeout(cfg.ConnConfig.RuntimeParams["options"]) {
 		// No statement of cairn's waits for a table or row lock without
 		// a bound: a reader of the index waits at most this long for a
 		// vault's first build (which locks the index's tables until it
@@ -142,6 +150,15 @@ func Open(ctx context.Context, url string, opts *Options) (*DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// riverConns is the most connections River's pool opens.
+const riverConns = 8
+
+// setsLockTimeout reports whether a connection's options (-c name=value,
+// --name=value) set lock_timeout.
+func setsLockTimeout(options string) bool {
+	return regexp.MustCompile(`(^|[^A-Za-z_-])(-c\s*|--)lock[_-]timeout\s*=`).MatchString(options)
 }
 
 // unboundedLocks lets the statements of conn, a connection of the pool,
@@ -197,7 +214,7 @@ func (db *DB) URL() string { return db.url }
 // Where returns host:port/database, without credentials.
 func (db *DB) Where() string { return db.where }
 
-// Close closes the pool.
+// Close closes the pools (the vault's and River's).
 func (db *DB) Close() error {
 	db.pool.Close()
 	db.river.Close()
@@ -315,7 +332,7 @@ func (db *DB) update(ctx context.Context, fn func(pgx.Tx) error) error {
 	// Begin and take the lock in one round trip (the simple protocol runs
 	// both statements of one query; both values are numbers).
 	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: fmt.Sprintf(
-		`BEGIN; SELECT set_config('lock_timeout', '%d', true), pg_advisory_xact_lock(%d)`, db.lock.Milliseconds(), db.key)})
+		`BEGIN; SELECT set_config('lock_timeout', '%d', true), pg_advisory_xact_lock(%d)`, max(db.lock.Milliseconds(), 1), db.key)})
 	if err != nil {
 		return db.translate(err)
 	}

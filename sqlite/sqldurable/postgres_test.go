@@ -40,7 +40,7 @@ func setupPostgresDB(t *testing.T) (*backend, *postgres.DB) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	m, err := rivermigrate.New(riverpgxv5.New(db.Pool()), nil)
+	m, err := rivermigrate.New(riverpgxv5.New(db.RiverPool()), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
