@@ -113,12 +113,7 @@ func retryUnexpected(t *testing.T, suite, node, out string, run conformanceRun, 
 	}
 	var still []string
 	for _, sc := range again {
-		one := run
-		one.args = []string{"--scenario", sc}
-		if run.revision != "" {
-			one.args = append(one.args, "--spec-version", run.revision)
-		}
-		res, _ := runConformance(t, suite, node, serveConformance(t, run.fixtures), filepath.Join(out, "again-"+sc), one)
+		res, _ := runAlone(t, suite, node, filepath.Join(out, "again-"+sc), run, sc)
 		failed, _ := res.judge(baseline)
 		var first []string
 		for _, u := range unexpected {
@@ -155,12 +150,7 @@ func runMissing(t *testing.T, suite, node, out string, run conformanceRun, res c
 	t.Logf("the suite ran %d scenarios and not %d it lists (%s); each runs again alone. The end of what it printed:\n%s",
 		len(res), len(missing), strings.Join(missing, ", "), lastLines(text, 20))
 	for _, sc := range missing {
-		one := run
-		one.args = []string{"--scenario", sc}
-		if run.revision != "" {
-			one.args = append(one.args, "--spec-version", run.revision)
-		}
-		again, text := runConformance(t, suite, node, serveConformance(t, run.fixtures), filepath.Join(out, "missing-"+sc), one)
+		again, text := runAlone(t, suite, node, filepath.Join(out, "missing-"+sc), run, sc)
 		if _, ran := again[sc]; !ran {
 			t.Errorf("the conformance suite ran no scenario %s, alone either:\n%s", sc, lastLines(text, 20))
 			continue
@@ -168,6 +158,18 @@ func runMissing(t *testing.T, suite, node, out string, run conformanceRun, res c
 		maps.Copy(res, again)
 	}
 	return res
+}
+
+// runAlone runs scenario sc of run alone, at the run's revision, on a new
+// server, keeping its results in the folder out.
+func runAlone(t *testing.T, suite, node, out string, run conformanceRun, sc string) (conformanceResults, []byte) {
+	t.Helper()
+	one := run
+	one.args = []string{"--scenario", sc}
+	if run.revision != "" {
+		one.args = append(one.args, "--spec-version", run.revision)
+	}
+	return runConformance(t, suite, node, serveConformance(t, run.fixtures), out, one)
 }
 
 // expectedScenarios are the scenarios run must have results of: every
