@@ -54,7 +54,7 @@ type Options struct {
 type DB struct {
 	pool *boundedPool
 	// river is River's own pool: the pool's connections without the
-	// bound on lock waits (riverPool).
+	// bound on lock waits (RiverPool).
 	river   *pgxpool.Pool
 	url     string
 	where   string // host:port/database, for messages (never the password)

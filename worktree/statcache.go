@@ -91,17 +91,9 @@ func overridesKey(over map[string]cairn.Entry) cairn.Hash {
 	return cairn.Hash(h.Sum(nil))
 }
 
-// readCache reads the status cache at path; nil when there is none or it
-// cannot be trusted as a file (short, another format).
-func readCache(path string) *statCache {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	return readCacheFile(f)
-}
-
-// readCacheFile is readCache of the open file f, which it closes.
+// readCacheFile reads the status cache in the open file f, which it
+// closes; nil when it cannot be trusted as a cache (short, another
+// format, damaged).
 func readCacheFile(f *os.File) *statCache {
 	var data []byte
 	info, err := f.Stat()

@@ -12,6 +12,16 @@ import (
 	"cairn"
 )
 
+// readCache reads the status cache at path as a status does; nil when
+// there is none or it cannot be trusted.
+func readCache(path string) *statCache {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	return readCacheFile(f)
+}
+
 // TestReadCache_RoundTrip: a written status cache reads back as it was, and
 // one cut short (its checksum made right again, so the decoder itself is
 // tried) reads as none; one whose bytes are changed reads as a cache or as
