@@ -44,7 +44,7 @@ func (s *IndexStorage) Snapshot(ctx context.Context) (index.StorageSnapshot, err
 	if err != nil {
 		return nil, fmt.Errorf("index: begin a snapshot: %w", err)
 	}
-	return &indexSnapshot{indexReader: indexReader{db: s.db, q: tx}, tx: tx}, nil
+	return &indexSnapshot{indexReader: indexReader{db: s.db, q: tx, ended: new(error)}, tx: tx}, nil
 }
 
 // beginIndexRead starts a read-only transaction of one snapshot (the

@@ -3,12 +3,14 @@ package postgres
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"cairn"
 	"cairn/index"
@@ -22,6 +24,11 @@ type indexReader struct {
 	db *DB
 	q  indexQuerier
 	w  *indexTx // nil but in a write transaction
+	// ended, in a snapshot, holds the error that ended its transaction:
+	// PostgreSQL refuses every later statement of it ("current
+	// transaction is aborted"), and each later read returns this error
+	// instead, the one that says why.
+	ended *error
 }
 
 var _ index.StorageReader = (*indexReader)(nil)
@@ -31,11 +38,29 @@ func (r *indexReader) query(ctx context.Context, sql string, args ...any) (pgx.R
 	if r.w != nil {
 		return r.w.query(ctx, sql, args...)
 	}
+	if r.ended != nil && *r.ended != nil {
+		return nil, *r.ended
+	}
 	rows, err := r.q.Query(ctx, sql, args...)
 	if err != nil {
-		return nil, r.db.translate(indexBusy(err))
+		err = r.db.translate(indexBusy(err))
+		r.end(err)
+		return nil, err
 	}
-	return busyRows{rows}, nil
+	return busyRows{Rows: rows, r: r}, nil
+}
+
+// end records, in a snapshot, err if it ended the transaction: an error
+// of the server's, or the connection's or the context's end. (An error
+// of decoding a row on this side leaves the transaction as it was.)
+func (r *indexReader) end(err error) {
+	if r.ended == nil || *r.ended != nil || err == nil {
+		return
+	}
+	_, server := errors.AsType[*pgconn.PgError](err)
+	if server || cairn.ErrorCode(err) == cairn.EUNAVAILABLE || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		*r.ended = err
+	}
 }
 
 // indexBusy is err, or for a lock not had in time the error that says the
@@ -50,10 +75,21 @@ func indexBusy(err error) error {
 }
 
 // busyRows are rows whose error, a lock not had in time, says the index
-// is being built.
-type busyRows struct{ pgx.Rows }
+// is being built; in a snapshot, the error ends it (indexReader.end).
+type busyRows struct {
+	pgx.Rows
+	r *indexReader
+}
 
-func (r busyRows) Err() error { return indexBusy(r.Rows.Err()) }
+func (b busyRows) Err() error {
+	err := b.Rows.Err()
+	if err == nil {
+		return nil
+	}
+	err = b.r.db.translate(indexBusy(err))
+	b.r.end(err)
+	return err
+}
 
 // queryRow runs a query of one row and scans it; a missing row is
 // ENOTFOUND, with message "not found".

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -732,7 +733,19 @@ func TestIndexRead_FirstBuildLocks(t *testing.T) {
 				}
 				defer snap.Close()
 				_, err = snap.Titles(ctx)
-				return err
+				// A snapshot whose read failed answers each later
+				// read with that error, not with PostgreSQL's
+				// "current transaction is aborted".
+				_, again := snap.FileAt(ctx, "notes/a.md")
+				first, _ := errors.AsType[*cairn.Error](err)
+				next, _ := errors.AsType[*cairn.Error](again)
+				if err != nil && (first == nil || next != first) {
+					return fmt.Errorf("the snapshot's next read: %v; want the first read's error, %v", again, err)
+				}
+				if err != nil {
+					return err
+				}
+				return again
 			},
 		}
 	}
