@@ -105,7 +105,9 @@ func BenchmarkAdopt(b *testing.B) {
 // same folder (a git repository too, its edits the same), alternating:
 // cold (no other cairn process), while `cairn worker` watches the folder
 // (status opens the vault and reads the worker's journal), and while
-// `cairn serve` does (status goes through the server).
+// `cairn serve` does (status goes through the server). With
+// $CAIRN_BENCH_BASE, the path of another cairn binary, the cold runs
+// interleave its status too (base-p50-ms).
 func BenchmarkStatus(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {
@@ -161,10 +163,26 @@ func BenchmarkStatus(b *testing.B) {
 						}
 						benchRun(b, dir, "status")
 					}
-					var ours, theirs []time.Duration
+					// Another cairn to compare ours with (the code
+					// before a change) runs between ours and git's in
+					// each iteration, cold only: interleaved, the three
+					// see the same machine, which from one run to the
+					// next moves more than a change does.
+					base := os.Getenv("CAIRN_BENCH_BASE")
+					if mode != "cold" {
+						base = ""
+					}
+					if base != "" {
+						benchProc(b, dir, false, base, "status") // its first status writes its cache
+					}
+					var ours, theirs, before []time.Duration
 					b.ResetTimer()
 					for range b.N {
 						ours = append(ours, benchRun(b, dir, "status"))
+						if base != "" {
+							d, _ := benchProc(b, dir, false, base, "status")
+							before = append(before, d)
+						}
 						if hasGit == nil {
 							theirs = append(theirs, git("status", "--short"))
 						}
@@ -172,6 +190,9 @@ func BenchmarkStatus(b *testing.B) {
 					b.StopTimer()
 					b.ReportMetric(p50(ours), "p50-ms")
 					b.ReportMetric(p95(ours), "p95-ms")
+					if len(before) > 0 {
+						b.ReportMetric(p50(before), "base-p50-ms")
+					}
 					if len(theirs) > 0 {
 						b.ReportMetric(p50(theirs), "git-p50-ms")
 					}
