@@ -75,11 +75,16 @@ func builtTables() []string {
 
 // An indexDef is an index of one of builtTables, or the constraint (a
 // primary key) it belongs to, as the catalog describes it: what Clear
-// dropped and FinishBuild makes again, exactly as the migrations made it.
+// dropped and FinishBuild makes again, exactly as it was, with what an
+// operator may have given it since the migrations made it (a tablespace,
+// comments).
 type indexDef struct {
 	table, name string
 	def         string // pg_get_indexdef, or pg_get_constraintdef
 	constraint  bool
+	tablespace  string // "": the database's default
+	comment     string // the index's
+	conComment  string // the constraint's
 }
 
 // drop is the statement that drops d.
@@ -90,12 +95,33 @@ func (d indexDef) drop() string {
 	return `DROP INDEX ` + pgx.Identifier{d.name}.Sanitize()
 }
 
-// make is the statement that makes d again.
-func (d indexDef) make() string {
+// make returns the statements that make d again. Neither definition
+// names a tablespace: the index is made under default_tablespace set to
+// its own, then set back to was.
+func (d indexDef) make(was string) []string {
+	create := d.def
 	if d.constraint {
-		return `ALTER TABLE ` + pgx.Identifier{d.table}.Sanitize() + ` ADD CONSTRAINT ` + pgx.Identifier{d.name}.Sanitize() + ` ` + d.def
+		create = `ALTER TABLE ` + pgx.Identifier{d.table}.Sanitize() + ` ADD CONSTRAINT ` + pgx.Identifier{d.name}.Sanitize() + ` ` + d.def
 	}
-	return d.def
+	stmts := []string{create}
+	if d.tablespace != "" {
+		stmts = []string{`SELECT set_config('default_tablespace', ` + quoteLiteral(d.tablespace) + `, true)`, create,
+			`SELECT set_config('default_tablespace', ` + quoteLiteral(was) + `, true)`}
+	}
+	if d.comment != "" {
+		stmts = append(stmts, `COMMENT ON INDEX `+pgx.Identifier{d.name}.Sanitize()+` IS `+quoteLiteral(d.comment))
+	}
+	if d.conComment != "" {
+		stmts = append(stmts, `COMMENT ON CONSTRAINT `+pgx.Identifier{d.name}.Sanitize()+` ON `+pgx.Identifier{d.table}.Sanitize()+` IS `+quoteLiteral(d.conComment))
+	}
+	return stmts
+}
+
+// quoteLiteral is s as an SQL string literal, for statements that take
+// no parameters (COMMENT): an escape string, read the same whatever
+// standard_conforming_strings says.
+func quoteLiteral(s string) string {
+	return `E'` + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(s) + `'`
 }
 
 // dropIndexes drops every index of builtTables if the index is empty and
@@ -121,11 +147,13 @@ func (t *indexTx) dropIndexes(ctx context.Context) ([]indexDef, error) {
 		if _, err := sp.Exec(ctx, `LOCK TABLE `+strings.Join(names, ", ")+` IN ACCESS EXCLUSIVE MODE NOWAIT`); err != nil {
 			return nil, err
 		}
-		rows, err := sp.Query(ctx, `SELECT t.relname, i.relname, coalesce(pg_get_constraintdef(c.oid), pg_get_indexdef(x.indexrelid)), c.oid IS NOT NULL
+		rows, err := sp.Query(ctx, `SELECT t.relname, i.relname, coalesce(pg_get_constraintdef(c.oid), pg_get_indexdef(x.indexrelid)), c.oid IS NOT NULL,
+				coalesce(s.spcname, ''), coalesce(obj_description(i.oid, 'pg_class'), ''), coalesce(obj_description(c.oid, 'pg_constraint'), '')
 			FROM pg_index x
 			JOIN pg_class t ON t.oid = x.indrelid
 			JOIN pg_class i ON i.oid = x.indexrelid
 			LEFT JOIN pg_constraint c ON c.conindid = x.indexrelid AND c.conrelid = x.indrelid
+			LEFT JOIN pg_tablespace s ON s.oid = i.reltablespace
 			WHERE x.indrelid IN (SELECT unnest($1::text[])::regclass)
 			ORDER BY t.relname, i.relname`, builtTables())
 		if err != nil {
@@ -133,7 +161,7 @@ func (t *indexTx) dropIndexes(ctx context.Context) ([]indexDef, error) {
 		}
 		defs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (indexDef, error) {
 			var d indexDef
-			return d, r.Scan(&d.table, &d.name, &d.def, &d.constraint)
+			return d, r.Scan(&d.table, &d.name, &d.def, &d.constraint, &d.tablespace, &d.comment, &d.conComment)
 		})
 		if err != nil {
 			return nil, err

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -608,9 +611,12 @@ func TestIndexStorage_SnapshotDuringBuild(t *testing.T) {
 func indexOIDs(t *testing.T, db *postgres.DB) (defs map[string]string, oids map[string]uint32) {
 	t.Helper()
 	rows, err := db.Pool().Query(t.Context(), `SELECT c.relname,
-			pg_get_indexdef(c.oid) || coalesce(' constraint ' || k.conname || ' ' || pg_get_constraintdef(k.oid), ''), c.oid
+			pg_get_indexdef(c.oid) || coalesce(' constraint ' || k.conname || ' ' || pg_get_constraintdef(k.oid), '')
+				|| coalesce(' tablespace ' || s.spcname, '') || coalesce(' comment ' || obj_description(c.oid, 'pg_class'), '')
+				|| coalesce(' constraint comment ' || obj_description(k.oid, 'pg_constraint'), ''), c.oid
 		FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid JOIN pg_class r ON r.oid = x.indrelid
 		LEFT JOIN pg_constraint k ON k.conindid = x.indexrelid AND k.conrelid = x.indrelid
+		LEFT JOIN pg_tablespace s ON s.oid = c.reltablespace
 		WHERE r.relnamespace = current_schema()::regnamespace AND r.relname = ANY($1)`,
 		[]string{"files", "keys", "links", "link_keys", "cites", "fields", "findings", "fts", "fts_short", "fts_mid", "fts_more", "fts_vocab"})
 	if err != nil {
@@ -633,15 +639,30 @@ func indexOIDs(t *testing.T, db *postgres.DB) (defs map[string]string, oids map[
 }
 
 // A vault's first build drops the indexes of the tables it fills and makes
-// them again, exactly as they were; a build over a filled index, or one
-// whose tables someone is reading, keeps them.
+// them again, exactly as they were, with the comments and tablespace an
+// operator gave them; a build over a filled index, or one whose tables
+// someone is reading, keeps them.
 func TestIndexStorage_FirstBuildMakesIndexesAgain(t *testing.T) {
 	ctx := t.Context()
 	_, files, _ := changedVault(300, 3)
 	for _, reader := range []bool{false, true} {
 		t.Run(map[bool]string{false: "alone", true: "while read"}[reader], func(t *testing.T) {
 			db, st := openPostgres(t)
+			for _, stmt := range []string{
+				`COMMENT ON INDEX fts_body IS 'the body''s words \ GIN'`,
+				`COMMENT ON CONSTRAINT keys_pkey ON keys IS 'one row a key'`,
+			} {
+				if _, err := db.Pool().Exec(ctx, stmt); err != nil {
+					t.Fatal(err)
+				}
+			}
+			moveToTablespace(t, db, "links_dst")
 			defs, oids := indexOIDs(t, db)
+			for name, want := range map[string]string{"fts_body": "comment the body's words \\ GIN", "keys_pkey": "constraint comment one row a key"} {
+				if !strings.Contains(defs[name], want) {
+					t.Fatalf("%s = %q, want %q in it", name, defs[name], want)
+				}
+			}
 			for _, name := range []string{"keys_pkey", "links_dst", "fields_name_value", "fts_body"} {
 				if _, ok := defs[name]; !ok {
 					t.Fatalf("no index %s among %v", name, slices.Sorted(maps.Keys(defs)))
@@ -684,6 +705,48 @@ func TestIndexStorage_FirstBuildMakesIndexesAgain(t *testing.T) {
 				t.Errorf("search after the builds = %v, %v", got, err)
 			}
 		})
+	}
+}
+
+// moveToTablespace moves index to a tablespace of its own, made in a
+// folder of the test's, where the server can make one there (it runs on
+// this machine, as the user postgres, and the test's role may make
+// tablespaces); otherwise it logs why not and leaves the index where it is.
+func moveToTablespace(t *testing.T, db *postgres.DB, index string) {
+	t.Helper()
+	ctx := t.Context()
+	dir := t.TempDir()
+	u, err := user.Lookup("postgres")
+	if err == nil {
+		uid, _ := strconv.Atoi(u.Uid)
+		err = os.Chown(dir, uid, -1)
+	}
+	// The server must reach the folder through the test's own folders.
+	for d := filepath.Dir(dir); err == nil && d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		err = os.Chmod(d, 0o755)
+	}
+	if err != nil {
+		t.Logf("no tablespace: %v", err)
+		return
+	}
+	name := fmt.Sprintf("cairn_test_%d", time.Now().UnixNano())
+	if _, err := db.Pool().Exec(ctx, `CREATE TABLESPACE `+name+` LOCATION '`+dir+`'`); err != nil {
+		t.Logf("no tablespace: %v", err)
+		return
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		db.Pool().Exec(ctx, `ALTER INDEX `+index+` SET TABLESPACE pg_default`)
+		if _, err := db.Pool().Exec(ctx, `DROP TABLESPACE `+name); err != nil {
+			t.Errorf("drop the test's tablespace: %v", err)
+		}
+	})
+	if _, err := db.Pool().Exec(ctx, `ALTER INDEX `+index+` SET TABLESPACE `+name); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	if err := db.Pool().QueryRow(ctx, `SELECT coalesce(s.spcname, '') FROM pg_class c LEFT JOIN pg_tablespace s ON s.oid = c.reltablespace WHERE c.oid = $1::regclass`, index).Scan(&got); err != nil || got != name {
+		t.Fatalf("%s's tablespace = %q, %v; want %s", index, got, err, name)
 	}
 }
 

@@ -437,9 +437,15 @@ func (b *textBuild) makeIndexes(ctx context.Context, t *indexTx) error {
 	if _, err := t.tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '`+buildMemory+`'`); err != nil {
 		return fmt.Errorf("index: make the indexes: %w", t.db.translate(err))
 	}
+	var was string
+	if err := t.tx.QueryRow(ctx, `SELECT current_setting('default_tablespace')`).Scan(&was); err != nil {
+		return fmt.Errorf("index: make the indexes: %w", t.db.translate(err))
+	}
 	for _, d := range b.dropped {
-		if _, err := t.tx.Exec(ctx, d.make()); err != nil {
-			return fmt.Errorf("index: make index %s of %s: %w", d.name, d.table, t.db.translate(err))
+		for _, stmt := range d.make(was) {
+			if _, err := t.tx.Exec(ctx, stmt); err != nil {
+				return fmt.Errorf("index: make index %s of %s: %w", d.name, d.table, t.db.translate(err))
+			}
 		}
 	}
 	b.dropped = nil
