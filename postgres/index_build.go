@@ -124,15 +124,30 @@ func quoteLiteral(s string) string {
 	return `E'` + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(s) + `'`
 }
 
-// dropIndexes drops every index of builtTables if the index is empty and
-// no one holds a lock on those tables (NOWAIT: a reader under way keeps
-// them), and returns what it dropped.
+// dropIndexes drops every index of builtTables if the index is empty, this
+// role may drop them, and no one holds a lock on those tables (NOWAIT: a
+// reader under way keeps them), and returns what it dropped.
 func (t *indexTx) dropIndexes(ctx context.Context) ([]indexDef, error) {
 	var empty bool
 	if err := t.queryRow(ctx, `SELECT NOT EXISTS (SELECT FROM files) AND NOT EXISTS (SELECT FROM fts)`, nil, &empty); err != nil {
 		return nil, fmt.Errorf("index: clear: %w", err)
 	}
 	if !empty {
+		return nil, nil
+	}
+	// Only the tables' owner may drop their indexes; and a table that a
+	// publication publishes updates or deletes of may not lose its
+	// primary key (its replica identity) while rows are deleted. Either
+	// way the build goes with the indexes in place, only slower.
+	var droppable bool
+	if err := t.queryRow(ctx, `SELECT bool_and(pg_has_role(c.relowner, 'USAGE'))
+			AND NOT EXISTS (SELECT FROM pg_publication_tables p JOIN pg_publication b ON b.pubname = p.pubname
+				JOIN pg_namespace n ON n.nspname = p.schemaname JOIN pg_class r ON r.relnamespace = n.oid AND r.relname = p.tablename
+				WHERE r.oid = ANY (array_agg(c.oid)) AND (b.pubupdate OR b.pubdelete))
+		FROM pg_class c WHERE c.oid IN (SELECT unnest($1::text[])::regclass)`, []any{builtTables()}, &droppable); err != nil {
+		return nil, fmt.Errorf("index: clear: %w", err)
+	}
+	if !droppable {
 		return nil, nil
 	}
 	sp, err := t.tx.Begin(ctx) // a savepoint

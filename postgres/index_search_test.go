@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	neturl "net/url"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"cairn"
@@ -914,5 +916,103 @@ func TestIndexRead_FirstBuildLocks(t *testing.T) {
 			t.Errorf("%s: River's pool's lock_timeout = %q, want none (0)", tc.url, lt)
 		}
 		d.Close()
+	}
+}
+
+// A first build that may not drop the indexes of the tables it fills
+// builds with them in place: under a role that may write the tables but
+// does not own them (DROP INDEX is the owner's), and when a publication
+// publishes the tables' updates or deletes (without its primary key, a
+// table that does may not have rows deleted).
+func TestIndexStorage_FirstBuildKeepsIndexesItMayNotDrop(t *testing.T) {
+	ctx := t.Context()
+	_, files, _ := changedVault(300, 3)
+	for _, tc := range []string{"not the owner", "published"} {
+		t.Run(tc, func(t *testing.T) {
+			url := pgtest.URL(t)
+			owner, err := postgres.Open(ctx, url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { owner.Close() })
+			var schema string
+			if err := owner.Pool().QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+				t.Fatal(err)
+			}
+			s := pgx.Identifier{schema}.Sanitize()
+			name := "cairn_test_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+			var stmts, undo []string
+			switch tc {
+			case "not the owner":
+				stmts = []string{
+					`CREATE ROLE ` + name + ` LOGIN`,
+					`GRANT USAGE ON SCHEMA ` + s + ` TO ` + name,
+					`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ` + s + ` TO ` + name,
+					`GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA ` + s + ` TO ` + name,
+				}
+				undo = []string{`DROP OWNED BY ` + name, `DROP ROLE ` + name}
+			case "published":
+				stmts = []string{`CREATE PUBLICATION ` + name + ` FOR TABLE ` + s + `.files, ` + s + `.fts WITH (publish = 'insert, update, delete')`}
+				undo = []string{`DROP PUBLICATION ` + name}
+			}
+			for _, stmt := range stmts {
+				if _, err := owner.Pool().Exec(ctx, stmt); err != nil {
+					t.Fatalf("%s: %v", stmt, err)
+				}
+			}
+			t.Cleanup(func() {
+				for _, stmt := range undo {
+					if _, err := owner.Pool().Exec(context.Background(), stmt); err != nil {
+						t.Errorf("%s: %v", stmt, err)
+					}
+				}
+			})
+			db := owner
+			if tc == "not the owner" {
+				u, err := neturl.Parse(url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				u.User = neturl.User(name)
+				if db, err = postgres.Open(ctx, u.String(), nil); err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close()
+			}
+			defs, oids := indexOIDs(t, owner)
+			st := postgres.NewIndexStorage(db)
+			buildVault(t, db, st, files)
+			after, afterOIDs := indexOIDs(t, owner)
+			if !maps.Equal(after, defs) || !maps.Equal(afterOIDs, oids) {
+				t.Errorf("indexes after the first build:\n%v\nwant them kept:\n%v", after, defs)
+			}
+			q := index.FullTextQuery{Terms: termsOf(commonWords(t, owner, 1)[0]), Limit: 5}
+			if got, err := st.Committed().Search(ctx, q); err != nil || len(got) == 0 {
+				t.Errorf("search after the build = %v, %v", got, err)
+			}
+			if tc != "not the owner" {
+				return
+			}
+			// A schema the role may use but not make tables in: its
+			// migrations are refused, saying who may run them.
+			other, err := neturl.Parse(pgtest.URL(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			empty := pgx.Identifier{other.Query().Get("search_path")}.Sanitize()
+			for _, stmt := range []string{`CREATE SCHEMA ` + empty, `GRANT USAGE ON SCHEMA ` + empty + ` TO ` + name} {
+				if _, err := owner.Pool().Exec(ctx, stmt); err != nil {
+					t.Fatalf("%s: %v", stmt, err)
+				}
+			}
+			other.User = neturl.User(name)
+			if d, err := postgres.Open(ctx, other.String(), nil); err == nil {
+				d.Close()
+				t.Error("a role that may not make tables opened a schema without them")
+			} else if cairn.ErrorCode(err) != cairn.EFORBIDDEN || !strings.Contains(err.Error(), "from version 0 to") ||
+				!strings.Contains(cairn.ErrorHint(err), "owns the vault's tables") {
+				t.Errorf("open as a role that may not make tables: %v (hint %q), want EFORBIDDEN naming the versions, with a hint", err, cairn.ErrorHint(err))
+			}
+		})
 	}
 }

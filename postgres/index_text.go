@@ -422,10 +422,13 @@ const (
 
 // makeIndexes makes the indexes Clear dropped, or, when it dropped none,
 // merges the pending entries of the full text's GIN indexes, which every
-// search would otherwise read.
+// search would otherwise read until a vacuum merges them (only the
+// indexes' owner may merge them: a role that does not own them leaves
+// that to the vacuum).
 func (b *textBuild) makeIndexes(ctx context.Context, t *indexTx) error {
 	if len(b.dropped) == 0 {
-		_, err := t.tx.Exec(ctx, `SELECT gin_clean_pending_list(i::regclass) FROM unnest($1::text[]) i`, ftsIndexNames())
+		_, err := t.tx.Exec(ctx, `SELECT gin_clean_pending_list(c.oid) FROM unnest($1::text[]) i
+			JOIN pg_class c ON c.oid = i::regclass WHERE pg_has_role(c.relowner, 'USAGE')`, ftsIndexNames())
 		if err != nil {
 			return fmt.Errorf("index: full text: %w", t.db.translate(err))
 		}

@@ -258,12 +258,24 @@ func (db *DB) migrate(ctx context.Context, schema string) error {
 		return fmt.Errorf("migrate %s: %w", db.where, translate(err))
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrationKey)
-	if _, err := conn.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{schema}.Sanitize()); err != nil {
+	// What is there already is not made again: PostgreSQL checks the
+	// privilege to make it before it sees that it exists, and a role that
+	// may only read and write a vault made by another opens it too.
+	var hasSchema, hasTable bool
+	if err := conn.QueryRow(ctx, `SELECT to_regnamespace($1) IS NOT NULL, to_regclass('schema_migrations') IS NOT NULL`,
+		pgx.Identifier{schema}.Sanitize()).Scan(&hasSchema, &hasTable); err != nil {
 		return fmt.Errorf("migrate %s: %w", db.where, translate(err))
 	}
-	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	if !hasSchema {
+		if _, err := conn.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{schema}.Sanitize()); err != nil {
+			return db.migrationDenied(err, 0, latest)
+		}
+	}
+	if !hasSchema || !hasTable {
+		if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied BIGINT NOT NULL)`); err != nil {
-		return fmt.Errorf("migrate %s: %w", db.where, translate(err))
+			return db.migrationDenied(err, 0, latest)
+		}
 	}
 	var have int
 	if err := conn.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
@@ -291,10 +303,21 @@ func (db *DB) migrate(ctx context.Context, schema string) error {
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("migrate %s: %w", db.where, translate(err))
+			return db.migrationDenied(err, have, latest)
 		}
 	}
 	return nil
+}
+
+// migrationDenied is the error of a migration that failed: for a role
+// without the privilege to make or change the vault's tables, one that
+// says so and names the way out.
+func (db *DB) migrationDenied(err error, have, latest int) error {
+	if pe, ok := errors.AsType[*pgconn.PgError](err); ok && pe.Code == "42501" { // insufficient_privilege
+		return cairn.Errorf(cairn.EFORBIDDEN, "migrate %s: this role may not bring the vault's database schema from version %d to %d: %s", db.where, have, latest, pe.Message).
+			WithHint("Run any cairn command once as the role that owns the vault's tables (it applies the migrations), then again as this one.")
+	}
+	return fmt.Errorf("migrate %s: %w", db.where, translate(err))
 }
 
 // SchemaOf returns the schema a search_path setting makes tables in: its
