@@ -315,7 +315,7 @@ func (db *DB) migrate(ctx context.Context, schema string) error {
 func (db *DB) migrationDenied(err error, have, latest int) error {
 	if pe, ok := errors.AsType[*pgconn.PgError](err); ok && pe.Code == "42501" { // insufficient_privilege
 		return cairn.Errorf(cairn.EFORBIDDEN, "migrate %s: this role may not bring the vault's database schema from version %d to %d: %s", db.where, have, latest, pe.Message).
-			WithHint("Run any cairn command once as the role that owns the vault's tables (it applies the migrations), then again as this one.")
+			WithHint("Run any cairn command once as the role that owns the vault's tables, or may make them (it applies the migrations), then again as this one.")
 	}
 	return fmt.Errorf("migrate %s: %w", db.where, translate(err))
 }
