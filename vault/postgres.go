@@ -115,17 +115,10 @@ func initPostgres(ctx context.Context, dir, url string, bare bool, opts *Options
 		return nil, cairn.Errorf(cairn.EINVALID, "a vault in PostgreSQL has no working tree: it is served, not edited in a folder").
 			WithHint("Add --bare; people and agents work on it through cairn serve.")
 	}
-	made := false
-	if _, err := os.Lstat(filepath.Join(dir, DirName)); errors.Is(err, fs.ErrNotExist) {
-		made = true
-	}
+	undo := undoInit(dir)
 	if err := attach(dir, url); err != nil {
+		undo()
 		return nil, err
-	}
-	undo := func() {
-		if made {
-			os.RemoveAll(filepath.Join(dir, DirName))
-		}
 	}
 	v, err := openPostgres(ctx, dir, url, opts)
 	if err != nil {

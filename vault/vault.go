@@ -101,20 +101,22 @@ func Init(ctx context.Context, dir string, bare bool, opts *Options) (*Vault, er
 	if root, err := find(abs); err == nil {
 		return nil, cairn.Errorf(cairn.EINVALID, "%s is already inside the vault at %s", dir, root).WithHint("Try: cairn status")
 	}
+	undo := undoInit(abs)
 	// The database holds the whole history, the tokens' hashes and the
 	// audit: only its owner reads it.
 	if err := os.MkdirAll(filepath.Join(abs, DirName), 0o700); err != nil {
+		undo()
 		return nil, fmt.Errorf("init %s: %w", dir, err)
 	}
 	v, err := open(ctx, abs, opts)
 	if err != nil {
-		os.RemoveAll(filepath.Join(abs, DirName))
+		undo()
 		return nil, err
 	}
 	for _, f := range []string{DBName, DBName + "-wal", DBName + "-shm"} {
 		if err := os.Chmod(filepath.Join(abs, DirName, f), 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			v.Close()
-			os.RemoveAll(filepath.Join(abs, DirName))
+			undo()
 			return nil, fmt.Errorf("init %s: %w", dir, err)
 		}
 	}
@@ -142,10 +144,33 @@ func Init(ctx context.Context, dir string, bare bool, opts *Options) (*Vault, er
 	}
 	if err != nil {
 		v.Close()
-		os.RemoveAll(filepath.Join(abs, DirName))
+		undo()
 		return nil, fmt.Errorf("init %s: %w", dir, err)
 	}
 	return v, nil
+}
+
+// undoInit returns what removes what a failed Init of dir made: .cairn/
+// when it was not there before, and dir itself when it was not either
+// (and holds nothing else).
+func undoInit(dir string) func() {
+	madeDir := !exists(dir)
+	madeMeta := !exists(filepath.Join(dir, DirName))
+	return func() {
+		if madeMeta {
+			os.RemoveAll(filepath.Join(dir, DirName))
+		}
+		if madeDir {
+			os.Remove(dir)
+		}
+	}
+}
+
+// exists reports whether something is at path (a link counts, as what it
+// is, not what it names).
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // ignoreInGit adds ".cairn/" to the .gitignore of a folder that is a git

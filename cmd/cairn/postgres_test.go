@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -104,6 +106,22 @@ func TestPostgres_Init(t *testing.T) {
 	r = run(t, t.TempDir(), []string{"XDG_CACHE_HOME=" + home}, "log", "--database", "postgres://nobody:pw@127.0.0.1:1/x")
 	if r.code == 0 || !strings.Contains(r.stderr, "127.0.0.1:1/x") || !strings.Contains(r.stderr, "Hint") || strings.Contains(r.stderr, ":pw@") {
 		t.Errorf("an unreachable database: exit %d\n%s", r.code, r.stderr)
+	}
+	// A vault that cannot be made leaves nothing: not the folder init
+	// made for it, nor .cairn/ in one that was there.
+	made := filepath.Join(t.TempDir(), "new")
+	there := t.TempDir()
+	for _, d := range []string{made, there} {
+		r = run(t, t.TempDir(), nil, "init", "--bare", "--database", "postgres://nobody:pw@127.0.0.1:1/x", d)
+		if r.code == 0 || !strings.Contains(r.stderr, "127.0.0.1:1/x") || !strings.Contains(r.stderr, "Hint") {
+			t.Errorf("init on an unreachable database: exit %d\n%s", r.code, r.stderr)
+		}
+	}
+	if _, err := os.Lstat(made); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a failed init left the folder it made, %s: %v", made, err)
+	}
+	if entries, err := os.ReadDir(there); err != nil || len(entries) != 0 {
+		t.Errorf("a failed init left in the folder that was there: %v, %v", entries, err)
 	}
 	r = run(t, t.TempDir(), []string{"XDG_CACHE_HOME=" + home}, "log", "--database", pgtest.URL(t))
 	if r.code == 0 || !strings.Contains(r.stderr, "holds no vault") {
