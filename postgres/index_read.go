@@ -50,15 +50,15 @@ func (r *indexReader) query(ctx context.Context, sql string, args ...any) (pgx.R
 	return busyRows{Rows: rows, r: r}, nil
 }
 
-// end records, in a snapshot, err if it ended the transaction: an error
-// of the server's, or the connection's or the context's end. (An error
-// of decoding a row on this side leaves the transaction as it was.)
+// end records, in a snapshot, err if it is the server's: it ended the
+// transaction. (A lost connection fails each later read as lost; a
+// context that ended before a query was sent, or an error of decoding a
+// row on this side, leaves the transaction as it was.)
 func (r *indexReader) end(err error) {
 	if r.ended == nil || *r.ended != nil || err == nil {
 		return
 	}
-	_, server := errors.AsType[*pgconn.PgError](err)
-	if server || cairn.ErrorCode(err) == cairn.EUNAVAILABLE || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if _, server := errors.AsType[*pgconn.PgError](err); server {
 		*r.ended = err
 	}
 }

@@ -262,7 +262,8 @@ func (db *DB) migrate(ctx context.Context, schema string) error {
 	// privilege to make it before it sees that it exists, and a role that
 	// may only read and write a vault made by another opens it too.
 	var hasSchema, hasTable bool
-	if err := conn.QueryRow(ctx, `SELECT to_regnamespace($1) IS NOT NULL, to_regclass('schema_migrations') IS NOT NULL`,
+	if err := conn.QueryRow(ctx, `SELECT to_regnamespace($1) IS NOT NULL,
+			EXISTS (SELECT FROM pg_class WHERE relnamespace = to_regnamespace($1) AND relname = 'schema_migrations')`,
 		pgx.Identifier{schema}.Sanitize()).Scan(&hasSchema, &hasTable); err != nil {
 		return fmt.Errorf("migrate %s: %w", db.where, translate(err))
 	}
@@ -382,7 +383,8 @@ func Translate(err error) error { return translate(err) }
 
 func (db *DB) translate(err error) error {
 	err = translate(err)
-	if e, ok := errors.AsType[*cairn.Error](err); ok && e.Code == cairn.EUNAVAILABLE && strings.HasPrefix(e.Message, lostMessage) {
+	if e, ok := errors.AsType[*cairn.Error](err); ok && e.Code == cairn.EUNAVAILABLE && strings.HasPrefix(e.Message, lostMessage) &&
+		!strings.HasPrefix(e.Message, lostMessage+" "+db.where) { // once, however often it is translated
 		e.Message = lostMessage + " " + db.where + strings.TrimPrefix(e.Message, lostMessage)
 	}
 	return err

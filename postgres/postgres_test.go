@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +64,43 @@ func TestOpen_NewerSchema(t *testing.T) {
 	_, err = postgres.Open(t.Context(), url, nil)
 	if cairn.ErrorCode(err) != cairn.EINVALID || !strings.Contains(err.Error(), "newer") || cairn.ErrorHint(err) == "" {
 		t.Fatalf("open a newer schema: %v, want EINVALID saying it is newer, with a hint", err)
+	}
+}
+
+// TestOpen_SearchPathAfterAnother checks that a vault whose search_path
+// names an empty schema first and another vault's after it is made in the
+// empty one: what Open finds made is looked for there only.
+func TestOpen_SearchPathAfterAnother(t *testing.T) {
+	ctx := t.Context()
+	other := pgtest.URL(t)
+	db, err := postgres.Open(ctx, other, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := url.Parse(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := u.Query().Get("search_path")
+	if _, err := db.Pool().Exec(ctx, `CREATE SCHEMA `+mine); err != nil { // there, and empty
+		t.Fatal(err)
+	}
+	db.Close()
+	q := u.Query()
+	q.Set("search_path", mine+","+o.Query().Get("search_path"))
+	u.RawQuery = q.Encode()
+	db, err = postgres.Open(ctx, u.String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var tables int
+	if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_class WHERE relnamespace = to_regnamespace($1) AND relname IN ('schema_migrations', 'objects', 'files')`, mine).Scan(&tables); err != nil || tables != 3 {
+		t.Errorf("tables made in the vault's own schema: %d, %v; want schema_migrations, objects and files", tables, err)
 	}
 }
 
