@@ -75,9 +75,10 @@ func builtTables() []string {
 
 // An indexDef is an index of one of builtTables, or the constraint (a
 // primary key) it belongs to, as the catalog describes it: what Clear
-// dropped and FinishBuild makes again, exactly as it was, with what an
-// operator may have given it since the migrations made it (a tablespace,
-// comments).
+// dropped and FinishBuild makes again, with the tablespace and comments
+// an operator may have given it since the migrations made it. (What
+// neither definition says is not kept: a primary key index's storage
+// options, a CLUSTER mark.)
 type indexDef struct {
 	table, name string
 	def         string // pg_get_indexdef, or pg_get_constraintdef
@@ -125,8 +126,9 @@ func quoteLiteral(s string) string {
 }
 
 // dropIndexes drops every index of builtTables if the index is empty, this
-// role may drop them, and no one holds a lock on those tables (NOWAIT: a
-// reader under way keeps them), and returns what it dropped.
+// role may drop them and make them again, and no one holds a lock on
+// those tables (NOWAIT: a reader under way keeps them), and returns what
+// it dropped.
 func (t *indexTx) dropIndexes(ctx context.Context) ([]indexDef, error) {
 	var empty bool
 	if err := t.queryRow(ctx, `SELECT NOT EXISTS (SELECT FROM files) AND NOT EXISTS (SELECT FROM fts)`, nil, &empty); err != nil {
@@ -135,12 +137,16 @@ func (t *indexTx) dropIndexes(ctx context.Context) ([]indexDef, error) {
 	if !empty {
 		return nil, nil
 	}
-	// Only the tables' owner may drop their indexes; and a table that a
-	// publication publishes updates or deletes of may not lose its
-	// primary key (its replica identity) while rows are deleted. Either
-	// way the build goes with the indexes in place, only slower.
+	// Only the tables' owner may drop their indexes; indexes this role
+	// may not make in their schema or tablespace could not be made again;
+	// and a table that a publication publishes updates or deletes of may
+	// not lose its primary key (its replica identity) while rows are
+	// deleted. Any of these, and the build goes with the indexes in
+	// place, only slower.
 	var droppable bool
-	if err := t.queryRow(ctx, `SELECT bool_and(pg_has_role(c.relowner, 'USAGE'))
+	if err := t.queryRow(ctx, `SELECT bool_and(pg_has_role(c.relowner, 'USAGE') AND has_schema_privilege(c.relnamespace, 'CREATE'))
+			AND NOT EXISTS (SELECT FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+				WHERE x.indrelid = ANY (array_agg(c.oid)) AND i.reltablespace <> 0 AND NOT has_tablespace_privilege(i.reltablespace, 'CREATE'))
 			AND NOT EXISTS (SELECT FROM pg_publication_tables p JOIN pg_publication b ON b.pubname = p.pubname
 				JOIN pg_namespace n ON n.nspname = p.schemaname JOIN pg_class r ON r.relnamespace = n.oid AND r.relname = p.tablename
 				WHERE r.oid = ANY (array_agg(c.oid)) AND (b.pubupdate OR b.pubdelete))

@@ -713,8 +713,9 @@ func TestIndexStorage_FirstBuildMakesIndexesAgain(t *testing.T) {
 // moveToTablespace moves index to a tablespace of its own, made in a
 // folder of the test's, where the server can make one there (it runs on
 // this machine, as the user postgres, and the test's role may make
-// tablespaces); otherwise it logs why not and leaves the index where it is.
-func moveToTablespace(t *testing.T, db *postgres.DB, index string) {
+// tablespaces), and returns its name; otherwise it logs why not (fails
+// under CI, which runs such a server) and returns "".
+func moveToTablespace(t *testing.T, db *postgres.DB, index string) string {
 	t.Helper()
 	ctx := t.Context()
 	dir := t.TempDir()
@@ -727,14 +728,16 @@ func moveToTablespace(t *testing.T, db *postgres.DB, index string) {
 	for d := filepath.Dir(dir); err == nil && d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
 		err = os.Chmod(d, 0o755)
 	}
-	if err != nil {
-		t.Logf("no tablespace: %v", err)
-		return
-	}
 	name := fmt.Sprintf("cairn_test_%d", time.Now().UnixNano())
-	if _, err := db.Pool().Exec(ctx, `CREATE TABLESPACE `+name+` LOCATION '`+dir+`'`); err != nil {
+	if err == nil {
+		_, err = db.Pool().Exec(ctx, `CREATE TABLESPACE `+name+` LOCATION '`+dir+`'`)
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no tablespace: %v", err)
+		}
 		t.Logf("no tablespace: %v", err)
-		return
+		return ""
 	}
 	t.Cleanup(func() {
 		ctx := context.Background()
@@ -750,6 +753,7 @@ func moveToTablespace(t *testing.T, db *postgres.DB, index string) {
 	if err := db.Pool().QueryRow(ctx, `SELECT coalesce(s.spcname, '') FROM pg_class c LEFT JOIN pg_tablespace s ON s.oid = c.reltablespace WHERE c.oid = $1::regclass`, index).Scan(&got); err != nil || got != name {
 		t.Fatalf("%s's tablespace = %q, %v; want %s", index, got, err, name)
 	}
+	return name
 }
 
 // TestIndexRead_FirstBuildLocks: while a vault's first build holds the
@@ -921,13 +925,15 @@ func TestIndexRead_FirstBuildLocks(t *testing.T) {
 
 // A first build that may not drop the indexes of the tables it fills
 // builds with them in place: under a role that may write the tables but
-// does not own them (DROP INDEX is the owner's), and when a publication
-// publishes the tables' updates or deletes (without its primary key, a
-// table that does may not have rows deleted).
+// does not own them (DROP INDEX is the owner's); under their owner when it
+// may not make indexes in their schema, or one index is in a tablespace it
+// may not make indexes in; and when a
+// publication publishes the tables' updates or deletes (without its
+// primary key, a table that does may not have rows deleted).
 func TestIndexStorage_FirstBuildKeepsIndexesItMayNotDrop(t *testing.T) {
 	ctx := t.Context()
 	_, files, _ := changedVault(300, 3)
-	for _, tc := range []string{"not the owner", "published"} {
+	for _, tc := range []string{"not the owner", "an owner without the schema", "a tablespace not theirs", "published"} {
 		t.Run(tc, func(t *testing.T) {
 			url := pgtest.URL(t)
 			owner, err := postgres.Open(ctx, url, nil)
@@ -941,14 +947,23 @@ func TestIndexStorage_FirstBuildKeepsIndexesItMayNotDrop(t *testing.T) {
 			}
 			s := pgx.Identifier{schema}.Sanitize()
 			name := "cairn_test_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+			password := "pw" + strconv.FormatInt(time.Now().UnixNano(), 36) // where the server asks for one
 			var stmts, undo []string
 			switch tc {
-			case "not the owner":
+			case "not the owner", "an owner without the schema", "a tablespace not theirs":
 				stmts = []string{
-					`CREATE ROLE ` + name + ` LOGIN`,
+					`CREATE ROLE ` + name + ` LOGIN PASSWORD '` + password + `'`,
 					`GRANT USAGE ON SCHEMA ` + s + ` TO ` + name,
 					`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ` + s + ` TO ` + name,
 					`GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA ` + s + ` TO ` + name,
+				}
+				if tc == "a tablespace not theirs" {
+					stmts = append(stmts, `GRANT CREATE ON SCHEMA `+s+` TO `+name)
+				}
+				if tc != "not the owner" {
+					for _, table := range postgres.BuiltTables() {
+						stmts = append(stmts, `ALTER TABLE `+s+`.`+table+` OWNER TO `+name)
+					}
 				}
 				undo = []string{`DROP OWNED BY ` + name, `DROP ROLE ` + name}
 			case "published":
@@ -967,13 +982,16 @@ func TestIndexStorage_FirstBuildKeepsIndexesItMayNotDrop(t *testing.T) {
 					}
 				}
 			})
+			if tc == "a tablespace not theirs" && moveToTablespace(t, owner, "links_dst") == "" {
+				t.Skip("no tablespace")
+			}
 			db := owner
-			if tc == "not the owner" {
+			if tc != "published" {
 				u, err := neturl.Parse(url)
 				if err != nil {
 					t.Fatal(err)
 				}
-				u.User = neturl.User(name)
+				u.User = neturl.UserPassword(name, password)
 				if db, err = postgres.Open(ctx, u.String(), nil); err != nil {
 					t.Fatal(err)
 				}
@@ -1005,7 +1023,7 @@ func TestIndexStorage_FirstBuildKeepsIndexesItMayNotDrop(t *testing.T) {
 					t.Fatalf("%s: %v", stmt, err)
 				}
 			}
-			other.User = neturl.User(name)
+			other.User = neturl.UserPassword(name, password)
 			if d, err := postgres.Open(ctx, other.String(), nil); err == nil {
 				d.Close()
 				t.Error("a role that may not make tables opened a schema without them")
