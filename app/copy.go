@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -56,14 +58,20 @@ func (a *App) Copy(ctx context.Context, to string) (*CopyResult, error) {
 		return nil, cairn.Errorf(cairn.EINVALID, "the vault is in SQLite already: --to names a PostgreSQL database (postgres://…) for it").
 			WithHint("To copy the folder, copy it (cp -a): cairn tells the copy from the original when it opens.")
 	default:
+		_, statErr := os.Lstat(to)
+		madeDir := errors.Is(statErr, fs.ErrNotExist)
 		dst, err = vault.Init(ctx, to, true, &vault.Options{Logger: a.log})
 		if err == nil {
 			if rows, err = a.v.PG.CopyToSQLite(ctx, dst.DB.Write()); err != nil {
-				// The vault Init made there is empty: take it away, so a
-				// refused copy leaves the folder as it found it.
+				// The vault Init made there is empty: take it away, and
+				// the folder if Init made it, so a refused copy leaves
+				// things as it found them.
 				dst.Close()
 				dst = nil
 				os.RemoveAll(filepath.Join(to, vault.DirName))
+				if madeDir {
+					os.Remove(to)
+				}
 			}
 		}
 	}
