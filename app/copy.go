@@ -2,11 +2,7 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"cairn"
 	"cairn/postgres"
@@ -58,8 +54,7 @@ func (a *App) Copy(ctx context.Context, to string) (*CopyResult, error) {
 		return nil, cairn.Errorf(cairn.EINVALID, "the vault is in SQLite already: --to names a PostgreSQL database (postgres://…) for it").
 			WithHint("To copy the folder, copy it (cp -a): cairn tells the copy from the original when it opens.")
 	default:
-		_, statErr := os.Lstat(to)
-		madeDir := errors.Is(statErr, fs.ErrNotExist)
+		undo := vault.UndoInit(to)
 		dst, err = vault.Init(ctx, to, true, &vault.Options{Logger: a.log})
 		if err == nil {
 			if rows, err = a.v.PG.CopyToSQLite(ctx, dst.DB.Write()); err != nil {
@@ -68,10 +63,7 @@ func (a *App) Copy(ctx context.Context, to string) (*CopyResult, error) {
 				// things as it found them.
 				dst.Close()
 				dst = nil
-				os.RemoveAll(filepath.Join(to, vault.DirName))
-				if madeDir {
-					os.Remove(to)
-				}
+				undo()
 			}
 		}
 	}

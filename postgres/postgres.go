@@ -272,7 +272,7 @@ func (db *DB) migrate(ctx context.Context, schema string) error {
 			return db.migrationDenied(err, 0, latest)
 		}
 	}
-	if !hasSchema || !hasTable {
+	if !hasTable { // never there without its schema
 		if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied BIGINT NOT NULL)`); err != nil {
 			return db.migrationDenied(err, 0, latest)

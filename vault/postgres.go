@@ -115,7 +115,7 @@ func initPostgres(ctx context.Context, dir, url string, bare bool, opts *Options
 		return nil, cairn.Errorf(cairn.EINVALID, "a vault in PostgreSQL has no working tree: it is served, not edited in a folder").
 			WithHint("Add --bare; people and agents work on it through cairn serve.")
 	}
-	undo := undoInit(dir)
+	undo := UndoInit(dir)
 	if err := attach(dir, url); err != nil {
 		undo()
 		return nil, err

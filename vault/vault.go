@@ -101,7 +101,7 @@ func Init(ctx context.Context, dir string, bare bool, opts *Options) (*Vault, er
 	if root, err := find(abs); err == nil {
 		return nil, cairn.Errorf(cairn.EINVALID, "%s is already inside the vault at %s", dir, root).WithHint("Try: cairn status")
 	}
-	undo := undoInit(abs)
+	undo := UndoInit(abs)
 	// The database holds the whole history, the tokens' hashes and the
 	// audit: only its owner reads it.
 	if err := os.MkdirAll(filepath.Join(abs, DirName), 0o700); err != nil {
@@ -150,10 +150,11 @@ func Init(ctx context.Context, dir string, bare bool, opts *Options) (*Vault, er
 	return v, nil
 }
 
-// undoInit returns what removes what a failed Init of dir made: .cairn/
-// when it was not there before, and dir itself when it was not either
-// (and holds nothing else).
-func undoInit(dir string) func() {
+// UndoInit returns what removes what an Init of dir is about to make, for
+// when it or what follows it fails: .cairn/ when it is not there now, and
+// dir itself when it is not either (and then holds nothing else). Call it
+// before Init.
+func UndoInit(dir string) func() {
 	madeDir := !exists(dir)
 	madeMeta := !exists(filepath.Join(dir, DirName))
 	return func() {

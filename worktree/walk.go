@@ -119,16 +119,6 @@ func Walk(root string, opts *WalkOptions, fn func(File) error) ([]Skip, error) {
 	return tree.skips, nil
 }
 
-// walkFiles is Walk's walk: the files it calls fn with, in order, and the
-// skips.
-func walkFiles(root string, opts *WalkOptions) ([]File, []Skip, error) {
-	tree, err := walkTree(root, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	return tree.list(), tree.skips, nil
-}
-
 // walked is a finished walk: its files, in walk order, and its skips.
 // The files stay in the lists of the folders they were read from, unless
 // they had to be put in one list to be ordered or checked (files).
@@ -153,14 +143,6 @@ func (t *walked) each(fn func(*File) error) error {
 		return nil
 	}
 	return t.w.visit(t.rel, fn)
-}
-
-// list returns the files in one list.
-func (t *walked) list() []File {
-	if t.files != nil || t.w == nil {
-		return t.files
-	}
-	return t.w.inOrder(t.rel)
 }
 
 // walkTree walks the tree as Walk does.
