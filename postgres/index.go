@@ -260,6 +260,10 @@ func (t *indexTx) Close() error {
 		return nil
 	}
 	ctx := context.Background()
+	if t.building != nil {
+		t.building.abandon(ctx) // a build that did not finish: its writes are moot
+		t.building = nil
+	}
 	err := t.saveText(ctx)
 	if err == nil {
 		err = t.flush(ctx)

@@ -62,7 +62,18 @@ func (t *indexTx) Clear(ctx context.Context) error {
 		return err
 	}
 	t.building, t.bounds, t.textChanged = newTextBuild(), nil, false
+	if len(dropped) > 0 {
+		t.building.side, dropped, err = t.startSide(ctx, dropped)
+		if err != nil {
+			return err
+		}
+	}
 	t.building.dropped = dropped
+	if t.building.side == nil {
+		if err := dropLeftover(ctx, t.tx); err != nil {
+			return fmt.Errorf("index: clear: %w", t.db.translate(err))
+		}
+	}
 	return nil
 }
 
@@ -86,6 +97,11 @@ type indexDef struct {
 	tablespace  string // "": the database's default
 	comment     string // the index's
 	conComment  string // the constraint's
+	// unique and using are an index's definition apart from its name and
+	// table (using: "USING gin (body)" and what follows); using is ""
+	// for a constraint, or a definition not read so.
+	unique bool
+	using  string
 }
 
 // drop is the statement that drops d.
@@ -96,19 +112,29 @@ func (d indexDef) drop() string {
 	return `DROP INDEX ` + pgx.Identifier{d.name}.Sanitize()
 }
 
-// make returns the statements that make d again. Neither definition
-// names a tablespace: the index is made under default_tablespace set to
-// its own, then set back to was.
+// make returns the statements that make d again, with its comments.
 func (d indexDef) make(was string) []string {
+	return append(d.create(was), d.comments()...)
+}
+
+// create returns the statements that make d. Neither definition names a
+// tablespace: the index is made under default_tablespace set to its own,
+// then set back to was.
+func (d indexDef) create(was string) []string {
 	create := d.def
 	if d.constraint {
 		create = `ALTER TABLE ` + pgx.Identifier{d.table}.Sanitize() + ` ADD CONSTRAINT ` + pgx.Identifier{d.name}.Sanitize() + ` ` + d.def
 	}
-	stmts := []string{create}
-	if d.tablespace != "" {
-		stmts = []string{`SELECT set_config('default_tablespace', ` + quoteLiteral(d.tablespace) + `, true)`, create,
-			`SELECT set_config('default_tablespace', ` + quoteLiteral(was) + `, true)`}
+	if d.tablespace == "" {
+		return []string{create}
 	}
+	return []string{`SELECT set_config('default_tablespace', ` + quoteLiteral(d.tablespace) + `, true)`, create,
+		`SELECT set_config('default_tablespace', ` + quoteLiteral(was) + `, true)`}
+}
+
+// comments returns the statements that give d its comments.
+func (d indexDef) comments() []string {
+	var stmts []string
 	if d.comment != "" {
 		stmts = append(stmts, `COMMENT ON INDEX `+pgx.Identifier{d.name}.Sanitize()+` IS `+quoteLiteral(d.comment))
 	}
@@ -116,6 +142,24 @@ func (d indexDef) make(was string) []string {
 		stmts = append(stmts, `COMMENT ON CONSTRAINT `+pgx.Identifier{d.name}.Sanitize()+` ON `+pgx.Identifier{d.table}.Sanitize()+` IS `+quoteLiteral(d.conComment))
 	}
 	return stmts
+}
+
+// on returns d as an index or constraint named name of table, without
+// comments; ok is false for an index whose definition could not be read
+// apart from its table's name.
+func (d indexDef) on(table, name string) (_ indexDef, ok bool) {
+	m := indexDef{table: table, name: name, def: d.def, constraint: d.constraint, tablespace: d.tablespace}
+	if !d.constraint {
+		if d.using == "" {
+			return m, false
+		}
+		unique := ""
+		if d.unique {
+			unique = "UNIQUE "
+		}
+		m.def = `CREATE ` + unique + `INDEX ` + pgx.Identifier{name}.Sanitize() + ` ON ` + pgx.Identifier{table}.Sanitize() + ` ` + d.using
+	}
+	return m, true
 }
 
 // quoteLiteral is s as an SQL string literal, for statements that take
@@ -168,13 +212,19 @@ func (t *indexTx) dropIndexes(ctx context.Context) ([]indexDef, error) {
 		if _, err := sp.Exec(ctx, `LOCK TABLE `+strings.Join(names, ", ")+` IN ACCESS EXCLUSIVE MODE NOWAIT`); err != nil {
 			return nil, err
 		}
-		rows, err := sp.Query(ctx, `SELECT t.relname, i.relname, coalesce(pg_get_constraintdef(c.oid), pg_get_indexdef(x.indexrelid)), c.oid IS NOT NULL,
-				coalesce(s.spcname, ''), coalesce(obj_description(i.oid, 'pg_class'), ''), coalesce(obj_description(c.oid, 'pg_constraint'), '')
+		// An index's definition names its table, schema-qualified:
+		// using is what follows, when it starts as expected.
+		rows, err := sp.Query(ctx, `SELECT t.relname, i.relname, coalesce(pg_get_constraintdef(c.oid), d.def), c.oid IS NOT NULL,
+				coalesce(s.spcname, ''), coalesce(obj_description(i.oid, 'pg_class'), ''), coalesce(obj_description(c.oid, 'pg_constraint'), ''),
+				x.indisunique, CASE WHEN c.oid IS NULL AND starts_with(d.def, d.head) THEN substr(d.def, length(d.head) + 1) ELSE '' END
 			FROM pg_index x
 			JOIN pg_class t ON t.oid = x.indrelid
+			JOIN pg_namespace n ON n.oid = t.relnamespace
 			JOIN pg_class i ON i.oid = x.indexrelid
 			LEFT JOIN pg_constraint c ON c.conindid = x.indexrelid AND c.conrelid = x.indrelid
-			LEFT JOIN pg_tablespace s ON s.oid = i.reltablespace
+			LEFT JOIN pg_tablespace s ON s.oid = i.reltablespace,
+			LATERAL (SELECT pg_get_indexdef(x.indexrelid) AS def, 'CREATE ' || CASE WHEN x.indisunique THEN 'UNIQUE ' ELSE '' END
+				|| 'INDEX ' || quote_ident(i.relname) || ' ON ' || quote_ident(n.nspname) || '.' || quote_ident(t.relname) || ' ' AS head) d
 			WHERE x.indrelid IN (SELECT unnest($1::text[])::regclass)
 			ORDER BY t.relname, i.relname`, builtTables())
 		if err != nil {
@@ -182,7 +232,7 @@ func (t *indexTx) dropIndexes(ctx context.Context) ([]indexDef, error) {
 		}
 		defs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (indexDef, error) {
 			var d indexDef
-			return d, r.Scan(&d.table, &d.name, &d.def, &d.constraint, &d.tablespace, &d.comment, &d.conComment)
+			return d, r.Scan(&d.table, &d.name, &d.def, &d.constraint, &d.tablespace, &d.comment, &d.conComment, &d.unique, &d.using)
 		})
 		if err != nil {
 			return nil, err

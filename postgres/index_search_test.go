@@ -68,22 +68,7 @@ func openSQLite(t testing.TB) (*sqlite.DB, index.Storage) {
 func buildVault(t testing.TB, db cairn.Backend, st index.Storage, files []store.FileChange, later ...[]store.FileChange) *indexed {
 	t.Helper()
 	ctx := context.Background()
-	s, err := store.New(ctx, db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bt := s.NewBatch()
-	tree, err := bt.BuildTree(ctx, files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := bt.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	c, err := s.Commit(ctx, bt, store.CommitRequest{Branch: "main", Tree: tree, Principal: cairn.PrincipalSystem, Message: "import"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, c := commitVault(t, db, files)
 	ix := index.New(s, st, nil)
 	s.AddHook(ix.Hook())
 	if err := ix.Rebuild(ctx); err != nil {
@@ -112,6 +97,29 @@ func buildVault(t testing.TB, db cairn.Backend, st index.Storage, files []store.
 	out := &indexed{s: s, ix: ix, st: st}
 	out.pg, _ = db.(*postgres.DB)
 	return out
+}
+
+// commitVault commits files to main, not indexed.
+func commitVault(t testing.TB, db cairn.Backend, files []store.FileChange) (*store.Store, *cairn.Commit) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := store.New(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bt := s.NewBatch()
+	tree, err := bt.BuildTree(ctx, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bt.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Commit(ctx, bt, store.CommitRequest{Branch: "main", Tree: tree, Principal: cairn.PrincipalSystem, Message: "import"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, c
 }
 
 // changedVault is a generated vault of n pages cut into a first import and

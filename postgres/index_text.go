@@ -399,6 +399,9 @@ type textBuild struct {
 	vocab  map[string]int32
 	// dropped are the indexes Clear dropped, for finish to make.
 	dropped []indexDef
+	// side, when not nil, holds the rows of fts: they are loaded into a
+	// table of its own and swapped in by finish (see sideText).
+	side *sideText
 }
 
 // ftsIndexNames are the GIN indexes of the full text and its tiers, as
@@ -420,18 +423,23 @@ const (
 	textBuildBytes = 16 << 20
 )
 
-// makeIndexes makes the indexes Clear dropped, or, when it dropped none,
-// merges the pending entries of the full text's GIN indexes, which every
-// search would otherwise read until a vacuum merges them (only the
-// indexes' owner may merge them: a role that does not own them leaves
-// that to the vacuum).
-func (b *textBuild) makeIndexes(ctx context.Context, t *indexTx) error {
+// cleanPending merges the pending entries of the full text's GIN
+// indexes, which every search would otherwise read until a vacuum merges
+// them, when Clear dropped no index (only the indexes' owner may merge
+// them: a role that does not own them leaves that to the vacuum).
+func (b *textBuild) cleanPending(ctx context.Context, t *indexTx) error {
+	_, err := t.tx.Exec(ctx, `SELECT gin_clean_pending_list(c.oid) FROM unnest($1::text[]) i
+		JOIN pg_class c ON c.oid = i::regclass WHERE pg_has_role(c.relowner, 'USAGE')`, ftsIndexNames())
+	if err != nil {
+		return fmt.Errorf("index: full text: %w", t.db.translate(err))
+	}
+	return nil
+}
+
+// makeIndexes makes the indexes Clear dropped of the tables of (all
+// when nil).
+func (b *textBuild) makeIndexes(ctx context.Context, t *indexTx, of func(table string) bool) error {
 	if len(b.dropped) == 0 {
-		_, err := t.tx.Exec(ctx, `SELECT gin_clean_pending_list(c.oid) FROM unnest($1::text[]) i
-			JOIN pg_class c ON c.oid = i::regclass WHERE pg_has_role(c.relowner, 'USAGE')`, ftsIndexNames())
-		if err != nil {
-			return fmt.Errorf("index: full text: %w", t.db.translate(err))
-		}
 		return nil
 	}
 	// A GIN build sorts its entries in maintenance_work_mem and merges
@@ -444,14 +452,19 @@ func (b *textBuild) makeIndexes(ctx context.Context, t *indexTx) error {
 	if err := t.tx.QueryRow(ctx, `SELECT current_setting('default_tablespace')`).Scan(&was); err != nil {
 		return fmt.Errorf("index: make the indexes: %w", t.db.translate(err))
 	}
+	rest := b.dropped[:0]
 	for _, d := range b.dropped {
+		if of != nil && !of(d.table) {
+			rest = append(rest, d)
+			continue
+		}
 		for _, stmt := range d.make(was) {
 			if _, err := t.tx.Exec(ctx, stmt); err != nil {
 				return fmt.Errorf("index: make index %s of %s: %w", d.name, d.table, t.db.translate(err))
 			}
 		}
 	}
-	b.dropped = nil
+	b.dropped = rest
 	return nil
 }
 
@@ -483,7 +496,12 @@ func (b *textBuild) add(ctx context.Context, t *indexTx, p *pageText) error {
 // flush writes the rows held.
 func (b *textBuild) flush(ctx context.Context, t *indexTx) error {
 	if len(b.rows) > 0 {
-		_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"fts"}, []string{"id", "words", "more", "title", "body"}, pgx.CopyFromRows(b.rows))
+		var err error
+		if b.side != nil {
+			err = b.side.copy(ctx, b.rows)
+		} else {
+			_, err = t.tx.CopyFrom(ctx, pgx.Identifier{"fts"}, []string{"id", "words", "more", "title", "body"}, pgx.CopyFromRows(b.rows))
+		}
 		if err != nil {
 			return fmt.Errorf("index: full text: %w", t.db.translate(err))
 		}
@@ -501,7 +519,9 @@ func (b *textBuild) flush(ctx context.Context, t *indexTx) error {
 }
 
 // finish writes the words' page counts, fills the tiers, makes the
-// indexes Clear dropped (makeIndexes), and writes the totals.
+// indexes Clear dropped (makeIndexes) or merges their pending entries
+// (cleanPending), swaps the side's table in (sideText), and writes the
+// totals and the tables' statistics.
 func (b *textBuild) finish(ctx context.Context, t *indexTx) error {
 	if err := b.flush(ctx, t); err != nil {
 		return err
@@ -513,6 +533,30 @@ func (b *textBuild) finish(ctx context.Context, t *indexTx) error {
 		return fmt.Errorf("index: full text: words: %w", t.db.translate(err))
 	}
 	b.vocab = nil
+	fresh := len(b.dropped) > 0 || b.side != nil // Clear dropped the indexes
+	// Statistics for the planner, which would otherwise plan the index's
+	// lookups on tables it takes for empty (the words' statistics of the
+	// full text would cost more than they help: searches go by their GIN
+	// indexes).
+	analyze := `ANALYZE files, keys, links, link_keys, cites, fields, findings`
+	if b.side != nil {
+		// The indexes of the tables filled already, and their
+		// statistics, first, while the side makes the full text's.
+		if err := b.makeIndexes(ctx, t, func(table string) bool { return table != "fts_short" && table != "fts_mid" }); err != nil {
+			return err
+		}
+		if _, err := t.tx.Exec(ctx, analyze); err != nil {
+			return fmt.Errorf("index: full text: %w", t.db.translate(err))
+		}
+		analyze = `ANALYZE`
+		if err := b.side.swap(ctx, t); err != nil {
+			return err
+		}
+		b.side = nil
+	} else {
+		analyze += ","
+	}
+	analyze += ` fts (id, words, more), fts_short (id, words), fts_mid (id, words)`
 	pages := int(b.totals.pages)
 	bounds := [2]int{-1, -1}
 	for i, tr := range t.sizes.tiers() {
@@ -530,7 +574,12 @@ func (b *textBuild) finish(ctx context.Context, t *indexTx) error {
 		b.totals.tiers[i] = tag.RowsAffected()
 	}
 	t.bounds = &bounds
-	if err := b.makeIndexes(ctx, t); err != nil {
+	if fresh {
+		err = b.makeIndexes(ctx, t, nil)
+	} else {
+		err = b.cleanPending(ctx, t)
+	}
+	if err != nil {
 		return err
 	}
 	s := b.totals
@@ -540,15 +589,35 @@ func (b *textBuild) finish(ctx context.Context, t *indexTx) error {
 	}{
 		{`UPDATE fts_stats SET pages = $1, words = $2, more = $3, short_words = $4, short = $5, mid_words = $6, mid = $7`,
 			[]any{s.pages, s.words, int32(s.more), int32(bounds[0]), int32(s.tiers[0]), int32(bounds[1]), int32(s.tiers[1])}},
-		// Statistics for the planner, which would otherwise plan the
-		// index's lookups on tables it takes for empty (the words'
-		// statistics of the full text would cost more than they help:
-		// searches go by their GIN indexes).
-		{`ANALYZE files, keys, links, link_keys, cites, fields, findings, fts (id, words, more), fts_short (id, words), fts_mid (id, words)`, nil},
+		{analyze, nil},
 	} {
 		if _, err := t.tx.Exec(ctx, stmt.sql, stmt.args...); err != nil {
 			return fmt.Errorf("index: full text: %w", t.db.translate(err))
 		}
 	}
 	return nil
+}
+
+// FlushText writes the full text held, once every page's is written
+// (index.TextFlusher): a side's table then has its indexes made, while
+// the build goes on.
+func (t *indexTx) FlushText(ctx context.Context) error {
+	b := t.building
+	if b == nil || b.side == nil {
+		return nil
+	}
+	if err := b.flush(ctx, t); err != nil {
+		return err
+	}
+	b.side.start(ctx)
+	return nil
+}
+
+// abandon ends a full build that did not finish: a side's table is
+// dropped and its connection closed.
+func (b *textBuild) abandon(ctx context.Context) {
+	if b.side != nil {
+		b.side.close(ctx)
+		b.side = nil
+	}
 }

@@ -1,0 +1,290 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// The full text of a vault's first build, beside the build.
+//
+// PostgreSQL serves a transaction with one process, and version 15 builds
+// a GIN index on one process too: the body text's index of a 100k-page
+// vault took 9 of the build's last 13 seconds, with the machine's other
+// cores idle (BENCHMARKS.md). A first build whose full text may be moved
+// (sideEligible) therefore loads it into a table of its own, sideTable, on
+// a connection of its own, and makes that table's indexes there while the
+// build's transaction writes the other rows. The side's transaction
+// commits the table, and the build's transaction swaps it in for fts
+// (swap): fts is dropped and sideTable takes its name, its indexes' names,
+// its comments and its privileges, all in the build's transaction, so
+// that readers find the old empty fts or the whole new one.
+//
+// A build that fails after the side committed leaves sideTable behind, as
+// does a crash; the next full build drops it (dropLeftover).
+
+// sideTable is the table the full text of a first build is loaded into.
+// The name is the vault's: a table of another's by that name in the
+// vault's schema would be dropped.
+const sideTable = "fts_build"
+
+// sideText is the connection and transaction of the side's table.
+type sideText struct {
+	db   *DB
+	conn *pgx.Conn
+	tx   pgx.Tx
+	// fts holds fts's indexes as Clear dropped them: the side makes them
+	// on sideTable under the names sideName gives them, and the swap gives
+	// them theirs.
+	fts []indexDef
+	// after are the statements that carry fts's comments and privileges
+	// over, run after the swap.
+	after []string
+	// done receives the end of the side's work, once started; cancel
+	// stops it.
+	done   chan error
+	cancel context.CancelFunc
+	// committed: the side's transaction committed sideTable; swapping:
+	// the build's transaction started the swap (and so locks sideTable).
+	committed, swapping bool
+}
+
+// sideName is the name the side gives the i-th of fts's indexes.
+func sideName(i int) string { return sideTable + "_" + strconv.Itoa(i) }
+
+// startSide opens the side's connection and transaction and makes its
+// table, when fts may be moved (sideEligible) and a connection can be
+// had; otherwise, it returns nil, and the build writes fts in its own
+// transaction. dropped are the indexes Clear dropped: fts's are moved to
+// the side; the others are returned.
+func (t *indexTx) startSide(ctx context.Context, dropped []indexDef) (*sideText, []indexDef, error) {
+	var rest, fts []indexDef
+	for _, d := range dropped {
+		if d.table == "fts" {
+			fts = append(fts, d)
+		} else {
+			rest = append(rest, d)
+		}
+	}
+	create, after, ok, err := t.sideEligible(ctx, fts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("index: clear: %w", err)
+	}
+	if !ok {
+		return nil, dropped, nil
+	}
+	conn, err := pgx.ConnectConfig(ctx, t.db.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		// No connection to spare (max_connections): the build goes on
+		// in its own transaction.
+		t.db.log.Info("full build: the full text is written in the build's transaction", "reason", t.db.translate(err))
+		return nil, dropped, nil
+	}
+	s := &sideText{db: t.db, conn: conn, fts: fts, after: after}
+	if err := func() error {
+		if err := dropLeftover(ctx, conn); err != nil {
+			return err
+		}
+		if s.tx, err = conn.Begin(ctx); err != nil {
+			return err
+		}
+		_, err := s.tx.Exec(ctx, create)
+		return err
+	}(); err != nil {
+		conn.Close(context.WithoutCancel(ctx))
+		t.db.log.Info("full build: the full text is written in the build's transaction", "reason", t.db.translate(err))
+		return nil, dropped, nil
+	}
+	return s, rest, nil
+}
+
+// sideEligible reports whether fts may be moved to the side: it returns
+// the statement that makes sideTable like fts, and the statements that
+// carry fts's comments and privileges over after the swap. fts may be
+// moved when this role owns it, the build's transaction reads what others
+// commit (READ COMMITTED), nothing depends on fts but its own parts (no
+// view, trigger, policy, rule, foreign key, publication, statistics
+// object or function of its row type), it has no row security, storage
+// options, replica identity of its own, column privileges or identity,
+// generated or collated columns, and every one of its indexes' definitions
+// is one the side can make on another table.
+func (t *indexTx) sideEligible(ctx context.Context, fts []indexDef) (create string, after []string, ok bool, err error) {
+	if len(fts) == 0 {
+		return "", nil, false, nil
+	}
+	for _, d := range fts {
+		if _, ok := d.on(sideTable, "x"); !ok {
+			return "", nil, false, nil
+		}
+	}
+	var cols, tablespace string
+	err = t.queryRow(ctx, `WITH f AS (SELECT c.* FROM pg_class c WHERE c.oid = 'fts'::regclass)
+		SELECT
+			(SELECT relowner = (SELECT oid FROM pg_roles WHERE rolname = current_user) AND NOT relrowsecurity
+				AND reloptions IS NULL AND relreplident = 'd' AND relpersistence = 'p' FROM f)
+			AND current_setting('transaction_isolation') = 'read committed'
+			AND NOT EXISTS (SELECT FROM pg_depend d, f
+				WHERE (d.refclassid = 'pg_class'::regclass AND d.refobjid = f.oid OR d.refclassid = 'pg_type'::regclass AND d.refobjid = f.reltype)
+				AND NOT (d.classid = 'pg_attrdef'::regclass OR d.deptype = 'i' AND d.classid IN ('pg_type'::regclass, 'pg_class'::regclass)))
+			AND NOT EXISTS (SELECT FROM pg_depend d, f WHERE d.classid = 'pg_class'::regclass AND d.objid = f.oid AND d.deptype = 'e')
+			AND NOT EXISTS (SELECT FROM pg_attribute a JOIN pg_type y ON y.oid = a.atttypid, f
+				WHERE a.attrelid = f.oid AND a.attnum > 0 AND NOT a.attisdropped
+				AND (a.attacl IS NOT NULL OR a.attidentity <> '' OR a.attgenerated <> '' OR a.attcollation <> y.typcollation)),
+			(SELECT string_agg(quote_ident(a.attname) || ' ' || format_type(a.atttypid, a.atttypmod)
+					|| CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END
+					|| coalesce(' DEFAULT ' || pg_get_expr(d.adbin, d.adrelid), ''), ', ' ORDER BY a.attnum)
+				FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum, f
+				WHERE a.attrelid = f.oid AND a.attnum > 0 AND NOT a.attisdropped),
+			(SELECT coalesce(s.spcname, '') FROM f LEFT JOIN pg_tablespace s ON s.oid = f.reltablespace)`,
+		nil, &ok, &cols, &tablespace)
+	if err != nil || !ok {
+		return "", nil, false, err
+	}
+	create = `CREATE TABLE ` + sideTable + ` (` + cols + `)`
+	if tablespace != "" {
+		create += ` TABLESPACE ` + pgx.Identifier{tablespace}.Sanitize()
+	}
+	// fts's comments and privileges, as statements for after the swap:
+	// the privileges the new table was given by default are taken back
+	// (revokes, read then), and fts's given again.
+	rows, err := t.query(ctx, `SELECT 'COMMENT ON TABLE fts IS ' || quote_literal(d.description)
+			FROM pg_description d WHERE d.classoid = 'pg_class'::regclass AND d.objoid = 'fts'::regclass AND d.objsubid = 0
+		UNION ALL SELECT 'COMMENT ON COLUMN fts.' || quote_ident(a.attname) || ' IS ' || quote_literal(d.description)
+			FROM pg_description d JOIN pg_attribute a ON a.attrelid = d.objoid AND a.attnum = d.objsubid
+			WHERE d.classoid = 'pg_class'::regclass AND d.objoid = 'fts'::regclass AND d.objsubid > 0
+		UNION ALL SELECT 'GRANT ' || a.privilege_type || ' ON fts TO '
+				|| CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END
+				|| CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END
+			FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = 'fts'::regclass AND a.grantee <> c.relowner`)
+	if err != nil {
+		return "", nil, false, err
+	}
+	after, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "", nil, false, fmt.Errorf("index: clear: %w", t.db.translate(err))
+	}
+	return create, after, true, nil
+}
+
+// copy loads rows into sideTable.
+func (s *sideText) copy(ctx context.Context, rows [][]any) error {
+	if s.done != nil {
+		return errors.New("rows written after the table's indexes were begun")
+	}
+	_, err := s.tx.CopyFrom(ctx, pgx.Identifier{sideTable}, []string{"id", "words", "more", "title", "body"}, pgx.CopyFromRows(rows))
+	return err
+}
+
+// start makes sideTable's indexes and commits it, on its own goroutine;
+// wait returns how that ended.
+func (s *sideText) start(ctx context.Context) {
+	s.done = make(chan error, 1)
+	ctx, s.cancel = context.WithCancel(ctx)
+	go func() {
+		s.done <- func() error {
+			if _, err := s.tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '`+buildMemory+`'`); err != nil {
+				return err
+			}
+			var was string
+			if err := s.tx.QueryRow(ctx, `SELECT current_setting('default_tablespace')`).Scan(&was); err != nil {
+				return err
+			}
+			for i, d := range s.fts {
+				made, _ := d.on(sideTable, sideName(i))
+				for _, stmt := range made.create(was) {
+					if _, err := s.tx.Exec(ctx, stmt); err != nil {
+						return fmt.Errorf("make index %s of fts: %w", d.name, s.db.translate(err))
+					}
+				}
+			}
+			if err := s.tx.Commit(ctx); err != nil {
+				return err
+			}
+			s.committed = true
+			return nil
+		}()
+	}()
+}
+
+// swap waits for the side, then puts sideTable in fts's place in the
+// build's transaction.
+func (s *sideText) swap(ctx context.Context, t *indexTx) error {
+	if s.done == nil {
+		s.start(ctx)
+	}
+	err := <-s.done
+	s.cancel()
+	s.done = nil
+	if err != nil {
+		return fmt.Errorf("index: full text: %w", s.db.translate(err))
+	}
+	s.swapping = true
+	stmts := []string{`DROP TABLE fts`, `ALTER TABLE ` + sideTable + ` RENAME TO fts`}
+	for i, d := range s.fts {
+		if d.constraint {
+			stmts = append(stmts, `ALTER TABLE fts RENAME CONSTRAINT `+sideName(i)+` TO `+pgx.Identifier{d.name}.Sanitize())
+		} else {
+			stmts = append(stmts, `ALTER INDEX `+sideName(i)+` RENAME TO `+pgx.Identifier{d.name}.Sanitize())
+		}
+		stmts = append(stmts, d.comments()...)
+	}
+	// The privileges the new table was given by default go, and fts's
+	// come back.
+	rows, err := t.tx.Query(ctx, `SELECT DISTINCT 'REVOKE ALL ON fts FROM '
+			|| CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END
+		FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = $1::regclass AND a.grantee <> c.relowner`, sideTable)
+	if err != nil {
+		return fmt.Errorf("index: full text: %w", t.db.translate(err))
+	}
+	revokes, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("index: full text: %w", t.db.translate(err))
+	}
+	stmts = append(append(stmts, revokes...), s.after...)
+	for _, stmt := range stmts {
+		if _, err := t.tx.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("index: full text: put the build's table in place: %w", t.db.translate(err))
+		}
+	}
+	s.close(ctx)
+	return nil
+}
+
+// close ends the side: its work is waited for, a table it committed that
+// the build's transaction has not started to swap in is dropped (the
+// build failed), and its connection closed.
+func (s *sideText) close(ctx context.Context) {
+	ctx = context.WithoutCancel(ctx)
+	if s.done != nil {
+		s.cancel()
+		<-s.done
+		s.done = nil
+	}
+	if s.committed && !s.swapping {
+		dropLeftover(ctx, s.conn) // else the next full build does
+	}
+	s.conn.Close(ctx)
+}
+
+// dropLeftover drops sideTable from the vault's schema, where a build that
+// failed or a crash left it, unless it is not this role's to drop.
+func dropLeftover(ctx context.Context, q interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}) error {
+	var name string
+	err := q.QueryRow(ctx, `SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = current_schema() AND c.relname = $1 AND c.relkind = 'r' AND pg_has_role(c.relowner, 'USAGE')`, sideTable).Scan(&name)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = q.Exec(ctx, `DROP TABLE `+name)
+	return err
+}

@@ -1,0 +1,161 @@
+package postgres_test
+
+import (
+	"context"
+	"maps"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"cairn/index"
+	"cairn/postgres"
+	"cairn/postgres/pgtest"
+)
+
+// TestIndexStorage_FirstBuildSwapsFullText: a vault's first build loads
+// the full text into a table of its own on a second connection and swaps
+// it in for fts, which keeps its indexes (names, definitions, tablespaces,
+// comments), its comments and its privileges, and no more privileges than
+// it had; a table left by a build that died is dropped. What the swap
+// would lose (a view of fts, a trigger on it) or get wrong (a build's
+// transaction that does not see what others commit) keeps fts and writes
+// the text in the build's transaction. A build that fails, on the side or
+// in its own transaction, leaves no table behind and fts as it was.
+func TestIndexStorage_FirstBuildSwapsFullText(t *testing.T) {
+	ctx := t.Context()
+	_, files, _ := changedVault(300, 3)
+	role := "cairn_test_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	for _, tc := range []struct {
+		name    string
+		setup   []string // %s: the vault's schema; %r: a role of the test's
+		url     string   // added to the URL
+		swapped bool
+		fails   string // in the build's error
+	}{
+		{name: "alone", swapped: true},
+		{name: "comments, privileges, a tablespace and a leftover", swapped: true, setup: []string{
+			`COMMENT ON TABLE fts IS 'the pages'' words'`,
+			`COMMENT ON COLUMN fts.body IS 'title and body'`,
+			`GRANT SELECT ON fts TO PUBLIC`,
+			`GRANT SELECT, UPDATE ON fts TO %r WITH GRANT OPTION`,
+			`ALTER DEFAULT PRIVILEGES IN SCHEMA %s GRANT DELETE ON TABLES TO %r`,
+			`CREATE TABLE fts_build (x int)`,
+		}},
+		{name: "a view of it", setup: []string{
+			`CREATE VIEW page_words AS SELECT id, words FROM fts`,
+			`CREATE TABLE fts_build (x int)`,
+		}},
+		{name: "a trigger on it", setup: []string{
+			`CREATE FUNCTION count_pages() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$`,
+			`CREATE TRIGGER counted AFTER INSERT ON fts FOR EACH ROW EXECUTE FUNCTION count_pages()`,
+		}},
+		{name: "repeatable read", url: "&default_transaction_isolation=repeatable%20read"},
+		{name: "an index of it the rows break", fails: "fts_words_once", setup: []string{
+			`CREATE UNIQUE INDEX fts_words_once ON fts (words)`,
+		}},
+		{name: "an index of another table the rows break", fails: "keys_step_once", setup: []string{
+			`CREATE UNIQUE INDEX keys_step_once ON keys (step)`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db, err := postgres.Open(ctx, pgtest.URL(t)+tc.url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			var schema string
+			if err := db.Pool().QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+				t.Fatal(err)
+			}
+			if tc.name == "comments, privileges, a tablespace and a leftover" {
+				if _, err := db.Pool().Exec(ctx, `CREATE ROLE `+role); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() {
+					for _, stmt := range []string{`DROP OWNED BY ` + role, `DROP ROLE ` + role} {
+						if _, err := db.Pool().Exec(context.Background(), stmt); err != nil {
+							t.Errorf("%s: %v", stmt, err)
+						}
+					}
+				})
+				moveToTablespace(t, db, "fts_title")
+			}
+			for _, stmt := range tc.setup {
+				stmt = strings.NewReplacer("%s", pgx.Identifier{schema}.Sanitize(), "%r", role).Replace(stmt)
+				if _, err := db.Pool().Exec(ctx, stmt); err != nil {
+					t.Fatalf("%s: %v", stmt, err)
+				}
+			}
+			type table struct {
+				oid                uint32
+				comment, acl       string
+				columns, leftovers string
+				rows, short, pages int // pages: files with a title
+			}
+			read := func() table {
+				var tb table
+				err := db.Pool().QueryRow(ctx, `SELECT c.oid, coalesce(obj_description(c.oid, 'pg_class'), ''),
+						coalesce((SELECT string_agg(pg_get_userbyid(a.grantee) || ':' || a.privilege_type || ':' || a.is_grantable, ' '
+							ORDER BY a.grantee, a.privilege_type) FROM aclexplode(c.relacl) a), ''),
+						coalesce((SELECT string_agg(attname || ':' || coalesce(col_description(c.oid, attnum), ''), ' ' ORDER BY attnum)
+							FROM pg_attribute WHERE attrelid = c.oid AND attnum > 0 AND NOT attisdropped), ''),
+						(SELECT count(*) FROM pg_class WHERE relname LIKE 'fts\_build%' AND relnamespace = c.relnamespace)::text,
+						(SELECT count(*) FROM fts), (SELECT count(*) FROM fts_short), (SELECT count(*) FROM files WHERE title IS NOT NULL)
+					FROM pg_class c WHERE c.oid = 'fts'::regclass`).Scan(&tb.oid, &tb.comment, &tb.acl, &tb.columns, &tb.leftovers, &tb.rows, &tb.short, &tb.pages)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return tb
+			}
+			before := read()
+			defs, _ := indexOIDs(t, db)
+			st := postgres.NewIndexStorage(db)
+			s, _ := commitVault(t, db, files)
+			err = index.New(s, st, nil).Rebuild(ctx)
+			after := read()
+			afterDefs, _ := indexOIDs(t, db)
+			if !maps.Equal(afterDefs, defs) {
+				t.Errorf("indexes after the first build:\n%v\nwant\n%v", afterDefs, defs)
+			}
+			if after.leftovers != "0" {
+				t.Errorf("%s tables of the build's left in the schema", after.leftovers)
+			}
+			if tc.fails != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.fails) {
+					t.Fatalf("build: %v, want an error naming %s", err, tc.fails)
+				}
+				if before.leftovers = "0"; after != before {
+					t.Errorf("fts after a failed build = %+v, want it as it was, %+v", after, before)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if swapped := after.oid != before.oid; swapped != tc.swapped {
+				t.Errorf("fts swapped: %v, want %v", swapped, tc.swapped)
+			}
+			if after.comment != before.comment || after.acl != before.acl || after.columns != before.columns {
+				t.Errorf("fts's comment, privileges and columns after the build:\n%q %q %q\nwant\n%q %q %q",
+					after.comment, after.acl, after.columns, before.comment, before.acl, before.columns)
+			}
+			pages := after.pages
+			if pages < len(files)/2 || after.rows != pages || after.short != pages {
+				t.Errorf("fts holds %d pages, fts_short %d; want the %d of the index's files, of %d, each", after.rows, after.short, pages, len(files))
+			}
+			if tc.name == "a view of it" {
+				var n int
+				if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM page_words`).Scan(&n); err != nil || n != pages {
+					t.Errorf("the view counts %d pages, %v; want %d", n, err, pages)
+				}
+			}
+			q := index.FullTextQuery{Terms: termsOf(commonWords(t, db, 1)[0]), Limit: 5}
+			if got, err := st.Committed().Search(ctx, q); err != nil || len(got) == 0 {
+				t.Errorf("search after the build = %v, %v", got, err)
+			}
+		})
+	}
+}
