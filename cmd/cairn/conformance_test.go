@@ -173,16 +173,16 @@ func runAlone(t *testing.T, suite, node, out string, run conformanceRun, sc stri
 }
 
 // expectedScenarios are the scenarios run must have results of: every
-// server scenario the suite lists, for --suite all; those its revision
-// requires, for a requirement set.
+// server scenario the suite lists, for --suite all; for a requirement set,
+// those its revision requires and those it runs without scoring them.
 func expectedScenarios(t *testing.T, suite, node string, run conformanceRun) []string {
 	t.Helper()
 	if run.revision != "" {
-		req, err := requiredScenarios(suite, run.revision)
+		req, err := readRequirements(suite, run.revision)
 		if err != nil {
 			t.Fatalf("the suite's %s requirements: %v", run.revision, err)
 		}
-		return req
+		return append(req.Server, req.unscored()...)
 	}
 	cmd := exec.Command(node, suite, "list", "--server")
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
@@ -388,32 +388,58 @@ func (r conformanceResults) summary(run conformanceRun, unexpected int) string {
 // others of the run are run but not scored).
 func requiredSummary(t *testing.T, suite, revision string, r conformanceResults) string {
 	t.Helper()
-	req, err := requiredScenarios(suite, revision)
+	req, err := readRequirements(suite, revision)
 	if err != nil {
 		t.Logf("the suite's %s requirements: %v", revision, err)
 		return ""
 	}
 	passed := 0
-	for _, s := range req {
+	for _, s := range req.Server {
 		if _, ran := r[s]; ran && !r.failed(s) {
 			passed++
 		}
 	}
-	return fmt.Sprintf("; %d of the %d scenarios %s requires pass", passed, len(req), revision)
+	unscored := req.unscored()
+	ran := 0
+	for _, s := range unscored {
+		if _, ok := r[s]; ok {
+			ran++
+		}
+	}
+	return fmt.Sprintf("; %d of the %d scenarios %s requires pass, and %d of the %d it runs without scoring ran",
+		passed, len(req.Server), revision, ran, len(unscored))
 }
 
-// requiredScenarios are the server scenarios the suite's requirements file
-// of revision lists.
-func requiredScenarios(suite, revision string) ([]string, error) {
+// requirements are what the suite's requirements file of a revision says
+// of servers: the scenarios it requires, and those a run of the set runs
+// and reports but never scores (not_scored, of either leg).
+type requirements struct {
+	Server    []string
+	NotScored []struct{ Scenario, Leg string } `yaml:"not_scored"`
+}
+
+// unscored are the server scenarios run without being scored.
+func (r requirements) unscored() []string {
+	var out []string
+	for _, n := range r.NotScored {
+		if n.Leg == "server" {
+			out = append(out, n.Scenario)
+		}
+	}
+	return out
+}
+
+// readRequirements reads the suite's requirements file of revision.
+func readRequirements(suite, revision string) (requirements, error) {
 	data, err := os.ReadFile(filepath.Join(filepath.Dir(suite), "..", "requirements", revision+".yaml"))
-	var req struct{ Server []string }
+	var req requirements
 	if err == nil {
 		err = yaml.Unmarshal(data, &req)
 	}
 	if err == nil && len(req.Server) == 0 {
 		err = errors.New("no server scenarios")
 	}
-	return req.Server, err
+	return req, err
 }
 
 // scenarioName is the scenario of a result folder, "server-NAME-TIME".
