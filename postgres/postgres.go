@@ -322,15 +322,22 @@ func (db *DB) migrationDenied(err error, have, latest int) error {
 }
 
 // SchemaOf returns the schema a search_path setting makes tables in: its
-// first element, folded to lower case unless it is quoted, as PostgreSQL
-// reads it; "public" when the setting is empty.
+// first element, as PostgreSQL reads it: unquoted, with its ASCII letters
+// in lower case (in a UTF-8 database, PostgreSQL folds no other letter);
+// quoted, as written. "public" when the setting is empty.
 func SchemaOf(searchPath string) string {
 	first, _, _ := strings.Cut(searchPath, ",")
 	first = strings.TrimSpace(first)
 	if len(first) >= 2 && first[0] == '"' && first[len(first)-1] == '"' {
 		return strings.ReplaceAll(first[1:len(first)-1], `""`, `"`)
 	}
-	return cmp.Or(strings.ToLower(first), "public")
+	folded := []byte(first)
+	for i, c := range folded {
+		if 'A' <= c && c <= 'Z' {
+			folded[i] = c + 'a' - 'A'
+		}
+	}
+	return cmp.Or(string(folded), "public")
 }
 
 func migrationVersion(name string) (int, error) {
