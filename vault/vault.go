@@ -152,17 +152,27 @@ func Init(ctx context.Context, dir string, bare bool, opts *Options) (*Vault, er
 
 // UndoInit returns what removes what an Init of dir is about to make, for
 // when it or what follows it fails: .cairn/ when it is not there now, and
-// dir itself when it is not either (and then holds nothing else). Call it
-// before Init.
+// dir and the folders above it that are not there either (each when it
+// then holds nothing else). Call it before Init.
 func UndoInit(dir string) func() {
-	madeDir := !exists(dir)
 	madeMeta := !exists(filepath.Join(dir, DirName))
+	var made []string // deepest first
+	if abs, err := filepath.Abs(dir); err == nil {
+		for d := abs; !exists(d); d = filepath.Dir(d) {
+			made = append(made, d)
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
 	return func() {
 		if madeMeta {
 			os.RemoveAll(filepath.Join(dir, DirName))
 		}
-		if madeDir {
-			os.Remove(dir)
+		for _, d := range made {
+			if os.Remove(d) != nil {
+				return // not empty: what is above it stays too
+			}
 		}
 	}
 }

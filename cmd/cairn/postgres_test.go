@@ -107,9 +107,10 @@ func TestPostgres_Init(t *testing.T) {
 	if r.code == 0 || !strings.Contains(r.stderr, "127.0.0.1:1/x") || !strings.Contains(r.stderr, "Hint") || strings.Contains(r.stderr, ":pw@") {
 		t.Errorf("an unreachable database: exit %d\n%s", r.code, r.stderr)
 	}
-	// A vault that cannot be made leaves nothing: not the folder init
+	// A vault that cannot be made leaves nothing: not the folders init
 	// made for it, nor .cairn/ in one that was there.
-	made := filepath.Join(t.TempDir(), "new")
+	above := t.TempDir()
+	made := filepath.Join(above, "new", "er", "vault")
 	there := t.TempDir()
 	for _, d := range []string{made, there} {
 		r = run(t, t.TempDir(), nil, "init", "--bare", "--database", "postgres://nobody:pw@127.0.0.1:1/x", d)
@@ -117,8 +118,8 @@ func TestPostgres_Init(t *testing.T) {
 			t.Errorf("init on an unreachable database: exit %d\n%s", r.code, r.stderr)
 		}
 	}
-	if _, err := os.Lstat(made); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("a failed init left the folder it made, %s: %v", made, err)
+	if entries, err := os.ReadDir(above); err != nil || len(entries) != 0 {
+		t.Errorf("a failed init left folders it made for %s: %v, %v", made, entries, err)
 	}
 	if entries, err := os.ReadDir(there); err != nil || len(entries) != 0 {
 		t.Errorf("a failed init left in the folder that was there: %v, %v", entries, err)
