@@ -86,17 +86,19 @@ func builtTables() []string {
 
 // An indexDef is an index of one of builtTables, or the constraint (a
 // primary key) it belongs to, as the catalog describes it: what Clear
-// dropped and FinishBuild makes again, with the tablespace and comments
-// an operator may have given it since the migrations made it. (What
-// neither definition says is not kept: a primary key index's storage
-// options, a CLUSTER mark.)
+// dropped and FinishBuild makes again, with the tablespace, storage
+// options, comments and CLUSTER mark an operator may have given it since
+// the migrations made it.
 type indexDef struct {
 	table, name string
-	def         string // pg_get_indexdef, or pg_get_constraintdef
-	constraint  bool
-	tablespace  string // "": the database's default
-	comment     string // the index's
-	conComment  string // the constraint's
+	// def is pg_get_indexdef, or pg_get_constraintdef with the index's
+	// storage options, which it leaves out.
+	def        string
+	constraint bool
+	tablespace string // "": the database's default
+	comment    string // the index's
+	conComment string // the constraint's
+	clustered  bool   // the table's CLUSTER index
 	// unique and using are an index's definition apart from its name and
 	// table (using: "USING gin (body)" and what follows); using is ""
 	// for a constraint, or a definition not read so.
@@ -112,9 +114,10 @@ func (d indexDef) drop() string {
 	return `DROP INDEX ` + pgx.Identifier{d.name}.Sanitize()
 }
 
-// make returns the statements that make d again, with its comments.
+// make returns the statements that make d again, with its comments and
+// CLUSTER mark.
 func (d indexDef) make(was string) []string {
-	return append(d.create(was), d.comments()...)
+	return append(d.create(was), d.marks()...)
 }
 
 // create returns the statements that make d. Neither definition names a
@@ -132,9 +135,13 @@ func (d indexDef) create(was string) []string {
 		`SELECT set_config('default_tablespace', ` + quoteLiteral(was) + `, true)`}
 }
 
-// comments returns the statements that give d its comments.
-func (d indexDef) comments() []string {
+// marks returns the statements that give d what it has beside its
+// definition: its comments, its CLUSTER mark.
+func (d indexDef) marks() []string {
 	var stmts []string
+	if d.clustered {
+		stmts = append(stmts, `ALTER TABLE `+pgx.Identifier{d.table}.Sanitize()+` CLUSTER ON `+pgx.Identifier{d.name}.Sanitize())
+	}
 	if d.comment != "" {
 		stmts = append(stmts, `COMMENT ON INDEX `+pgx.Identifier{d.name}.Sanitize()+` IS `+quoteLiteral(d.comment))
 	}
@@ -216,7 +223,9 @@ func (t *indexTx) dropIndexes(ctx context.Context) ([]indexDef, error) {
 		// using is what follows, when it starts as expected.
 		rows, err := sp.Query(ctx, `SELECT t.relname, i.relname, coalesce(pg_get_constraintdef(c.oid), d.def), c.oid IS NOT NULL,
 				coalesce(s.spcname, ''), coalesce(obj_description(i.oid, 'pg_class'), ''), coalesce(obj_description(c.oid, 'pg_constraint'), ''),
-				x.indisunique, CASE WHEN c.oid IS NULL AND starts_with(d.def, d.head) THEN substr(d.def, length(d.head) + 1) ELSE '' END
+				x.indisunique, CASE WHEN c.oid IS NULL AND starts_with(d.def, d.head) THEN substr(d.def, length(d.head) + 1) ELSE '' END,
+				x.indisclustered, coalesce((SELECT string_agg(quote_ident(split_part(o, '=', 1)) || '=' || quote_literal(substr(o, strpos(o, '=') + 1)), ', ')
+					FROM unnest(i.reloptions) o), '')
 			FROM pg_index x
 			JOIN pg_class t ON t.oid = x.indrelid
 			JOIN pg_namespace n ON n.oid = t.relnamespace
@@ -232,7 +241,19 @@ func (t *indexTx) dropIndexes(ctx context.Context) ([]indexDef, error) {
 		}
 		defs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (indexDef, error) {
 			var d indexDef
-			return d, r.Scan(&d.table, &d.name, &d.def, &d.constraint, &d.tablespace, &d.comment, &d.conComment, &d.unique, &d.using)
+			var options string
+			err := r.Scan(&d.table, &d.name, &d.def, &d.constraint, &d.tablespace, &d.comment, &d.conComment, &d.unique, &d.using,
+				&d.clustered, &options)
+			if d.constraint && options != "" {
+				// "PRIMARY KEY (id) [INCLUDE (…)] [DEFERRABLE …]": the
+				// options go before DEFERRABLE.
+				def, deferrable, found := strings.Cut(d.def, " DEFERRABLE")
+				d.def = def + " WITH (" + options + ")"
+				if found {
+					d.def += " DEFERRABLE" + deferrable
+				}
+			}
+			return d, err
 		})
 		if err != nil {
 			return nil, err

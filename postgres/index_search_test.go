@@ -623,7 +623,8 @@ func indexOIDs(t *testing.T, db *postgres.DB) (defs map[string]string, oids map[
 	rows, err := db.Pool().Query(t.Context(), `SELECT c.relname,
 			pg_get_indexdef(c.oid) || coalesce(' constraint ' || k.conname || ' ' || pg_get_constraintdef(k.oid), '')
 				|| coalesce(' tablespace ' || s.spcname, '') || coalesce(' comment ' || obj_description(c.oid, 'pg_class'), '')
-				|| coalesce(' constraint comment ' || obj_description(k.oid, 'pg_constraint'), ''), c.oid
+				|| coalesce(' constraint comment ' || obj_description(k.oid, 'pg_constraint'), '')
+				|| coalesce(' options ' || array_to_string(c.reloptions, ','), '') || CASE WHEN x.indisclustered THEN ' clustered' ELSE '' END, c.oid
 		FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid JOIN pg_class r ON r.oid = x.indrelid
 		LEFT JOIN pg_constraint k ON k.conindid = x.indexrelid AND k.conrelid = x.indrelid
 		LEFT JOIN pg_tablespace s ON s.oid = c.reltablespace
@@ -661,6 +662,10 @@ func TestIndexStorage_FirstBuildMakesIndexesAgain(t *testing.T) {
 			for _, stmt := range []string{
 				`COMMENT ON INDEX fts_body IS 'the body''s words \ GIN'`,
 				`COMMENT ON CONSTRAINT keys_pkey ON keys IS 'one row a key'`,
+				`ALTER INDEX keys_pkey SET (fillfactor = 70)`,
+				`ALTER INDEX fts_pkey SET (fillfactor = 80)`,
+				`ALTER TABLE keys CLUSTER ON keys_pkey`,
+				`ALTER TABLE fts CLUSTER ON fts_pkey`,
 			} {
 				if _, err := db.Pool().Exec(ctx, stmt); err != nil {
 					t.Fatal(err)
@@ -668,7 +673,8 @@ func TestIndexStorage_FirstBuildMakesIndexesAgain(t *testing.T) {
 			}
 			moveToTablespace(t, db, "links_dst")
 			defs, oids := indexOIDs(t, db)
-			for name, want := range map[string]string{"fts_body": "comment the body's words \\ GIN", "keys_pkey": "constraint comment one row a key"} {
+			for name, want := range map[string]string{"fts_body": "comment the body's words \\ GIN", "keys_pkey": "constraint comment one row a key options fillfactor=70 clustered",
+				"fts_pkey": "options fillfactor=80 clustered"} {
 				if !strings.Contains(defs[name], want) {
 					t.Fatalf("%s = %q, want %q in it", name, defs[name], want)
 				}

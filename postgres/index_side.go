@@ -230,7 +230,7 @@ func (s *sideText) swap(ctx context.Context, t *indexTx) error {
 		} else {
 			stmts = append(stmts, `ALTER INDEX `+sideName(i)+` RENAME TO `+pgx.Identifier{d.name}.Sanitize())
 		}
-		stmts = append(stmts, d.comments()...)
+		stmts = append(stmts, d.marks()...)
 	}
 	// The privileges the new table was given by default go, and fts's
 	// come back.
