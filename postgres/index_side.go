@@ -110,7 +110,8 @@ func (t *indexTx) startSide(ctx context.Context, dropped []indexDef) (*sideText,
 // view, trigger, policy, rule, foreign key, publication, statistics
 // object or function of its row type), it has no row security, storage
 // options, replica identity of its own, column privileges or identity,
-// generated or collated columns, and every one of its indexes' definitions
+// generated or collated columns, no column with a storage, compression or
+// statistics target of its own, and every one of its indexes' definitions
 // is one the side can make on another table.
 func (t *indexTx) sideEligible(ctx context.Context, fts []indexDef) (create string, after []string, ok bool, err error) {
 	if len(fts) == 0 {
@@ -133,7 +134,8 @@ func (t *indexTx) sideEligible(ctx context.Context, fts []indexDef) (create stri
 			AND NOT EXISTS (SELECT FROM pg_depend d, f WHERE d.classid = 'pg_class'::regclass AND d.objid = f.oid AND d.deptype = 'e')
 			AND NOT EXISTS (SELECT FROM pg_attribute a JOIN pg_type y ON y.oid = a.atttypid, f
 				WHERE a.attrelid = f.oid AND a.attnum > 0 AND NOT a.attisdropped
-				AND (a.attacl IS NOT NULL OR a.attidentity <> '' OR a.attgenerated <> '' OR a.attcollation <> y.typcollation)),
+				AND (a.attacl IS NOT NULL OR a.attidentity <> '' OR a.attgenerated <> '' OR a.attcollation <> y.typcollation
+					OR a.attstorage <> y.typstorage OR a.attcompression <> '' OR a.attstattarget <> -1)),
 			(SELECT string_agg(quote_ident(a.attname) || ' ' || format_type(a.atttypid, a.atttypmod)
 					|| CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END
 					|| coalesce(' DEFAULT ' || pg_get_expr(d.adbin, d.adrelid), ''), ', ' ORDER BY a.attnum)

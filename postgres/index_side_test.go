@@ -52,6 +52,9 @@ func TestIndexStorage_FirstBuildSwapsFullText(t *testing.T) {
 			`CREATE FUNCTION count_pages() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$`,
 			`CREATE TRIGGER counted AFTER INSERT ON fts FOR EACH ROW EXECUTE FUNCTION count_pages()`,
 		}},
+		{name: "a column's storage of its own", setup: []string{
+			`ALTER TABLE fts ALTER COLUMN body SET STORAGE EXTERNAL`,
+		}},
 		{name: "repeatable read", url: "&default_transaction_isolation=repeatable%20read"},
 		{name: "an index of it the rows break", fails: "fts_words_once", setup: []string{
 			`CREATE UNIQUE INDEX fts_words_once ON fts (words)`,
