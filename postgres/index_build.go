@@ -70,11 +70,18 @@ func (t *indexTx) Clear(ctx context.Context) error {
 	}
 	t.building.dropped = dropped
 	if t.building.side == nil {
-		if err := dropLeftover(ctx, t.tx); err != nil {
-			return fmt.Errorf("index: clear: %w", t.db.translate(err))
-		}
+		t.dropLeftover(ctx)
 	}
 	return nil
+}
+
+// dropLeftover drops a table a first build left (see sideText), if it
+// can: one it cannot (another holds it) stays for the next build, and
+// this one goes on.
+func (t *indexTx) dropLeftover(ctx context.Context) {
+	if err := dropLeftover(ctx, t.tx); err != nil { // in a savepoint
+		t.db.log.Info("full build: a table a build left stays for the next", "table", sideTable, "reason", t.db.translate(err))
+	}
 }
 
 // builtTables are the tables a full build fills, with COPY or from one
@@ -121,15 +128,13 @@ func (d indexDef) make(was string) []string {
 }
 
 // create returns the statements that make d. Neither definition names a
-// tablespace: the index is made under default_tablespace set to its own,
-// then set back to was.
+// tablespace: the index is made under default_tablespace set to its own
+// ("", the database's, when it is in that, whatever the session's
+// default), then set back to was.
 func (d indexDef) create(was string) []string {
 	create := d.def
 	if d.constraint {
 		create = `ALTER TABLE ` + pgx.Identifier{d.table}.Sanitize() + ` ADD CONSTRAINT ` + pgx.Identifier{d.name}.Sanitize() + ` ` + d.def
-	}
-	if d.tablespace == "" {
-		return []string{create}
 	}
 	return []string{`SELECT set_config('default_tablespace', ` + quoteLiteral(d.tablespace) + `, true)`, create,
 		`SELECT set_config('default_tablespace', ` + quoteLiteral(was) + `, true)`}
@@ -235,6 +240,10 @@ func (t *indexTx) dropIndexes(ctx context.Context) ([]indexDef, error) {
 			LATERAL (SELECT pg_get_indexdef(x.indexrelid) AS def, 'CREATE ' || CASE WHEN x.indisunique THEN 'UNIQUE ' ELSE '' END
 				|| 'INDEX ' || quote_ident(i.relname) || ' ON ' || quote_ident(n.nspname) || '.' || quote_ident(t.relname) || ' ' AS head) d
 			WHERE x.indrelid IN (SELECT unnest($1::text[])::regclass)
+				-- An exclusion constraint with storage options: where they
+				-- go in its definition (before a WHERE) is not found
+				-- safely, and it stays.
+				AND NOT (c.contype = 'x' AND i.reloptions IS NOT NULL)
 			ORDER BY t.relname, i.relname`, builtTables())
 		if err != nil {
 			return nil, err

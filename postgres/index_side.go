@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The full text of a vault's first build, beside the build.
@@ -24,8 +23,14 @@ import (
 // its comments and its privileges, all in the build's transaction, so
 // that readers find the old empty fts or the whole new one.
 //
-// A build that fails after the side committed leaves sideTable behind, as
-// does a crash; the next full build drops it (dropLeftover).
+// A build that fails once the swap has begun leaves sideTable behind (its
+// transaction holds the table until it ends), as does a crash; the next
+// full build drops it (dropLeftover).
+//
+// A reader in a snapshot taken after the side committed, and waiting for
+// the build's locks, finds the new fts once the build commits, beside its
+// snapshot's empty files: every read of the full text joins files, so it
+// finds nothing, as it would have before.
 
 // sideTable is the table the full text of a first build is loaded into.
 // The name is the vault's: a table of another's by that name in the
@@ -48,9 +53,9 @@ type sideText struct {
 	// stops it.
 	done   chan error
 	cancel context.CancelFunc
-	// committed: the side's transaction committed sideTable; swapping:
-	// the build's transaction started the swap (and so locks sideTable).
-	committed, swapping bool
+	// swapping: the build's transaction started the swap (and so locks
+	// sideTable).
+	swapping bool
 }
 
 // sideName is the name the side gives the i-th of fts's indexes.
@@ -92,6 +97,11 @@ func (t *indexTx) startSide(ctx context.Context, dropped []indexDef) (*sideText,
 		if s.tx, err = conn.Begin(ctx); err != nil {
 			return err
 		}
+		// Not the session's default tablespace: fts's, or the
+		// database's when it is in that.
+		if _, err := s.tx.Exec(ctx, `SELECT set_config('default_tablespace', '', true)`); err != nil {
+			return err
+		}
 		_, err := s.tx.Exec(ctx, create)
 		return err
 	}(); err != nil {
@@ -108,11 +118,15 @@ func (t *indexTx) startSide(ctx context.Context, dropped []indexDef) (*sideText,
 // moved when this role owns it, the build's transaction reads what others
 // commit (READ COMMITTED), nothing depends on fts but its own parts (no
 // view, trigger, policy, rule, foreign key, publication, statistics
-// object or function of its row type), it has no row security, storage
-// options, replica identity of its own, column privileges or identity,
-// generated or collated columns, no column with a storage, compression or
-// statistics target of its own, and every one of its indexes' definitions
-// is one the side can make on another table.
+// object, child table or function of its row type), and it has nothing
+// the swap would not carry over: no parent table, security label, row
+// security, storage options (its own or its TOAST table's), access method
+// but heap, or replica identity of its own; its owner's privileges are
+// the default ones and every privilege on it was granted by its owner;
+// no column has privileges, identity, a generated value, a collation,
+// storage, compression, options or statistics target of its own; and
+// every one of its indexes' definitions is one the side can make on
+// another table.
 func (t *indexTx) sideEligible(ctx context.Context, fts []indexDef) (create string, after []string, ok bool, err error) {
 	if len(fts) == 0 {
 		return "", nil, false, nil
@@ -126,16 +140,25 @@ func (t *indexTx) sideEligible(ctx context.Context, fts []indexDef) (create stri
 	err = t.queryRow(ctx, `WITH f AS (SELECT c.* FROM pg_class c WHERE c.oid = 'fts'::regclass)
 		SELECT
 			(SELECT relowner = (SELECT oid FROM pg_roles WHERE rolname = current_user) AND NOT relrowsecurity
-				AND reloptions IS NULL AND relreplident = 'd' AND relpersistence = 'p' FROM f)
+				AND reloptions IS NULL AND relreplident = 'd' AND relpersistence = 'p' AND NOT relispartition
+				AND relam = (SELECT oid FROM pg_am WHERE amname = 'heap')
+				AND (f.reltoastrelid = 0 OR (SELECT t.reloptions FROM pg_class t WHERE t.oid = f.reltoastrelid) IS NULL)
+				AND NOT EXISTS (SELECT FROM aclexplode(relacl) a WHERE a.grantor <> relowner)
+				AND (relacl IS NULL OR (SELECT array_agg(a.privilege_type ORDER BY a.privilege_type) FROM aclexplode(relacl) a WHERE a.grantee = relowner)
+					IS NOT DISTINCT FROM (SELECT array_agg(a.privilege_type ORDER BY a.privilege_type) FROM aclexplode(acldefault('r', relowner)) a))
+				FROM f)
 			AND current_setting('transaction_isolation') = 'read committed'
 			AND NOT EXISTS (SELECT FROM pg_depend d, f
 				WHERE (d.refclassid = 'pg_class'::regclass AND d.refobjid = f.oid OR d.refclassid = 'pg_type'::regclass AND d.refobjid = f.reltype)
 				AND NOT (d.classid = 'pg_attrdef'::regclass OR d.deptype = 'i' AND d.classid IN ('pg_type'::regclass, 'pg_class'::regclass)))
 			AND NOT EXISTS (SELECT FROM pg_depend d, f WHERE d.classid = 'pg_class'::regclass AND d.objid = f.oid AND d.deptype = 'e')
+			AND NOT EXISTS (SELECT FROM pg_inherits i, f WHERE i.inhrelid = f.oid)
+			AND NOT EXISTS (SELECT FROM pg_seclabel l, f WHERE l.classoid = 'pg_class'::regclass AND l.objoid = f.oid)
 			AND NOT EXISTS (SELECT FROM pg_attribute a JOIN pg_type y ON y.oid = a.atttypid, f
 				WHERE a.attrelid = f.oid AND a.attnum > 0 AND NOT a.attisdropped
 				AND (a.attacl IS NOT NULL OR a.attidentity <> '' OR a.attgenerated <> '' OR a.attcollation <> y.typcollation
-					OR a.attstorage <> y.typstorage OR a.attcompression <> '' OR a.attstattarget <> -1)),
+					OR a.attstorage <> y.typstorage OR a.attcompression <> '' OR a.attstattarget <> -1
+					OR EXISTS (SELECT FROM unnest(a.attoptions) o WHERE o LIKE 'n\_distinct%'))),
 			(SELECT string_agg(quote_ident(a.attname) || ' ' || format_type(a.atttypid, a.atttypmod)
 					|| CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END
 					|| coalesce(' DEFAULT ' || pg_get_expr(d.adbin, d.adrelid), ''), ', ' ORDER BY a.attnum)
@@ -203,11 +226,7 @@ func (s *sideText) start(ctx context.Context) {
 					}
 				}
 			}
-			if err := s.tx.Commit(ctx); err != nil {
-				return err
-			}
-			s.committed = true
-			return nil
+			return s.tx.Commit(ctx)
 		}()
 	}()
 }
@@ -234,11 +253,16 @@ func (s *sideText) swap(ctx context.Context, t *indexTx) error {
 		}
 		stmts = append(stmts, d.marks()...)
 	}
-	// The privileges the new table was given by default go, and fts's
-	// come back.
+	// The privileges the new table was given by default (ALTER DEFAULT
+	// PRIVILEGES) go, its owner's are made the default ones as fts's
+	// were (sideEligible), and fts's others come back.
 	rows, err := t.tx.Query(ctx, `SELECT DISTINCT 'REVOKE ALL ON fts FROM '
 			|| CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END
-		FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = $1::regclass AND a.grantee <> c.relowner`, sideTable)
+		FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = $1::regclass AND a.grantee <> c.relowner
+		UNION ALL SELECT 'GRANT ALL ON fts TO ' || quote_ident(pg_get_userbyid(c.relowner)) FROM pg_class c
+		WHERE c.oid = $1::regclass AND c.relacl IS NOT NULL
+			AND (SELECT array_agg(a.privilege_type ORDER BY a.privilege_type) FROM aclexplode(c.relacl) a WHERE a.grantee = c.relowner)
+				IS DISTINCT FROM (SELECT array_agg(a.privilege_type ORDER BY a.privilege_type) FROM aclexplode(acldefault('r', c.relowner)) a)`, sideTable)
 	if err != nil {
 		return fmt.Errorf("index: full text: %w", t.db.translate(err))
 	}
@@ -256,9 +280,10 @@ func (s *sideText) swap(ctx context.Context, t *indexTx) error {
 	return nil
 }
 
-// close ends the side: its work is waited for, a table it committed that
-// the build's transaction has not started to swap in is dropped (the
-// build failed), and its connection closed.
+// close ends the side: its work is waited for, its transaction ended,
+// a table it committed that the build's transaction has not started to
+// swap in is dropped (the build failed; a commit that answered with an
+// error may have committed too), and its connection closed.
 func (s *sideText) close(ctx context.Context) {
 	ctx = context.WithoutCancel(ctx)
 	if s.done != nil {
@@ -266,27 +291,33 @@ func (s *sideText) close(ctx context.Context) {
 		<-s.done
 		s.done = nil
 	}
-	if s.committed && !s.swapping {
+	s.tx.Rollback(ctx) // unless it committed
+	if !s.swapping {
 		dropLeftover(ctx, s.conn) // else the next full build does
 	}
 	s.conn.Close(ctx)
 }
 
 // dropLeftover drops sideTable from the vault's schema, where a build that
-// failed or a crash left it, unless it is not this role's to drop.
+// failed or a crash left it, unless it is not this role's to drop, or
+// another holds it (then it fails at once).
 func dropLeftover(ctx context.Context, q interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Begin(ctx context.Context) (pgx.Tx, error)
 }) error {
-	var name string
-	err := q.QueryRow(ctx, `SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE n.nspname = current_schema() AND c.relname = $1 AND c.relkind = 'r' AND pg_has_role(c.relowner, 'USAGE')`, sideTable).Scan(&name)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
+	return pgx.BeginFunc(ctx, q, func(tx pgx.Tx) error {
+		var name string
+		err := tx.QueryRow(ctx, `SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+			WHERE n.nspname = current_schema() AND c.relname = $1 AND c.relkind = 'r' AND pg_has_role(c.relowner, 'USAGE')`, sideTable).Scan(&name)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `LOCK TABLE `+name+` IN ACCESS EXCLUSIVE MODE NOWAIT`); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DROP TABLE `+name)
 		return err
-	}
-	_, err = q.Exec(ctx, `DROP TABLE `+name)
-	return err
+	})
 }

@@ -28,12 +28,18 @@ func TestIndexStorage_FirstBuildSwapsFullText(t *testing.T) {
 	ctx := t.Context()
 	_, files, _ := changedVault(300, 3)
 	role := "cairn_test_" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	for _, tc := range []struct {
+	for n, tc := range []struct {
 		name    string
 		setup   []string // %s: the vault's schema; %r: a role of the test's
 		url     string   // added to the URL
 		swapped bool
 		fails   string // in the build's error
+		// held: another transaction holds the setup's fts_build through
+		// the build, which leaves it.
+		held bool
+		// sessionTablespace: the build's connections default to a
+		// tablespace that nothing of the index is in.
+		sessionTablespace bool
 	}{
 		{name: "alone", swapped: true},
 		{name: "comments, privileges, a tablespace and a leftover", swapped: true, setup: []string{
@@ -55,6 +61,27 @@ func TestIndexStorage_FirstBuildSwapsFullText(t *testing.T) {
 		{name: "a column's storage of its own", setup: []string{
 			`ALTER TABLE fts ALTER COLUMN body SET STORAGE EXTERNAL`,
 		}},
+		{name: "a column's options", setup: []string{
+			`ALTER TABLE fts ALTER COLUMN words SET (n_distinct = 100)`,
+		}},
+		{name: "its TOAST table's options", setup: []string{
+			`ALTER TABLE fts SET (toast.autovacuum_enabled = false)`,
+		}},
+		{name: "its owner's privileges cut", setup: []string{
+			`REVOKE TRUNCATE ON fts FROM CURRENT_USER`,
+		}},
+		{name: "a privilege another granted", setup: []string{
+			`GRANT USAGE ON SCHEMA %s TO %r`,
+			`GRANT SELECT ON fts TO %r WITH GRANT OPTION`,
+			`SET LOCAL ROLE %r ;; GRANT SELECT ON fts TO PUBLIC`,
+		}},
+		{name: "a leftover another holds", held: true, setup: []string{
+			`CREATE TABLE fts_build (x int)`,
+		}},
+		{name: "a session's default tablespace", swapped: true, sessionTablespace: true},
+		{name: "an exclusion constraint with options", swapped: true, setup: []string{
+			`ALTER TABLE keys ADD CONSTRAINT keys_step_99 EXCLUDE USING btree (value WITH =) WITH (fillfactor = 70) WHERE (step = 99)`,
+		}},
 		{name: "repeatable read", url: "&default_transaction_isolation=repeatable%20read"},
 		{name: "an index of it the rows break", fails: "fts_words_once", setup: []string{
 			`CREATE UNIQUE INDEX fts_words_once ON fts (words)`,
@@ -64,16 +91,33 @@ func TestIndexStorage_FirstBuildSwapsFullText(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			db, err := postgres.Open(ctx, pgtest.URL(t)+tc.url, nil)
+			url := pgtest.URL(t) + tc.url
+			if tc.held {
+				url += "&lock_timeout=200" // each wait for the held table
+			}
+			db, err := postgres.Open(ctx, url, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { db.Close() })
+			builder := db
+			if tc.sessionTablespace {
+				if name := moveToTablespace(t, db, "fts_title"); name != "" {
+					if _, err := db.Pool().Exec(ctx, `ALTER INDEX fts_title SET TABLESPACE pg_default`); err != nil {
+						t.Fatal(err)
+					}
+					if builder, err = postgres.Open(ctx, url+"&default_tablespace="+name, nil); err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { builder.Close() })
+				}
+			}
 			var schema string
 			if err := db.Pool().QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
 				t.Fatal(err)
 			}
-			if tc.name == "comments, privileges, a tablespace and a leftover" {
+			role := role + "_" + strconv.Itoa(n)
+			if strings.Contains(strings.Join(tc.setup, " "), "%r") {
 				if _, err := db.Pool().Exec(ctx, `CREATE ROLE `+role); err != nil {
 					t.Fatal(err)
 				}
@@ -84,18 +128,41 @@ func TestIndexStorage_FirstBuildSwapsFullText(t *testing.T) {
 						}
 					}
 				})
+			}
+			if tc.name == "comments, privileges, a tablespace and a leftover" {
 				moveToTablespace(t, db, "fts_title")
 			}
-			for _, stmt := range tc.setup {
-				stmt = strings.NewReplacer("%s", pgx.Identifier{schema}.Sanitize(), "%r", role).Replace(stmt)
-				if _, err := db.Pool().Exec(ctx, stmt); err != nil {
-					t.Fatalf("%s: %v", stmt, err)
+			// Each entry in a transaction of its own, its statements
+			// separated by " ;; ".
+			for _, entry := range tc.setup {
+				entry = strings.NewReplacer("%s", pgx.Identifier{schema}.Sanitize(), "%r", role).Replace(entry)
+				err := pgx.BeginFunc(ctx, db.Pool(), func(tx pgx.Tx) error {
+					for stmt := range strings.SplitSeq(entry, " ;; ") {
+						if _, err := tx.Exec(ctx, stmt); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatalf("%s: %v", entry, err)
+				}
+			}
+			if tc.held {
+				tx, err := db.Pool().Begin(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer tx.Rollback(context.Background())
+				if _, err := tx.Exec(ctx, `LOCK TABLE fts_build IN ACCESS SHARE MODE`); err != nil {
+					t.Fatal(err)
 				}
 			}
 			type table struct {
 				oid                uint32
 				comment, acl       string
 				columns, leftovers string
+				tablespace         string
 				rows, short, pages int // pages: files with a title
 			}
 			read := func() table {
@@ -106,8 +173,10 @@ func TestIndexStorage_FirstBuildSwapsFullText(t *testing.T) {
 						coalesce((SELECT string_agg(attname || ':' || coalesce(col_description(c.oid, attnum), ''), ' ' ORDER BY attnum)
 							FROM pg_attribute WHERE attrelid = c.oid AND attnum > 0 AND NOT attisdropped), ''),
 						(SELECT count(*) FROM pg_class WHERE relname LIKE 'fts\_build%' AND relnamespace = c.relnamespace)::text,
+						coalesce((SELECT spcname FROM pg_tablespace WHERE oid = c.reltablespace), ''),
 						(SELECT count(*) FROM fts), (SELECT count(*) FROM fts_short), (SELECT count(*) FROM files WHERE title IS NOT NULL)
-					FROM pg_class c WHERE c.oid = 'fts'::regclass`).Scan(&tb.oid, &tb.comment, &tb.acl, &tb.columns, &tb.leftovers, &tb.rows, &tb.short, &tb.pages)
+					FROM pg_class c WHERE c.oid = 'fts'::regclass`).Scan(&tb.oid, &tb.comment, &tb.acl, &tb.columns, &tb.leftovers, &tb.tablespace,
+					&tb.rows, &tb.short, &tb.pages)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -115,16 +184,16 @@ func TestIndexStorage_FirstBuildSwapsFullText(t *testing.T) {
 			}
 			before := read()
 			defs, _ := indexOIDs(t, db)
-			st := postgres.NewIndexStorage(db)
-			s, _ := commitVault(t, db, files)
+			st := postgres.NewIndexStorage(builder)
+			s, _ := commitVault(t, builder, files)
 			err = index.New(s, st, nil).Rebuild(ctx)
 			after := read()
 			afterDefs, _ := indexOIDs(t, db)
 			if !maps.Equal(afterDefs, defs) {
 				t.Errorf("indexes after the first build:\n%v\nwant\n%v", afterDefs, defs)
 			}
-			if after.leftovers != "0" {
-				t.Errorf("%s tables of the build's left in the schema", after.leftovers)
+			if want := map[bool]string{false: "0", true: "1"}[tc.held]; after.leftovers != want {
+				t.Errorf("%s tables of the build's left in the schema, want %s", after.leftovers, want)
 			}
 			if tc.fails != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.fails) {
@@ -141,9 +210,9 @@ func TestIndexStorage_FirstBuildSwapsFullText(t *testing.T) {
 			if swapped := after.oid != before.oid; swapped != tc.swapped {
 				t.Errorf("fts swapped: %v, want %v", swapped, tc.swapped)
 			}
-			if after.comment != before.comment || after.acl != before.acl || after.columns != before.columns {
-				t.Errorf("fts's comment, privileges and columns after the build:\n%q %q %q\nwant\n%q %q %q",
-					after.comment, after.acl, after.columns, before.comment, before.acl, before.columns)
+			if after.comment != before.comment || after.acl != before.acl || after.columns != before.columns || after.tablespace != before.tablespace {
+				t.Errorf("fts's comment, privileges, columns and tablespace after the build:\n%q %q %q %q\nwant\n%q %q %q %q",
+					after.comment, after.acl, after.columns, after.tablespace, before.comment, before.acl, before.columns, before.tablespace)
 			}
 			pages := after.pages
 			if pages < len(files)/2 || after.rows != pages || after.short != pages {
