@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"maps"
+	neturl "net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,6 +41,9 @@ func TestIndexStorage_FirstBuildSwapsFullText(t *testing.T) {
 		// sessionTablespace: the build's connections default to a
 		// tablespace that nothing of the index is in.
 		sessionTablespace bool
+		// owner: the vault is made, owned and built by a role of the
+		// test's (%r), not the test database's user.
+		owner bool
 	}{
 		{name: "alone", swapped: true},
 		{name: "comments, privileges, a tablespace and a leftover", swapped: true, setup: []string{
@@ -75,6 +79,9 @@ func TestIndexStorage_FirstBuildSwapsFullText(t *testing.T) {
 			`GRANT SELECT ON fts TO %r WITH GRANT OPTION`,
 			`SET LOCAL ROLE %r ;; GRANT SELECT ON fts TO PUBLIC`,
 		}},
+		{name: "its owner's default privileges cut", swapped: true, owner: true, setup: []string{
+			`ALTER DEFAULT PRIVILEGES FOR ROLE %r REVOKE DELETE, TRUNCATE ON TABLES FROM %r`,
+		}},
 		{name: "a leftover another holds", held: true, setup: []string{
 			`CREATE TABLE fts_build (x int)`,
 		}},
@@ -94,6 +101,10 @@ func TestIndexStorage_FirstBuildSwapsFullText(t *testing.T) {
 			url := pgtest.URL(t) + tc.url
 			if tc.held {
 				url += "&lock_timeout=200" // each wait for the held table
+			}
+			role := role + "_" + strconv.Itoa(n)
+			if tc.owner {
+				url = asOwner(t, url, role)
 			}
 			db, err := postgres.Open(ctx, url, nil)
 			if err != nil {
@@ -116,8 +127,7 @@ func TestIndexStorage_FirstBuildSwapsFullText(t *testing.T) {
 			if err := db.Pool().QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
 				t.Fatal(err)
 			}
-			role := role + "_" + strconv.Itoa(n)
-			if strings.Contains(strings.Join(tc.setup, " "), "%r") {
+			if !tc.owner && strings.Contains(strings.Join(tc.setup, " "), "%r") {
 				if _, err := db.Pool().Exec(ctx, `CREATE ROLE `+role); err != nil {
 					t.Fatal(err)
 				}
@@ -169,7 +179,7 @@ func TestIndexStorage_FirstBuildSwapsFullText(t *testing.T) {
 				var tb table
 				err := db.Pool().QueryRow(ctx, `SELECT c.oid, coalesce(obj_description(c.oid, 'pg_class'), ''),
 						coalesce((SELECT string_agg(pg_get_userbyid(a.grantee) || ':' || a.privilege_type || ':' || a.is_grantable, ' '
-							ORDER BY a.grantee, a.privilege_type) FROM aclexplode(c.relacl) a), ''),
+							ORDER BY a.grantee, a.privilege_type) FROM aclexplode(coalesce(c.relacl, acldefault('r', c.relowner))) a), ''),
 						coalesce((SELECT string_agg(attname || ':' || coalesce(col_description(c.oid, attnum), ''), ' ' ORDER BY attnum)
 							FROM pg_attribute WHERE attrelid = c.oid AND attnum > 0 AND NOT attisdropped), ''),
 						(SELECT count(*) FROM pg_class WHERE relname LIKE 'fts\_build%' AND relnamespace = c.relnamespace)::text,
@@ -230,4 +240,53 @@ func TestIndexStorage_FirstBuildSwapsFullText(t *testing.T) {
 			}
 		})
 	}
+}
+
+// asOwner makes a login role name that may make schemas in the test
+// database, dropped with what it owns when the test ends, and returns url
+// as that role's.
+func asOwner(t *testing.T, url, name string) string {
+	t.Helper()
+	ctx := t.Context()
+	admin, err := pgx.Connect(ctx, pgtest.Base(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	password := "pw" + strconv.FormatInt(time.Now().UnixNano(), 36) // where the server asks for one
+	var database string
+	if err := admin.QueryRow(ctx, `SELECT current_database()`).Scan(&database); err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		`CREATE ROLE ` + name + ` LOGIN PASSWORD '` + password + `'`,
+		`GRANT CREATE ON DATABASE ` + pgx.Identifier{database}.Sanitize() + ` TO ` + name,
+	} {
+		if _, err := admin.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		admin, err := pgx.Connect(ctx, pgtest.Base(t))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer admin.Close(ctx)
+		for _, stmt := range []string{
+			`DROP SCHEMA IF EXISTS ` + pgx.Identifier{u.Query().Get("search_path")}.Sanitize() + ` CASCADE`,
+			`DROP OWNED BY ` + name, `DROP ROLE ` + name,
+		} {
+			if _, err := admin.Exec(ctx, stmt); err != nil {
+				t.Errorf("%s: %v", stmt, err)
+			}
+		}
+	})
+	u.User = neturl.UserPassword(name, password)
+	return u.String()
 }
