@@ -144,8 +144,7 @@ func (t *indexTx) sideEligible(ctx context.Context, fts []indexDef) (create stri
 				AND relam = (SELECT oid FROM pg_am WHERE amname = 'heap')
 				AND (f.reltoastrelid = 0 OR (SELECT t.reloptions FROM pg_class t WHERE t.oid = f.reltoastrelid) IS NULL)
 				AND NOT EXISTS (SELECT FROM aclexplode(relacl) a WHERE a.grantor <> relowner)
-				AND (relacl IS NULL OR (SELECT array_agg(a.privilege_type ORDER BY a.privilege_type) FROM aclexplode(relacl) a WHERE a.grantee = relowner)
-					IS NOT DISTINCT FROM (SELECT array_agg(a.privilege_type ORDER BY a.privilege_type) FROM aclexplode(acldefault('r', relowner)) a))
+				AND (relacl IS NULL OR `+ownerDefaults("f")+`)
 				FROM f)
 			AND current_setting('transaction_isolation') = 'read committed'
 			AND NOT EXISTS (SELECT FROM pg_depend d, f
@@ -181,8 +180,7 @@ func (t *indexTx) sideEligible(ctx context.Context, fts []indexDef) (create stri
 		UNION ALL SELECT 'COMMENT ON COLUMN fts.' || quote_ident(a.attname) || ' IS ' || quote_literal(d.description)
 			FROM pg_description d JOIN pg_attribute a ON a.attrelid = d.objoid AND a.attnum = d.objsubid
 			WHERE d.classoid = 'pg_class'::regclass AND d.objoid = 'fts'::regclass AND d.objsubid > 0
-		UNION ALL SELECT 'GRANT ' || a.privilege_type || ' ON fts TO '
-				|| CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END
+		UNION ALL SELECT 'GRANT ' || a.privilege_type || ' ON fts TO ' || `+granteeName+`
 				|| CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END
 			FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = 'fts'::regclass AND a.grantee <> c.relowner`)
 	if err != nil {
@@ -193,6 +191,17 @@ func (t *indexTx) sideEligible(ctx context.Context, fts []indexDef) (create stri
 		return "", nil, false, fmt.Errorf("index: clear: %w", t.db.translate(err))
 	}
 	return create, after, true, nil
+}
+
+// granteeName is, in SQL, the role of an aclexplode row a as a GRANT or
+// REVOKE names it.
+const granteeName = `CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END`
+
+// ownerDefaults is, in SQL, whether the privileges that the table of
+// pg_class row rel (an alias) gives its owner are the default ones.
+func ownerDefaults(rel string) string {
+	return `(SELECT array_agg(a.privilege_type ORDER BY a.privilege_type) FROM aclexplode(` + rel + `.relacl) a WHERE a.grantee = ` + rel + `.relowner)
+		IS NOT DISTINCT FROM (SELECT array_agg(a.privilege_type ORDER BY a.privilege_type) FROM aclexplode(acldefault('r', ` + rel + `.relowner)) a)`
 }
 
 // copy loads rows into sideTable.
@@ -256,13 +265,10 @@ func (s *sideText) swap(ctx context.Context, t *indexTx) error {
 	// The privileges the new table was given by default (ALTER DEFAULT
 	// PRIVILEGES) go, its owner's are made the default ones as fts's
 	// were (sideEligible), and fts's others come back.
-	rows, err := t.tx.Query(ctx, `SELECT DISTINCT 'REVOKE ALL ON fts FROM '
-			|| CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END
+	rows, err := t.tx.Query(ctx, `SELECT DISTINCT 'REVOKE ALL ON fts FROM ' || `+granteeName+`
 		FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = $1::regclass AND a.grantee <> c.relowner
 		UNION ALL SELECT 'GRANT ALL ON fts TO ' || quote_ident(pg_get_userbyid(c.relowner)) FROM pg_class c
-		WHERE c.oid = $1::regclass AND c.relacl IS NOT NULL
-			AND (SELECT array_agg(a.privilege_type ORDER BY a.privilege_type) FROM aclexplode(c.relacl) a WHERE a.grantee = c.relowner)
-				IS DISTINCT FROM (SELECT array_agg(a.privilege_type ORDER BY a.privilege_type) FROM aclexplode(acldefault('r', c.relowner)) a)`, sideTable)
+		WHERE c.oid = $1::regclass AND c.relacl IS NOT NULL AND NOT `+ownerDefaults("c"), sideTable)
 	if err != nil {
 		return fmt.Errorf("index: full text: %w", t.db.translate(err))
 	}

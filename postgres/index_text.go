@@ -537,26 +537,24 @@ func (b *textBuild) finish(ctx context.Context, t *indexTx) error {
 	// Statistics for the planner, which would otherwise plan the index's
 	// lookups on tables it takes for empty (the words' statistics of the
 	// full text would cost more than they help: searches go by their GIN
-	// indexes).
-	analyze := `ANALYZE files, keys, links, link_keys, cites, fields, findings`
+	// indexes): of the tables filled already, and of the full text's.
+	analyze := []string{`ANALYZE files, keys, links, link_keys, cites, fields, findings`,
+		`ANALYZE fts (id, words, more), fts_short (id, words), fts_mid (id, words)`}
 	if b.side != nil {
-		// The indexes of the tables filled already, and their
-		// statistics, first, while the side makes the full text's.
+		// The indexes and statistics of the tables filled already first,
+		// while the side makes the full text's.
 		if err := b.makeIndexes(ctx, t, func(table string) bool { return table != "fts_short" && table != "fts_mid" }); err != nil {
 			return err
 		}
-		if _, err := t.tx.Exec(ctx, analyze); err != nil {
+		if _, err := t.tx.Exec(ctx, analyze[0]); err != nil {
 			return fmt.Errorf("index: full text: %w", t.db.translate(err))
 		}
-		analyze = `ANALYZE`
+		analyze = analyze[1:]
 		if err := b.side.swap(ctx, t); err != nil {
 			return err
 		}
 		b.side = nil
-	} else {
-		analyze += ","
 	}
-	analyze += ` fts (id, words, more), fts_short (id, words), fts_mid (id, words)`
 	pages := int(b.totals.pages)
 	bounds := [2]int{-1, -1}
 	for i, tr := range t.sizes.tiers() {
@@ -583,15 +581,12 @@ func (b *textBuild) finish(ctx context.Context, t *indexTx) error {
 		return err
 	}
 	s := b.totals
-	for _, stmt := range []struct {
-		sql  string
-		args []any
-	}{
-		{`UPDATE fts_stats SET pages = $1, words = $2, more = $3, short_words = $4, short = $5, mid_words = $6, mid = $7`,
-			[]any{s.pages, s.words, int32(s.more), int32(bounds[0]), int32(s.tiers[0]), int32(bounds[1]), int32(s.tiers[1])}},
-		{analyze, nil},
-	} {
-		if _, err := t.tx.Exec(ctx, stmt.sql, stmt.args...); err != nil {
+	if _, err := t.tx.Exec(ctx, `UPDATE fts_stats SET pages = $1, words = $2, more = $3, short_words = $4, short = $5, mid_words = $6, mid = $7`,
+		s.pages, s.words, int32(s.more), int32(bounds[0]), int32(s.tiers[0]), int32(bounds[1]), int32(s.tiers[1])); err != nil {
+		return fmt.Errorf("index: full text: %w", t.db.translate(err))
+	}
+	for _, stmt := range analyze {
+		if _, err := t.tx.Exec(ctx, stmt); err != nil {
 			return fmt.Errorf("index: full text: %w", t.db.translate(err))
 		}
 	}
