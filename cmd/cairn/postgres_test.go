@@ -547,3 +547,151 @@ func BenchmarkPostgresServeLoad(b *testing.B) {
 		})
 	}
 }
+
+// TestPostgres_ImportRace races three cairn import processes, each from a
+// folder of its own machine, into a new vault in PostgreSQL, round after
+// round, while a fourth process searches. The first import to take the
+// vault's write lock makes its first build, with the full text on a
+// second connection swapped in for fts; the others wait their turn and
+// add to that index. Every import lands, with all its pages searchable;
+// a search during the race answers or says the index is being built;
+// fts and the tables around it end as a vault's migrations made them,
+// with no table a build left; and a deep doctor (which rebuilds the index
+// and compares every row) is clean.
+func TestPostgres_ImportRace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("races processes")
+	}
+	const importers, rounds, pages = 3, 4, 150
+	root := t.TempDir()
+	for i := range importers {
+		files := map[string]string{}
+		for j := range pages {
+			files[fmt.Sprintf("p%03d.md", j)] = fmt.Sprintf("---\ntitle: Page %d %d\ntype: note\n---\nWritten by importer%d, common to all. [[p%03d]]\n", i, j, i, (j+1)%pages)
+		}
+		writeFiles(t, filepath.Join(root, "in-"+strconv.Itoa(i)), files)
+	}
+	want := indexesOf(t, pgtest.URL(t), root)
+	swapped := 0
+	defer func() {
+		t.Logf("%d of %d first builds swapped the full text in", swapped, rounds)
+		if swapped == 0 {
+			t.Error("no first build swapped its full text in for fts: the race never took that path")
+		}
+	}()
+	for round := range rounds {
+		url := pgtest.URL(t)
+		first := filepath.Join(t.TempDir(), "vault")
+		must(t, run(t, root, nil, "init", "--bare", "--database", url, first), "init --bare --database")
+		dirs := append([]string{first}, places(t, url, importers-1)...)
+		before := ftsOID(t, url)
+		done := make(chan struct{})
+		var searches, building int
+		var reader sync.WaitGroup
+		reader.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				r := run(t, dirs[0], nil, "search", "--json", "common")
+				switch {
+				case r.code == 0:
+					searches++
+				case strings.Contains(r.stderr, "being built"):
+					building++
+				default:
+					t.Errorf("round %d: a search during the imports: exit %d\n%s", round, r.code, r.stderr)
+					return
+				}
+			}
+		})
+		var wg sync.WaitGroup
+		for i, dir := range dirs {
+			wg.Go(func() {
+				r := run(t, dir, nil, "import", "--prefix", "in"+strconv.Itoa(i), filepath.Join(root, "in-"+strconv.Itoa(i)))
+				if r.code != 0 {
+					t.Errorf("round %d: import %d: exit %d\n%s%s", round, i, r.code, r.stdout, r.stderr)
+				}
+			})
+		}
+		wg.Wait()
+		close(done)
+		reader.Wait()
+		t.Logf("round %d: %d searches answered, %d found the index being built", round, searches, building)
+		// A first build that finds a reader on the tables keeps their
+		// indexes, and fts: the swap is not there every round.
+		if ftsOID(t, url) != before {
+			swapped++
+		}
+		for i := range importers {
+			r := run(t, dirs[1], nil, "search", "--json", "--limit", "100", "importer"+strconv.Itoa(i))
+			must(t, r, "search")
+			var out struct{ Items []struct{ Path string } }
+			if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+				t.Fatalf("search --json: %v\n%s", err, r.stdout)
+			}
+			if len(out.Items) != 100 {
+				t.Errorf("round %d: a search of importer%d found %d pages, want 100 (of %d)", round, i, len(out.Items), pages)
+			}
+			for _, it := range out.Items {
+				if !strings.HasPrefix(it.Path, "in"+strconv.Itoa(i)+"/") {
+					t.Errorf("round %d: a search of importer%d found %s", round, i, it.Path)
+				}
+			}
+		}
+		if got := indexesOf(t, url, root); !slices.Equal(got, want) {
+			t.Errorf("round %d: the index's tables after the race:\n%s\nwant, as a new vault has them:\n%s", round, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if d := doctorOf(t, dirs[2]); d["blobs"].(float64) < importers*pages {
+			t.Errorf("round %d: doctor checked %v blobs, want at least the %d imported", round, d["blobs"], importers*pages)
+		}
+	}
+}
+
+// ftsOID returns the oid of the table fts of the vault in the database
+// url (whose search_path names its schema).
+func ftsOID(t *testing.T, url string) uint32 {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(t.Context())
+	var oid uint32
+	if err := conn.QueryRow(t.Context(), `SELECT 'fts'::regclass::oid`).Scan(&oid); err != nil {
+		t.Fatalf("the oid of fts: %v", err)
+	}
+	return oid
+}
+
+// indexesOf returns, for the vault in the database url, the tables of its
+// schema and every index on them, without the schema's name, sorted: a
+// new vault (made in a place under root) when the schema has none yet.
+func indexesOf(t *testing.T, url, root string) []string {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(t.Context())
+	var schema string
+	if err := conn.QueryRow(t.Context(), `SELECT current_schema()`).Scan(&schema); err != nil || schema == "" {
+		must(t, run(t, root, nil, "init", "--bare", "--database", url, filepath.Join(root, "reference")), "init --bare --database")
+		if err := conn.QueryRow(t.Context(), `SELECT current_schema()`).Scan(&schema); err != nil {
+			t.Fatalf("the vault's schema: %v", err)
+		}
+	}
+	rows, err := conn.Query(t.Context(), `SELECT 'table ' || tablename FROM pg_tables WHERE schemaname = $1
+		UNION ALL SELECT replace(indexdef, quote_ident($1) || '.', '') FROM pg_indexes WHERE schemaname = $1`, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(defs)
+	return defs
+}
