@@ -7,6 +7,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -69,6 +70,53 @@ func searchVault(t testing.TB, files []store.FileChange, later ...[]store.FileCh
 		}
 	}
 	return db, ix, st.Committed().(*indexReader)
+}
+
+// A deep check compares the words' page counts kept as pages change
+// with FTS5's own: a count off, a word missing and a word no page holds
+// are each reported, with the word.
+func TestIndexCheck_WordCounts(t *testing.T) {
+	ctx := t.Context()
+	var files []store.FileChange
+	for _, f := range vaultgen.New(vaultgen.Config{Pages: 300}).All() {
+		files = append(files, store.FileChange{Path: f.Path, Data: f.Data})
+	}
+	db, ix, _ := searchVault(t, files)
+	check := func() []string {
+		t.Helper()
+		d, err := ix.Check(ctx, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Problems
+	}
+	if p := check(); len(p) != 0 {
+		t.Fatalf("a new index: %q", p)
+	}
+	var word string
+	var pages int
+	if err := db.r.QueryRowContext(ctx, `SELECT word, pages FROM fts_words ORDER BY pages DESC, word LIMIT 1`).Scan(&word, &pages); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, word, breaks, mends string }{
+		{"a count off", word, `UPDATE fts_words SET pages = pages + 1 WHERE word = ?`, `UPDATE fts_words SET pages = pages - 1 WHERE word = ?`},
+		{"a word missing", word, `DELETE FROM fts_words WHERE word = ?`, `INSERT INTO fts_words (word, pages) VALUES (?, ` + strconv.Itoa(pages) + `)`},
+		{"a word no page holds", "zzstray", `INSERT INTO fts_words (word, pages) VALUES (?, 2)`, `DELETE FROM fts_words WHERE word = ?`},
+	} {
+		if _, err := db.w.ExecContext(ctx, c.breaks, c.word); err != nil {
+			t.Fatal(err)
+		}
+		p := check()
+		if !slices.ContainsFunc(p, func(s string) bool { return strings.Contains(s, "fts_words_drift") && strings.Contains(s, c.word) }) {
+			t.Errorf("%s (%s): the deep check found %q", c.name, c.word, p)
+		}
+		if _, err := db.w.ExecContext(ctx, c.mends, c.word); err != nil {
+			t.Fatal(err)
+		}
+		if p := check(); len(p) != 0 {
+			t.Fatalf("%s mended: %q", c.name, p)
+		}
+	}
 }
 
 // A page's word count is what FTS5 counted for its row, and the totals
