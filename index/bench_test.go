@@ -118,6 +118,27 @@ func BenchmarkBuild(b *testing.B) {
 	}
 }
 
+// BenchmarkCheckDeep is cairn doctor's check of the index: a rebuild in a
+// transaction it rolls back, and every row compared with the committed
+// ones.
+func BenchmarkCheckDeep(b *testing.B) {
+	for _, n := range sizes[:2] {
+		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {
+			f := benchSetup(b, n)
+			ctx := context.Background()
+			for b.Loop() {
+				d, err := f.ix.Check(ctx, true)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !d.OK() {
+					b.Fatalf("a new index differs from a rebuild: %q", d.Problems)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkUpdate10 commits a change of 10 pages to main: store commit,
 // index update and lint in one transaction.
 func BenchmarkUpdate10(b *testing.B) {

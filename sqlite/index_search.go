@@ -301,7 +301,9 @@ var indexSnapshotQueries = map[string]string{
 	"fts_words": `SELECT word, pages FROM fts_words`,
 	// Not a FULL JOIN: SQLite joins the virtual table fts_vocab by
 	// scanning it for every row of fts_words (a minute for 27,000 words);
-	// each side here reads the other by its key.
+	// each side here reads the other by its key. fts5vocab looks a term
+	// up only for a comparison in BINARY: fts_words.word must keep that
+	// collation, or this is quadratic again (BenchmarkCheckDeep).
 	"fts_words_drift": `SELECT v.term, w.pages, v.doc FROM fts_vocab v LEFT JOIN fts_words w ON w.word = v.term
 			WHERE v.doc > 0 AND w.pages IS NOT v.doc
 		UNION ALL SELECT w.word, w.pages, NULL FROM fts_words w

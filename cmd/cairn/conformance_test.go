@@ -136,9 +136,10 @@ func retryUnexpected(t *testing.T, suite, node, out string, run conformanceRun, 
 // runMissing makes sure a run has results of every scenario it is meant
 // to run (expectedScenarios): a suite that stops part way, as it did
 // under a loaded machine after 36 of 62 scenarios (the proxy's dropped
-// connection, since fixed), would otherwise pass with what it ran. Each missing scenario is run again, alone, on a new
-// server, and its results join the run's; one that still has none fails
-// the test. text is what the suite printed in the run.
+// connection, since fixed), would otherwise pass with what it ran. Each
+// missing scenario is run again, alone, on a new server, and its results
+// join the run's; one that still has none fails the test. text is what
+// the suite printed in the run.
 func runMissing(t *testing.T, suite, node, out string, run conformanceRun, res conformanceResults, text []byte) conformanceResults {
 	t.Helper()
 	var missing []string
