@@ -1,6 +1,9 @@
 package index_test
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"cairn/index"
@@ -36,4 +39,41 @@ func TestIndex_BuildInChunks(t *testing.T) {
 	}
 	e.commit(edits)
 	e.check()
+}
+
+// A deep check names the rows in which the committed index differs from
+// a rebuild, the first five of each table each way and a count of the
+// rest, on each backend, and changes nothing: the same check after it
+// finds the same.
+func TestIndex_CheckNamesDrift(t *testing.T) {
+	e := setup(t)
+	files := map[string]string{"index.md": "# Home\n"}
+	for i := range 8 {
+		files[fmt.Sprintf("p%d.md", i)] = fmt.Sprintf("# Page %d\n\nSee [[index]] and [[p%d]].\n", i, (i+1)%8)
+	}
+	e.commit(files)
+	e.check()
+	e.b.exec(t, `UPDATE files SET title = 'Wrong' WHERE path = 'p3.md'`)
+	e.b.exec(t, `DELETE FROM links`)
+	want := []string{
+		"files: missing p3.md | ", "files: unexpected p3.md | ",
+		"links: missing ", "links: 11 more rows missing",
+	}
+	for range 2 {
+		d, err := e.ix.Check(e.ctx, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !slices.ContainsFunc(d.Problems, func(p string) bool { return strings.HasPrefix(p, w) }) {
+				t.Errorf("no problem starts %q:\n%s", w, strings.Join(d.Problems, "\n"))
+			}
+		}
+		if n := len(d.Problems); n != 2+6 {
+			t.Errorf("%d problems, want 8 (two of files, five links and a count):\n%s", n, strings.Join(d.Problems, "\n"))
+		}
+		if !slices.ContainsFunc(d.Problems, func(p string) bool { return strings.Contains(p, "Wrong") }) {
+			t.Errorf("the wrong title is not named:\n%s", strings.Join(d.Problems, "\n"))
+		}
+	}
 }

@@ -76,19 +76,58 @@ func (ix *Index) check(ctx context.Context, q StorageTx, tx *store.Tx, deep bool
 	if !deep || !d.OK() {
 		return nil
 	}
-	before, err := snapshot(ctx, q)
-	if err != nil {
+	// The committed rows are kept in the transaction, not in memory:
+	// compared by the database with the rebuilt ones.
+	if err := q.SaveSnapshot(ctx); err != nil {
 		return err
 	}
 	if err := build(ctx, q, tx, st.Tree); err != nil {
 		return err
 	}
-	after, err := snapshot(ctx, q)
+	drift, err := q.SnapshotDrift(ctx, shownRows)
 	if err != nil {
 		return err
 	}
-	d.Problems = append(d.Problems, after.Diff(before)...)
+	for _, t := range drift {
+		d.Problems = append(d.Problems, driftProblems(t.Table, t.Added, t.AddedAll, t.Gone, t.GoneAll)...)
+	}
 	return nil
+}
+
+// shownRows is how many rows of a table's drift a check names; the rest
+// it counts.
+const shownRows = 5
+
+// KeepFirst adds line to first, the lines seen so far that sort first, in
+// order, and keeps at most limit of them: what a storage's SnapshotDrift
+// names of a table's drift, whatever its length.
+func KeepFirst(first []string, line string, limit int) []string {
+	i, _ := slices.BinarySearch(first, line)
+	if i >= limit {
+		return first
+	}
+	first = slices.Insert(first, i, line)
+	return first[:min(len(first), limit)]
+}
+
+// driftProblems describes the drift of one table of the committed index
+// from a rebuild: missing are the rebuild's rows it lacks (the first of
+// them, of missingAll), extra the rows it has and the rebuild does not.
+func driftProblems(table string, missing []string, missingAll int, extra []string, extraAll int) []string {
+	var out []string
+	for _, l := range missing[:min(len(missing), shownRows)] {
+		out = append(out, fmt.Sprintf("%s: missing %s", table, l))
+	}
+	if missingAll > shownRows {
+		out = append(out, fmt.Sprintf("%s: %d more rows missing", table, missingAll-shownRows))
+	}
+	for _, l := range extra[:min(len(extra), shownRows)] {
+		out = append(out, fmt.Sprintf("%s: unexpected %s", table, l))
+	}
+	if extraAll > shownRows {
+		out = append(out, fmt.Sprintf("%s: %d more rows that should not be there", table, extraAll-shownRows))
+	}
+	return out
 }
 
 func short(h cairn.Hash) string {
@@ -132,20 +171,7 @@ func (s *Snapshot) Diff(other *Snapshot) []string {
 			return o
 		}
 		missing, extra := only(lines, theirs), only(theirs, lines)
-		for i, l := range missing {
-			if i == 5 {
-				out = append(out, fmt.Sprintf("%s: %d more rows missing", table, len(missing)-5))
-				break
-			}
-			out = append(out, fmt.Sprintf("%s: missing %s", table, l))
-		}
-		for i, l := range extra {
-			if i == 5 {
-				out = append(out, fmt.Sprintf("%s: %d more rows that should not be there", table, len(extra)-5))
-				break
-			}
-			out = append(out, fmt.Sprintf("%s: unexpected %s", table, l))
-		}
+		out = append(out, driftProblems(table, missing, len(missing), extra, len(extra))...)
 	}
 	slices.Sort(out)
 	return out

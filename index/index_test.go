@@ -22,6 +22,7 @@ var propertySeeds = flag.Int("seeds", 6, "random edit sequences for TestIndex_In
 type env struct {
 	t   *testing.T
 	ctx context.Context
+	b   *backend
 	st  index.Storage
 	s   *store.Store
 	ix  *index.Index
@@ -39,7 +40,7 @@ func setup(t *testing.T) *env {
 	}
 	ix := index.New(s, b.st, nil)
 	s.AddHook(ix.Hook())
-	return &env{t: t, ctx: ctx, st: b.st, s: s, ix: ix}
+	return &env{t: t, ctx: ctx, b: b, st: b.st, s: s, ix: ix}
 }
 
 // commit applies changes to main: path → content, "" deletes.

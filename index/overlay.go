@@ -25,10 +25,11 @@ var errBuild = errors.New("index overlay: a full build does not run on an overla
 // It holds the rows the update touched, whole: every file row it read or
 // wrote, every link it wrote, and the changes to the key, citation and
 // lookup tables as sets of rows added and removed. Reads merge those with
-// the base's rows. It keeps no full text: Search, Titles, Stats and
-// Snapshot are not answered (EINTERNAL). Every write is also journaled, so
-// that a transaction whose rows are still the base's can be brought to the
-// same state by making the same writes, without reading or parsing again.
+// the base's rows. It keeps no full text: Search, Titles, Stats and the
+// snapshots (Snapshot, SaveSnapshot, SnapshotDrift) are not answered
+// (EINTERNAL). Every write is also journaled, so that a transaction whose
+// rows are still the base's can be brought to the same state by making
+// the same writes, without reading or parsing again.
 type overlay struct {
 	base StorageReader
 
@@ -671,6 +672,14 @@ func (o *overlay) Search(context.Context, FullTextQuery) ([]SearchHit, error) {
 // Snapshot is not answered on an overlay.
 func (o *overlay) Snapshot(context.Context) (map[string][]string, error) {
 	return nil, notInOverlay("Snapshot")
+}
+
+// SaveSnapshot is not answered on an overlay.
+func (o *overlay) SaveSnapshot(context.Context) error { return notInOverlay("SaveSnapshot") }
+
+// SnapshotDrift is not answered on an overlay.
+func (o *overlay) SnapshotDrift(context.Context, int) ([]TableDrift, error) {
+	return nil, notInOverlay("SnapshotDrift")
 }
 
 // SetState keeps the state in memory.

@@ -149,6 +149,16 @@ type StorageReader interface {
 	Snapshot(ctx context.Context) (map[string][]string, error)
 }
 
+// TableDrift is how one table of the index differs from the rows a
+// transaction kept of it ([StorageTx.SnapshotDrift]).
+type TableDrift struct {
+	Table string
+	// Added are lines there now but not then, Gone lines there then but not
+	// now: the first of each, sorted, and how many there are in all.
+	Added, Gone       []string
+	AddedAll, GoneAll int
+}
+
 // StorageSnapshot is one committed state of the index ([Storage.Snapshot]).
 type StorageSnapshot interface {
 	StorageReader
@@ -164,6 +174,16 @@ type StorageTx interface {
 
 	// SetState records the commit and tree the rows reflect.
 	SetState(ctx context.Context, st State) error
+
+	// SaveSnapshot keeps every row Snapshot would give, inside the
+	// transaction (temporary tables its end drops), for SnapshotDrift: a
+	// deep check ([Index.Check]) holds no copy of the index in memory.
+	SaveSnapshot(ctx context.Context) error
+	// SnapshotDrift compares the rows now with those SaveSnapshot kept,
+	// table by table, as Snapshot gives them: the lines there now and not
+	// then, and then and not now, the first limit of each by their order,
+	// with how many there are. Tables without a difference are left out.
+	SnapshotDrift(ctx context.Context, limit int) ([]TableDrift, error)
 
 	// Clear removes every row, full text included, for a full build; the
 	// rows that follow come in key order (see the row types), and

@@ -25,6 +25,8 @@ type backend struct {
 	st index.Storage
 	// size returns the bytes the database takes.
 	size func(testing.TB) int64
+	// exec runs a statement on the database, outside the index.
+	exec func(testing.TB, string)
 }
 
 func openBackend(t testing.TB) *backend {
@@ -45,6 +47,10 @@ func openBackend(t testing.TB) *backend {
 				t.Fatal(err)
 			}
 			return n
+		}, exec: func(t testing.TB, stmt string) {
+			if _, err := db.Pool().Exec(ctx, stmt); err != nil {
+				t.Fatalf("%s: %v", stmt, err)
+			}
 		}}
 	}
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "cairn.db"), nil)
@@ -61,6 +67,10 @@ func openBackend(t testing.TB) *backend {
 			t.Fatal(err)
 		}
 		return fi.Size()
+	}, exec: func(t testing.TB, stmt string) {
+		if _, err := db.Write().ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
 	}}
 }
 

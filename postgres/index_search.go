@@ -371,30 +371,121 @@ func (r *indexReader) Snapshot(ctx context.Context) (map[string][]string, error)
 }
 
 func (r *indexReader) snapshotTable(ctx context.Context, query string) ([]string, error) {
-	rows, err := r.query(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	var lines []string
-	for rows.Next() {
-		vals, err := rows.Values()
-		if err != nil {
-			return nil, r.db.translate(err)
-		}
-		parts := make([]string, len(vals))
-		for i, v := range vals {
-			if v == nil {
-				parts[i] = "NULL"
-			} else {
-				parts[i] = fmt.Sprint(v)
-			}
-		}
-		lines = append(lines, strings.Join(parts, " | "))
-	}
-	if err := rows.Err(); err != nil {
-		return nil, r.db.translate(err)
+	if err := r.eachLine(ctx, query, func(l string) { lines = append(lines, l) }); err != nil {
+		return nil, err
 	}
 	slices.Sort(lines)
 	return lines, nil
+}
+
+// eachLine calls each with every row of query as a line of its values
+// separated by " | ", NULL for none.
+func (r *indexReader) eachLine(ctx context.Context, query string, each func(string)) error {
+	rows, err := r.query(ctx, query)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var parts []string
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			return r.db.translate(err)
+		}
+		parts = parts[:0]
+		for _, v := range vals {
+			if v == nil {
+				parts = append(parts, "NULL")
+			} else {
+				parts = append(parts, fmt.Sprint(v))
+			}
+		}
+		each(strings.Join(parts, " | "))
+	}
+	return r.db.translate(rows.Err())
+}
+
+// savedSnapshot is the temporary table in which SaveSnapshot keeps the
+// rows of one of indexSnapshotQueries.
+func savedSnapshot(table string) string { return "pg_temp.snapshot_" + table }
+
+// snapshotRows is query as a subquery whose columns are named c1, c2, …
+// (a snapshot's query may give two the same name, which a table may not
+// have): its columns are counted first.
+func (t *indexTx) snapshotRows(ctx context.Context, query string) (string, error) {
+	rows, err := t.query(ctx, `SELECT * FROM (`+query+`) q LIMIT 0`)
+	if err != nil {
+		return "", err
+	}
+	n := len(rows.FieldDescriptions())
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return "", t.db.translate(err)
+	}
+	cols := make([]string, n)
+	for i := range cols {
+		cols[i] = "c" + strconv.Itoa(i+1)
+	}
+	return `SELECT * FROM (` + query + `) q (` + strings.Join(cols, ", ") + `)`, nil
+}
+
+// SaveSnapshot keeps what Snapshot would give in temporary tables, which
+// the transaction's end drops.
+func (t *indexTx) SaveSnapshot(ctx context.Context) error {
+	if err := t.saveText(ctx); err != nil {
+		return err
+	}
+	for table, query := range indexSnapshotQueries() {
+		rows, err := t.snapshotRows(ctx, query)
+		if err != nil {
+			return fmt.Errorf("save snapshot %s: %w", table, err)
+		}
+		if err := t.exec(ctx, "save snapshot", `DROP TABLE IF EXISTS `+savedSnapshot(table)); err != nil {
+			return err
+		}
+		if err := t.exec(ctx, "save snapshot", `CREATE TEMP TABLE `+strings.TrimPrefix(savedSnapshot(table), "pg_temp.")+` ON COMMIT DROP AS `+rows); err != nil {
+			return err
+		}
+	}
+	return t.sendQueued(ctx)
+}
+
+// SnapshotDrift compares the rows with those SaveSnapshot kept (EXCEPT,
+// each way: distinct lines, as Snapshot's sorted lines are compared).
+func (t *indexTx) SnapshotDrift(ctx context.Context, limit int) ([]index.TableDrift, error) {
+	if err := t.saveText(ctx); err != nil {
+		return nil, err
+	}
+	var out []index.TableDrift
+	for table, query := range indexSnapshotQueries() {
+		now, err := t.snapshotRows(ctx, query)
+		if err != nil {
+			return nil, fmt.Errorf("snapshot drift %s: %w", table, err)
+		}
+		then := `SELECT * FROM ` + savedSnapshot(table)
+		d := index.TableDrift{Table: table}
+		if d.Added, d.AddedAll, err = t.firstLines(ctx, now+` EXCEPT `+then, limit); err != nil {
+			return nil, fmt.Errorf("snapshot drift %s: %w", table, err)
+		}
+		if d.Gone, d.GoneAll, err = t.firstLines(ctx, then+` EXCEPT `+now, limit); err != nil {
+			return nil, fmt.Errorf("snapshot drift %s: %w", table, err)
+		}
+		if d.AddedAll > 0 || d.GoneAll > 0 {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// firstLines returns the first limit lines of query's rows, sorted, and
+// how many rows it has.
+func (r *indexReader) firstLines(ctx context.Context, query string, limit int) ([]string, int, error) {
+	var first []string
+	n := 0
+	err := r.eachLine(ctx, query, func(l string) {
+		n++
+		first = index.KeepFirst(first, l, limit)
+	})
+	return first, n, err
 }
