@@ -54,10 +54,11 @@ func TestIndex_CheckNamesDrift(t *testing.T) {
 	e.commit(files)
 	e.check()
 	e.b.exec(t, `UPDATE files SET title = 'Wrong' WHERE path = 'p3.md'`)
-	e.b.exec(t, `DELETE FROM links`)
+	e.b.exec(t, `UPDATE links SET ord = ord + 100`)
 	want := []string{
 		"files: missing p3.md | ", "files: unexpected p3.md | ",
 		"links: missing ", "links: 11 more rows missing",
+		"links: unexpected ", "links: 11 more rows that should not be there",
 	}
 	for range 2 {
 		d, err := e.ix.Check(e.ctx, true)
@@ -69,11 +70,24 @@ func TestIndex_CheckNamesDrift(t *testing.T) {
 				t.Errorf("no problem starts %q:\n%s", w, strings.Join(d.Problems, "\n"))
 			}
 		}
-		if n := len(d.Problems); n != 2+6 {
-			t.Errorf("%d problems, want 8 (two of files, five links and a count):\n%s", n, strings.Join(d.Problems, "\n"))
+		if n := len(d.Problems); n != 2+6+6 {
+			t.Errorf("%d problems, want 14 (two of files; five links and a count, each way):\n%s", n, strings.Join(d.Problems, "\n"))
 		}
 		if !slices.ContainsFunc(d.Problems, func(p string) bool { return strings.Contains(p, "Wrong") }) {
 			t.Errorf("the wrong title is not named:\n%s", strings.Join(d.Problems, "\n"))
 		}
+	}
+}
+
+// KeepFirst keeps the lines that sort first, in order, whatever order
+// they come in.
+func TestKeepFirst(t *testing.T) {
+	lines := []string{"m", "c", "x", "a", "q", "b", "z", "d", "c2"}
+	var first []string
+	for _, l := range lines {
+		first = index.KeepFirst(first, l, 4)
+	}
+	if want := []string{"a", "b", "c", "c2"}; !slices.Equal(first, want) {
+		t.Errorf("KeepFirst = %q, want %q", first, want)
 	}
 }

@@ -76,13 +76,29 @@ func (ix *Index) check(ctx context.Context, q StorageTx, tx *store.Tx, deep bool
 	if !deep || !d.OK() {
 		return nil
 	}
-	// The committed rows are kept in the transaction, not in memory:
-	// compared by the database with the rebuilt ones.
-	if err := q.SaveSnapshot(ctx); err != nil {
+	// The committed rows are kept in the transaction, not in memory, and
+	// compared by the database with the rebuilt ones; in memory only
+	// when the database may not keep them.
+	kept, err := q.SaveSnapshot(ctx)
+	if err != nil {
 		return err
+	}
+	var before *Snapshot
+	if !kept {
+		if before, err = snapshot(ctx, q); err != nil {
+			return err
+		}
 	}
 	if err := build(ctx, q, tx, st.Tree); err != nil {
 		return err
+	}
+	if !kept {
+		after, err := snapshot(ctx, q)
+		if err != nil {
+			return err
+		}
+		d.Problems = append(d.Problems, after.Diff(before)...)
+		return nil
 	}
 	drift, err := q.SnapshotDrift(ctx, shownRows)
 	if err != nil {

@@ -675,7 +675,9 @@ func (o *overlay) Snapshot(context.Context) (map[string][]string, error) {
 }
 
 // SaveSnapshot is not answered on an overlay.
-func (o *overlay) SaveSnapshot(context.Context) error { return notInOverlay("SaveSnapshot") }
+func (o *overlay) SaveSnapshot(context.Context) (bool, error) {
+	return false, notInOverlay("SaveSnapshot")
+}
 
 // SnapshotDrift is not answered on an overlay.
 func (o *overlay) SnapshotDrift(context.Context, int) ([]TableDrift, error) {

@@ -176,13 +176,17 @@ type StorageTx interface {
 	SetState(ctx context.Context, st State) error
 
 	// SaveSnapshot keeps every row Snapshot would give, inside the
-	// transaction (temporary tables its end drops), for SnapshotDrift: a
-	// deep check ([Index.Check]) holds no copy of the index in memory.
-	SaveSnapshot(ctx context.Context) error
+	// transaction (temporary tables, which SnapshotDrift and a rollback
+	// drop), for SnapshotDrift: a deep check ([Index.Check]) then holds no
+	// copy of the index in memory. It returns false, having kept nothing,
+	// when the database does not let it (a PostgreSQL role without TEMP):
+	// the check compares Snapshots instead.
+	SaveSnapshot(ctx context.Context) (bool, error)
 	// SnapshotDrift compares the rows now with those SaveSnapshot kept,
-	// table by table, as Snapshot gives them: the lines there now and not
-	// then, and then and not now, the first limit of each by their order,
-	// with how many there are. Tables without a difference are left out.
+	// table by table, as typed values, each distinct row once: the lines
+	// (as Snapshot gives them) there now and not then, and then and not
+	// now, the first limit of each in order, with how many there are.
+	// Tables without a difference are left out.
 	SnapshotDrift(ctx context.Context, limit int) ([]TableDrift, error)
 
 	// Clear removes every row, full text included, for a full build; the

@@ -431,28 +431,36 @@ func (t *indexTx) snapshotRows(ctx context.Context, query string) (string, error
 }
 
 // SaveSnapshot keeps what Snapshot would give in temporary tables, which
-// the transaction's end drops.
-func (t *indexTx) SaveSnapshot(ctx context.Context) error {
+// SnapshotDrift and the transaction's end drop; nothing, returning false,
+// when the role may not make temporary tables.
+func (t *indexTx) SaveSnapshot(ctx context.Context) (bool, error) {
 	if err := t.saveText(ctx); err != nil {
-		return err
+		return false, err
+	}
+	var temp bool
+	if err := t.queryRow(ctx, `SELECT has_database_privilege(current_database(), 'TEMP')`, nil, &temp); err != nil {
+		return false, fmt.Errorf("save snapshot: %w", err)
+	}
+	if !temp {
+		return false, nil
 	}
 	for table, query := range indexSnapshotQueries() {
 		rows, err := t.snapshotRows(ctx, query)
 		if err != nil {
-			return fmt.Errorf("save snapshot %s: %w", table, err)
+			return false, fmt.Errorf("save snapshot %s: %w", table, err)
 		}
 		if err := t.exec(ctx, "save snapshot", `DROP TABLE IF EXISTS `+savedSnapshot(table)); err != nil {
-			return err
+			return false, err
 		}
 		if err := t.exec(ctx, "save snapshot", `CREATE TEMP TABLE `+strings.TrimPrefix(savedSnapshot(table), "pg_temp.")+` ON COMMIT DROP AS `+rows); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return t.sendQueued(ctx)
+	return true, t.sendQueued(ctx)
 }
 
 // SnapshotDrift compares the rows with those SaveSnapshot kept (EXCEPT,
-// each way: distinct lines, as Snapshot's sorted lines are compared).
+// each way), and drops them.
 func (t *indexTx) SnapshotDrift(ctx context.Context, limit int) ([]index.TableDrift, error) {
 	if err := t.saveText(ctx); err != nil {
 		return nil, err
@@ -470,6 +478,9 @@ func (t *indexTx) SnapshotDrift(ctx context.Context, limit int) ([]index.TableDr
 		}
 		if d.Gone, d.GoneAll, err = t.firstLines(ctx, then+` EXCEPT `+now, limit); err != nil {
 			return nil, fmt.Errorf("snapshot drift %s: %w", table, err)
+		}
+		if err := t.exec(ctx, "snapshot drift", `DROP TABLE `+savedSnapshot(table)); err != nil {
+			return nil, err
 		}
 		if d.AddedAll > 0 || d.GoneAll > 0 {
 			out = append(out, d)

@@ -1048,3 +1048,78 @@ func TestIndexStorage_FirstBuildKeepsIndexesItMayNotDrop(t *testing.T) {
 		})
 	}
 }
+
+// A role that may not make temporary tables (TEMP revoked from PUBLIC on
+// its database) still gets a deep check: the committed rows are compared
+// in memory, as before they were kept in the database, and a drift is
+// named all the same.
+func TestIndexCheck_WithoutTemp(t *testing.T) {
+	ctx := t.Context()
+	admin, err := pgx.Connect(ctx, pgtest.Base(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	suffix := strconv.FormatInt(time.Now().UnixNano(), 36)
+	database, role := "cairn_notemp_"+suffix, "cairn_notemp_"+suffix
+	for _, stmt := range []string{
+		`CREATE DATABASE ` + database,
+		`REVOKE TEMP ON DATABASE ` + database + ` FROM PUBLIC`,
+		`CREATE ROLE ` + role + ` LOGIN PASSWORD 'pw` + suffix + `'`,
+		`GRANT CREATE ON DATABASE ` + database + ` TO ` + role,
+	} {
+		if _, err := admin.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		admin, err := pgx.Connect(ctx, pgtest.Base(t))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer admin.Close(ctx)
+		for _, stmt := range []string{`DROP DATABASE ` + database + ` WITH (FORCE)`, `DROP ROLE ` + role} {
+			if _, err := admin.Exec(ctx, stmt); err != nil {
+				t.Errorf("%s: %v", stmt, err)
+			}
+		}
+	})
+	u, err := neturl.Parse(pgtest.Base(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + database
+	u.User = neturl.UserPassword(role, "pw"+suffix)
+	q := u.Query()
+	q.Set("search_path", "vault")
+	u.RawQuery = q.Encode()
+	db, err := postgres.Open(ctx, u.String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var temp bool
+	if err := db.Pool().QueryRow(ctx, `SELECT has_database_privilege(current_database(), 'TEMP')`).Scan(&temp); err != nil || temp {
+		t.Fatalf("the role may make temporary tables (%v, %v): the test tests nothing", temp, err)
+	}
+	_, files, _ := changedVault(200, 1)
+	v := buildVault(t, db, postgres.NewIndexStorage(db), files)
+	d, err := v.ix.Check(ctx, true)
+	if err != nil {
+		t.Fatalf("the deep check without TEMP: %v", err)
+	}
+	if !d.OK() {
+		t.Fatalf("the deep check of a new index without TEMP: %q", d.Problems)
+	}
+	if _, err := db.Pool().Exec(ctx, `UPDATE files SET title = 'Wrong' WHERE id = (SELECT min(id) FROM files WHERE title IS NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	if d, err = v.ix.Check(ctx, true); err != nil {
+		t.Fatalf("the deep check without TEMP: %v", err)
+	}
+	if !slices.ContainsFunc(d.Problems, func(p string) bool { return strings.HasPrefix(p, "files: unexpected ") && strings.Contains(p, "Wrong") }) {
+		t.Errorf("the deep check without TEMP of a wrong title: %q", d.Problems)
+	}
+}

@@ -381,26 +381,27 @@ func (r *indexReader) eachLineOf(ctx context.Context, query string, n int, each 
 func savedSnapshot(table string) string { return "temp.snapshot_" + table }
 
 // SaveSnapshot keeps what Snapshot would give in temporary tables of the
-// transaction's connection, which its rollback drops.
-func (t *indexTx) SaveSnapshot(ctx context.Context) error {
+// transaction's connection (in SQLite's temporary folder), which
+// SnapshotDrift and a rollback drop.
+func (t *indexTx) SaveSnapshot(ctx context.Context) (bool, error) {
 	if err := t.flushText(ctx); err != nil {
-		return err
+		return false, err
 	}
 	for table, query := range indexSnapshotQueries {
 		if err := t.exec(ctx, "save snapshot", `DROP TABLE IF EXISTS `+savedSnapshot(table)); err != nil {
-			return err
+			return false, err
 		}
 		if err := t.exec(ctx, "save snapshot", `CREATE TABLE `+savedSnapshot(table)+` AS `+query); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	return true, nil
 }
 
-// SnapshotDrift compares the rows with those SaveSnapshot kept: both
-// sets of a table sorted together once and grouped by every column, the
-// groups of one side only are its drift (distinct lines, as Snapshot's
-// sorted lines are compared). EXCEPT each way took half as long again.
+// SnapshotDrift compares the rows with those SaveSnapshot kept, and drops
+// them: both sets of a table sorted together once and grouped by every
+// column, the groups of one side only are its drift. (EXCEPT each way
+// took half as long again.)
 func (t *indexTx) SnapshotDrift(ctx context.Context, limit int) ([]index.TableDrift, error) {
 	if err := t.flushText(ctx); err != nil {
 		return nil, err
@@ -410,6 +411,9 @@ func (t *indexTx) SnapshotDrift(ctx context.Context, limit int) ([]index.TableDr
 		d, err := t.tableDrift(ctx, table, query, limit)
 		if err != nil {
 			return nil, fmt.Errorf("snapshot drift %s: %w", table, translate(err))
+		}
+		if err := t.exec(ctx, "snapshot drift", `DROP TABLE `+savedSnapshot(table)); err != nil {
+			return nil, err
 		}
 		if d.AddedAll > 0 || d.GoneAll > 0 {
 			out = append(out, d)

@@ -51,8 +51,10 @@ one has a live job). Exit code 1 when it finds a problem.
 The full comparison rebuilds the index in a transaction it then rolls back,
 and holds the vault's write lock while it runs: commits, admissions and
 imports wait for it (at 100k pages it takes about 46 s and 600 MB of
-memory, as much as cairn reindex). --quick compares only the indexed files with main's tree, a far
-shorter hold.`,
+memory, as much as cairn reindex). It keeps a copy of the index's rows to
+compare in temporary tables: in SQLite's temporary folder ($SQLITE_TMPDIR,
+else $TMPDIR, else /var/tmp), or PostgreSQL's. --quick compares only the
+indexed files with main's tree, a far shorter hold.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a.quiet = true // doctor lists what opening repaired itself
