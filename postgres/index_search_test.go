@@ -1072,20 +1072,7 @@ func TestIndexCheck_WithoutTemp(t *testing.T) {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	t.Cleanup(func() {
-		ctx := context.Background()
-		admin, err := pgx.Connect(ctx, pgtest.Base(t))
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer admin.Close(ctx)
-		for _, stmt := range []string{`DROP DATABASE ` + database + ` WITH (FORCE)`, `DROP ROLE ` + role} {
-			if _, err := admin.Exec(ctx, stmt); err != nil {
-				t.Errorf("%s: %v", stmt, err)
-			}
-		}
-	})
+	cleanupAsAdmin(t, `DROP DATABASE `+database+` WITH (FORCE)`, `DROP ROLE `+role)
 	u, err := neturl.Parse(pgtest.Base(t))
 	if err != nil {
 		t.Fatal(err)

@@ -270,6 +270,15 @@ func asOwner(t *testing.T, url, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cleanupAsAdmin(t, `DROP SCHEMA IF EXISTS `+pgx.Identifier{u.Query().Get("search_path")}.Sanitize()+` CASCADE`,
+		`DROP OWNED BY `+name, `DROP ROLE `+name)
+	u.User = neturl.UserPassword(name, password)
+	return u.String()
+}
+
+// cleanupAsAdmin runs stmts, in order, on the test database as its
+// administrator when the test ends: dropping what a test made as it.
+func cleanupAsAdmin(t *testing.T, stmts ...string) {
 	t.Cleanup(func() {
 		ctx := context.Background()
 		admin, err := pgx.Connect(ctx, pgtest.Base(t))
@@ -278,15 +287,10 @@ func asOwner(t *testing.T, url, name string) string {
 			return
 		}
 		defer admin.Close(ctx)
-		for _, stmt := range []string{
-			`DROP SCHEMA IF EXISTS ` + pgx.Identifier{u.Query().Get("search_path")}.Sanitize() + ` CASCADE`,
-			`DROP OWNED BY ` + name, `DROP ROLE ` + name,
-		} {
+		for _, stmt := range stmts {
 			if _, err := admin.Exec(ctx, stmt); err != nil {
 				t.Errorf("%s: %v", stmt, err)
 			}
 		}
 	})
-	u.User = neturl.UserPassword(name, password)
-	return u.String()
 }
