@@ -93,6 +93,9 @@ func (m *Manager) Behind(ctx context.Context, t *Tree) (bool, error) {
 	return head != t.Base, nil
 }
 
+// syncChunk is how many files a sync reads the contents of at once.
+const syncChunk = 4096
+
 // quickWait is how long CatchUp waits for the vault's write lock.
 const quickWait = 50 * time.Millisecond
 
@@ -279,24 +282,6 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 			}
 		}
 	}
-	// Write in parallel, reading contents in bulk.
-	blobs := map[cairn.Hash][]byte{}
-	var hs []cairn.Hash
-	for _, o := range writes {
-		if !pre.staged(o.path, o.want) && !o.want.Blob.IsZero() {
-			hs = append(hs, o.want.Blob)
-		}
-	}
-	var mu sync.Mutex
-	err = m.s.ReadBlobs(ctx, hs, func(h cairn.Hash, data []byte) error {
-		mu.Lock()
-		blobs[h] = data
-		mu.Unlock()
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("sync %s: %w", t.Path, err)
-	}
 	// Deletions first, then writes, then the folders deletions emptied:
 	// a change of case alone deletes the old spelling before writing the
 	// new one, and no folder is removed while a file is written into it.
@@ -311,20 +296,17 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 		return nil, fmt.Errorf("sync %s: %w", t.Path, err)
 	}
 	defer root.Close()
-	for _, deleting := range []bool{true, false} {
+	// run makes the writes at idx in parallel, with the contents in blobs.
+	run := func(idx []int, blobs map[cairn.Hash][]byte) error {
 		var wg sync.WaitGroup
-		workers := min(len(writes), 2*runtime.GOMAXPROCS(0))
+		workers := min(len(idx), 2*runtime.GOMAXPROCS(0))
 		for w := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := w; i < len(writes); i += workers {
+			wg.Go(func() {
+				for j := w; j < len(idx); j += workers {
+					i := idx[j]
 					o := writes[i]
-					if o.want.Blob.IsZero() != deleting {
-						continue
-					}
 					data, ok := blobs[o.want.Blob]
-					if !ok && !deleting {
+					if !ok && !o.want.Blob.IsZero() {
 						if data, ok = pre.content(o.path, o.want); !ok {
 							data = []byte(fmt.Sprintf("(the content of %s was purged)\n", o.path))
 						}
@@ -332,10 +314,46 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 					results[i], errs[i] = m.write(t, root, o.path, o.want, data, pre, dirs)
 					m.point("sync:file-written")
 				}
-			}()
+			})
 		}
 		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
+		return errors.Join(errs...)
+	}
+	var deletions, contents []int
+	for i, o := range writes {
+		if o.want.Blob.IsZero() {
+			deletions = append(deletions, i)
+		} else {
+			contents = append(contents, i)
+		}
+	}
+	if err := run(deletions, nil); err != nil {
+		return nil, err
+	}
+	// The writes a chunk at a time, their contents read in bulk: a sync
+	// of a whole tree (a new working tree) holds one chunk's contents,
+	// not the tree's.
+	for len(contents) > 0 {
+		chunk := contents[:min(len(contents), syncChunk)]
+		contents = contents[len(chunk):]
+		var hs []cairn.Hash
+		for _, i := range chunk {
+			if o := writes[i]; !pre.staged(o.path, o.want) {
+				hs = append(hs, o.want.Blob)
+			}
+		}
+		blobs := make(map[cairn.Hash][]byte, len(hs))
+		var mu sync.Mutex
+		err := m.s.ReadBlobs(ctx, hs, func(h cairn.Hash, data []byte) error {
+			mu.Lock()
+			blobs[h] = data
+			mu.Unlock()
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("sync %s: %w", t.Path, err)
+		}
+		if err := run(chunk, blobs); err != nil {
 			return nil, err
 		}
 	}
