@@ -382,6 +382,12 @@ func (r *indexReader) snapshotTable(ctx context.Context, query string) ([]string
 // eachLine calls each with every row of query as a line of its values
 // separated by " | ", NULL for none.
 func (r *indexReader) eachLine(ctx context.Context, query string, each func(string)) error {
+	return r.eachLineOf(ctx, query, -1, func(line string, _ []string) { each(line) })
+}
+
+// eachLineOf is eachLine of the first n columns of each row (all when n
+// is negative), with the values of the others as they are.
+func (r *indexReader) eachLineOf(ctx context.Context, query string, n int, each func(line string, rest []string)) error {
 	rows, err := r.query(ctx, query)
 	if err != nil {
 		return err
@@ -401,7 +407,11 @@ func (r *indexReader) eachLine(ctx context.Context, query string, each func(stri
 				parts = append(parts, fmt.Sprint(v))
 			}
 		}
-		each(strings.Join(parts, " | "))
+		m := n
+		if m < 0 {
+			m = len(parts)
+		}
+		each(strings.Join(parts[:m], " | "), parts[m:])
 	}
 	return r.db.translate(rows.Err())
 }
@@ -412,22 +422,22 @@ func savedSnapshot(table string) string { return "pg_temp.snapshot_" + table }
 
 // snapshotRows is query as a subquery whose columns are named c1, c2, …
 // (a snapshot's query may give two the same name, which a table may not
-// have): its columns are counted first.
-func (t *indexTx) snapshotRows(ctx context.Context, query string) (string, error) {
+// have), and those names: its columns are counted first.
+func (t *indexTx) snapshotRows(ctx context.Context, query string) (string, []string, error) {
 	rows, err := t.query(ctx, `SELECT * FROM (`+query+`) q LIMIT 0`)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	n := len(rows.FieldDescriptions())
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return "", t.db.translate(err)
+		return "", nil, t.db.translate(err)
 	}
 	cols := make([]string, n)
 	for i := range cols {
 		cols[i] = "c" + strconv.Itoa(i+1)
 	}
-	return `SELECT * FROM (` + query + `) q (` + strings.Join(cols, ", ") + `)`, nil
+	return `SELECT * FROM (` + query + `) q (` + strings.Join(cols, ", ") + `)`, cols, nil
 }
 
 // SaveSnapshot keeps what Snapshot would give in temporary tables, which
@@ -445,7 +455,7 @@ func (t *indexTx) SaveSnapshot(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	for table, query := range indexSnapshotQueries() {
-		rows, err := t.snapshotRows(ctx, query)
+		rows, _, err := t.snapshotRows(ctx, query)
 		if err != nil {
 			return false, fmt.Errorf("save snapshot %s: %w", table, err)
 		}
@@ -459,24 +469,34 @@ func (t *indexTx) SaveSnapshot(ctx context.Context) (bool, error) {
 	return true, t.sendQueued(ctx)
 }
 
-// SnapshotDrift compares the rows with those SaveSnapshot kept (EXCEPT,
-// each way), and drops them.
+// SnapshotDrift compares the rows with those SaveSnapshot kept, and drops
+// them: both sets of a table grouped together by every column, the
+// groups of one side only are its drift (one run of each table's query,
+// where EXCEPT each way ran it twice).
 func (t *indexTx) SnapshotDrift(ctx context.Context, limit int) ([]index.TableDrift, error) {
 	if err := t.saveText(ctx); err != nil {
 		return nil, err
 	}
 	var out []index.TableDrift
 	for table, query := range indexSnapshotQueries() {
-		now, err := t.snapshotRows(ctx, query)
+		now, cols, err := t.snapshotRows(ctx, query)
 		if err != nil {
 			return nil, fmt.Errorf("snapshot drift %s: %w", table, err)
 		}
-		then := `SELECT * FROM ` + savedSnapshot(table)
 		d := index.TableDrift{Table: table}
-		if d.Added, d.AddedAll, err = t.firstLines(ctx, now+` EXCEPT `+then, limit); err != nil {
-			return nil, fmt.Errorf("snapshot drift %s: %w", table, err)
-		}
-		if d.Gone, d.GoneAll, err = t.firstLines(ctx, then+` EXCEPT `+now, limit); err != nil {
+		grouped := `SELECT ` + strings.Join(cols, ", ") + `, min(side) FROM (SELECT *, 1 AS side FROM (` + now + `) n
+			UNION ALL SELECT *, 2 FROM ` + savedSnapshot(table) + `) u
+			GROUP BY ` + strings.Join(cols, ", ") + ` HAVING min(side) = max(side)`
+		err = t.eachLineOf(ctx, grouped, len(cols), func(line string, rest []string) {
+			if rest[0] == "1" {
+				d.AddedAll++
+				d.Added = index.KeepFirst(d.Added, line, limit)
+			} else {
+				d.GoneAll++
+				d.Gone = index.KeepFirst(d.Gone, line, limit)
+			}
+		})
+		if err != nil {
 			return nil, fmt.Errorf("snapshot drift %s: %w", table, err)
 		}
 		if err := t.exec(ctx, "snapshot drift", `DROP TABLE `+savedSnapshot(table)); err != nil {
@@ -487,16 +507,4 @@ func (t *indexTx) SnapshotDrift(ctx context.Context, limit int) ([]index.TableDr
 		}
 	}
 	return out, nil
-}
-
-// firstLines returns the first limit lines of query's rows, sorted, and
-// how many rows it has.
-func (r *indexReader) firstLines(ctx context.Context, query string, limit int) ([]string, int, error) {
-	var first []string
-	n := 0
-	err := r.eachLine(ctx, query, func(l string) {
-		n++
-		first = index.KeepFirst(first, l, limit)
-	})
-	return first, n, err
 }

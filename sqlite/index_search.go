@@ -357,6 +357,9 @@ func (r *indexReader) eachLineOf(ctx context.Context, query string, n int, each 
 		ptrs[i] = &vals[i]
 	}
 	parts := make([]string, len(vals))
+	if n < 0 {
+		n = len(parts)
+	}
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return err
@@ -367,9 +370,6 @@ func (r *indexReader) eachLineOf(ctx context.Context, query string, n int, each 
 			} else {
 				parts[i] = "NULL"
 			}
-		}
-		if n < 0 {
-			n = len(parts)
 		}
 		each(strings.Join(parts[:n], " | "), parts[n:])
 	}
