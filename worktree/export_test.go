@@ -2,6 +2,7 @@ package worktree
 
 import (
 	"context"
+	"time"
 
 	"cairn"
 )
@@ -18,3 +19,10 @@ func (m *Manager) WatchedStatuses() int64 { return m.watched.Load() }
 
 // WalkOrder compares vault paths in the order Walk gives them.
 func WalkOrder(a, b string) int { return walkOrder(a, b) }
+
+// ReusedListings is how many folders m's statuses did not list again.
+func (m *Manager) ReusedListings() int64 { return m.reusedLists.Load() }
+
+// SetListingRacy sets how long before a status a folder must have changed
+// for its listing to be kept (by default two seconds).
+func (m *Manager) SetListingRacy(d time.Duration) { m.racyLists = d }

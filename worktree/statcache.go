@@ -95,24 +95,10 @@ func overridesKey(over map[string]cairn.Entry) cairn.Hash {
 // closes; nil when it cannot be trusted as a cache (short, another
 // format, damaged).
 func readCacheFile(f *os.File) *statCache {
-	var data []byte
-	info, err := f.Stat()
-	if err == nil {
-		data = make([]byte, info.Size())
-		_, err = io.ReadFull(f, data)
-	}
-	f.Close()
-	if err != nil || len(data) < len(cacheMagic)+4 || !bytes.HasPrefix(data, []byte(cacheMagic)) {
+	r := readChecked(f, cacheMagic)
+	if r == nil {
 		return nil
 	}
-	body, sum := data[:len(data)-4], binary.BigEndian.Uint32(data[len(data)-4:])
-	if crc32.Checksum(body, castagnoli) != sum {
-		return nil
-	}
-	// The paths are cut from the file's bytes as they are, not copied one
-	// by one (or all at once: at 100k files that copy is 12 MB of fresh
-	// memory): data is never written after this.
-	r := &cacheReader{s: unsafe.String(unsafe.SliceData(body), len(body)), pos: len(cacheMagic)}
 	c := &statCache{base: r.hash(), folder: r.hash(), over: r.hash()}
 	for range r.count(1) {
 		c.overPaths = append(c.overPaths, r.str())
@@ -128,10 +114,34 @@ func readCacheFile(f *os.File) *statCache {
 		}
 		c.entries = append(c.entries, e)
 	}
-	if r.bad || r.pos != len(r.s) {
+	if !r.done() {
 		return nil
 	}
 	return c
+}
+
+// readChecked reads the whole of the open file f, which it closes, and
+// returns a reader of what follows magic; nil when the file is short,
+// starts otherwise or fails its CRC-32C (its last four bytes).
+func readChecked(f *os.File, magic string) *cacheReader {
+	var data []byte
+	info, err := f.Stat()
+	if err == nil {
+		data = make([]byte, info.Size())
+		_, err = io.ReadFull(f, data)
+	}
+	f.Close()
+	if err != nil || len(data) < len(magic)+4 || !bytes.HasPrefix(data, []byte(magic)) {
+		return nil
+	}
+	body, sum := data[:len(data)-4], binary.BigEndian.Uint32(data[len(data)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil
+	}
+	// The strings are cut from the file's bytes as they are, not copied
+	// one by one (or all at once: at 100k files that copy is 12 MB of
+	// fresh memory): data is never written after this.
+	return &cacheReader{s: unsafe.String(unsafe.SliceData(body), len(body)), pos: len(magic)}
 }
 
 // cacheReader decodes a status cache; bad is set, and zero values given,
@@ -193,6 +203,9 @@ func (r *cacheReader) hash() (h cairn.Hash) {
 	return h
 }
 
+// done reports whether everything decoded and nothing is left.
+func (r *cacheReader) done() bool { return !r.bad && r.pos == len(r.s) }
+
 func (r *cacheReader) byte() byte {
 	if r.pos >= len(r.s) {
 		r.bad = true
@@ -205,6 +218,43 @@ func (r *cacheReader) byte() byte {
 // write writes the cache to path, under a temporary name renamed into
 // place.
 func (c *statCache) write(path string) error {
+	return writeChecked(path, cacheMagic, func(w *cacheWriter) {
+		w.Write(c.base[:])
+		w.Write(c.folder[:])
+		w.Write(c.over[:])
+		w.uvarint(uint64(len(c.overPaths)))
+		for _, p := range c.overPaths {
+			w.str(p)
+		}
+		w.uvarint(uint64(len(c.entries)))
+		for _, e := range c.entries {
+			w.str(e.path)
+			w.Write(e.base[:])
+			w.WriteByte(byte(e.baseMode))
+			w.varint(e.size)
+			w.varint(e.mtime)
+			w.varint(e.checked)
+			w.Write(e.blob[:])
+		}
+	})
+}
+
+// cacheWriter encodes what cacheReader decodes.
+type cacheWriter struct {
+	*bufio.Writer
+	buf [binary.MaxVarintLen64]byte
+}
+
+func (w *cacheWriter) uvarint(v uint64) { w.Write(w.buf[:binary.PutUvarint(w.buf[:], v)]) }
+func (w *cacheWriter) varint(v int64)   { w.Write(w.buf[:binary.PutVarint(w.buf[:], v)]) }
+func (w *cacheWriter) str(s string) {
+	w.uvarint(uint64(len(s)))
+	w.WriteString(s)
+}
+
+// writeChecked writes magic, what fill writes and a CRC-32C of both to
+// path, under a temporary name in its folder renamed into place.
+func writeChecked(path, magic string, fill func(*cacheWriter)) error {
 	// A process killed while writing leaves its temporary file: those
 	// older than any write takes are removed.
 	if old, err := filepath.Glob(filepath.Join(filepath.Dir(path), cacheTemp+"*")); err == nil {
@@ -220,28 +270,9 @@ func (c *statCache) write(path string) error {
 	}
 	defer os.Remove(f.Name()) // after a rename, there is nothing to remove
 	sum := crc32.New(castagnoli)
-	w := bufio.NewWriterSize(io.MultiWriter(f, sum), 1<<16)
-	w.WriteString(cacheMagic)
-	w.Write(c.base[:])
-	w.Write(c.folder[:])
-	w.Write(c.over[:])
-	var buf [binary.MaxVarintLen64]byte
-	w.Write(buf[:binary.PutUvarint(buf[:], uint64(len(c.overPaths)))])
-	for _, p := range c.overPaths {
-		w.Write(buf[:binary.PutUvarint(buf[:], uint64(len(p)))])
-		w.WriteString(p)
-	}
-	w.Write(buf[:binary.PutUvarint(buf[:], uint64(len(c.entries)))])
-	for _, e := range c.entries {
-		w.Write(buf[:binary.PutUvarint(buf[:], uint64(len(e.path)))])
-		w.WriteString(e.path)
-		w.Write(e.base[:])
-		w.WriteByte(byte(e.baseMode))
-		for _, v := range []int64{e.size, e.mtime, e.checked} {
-			w.Write(buf[:binary.PutVarint(buf[:], v)])
-		}
-		w.Write(e.blob[:])
-	}
+	w := &cacheWriter{Writer: bufio.NewWriterSize(io.MultiWriter(f, sum), 1<<16)}
+	w.WriteString(magic)
+	fill(w)
 	if err := w.Flush(); err != nil {
 		f.Close()
 		return err
@@ -289,11 +320,15 @@ func (m *Manager) cachedStatus(ctx context.Context, t *Tree, over map[string]cai
 	cached := make(chan *statCache, 1)
 	go func() { cached <- readCacheFile(cf) }()
 	max := m.maxSize()
-	tree, err := walkTree(t.Path, &WalkOptions{MaxFileSize: max})
+	lists := &listings{known: m.readListings(t), before: m.Now().UnixNano() - m.listRacy()}
+	tree, err := walkTree(t.Path, &WalkOptions{MaxFileSize: max, lists: lists})
 	c := <-cached
 	if err != nil {
 		return nil, nil, false, err
 	}
+	m.reusedLists.Add(int64(lists.reused))
+	// Best effort, as the cache below: listings not kept are read again.
+	m.writeListings(t, lists.known, tree.kept())
 	if c == nil || c.folder != folderKey(t) {
 		return nil, nil, false, nil
 	}

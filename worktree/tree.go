@@ -38,6 +38,10 @@ type Manager struct {
 	// watched counts the whole-tree statuses made from a watch journal,
 	// without a walk.
 	watched atomic.Int64
+	// reusedLists counts the folders a status did not list again (see
+	// folderList); racyLists, when set, replaces listRacy.
+	reusedLists atomic.Int64
+	racyLists   time.Duration
 }
 
 // NewManager returns the manager of the working trees of the vault whose

@@ -94,6 +94,9 @@ type WalkOptions struct {
 	// the folder: a file still as written is not read again (see
 	// Snapshot).
 	Materialized *Snapshot
+	// lists, when set, gives the folders' kept listings and keeps the
+	// new ones (see folderList).
+	lists *listings
 }
 
 // Walk calls fn for every regular file under root that can be part of a
@@ -129,6 +132,20 @@ type walked struct {
 	skips []Skip
 }
 
+// kept returns the listings of the folders read that may be kept, by
+// folder path.
+func (t *walked) kept() map[string]*folderList {
+	out := map[string]*folderList{}
+	if t.w != nil {
+		for rel, f := range t.w.folders {
+			if f.list != nil {
+				out[rel] = f.list
+			}
+		}
+	}
+	return out
+}
+
 // each calls fn with every file in walk order, until it returns an error.
 func (t *walked) each(fn func(*File) error) error {
 	if t.files != nil {
@@ -150,7 +167,7 @@ func walkTree(root string, opts *WalkOptions) (*walked, error) {
 	if opts == nil {
 		opts = &WalkOptions{}
 	}
-	w := &walker{max: opts.MaxFileSize, folders: map[string]*folderRead{}}
+	w := &walker{max: opts.MaxFileSize, folders: map[string]*folderRead{}, lists: opts.lists}
 	if w.max <= 0 {
 		w.max = DefaultMaxFileSize
 	}
@@ -279,6 +296,8 @@ type walker struct {
 	// foldedDirs is set when a folder holds folders whose names differ
 	// only in case: their files are checked against each other at the end.
 	foldedDirs bool
+	// lists, when set, gives folders' kept listings and keeps new ones.
+	lists *listings
 }
 
 // walkDir is a folder to read: where it is, its vault path ("" for the
@@ -306,6 +325,10 @@ type walkDir struct {
 type folderRead struct {
 	files []File
 	dirs  []walkDir
+	// list is the folder's listing to keep (nil: none), and reused
+	// whether it was kept from before instead of read.
+	list   *folderList
+	reused bool
 }
 
 // visit calls fn with the files of folder rel and of the folders below it,
@@ -381,6 +404,9 @@ func (w *walker) run(start walkDir) error {
 				w.mu.Lock()
 				if found != nil {
 					w.folders[d.rel] = found
+					if found.reused {
+						w.lists.reused++
+					}
 					w.foldedDirs = w.foldedDirs || slices.ContainsFunc(found.dirs, func(d walkDir) bool { return d.folded })
 					w.count += len(found.files)
 					w.queue = append(w.queue, found.dirs...)
@@ -422,9 +448,16 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 		}
 	}
 	// Names only: the type of each comes from the stat every entry gets,
-	// which leaves no entry object to allocate per file.
+	// which leaves no entry object to allocate per file. A folder listed
+	// before and unchanged since is not listed again.
 	var names []string
-	if err == nil {
+	var kept *folderList
+	if err == nil && w.lists != nil {
+		kept = w.lists.cached(d.rel, self)
+	}
+	if kept != nil {
+		names = kept.names
+	} else if err == nil {
 		names, err = dir.Readdirnames(-1)
 	}
 	switch {
@@ -440,13 +473,20 @@ func (w *walker) read(d walkDir, start bool) (found *folderRead, skips []Skip, l
 	}
 	// In name order, so that the files come out in walk order (a name has
 	// no separator, and the folder's path is the same for all) unless NFC
-	// reorders some, which the check at the end finds.
-	slices.Sort(names)
+	// reorders some, which the check at the end finds. (A kept listing is
+	// kept sorted.)
+	reused := kept != nil
+	if !reused {
+		slices.Sort(names)
+		if w.lists != nil {
+			kept = w.lists.keep(dir, self, names)
+		}
+	}
 	l := w.list(d, dir, self, names)
 	if err := l.err; err != nil {
 		return nil, nil, nil, err
 	}
-	found, skips, leftovers = &folderRead{files: l.files, dirs: l.dirs}, l.skips, l.leftovers
+	found, skips, leftovers = &folderRead{files: l.files, dirs: l.dirs, list: kept, reused: reused}, l.skips, l.leftovers
 	if !slices.IsSortedFunc(found.files, fileOrder) {
 		slices.SortStableFunc(found.files, fileOrder)
 	}

@@ -1,0 +1,152 @@
+package worktree
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// A whole-tree status lists every folder of the tree, and at 100k files
+// listing and sorting the names is a fifth of its work. A folder whose
+// names have not changed since a status listed it is not listed again:
+// the names are kept, with the folder's identity and its modification
+// and change times, in a file beside the status cache, and a folder that
+// still has them (the same inode, modification time and change time) is
+// given the names kept. Each name is still looked at (fstatat), as
+// before: only the listing is saved.
+//
+// Creating, removing or renaming an entry sets its folder's modification
+// and change times to the time of the change, and nothing but the clock
+// can set the change time. A listing is kept only when both times were
+// already older than listRacy when the folder was listed: a change made
+// later cannot carry the same times, however coarse the file system's
+// clock. Only file systems known to keep a folder's times so are trusted
+// (listingsKept); on any other every folder is listed, as git lists
+// every folder unless its untracked cache is turned on.
+
+// listMagic starts a folder listings file; the digit is its format.
+const listMagic = "cairn-folders-1\n"
+
+// folderList is a folder's names as a walk listed them, with what the
+// folder was then.
+type folderList struct {
+	id           fileID
+	mtime, ctime int64 // unix nanoseconds
+	names        []string
+}
+
+// matches reports whether the folder now described by st is the one
+// listed, with no entry created, removed or renamed since.
+func (l *folderList) matches(st fileStat) bool {
+	return l.id == st.id() && l.mtime == st.mtime && l.ctime == st.ctime
+}
+
+// listRacy is how long before a listing a folder's times must be for the
+// listing to be kept: the file racyWindow of a file.
+const listRacy = racyWindow
+
+func (m *Manager) listRacy() int64 {
+	if m.racyLists > 0 {
+		return int64(m.racyLists)
+	}
+	return listRacy
+}
+
+// listPath is where tree t's folder listings live.
+func (m *Manager) listPath(t *Tree) string {
+	return filepath.Join(m.lockDir, fmt.Sprintf("status-%d.folders", t.ID))
+}
+
+// readListings reads tree t's kept folder listings by folder path; nil
+// when there are none that can be trusted for t.
+func (m *Manager) readListings(t *Tree) map[string]*folderList {
+	f, err := os.Open(m.listPath(t))
+	if err != nil {
+		return nil
+	}
+	r := readChecked(f, listMagic)
+	if r == nil || r.hash() != folderKey(t) {
+		return nil
+	}
+	n := r.count(1)
+	out := make(map[string]*folderList, n)
+	for range n {
+		rel := r.str()
+		l := &folderList{id: fileID{dev: r.uvarint(), ino: r.uvarint()}, mtime: r.varint(), ctime: r.varint()}
+		l.names = make([]string, r.count(1))
+		for i := range l.names {
+			l.names[i] = r.str()
+		}
+		if r.bad || !slices.IsSorted(l.names) {
+			return nil
+		}
+		out[rel] = l
+	}
+	if !r.done() {
+		return nil
+	}
+	return out
+}
+
+// writeListings writes the folder listings of a walk of tree t, by
+// folder path, when they differ from those it was given (known).
+func (m *Manager) writeListings(t *Tree, known, lists map[string]*folderList) error {
+	same := len(known) == len(lists)
+	for rel, l := range lists {
+		same = same && known[rel] == l
+	}
+	if same {
+		return nil
+	}
+	rels := make([]string, 0, len(lists))
+	for rel := range lists {
+		rels = append(rels, rel)
+	}
+	slices.Sort(rels)
+	key := folderKey(t)
+	return writeChecked(m.listPath(t), listMagic, func(w *cacheWriter) {
+		w.Write(key[:])
+		w.uvarint(uint64(len(rels)))
+		for _, rel := range rels {
+			l := lists[rel]
+			w.str(rel)
+			w.uvarint(l.id.dev)
+			w.uvarint(l.id.ino)
+			w.varint(l.mtime)
+			w.varint(l.ctime)
+			w.uvarint(uint64(len(l.names)))
+			for _, name := range l.names {
+				w.str(name)
+			}
+		}
+	})
+}
+
+// listings is what a walk is given and keeps of folder listings.
+type listings struct {
+	known map[string]*folderList // by folder path; nil: none
+	// before is the time (unix nanoseconds) a folder's times must be
+	// older than for its listing to be kept.
+	before int64
+	// reused counts the folders whose names were not listed again.
+	reused int
+}
+
+// keep returns the listing of the folder open as dir, described by self,
+// whose sorted names were just read; nil when it may not be kept.
+func (ls *listings) keep(dir *os.File, self fileStat, names []string) *folderList {
+	if self.mtime >= ls.before || self.ctime >= ls.before || self.id() == (fileID{}) || !listingsKept(dir) {
+		return nil
+	}
+	return &folderList{id: self.id(), mtime: self.mtime, ctime: self.ctime, names: names}
+}
+
+// cached returns the kept listing of folder rel, described now by self,
+// when it still holds.
+func (ls *listings) cached(rel string, self fileStat) *folderList {
+	if l := ls.known[rel]; l != nil && l.matches(self) {
+		return l
+	}
+	return nil
+}
