@@ -15,6 +15,7 @@ import (
 	"sync"
 	"syscall"
 	"unicode/utf8"
+	"unsafe"
 
 	"cairn"
 )
@@ -202,7 +203,7 @@ func walkTree(root string, opts *WalkOptions) (*walked, error) {
 	tree := &walked{w: w, rel: rel, skips: w.skips}
 	// The folders' lists are read in place unless the whole needs a look:
 	// at 100k files, one list of them is 10 MB copied.
-	if w.foldedDirs || !w.ordered(rel) {
+	if w.foldedDirs || w.renamedDirs && !w.ordered(rel) {
 		files := w.inOrder(rel)
 		if !slices.IsSortedFunc(files, fileOrder) {
 			// Sibling folders whose names are one in NFC interleave; of
@@ -296,6 +297,10 @@ type walker struct {
 	// foldedDirs is set when a folder holds folders whose names differ
 	// only in case: their files are checked against each other at the end.
 	foldedDirs bool
+	// renamedDirs is set when a folder's vault path is not its path on
+	// disk (NFC differs): only then can the folders' lists, visited in
+	// turn, come out of walk order.
+	renamedDirs bool
 	// lists, when set, gives folders' kept listings and keeps new ones.
 	lists *listings
 }
@@ -408,6 +413,9 @@ func (w *walker) run(start walkDir) error {
 						w.lists.reused++
 					}
 					w.foldedDirs = w.foldedDirs || slices.ContainsFunc(found.dirs, func(d walkDir) bool { return d.folded })
+					w.renamedDirs = w.renamedDirs || slices.ContainsFunc(found.dirs, func(d walkDir) bool {
+						return len(d.key) != len(d.rel)+1 || !strings.HasPrefix(d.key, d.rel)
+					})
 					w.count += len(found.files)
 					w.queue = append(w.queue, found.dirs...)
 					w.pending += len(found.dirs)
@@ -565,6 +573,14 @@ func (w *walker) listPart(d walkDir, dir *os.File, self fileStat, names []string
 	// but on systems that separate folders otherwise), a file's vault path
 	// is the end of where it is: one string for both.
 	tail := d.rel != "" && sep == "/" && strings.HasSuffix(d.abs, "/"+d.rel)
+	// Where each entry is on disk, all in one buffer: a string apiece is
+	// an allocation a file, a tenth of a large status's work. The
+	// buffer never grows, so each string cut from it stays put.
+	size := 0
+	for _, name := range names {
+		size += len(d.abs) + len(sep) + len(name)
+	}
+	places := make([]byte, 0, size)
 	l := listing{files: make([]File, 0, len(names)), plainFiles: true, plainDirs: true}
 	for _, name := range names {
 		if ignoredName(name) {
@@ -575,7 +591,9 @@ func (w *walker) listPart(d walkDir, dir *os.File, self fileStat, names []string
 			}
 			continue
 		}
-		abs := d.abs + sep + name
+		at := len(places)
+		places = append(append(append(places, d.abs...), sep...), name...)
+		abs := unsafe.String(&places[at], len(places)-at)
 		rel := name
 		switch {
 		case tail:
@@ -583,7 +601,8 @@ func (w *walker) listPart(d walkDir, dir *os.File, self fileStat, names []string
 		case d.rel != "":
 			rel = d.rel + "/" + name
 		}
-		if !utf8.ValidString(rel) {
+		// The folder's own path was checked as a name of its parent's.
+		if !utf8.ValidString(name) {
 			l.skips = append(l.skips, Skip{Path: strings.ToValidUTF8(rel, "\uFFFD"), Reason: "the name is not valid UTF-8"})
 			continue
 		}
