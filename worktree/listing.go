@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // A whole-tree status lists every folder of the tree, and at 100k files
@@ -23,10 +24,12 @@ import (
 // later cannot carry the same times, however coarse the file system's
 // clock. Only file systems known to keep a folder's times so are trusted
 // (listingsKept); on any other every folder is listed, as git lists
-// every folder unless its untracked cache is turned on.
+// every folder unless its untracked cache is turned on. A listings file
+// written at a time still to come (the clock set back since) is not
+// trusted, nor one holding a name that is not one (a path, "..").
 
 // listMagic starts a folder listings file; the digit is its format.
-const listMagic = "cairn-folders-1\n"
+const listMagic = "cairn-folders-2\n"
 
 // folderList is a folder's names as a walk listed them, with what the
 // folder was then.
@@ -69,6 +72,11 @@ func (m *Manager) readListings(t *Tree) map[string]*folderList {
 	if r == nil || r.hash() != folderKey(t) {
 		return nil
 	}
+	// Listings written at a time still to come: the clock was set back,
+	// and a change now may carry the times a folder had when listed.
+	if written := r.varint(); r.bad || written > m.Now().UnixNano() {
+		return nil
+	}
 	n := r.count(1)
 	out := make(map[string]*folderList, n)
 	for range n {
@@ -76,9 +84,17 @@ func (m *Manager) readListings(t *Tree) map[string]*folderList {
 		l := &folderList{id: fileID{dev: r.uvarint(), ino: r.uvarint()}, mtime: r.varint(), ctime: r.varint()}
 		l.names = make([]string, r.count(1))
 		for i := range l.names {
-			l.names[i] = r.str()
+			// Each name is looked up in its folder: one that is not a
+			// name (a path, "..") would lead the walk elsewhere, so the
+			// file is not trusted at all.
+			name := r.str()
+			if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") ||
+				i > 0 && name <= l.names[i-1] {
+				return nil
+			}
+			l.names[i] = name
 		}
-		if r.bad || !slices.IsSorted(l.names) {
+		if r.bad {
 			return nil
 		}
 		out[rel] = l
@@ -104,9 +120,10 @@ func (m *Manager) writeListings(t *Tree, known, lists map[string]*folderList) er
 		rels = append(rels, rel)
 	}
 	slices.Sort(rels)
-	key := folderKey(t)
+	key, now := folderKey(t), m.Now().UnixNano()
 	return writeChecked(m.listPath(t), listMagic, func(w *cacheWriter) {
 		w.Write(key[:])
+		w.varint(now)
 		w.uvarint(uint64(len(rels)))
 		for _, rel := range rels {
 			l := lists[rel]

@@ -16,7 +16,7 @@ import (
 func TestStatus_ListingsKept(t *testing.T) {
 	e := setup(t)
 	if fi, err := os.Stat(e.dir); err != nil || fi.ModTime().Nanosecond()%int(time.Millisecond) == 0 {
-		t.Skip("the file system's times are too coarse to keep listings 100 ms after a change")
+		t.Skip("the file system's times are too coarse to keep listings 300 ms after a change")
 	}
 	e.write("index.md", "# Home\n")
 	e.write("notes/a.md", "a\n")
@@ -34,12 +34,13 @@ func TestStatus_ListingsKept(t *testing.T) {
 		}
 	}
 
-	// Within two seconds of their changes, no folder's listing is kept.
+	// Within the window after their changes, no folder's listing is kept.
+	e.m.SetListingRacy(time.Hour)
 	check("fresh", nil, 0)
 	check("fresh again", nil, 0)
 
-	e.m.SetListingRacy(100 * time.Millisecond)
-	time.Sleep(150 * time.Millisecond)
+	e.m.SetListingRacy(300 * time.Millisecond)
+	time.Sleep(400 * time.Millisecond)
 	check("listed", nil, 0) // the three folders' listings kept
 	check("unchanged", nil, 3)
 
@@ -50,7 +51,7 @@ func TestStatus_ListingsKept(t *testing.T) {
 
 	// A file made in a folder whose modification time is then set back:
 	// its change time still differs.
-	time.Sleep(150 * time.Millisecond)
+	time.Sleep(400 * time.Millisecond)
 	check("listed again", []string{"added notes/new.md", "deleted raw/b.md"}, 1)
 	fi, err := os.Stat(filepath.Join(e.dir, "raw"))
 	if err != nil {
@@ -61,7 +62,7 @@ func TestStatus_ListingsKept(t *testing.T) {
 	check("a time set back", []string{"added notes/new.md", "deleted raw/b.md", "added raw/hidden.md"}, 2)
 
 	// A folder replaced by another of the same name and times.
-	time.Sleep(150 * time.Millisecond)
+	time.Sleep(400 * time.Millisecond)
 	check("listed once more", []string{"added notes/new.md", "deleted raw/b.md", "added raw/hidden.md"}, 2)
 	fi, err = os.Stat(filepath.Join(e.dir, "notes"))
 	if err != nil {
@@ -78,12 +79,8 @@ func TestStatus_ListingsKept(t *testing.T) {
 	// A folder changed just before a status is listed again by the next:
 	// a change after the listing, within the file system's tick, would
 	// leave its times as they were.
-	e.m.SetListingRacy(time.Second)
-	start := time.Now()
+	e.m.SetListingRacy(time.Hour)
 	e.write("raw/c.md", "c\n")
 	check("changed just before", []string{"deleted raw/b.md", "added raw/c.md", "added raw/hidden.md"}, 0)
 	check("changed just before, again", []string{"deleted raw/b.md", "added raw/c.md", "added raw/hidden.md"}, 0)
-	if time.Since(start) > time.Second {
-		t.Log("the statuses took over a second: the last check is not meaningful")
-	}
 }
