@@ -26,17 +26,47 @@ import (
 // (listingsKept); on any other every folder is listed, as git lists
 // every folder unless its untracked cache is turned on. A listings file
 // written at a time still to come (the clock set back since) is not
-// trusted, nor one holding a name that is not one (a path, "..").
+// trusted, nor a listing holding a name that is not one (a path, "..").
 
 // listMagic starts a folder listings file; the digit is its format.
-const listMagic = "cairn-folders-2\n"
+const listMagic = "cairn-folders-3\n"
 
 // folderList is a folder's names as a walk listed them, with what the
 // folder was then.
 type folderList struct {
 	id           fileID
 	mtime, ctime int64 // unix nanoseconds
-	names        []string
+	// names are the names, sorted; or, for a listing read from the file
+	// and not yet needed, nil, and raw holds them as written there (each
+	// a length and its bytes), count of them: a walk decodes only the
+	// listings it uses, each on the goroutine that reads its folder.
+	names []string
+	raw   string
+	count int
+}
+
+// decode returns the names of a listing read from the file; false when
+// one is not a name (a path, "..", empty) or they are not in order, and
+// the listing cannot be used: each name is looked up in its folder, and
+// one that is not a name would lead the walk elsewhere.
+func (l *folderList) decode() ([]string, bool) {
+	if l.names != nil || l.count == 0 {
+		return l.names, true
+	}
+	r := &cacheReader{s: l.raw}
+	names := make([]string, l.count)
+	for i := range names {
+		name := r.str()
+		if name == "" || name == "." || name == ".." || strings.IndexByte(name, '/') >= 0 || strings.IndexByte(name, 0) >= 0 ||
+			i > 0 && name <= names[i-1] {
+			return nil, false
+		}
+		names[i] = name
+	}
+	if !r.done() {
+		return nil, false
+	}
+	return names, true
 }
 
 // matches reports whether the folder now described by st is the one
@@ -82,18 +112,7 @@ func (m *Manager) readListings(t *Tree) map[string]*folderList {
 	for range n {
 		rel := r.str()
 		l := &folderList{id: fileID{dev: r.uvarint(), ino: r.uvarint()}, mtime: r.varint(), ctime: r.varint()}
-		l.names = make([]string, r.count(1))
-		for i := range l.names {
-			// Each name is looked up in its folder: one that is not a
-			// name (a path, "..") would lead the walk elsewhere, so the
-			// file is not trusted at all.
-			name := r.str()
-			if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") ||
-				i > 0 && name <= l.names[i-1] {
-				return nil
-			}
-			l.names[i] = name
-		}
+		l.count, l.raw = r.count(2), r.str() // a name takes two bytes at least
 		if r.bad {
 			return nil
 		}
@@ -106,14 +125,11 @@ func (m *Manager) readListings(t *Tree) map[string]*folderList {
 }
 
 // writeListings writes the folder listings of a walk of tree t, by
-// folder path, when they differ from those it was given (known).
-func (m *Manager) writeListings(t *Tree, known, lists map[string]*folderList) error {
-	same := len(known) == len(lists)
-	for rel, l := range lists {
-		same = same && known[rel] == l
-	}
-	if same {
-		return nil
+// folder path, unless they are those it was given (known): fresh is
+// whether any of them was listed by the walk rather than reused.
+func (m *Manager) writeListings(t *Tree, known, lists map[string]*folderList, fresh bool) error {
+	if !fresh && len(known) == len(lists) {
+		return nil // every one reused
 	}
 	rels := make([]string, 0, len(lists))
 	for rel := range lists {
@@ -132,12 +148,31 @@ func (m *Manager) writeListings(t *Tree, known, lists map[string]*folderList) er
 			w.uvarint(l.id.ino)
 			w.varint(l.mtime)
 			w.varint(l.ctime)
+			if l.names == nil { // read from the file and not used: as it was
+				w.uvarint(uint64(l.count))
+				w.str(l.raw)
+				continue
+			}
 			w.uvarint(uint64(len(l.names)))
+			size := 0
+			for _, name := range l.names {
+				size += varintLen(uint64(len(name))) + len(name)
+			}
+			w.uvarint(uint64(size))
 			for _, name := range l.names {
 				w.str(name)
 			}
 		}
 	})
+}
+
+// varintLen is the length of v encoded as a uvarint.
+func varintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
 }
 
 // listings is what a walk is given and keeps of folder listings.
@@ -160,10 +195,15 @@ func (ls *listings) keep(dir *os.File, self fileStat, names []string) *folderLis
 }
 
 // cached returns the kept listing of folder rel, described now by self,
-// when it still holds.
+// with its names, when it still holds and they decode.
 func (ls *listings) cached(rel string, self fileStat) *folderList {
-	if l := ls.known[rel]; l != nil && l.matches(self) {
-		return l
+	l := ls.known[rel]
+	if l == nil || !l.matches(self) {
+		return nil
 	}
-	return nil
+	names, ok := l.decode()
+	if !ok {
+		return nil
+	}
+	return &folderList{id: l.id, mtime: l.mtime, ctime: l.ctime, names: names}
 }

@@ -328,7 +328,8 @@ func (m *Manager) cachedStatus(ctx context.Context, t *Tree, over map[string]cai
 	}
 	m.reusedLists.Add(int64(lists.reused))
 	// Best effort, as the cache below: listings not kept are read again.
-	m.writeListings(t, lists.known, tree.kept())
+	kept, fresh := tree.kept()
+	m.writeListings(t, lists.known, kept, fresh)
 	if c == nil || c.folder != folderKey(t) {
 		return nil, nil, false, nil
 	}

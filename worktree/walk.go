@@ -134,17 +134,18 @@ type walked struct {
 }
 
 // kept returns the listings of the folders read that may be kept, by
-// folder path.
-func (t *walked) kept() map[string]*folderList {
-	out := map[string]*folderList{}
+// folder path, and whether any of them was listed rather than reused.
+func (t *walked) kept() (lists map[string]*folderList, fresh bool) {
+	lists = map[string]*folderList{}
 	if t.w != nil {
 		for rel, f := range t.w.folders {
 			if f.list != nil {
-				out[rel] = f.list
+				lists[rel] = f.list
+				fresh = fresh || !f.reused
 			}
 		}
 	}
-	return out
+	return lists, fresh
 }
 
 // each calls fn with every file in walk order, until it returns an error.
@@ -263,6 +264,9 @@ func foldsToItself(name string) bool {
 // walkOrder compares vault paths in the order filepath.WalkDir visits
 // them: byte by byte, a folder's separator before any other byte.
 func walkOrder(a, b string) int {
+	if a == b { // most often, merging a walk with what was there: a word at a time
+		return 0
+	}
 	for i := 0; i < len(a) && i < len(b); i++ {
 		x, y := a[i], b[i]
 		if x == y {
