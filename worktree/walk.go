@@ -543,20 +543,22 @@ const splitNames = 4096
 // as dir whose identity is self: on several goroutines when there are many.
 func (w *walker) list(d walkDir, dir *os.File, self fileStat, names []string) listing {
 	parts := min(runtime.GOMAXPROCS(0), len(names)/(splitNames/2))
+	files := make([]File, len(names)) // a part's files go in its names' share
 	if parts < 2 {
-		return w.listPart(d, dir, self, names)
+		return w.listPart(d, dir, self, names, files[:0])
 	}
 	lists := make([]listing, parts)
 	var wg sync.WaitGroup
 	for i := range parts {
+		lo, hi := i*len(names)/parts, (i+1)*len(names)/parts
 		wg.Go(func() {
-			lists[i] = w.listPart(d, dir, self, names[i*len(names)/parts:(i+1)*len(names)/parts])
+			lists[i] = w.listPart(d, dir, self, names[lo:hi], files[lo:lo:hi])
 		})
 	}
 	wg.Wait()
-	l := listing{files: make([]File, 0, len(names)), plainFiles: true, plainDirs: true}
+	l := listing{files: files[:0], plainFiles: true, plainDirs: true}
 	for _, p := range lists {
-		l.files = append(l.files, p.files...)
+		l.files = append(l.files, p.files...) // in place, unless an earlier part had entries that are not files
 		l.dirs = append(l.dirs, p.dirs...)
 		l.skips = append(l.skips, p.skips...)
 		l.leftovers = append(l.leftovers, p.leftovers...)
@@ -568,7 +570,8 @@ func (w *walker) list(d walkDir, dir *os.File, self fileStat, names []string) li
 }
 
 // listPart is list of a part of the names, on this goroutine.
-func (w *walker) listPart(d walkDir, dir *os.File, self fileStat, names []string) listing {
+// The files are appended to files, which has room for one a name.
+func (w *walker) listPart(d walkDir, dir *os.File, self fileStat, names []string, files []File) listing {
 	sep := string(filepath.Separator)
 	if strings.HasSuffix(d.abs, sep) {
 		sep = ""
@@ -585,7 +588,7 @@ func (w *walker) listPart(d walkDir, dir *os.File, self fileStat, names []string
 		size += len(d.abs) + len(sep) + len(name)
 	}
 	places := make([]byte, 0, size)
-	l := listing{files: make([]File, 0, len(names)), plainFiles: true, plainDirs: true}
+	l := listing{files: files, plainFiles: true, plainDirs: true}
 	for _, name := range names {
 		if ignoredName(name) {
 			if strings.HasPrefix(name, tmpPrefix) {
