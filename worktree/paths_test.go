@@ -204,7 +204,7 @@ func TestStatus_CacheDamaged(t *testing.T) {
 	for name, damaged := range map[string][]byte{
 		"cut short":   data[:len(data)-7],
 		"empty":       nil,
-		"other bytes": append([]byte("cairn-status-2\n"), make([]byte, 80)...),
+		"other bytes": append([]byte("cairn-status-3\n"), make([]byte, 80)...),
 		"one bit":     flip(data, len(data)/2),
 	} {
 		if err := os.WriteFile(cache, damaged, 0o644); err != nil {

@@ -48,7 +48,15 @@ import (
 const cacheTemp = ".cairn-tmp-status-"
 
 // cacheMagic starts a status cache file; the digit is its format.
-const cacheMagic = "cairn-status-2\n"
+const cacheMagic = "cairn-status-3\n"
+
+// How an entry's last observed content is written in a status cache: most
+// are the base's own, and a hash written twice is a third of the file.
+const (
+	blobNone   = 0 // no stat row
+	blobIsBase = 1 // the base's content
+	blobHash   = 2 // another: its hash follows
+)
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -103,12 +111,20 @@ func readCacheFile(f *os.File) *statCache {
 	for range r.count(1) {
 		c.overPaths = append(c.overPaths, r.str())
 	}
-	n := r.count(2*len(cairn.Hash{}) + 5) // the least an entry takes
+	n := r.count(len(cairn.Hash{}) + 6) // the least an entry takes
 	c.entries = make([]cacheEntry, 0, n)
 	for range n {
 		e := cacheEntry{path: r.str(), base: r.hash(), baseMode: cairn.Mode(r.byte())}
 		e.size, e.mtime, e.checked = r.varint(), r.varint(), r.varint()
-		e.blob = r.hash()
+		switch r.byte() {
+		case blobNone:
+		case blobIsBase:
+			e.blob = e.base
+		case blobHash:
+			e.blob = r.hash()
+		default:
+			return nil
+		}
 		if r.bad || len(c.entries) > 0 && walkOrder(c.entries[len(c.entries)-1].path, e.path) >= 0 {
 			return nil
 		}
@@ -234,7 +250,15 @@ func (c *statCache) write(path string) error {
 			w.varint(e.size)
 			w.varint(e.mtime)
 			w.varint(e.checked)
-			w.Write(e.blob[:])
+			switch {
+			case e.blob.IsZero():
+				w.WriteByte(blobNone)
+			case e.blob == e.base:
+				w.WriteByte(blobIsBase)
+			default:
+				w.WriteByte(blobHash)
+				w.Write(e.blob[:])
+			}
 		}
 	})
 }

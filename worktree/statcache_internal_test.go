@@ -29,8 +29,15 @@ func readCache(path string) *statCache {
 func TestReadCache_RoundTrip(t *testing.T) {
 	c := &statCache{base: cairn.Hash{1}, folder: cairn.Hash{2}, over: cairn.Hash{3}, overPaths: []string{"b.md", "z/ü.md"}}
 	for i, p := range []string{"a/x.md", "a b.md", "a.md", "z.md", "é/😀.md"} { // in walk order
-		c.entries = append(c.entries, cacheEntry{path: p, base: cairn.Hash{byte(i)}, baseMode: cairn.Mode(i % 2),
-			size: int64(i) * 1000, mtime: -int64(i) << 40, checked: 1 << 62, blob: cairn.Hash{0: byte(i), 31: 9}})
+		e := cacheEntry{path: p, base: cairn.Hash{byte(i)}, baseMode: cairn.Mode(i % 2),
+			size: int64(i) * 1000, mtime: -int64(i) << 40, checked: 1 << 62, blob: cairn.Hash{0: byte(i), 31: 9}}
+		switch i % 3 { // no stat row; the base's content; another
+		case 0:
+			e.blob = cairn.Hash{}
+		case 1:
+			e.blob = e.base
+		}
+		c.entries = append(c.entries, e)
 	}
 	path := filepath.Join(t.TempDir(), "status.cache")
 	if err := c.write(path); err != nil {
