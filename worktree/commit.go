@@ -140,11 +140,10 @@ func (m *Manager) commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 		if err != nil {
 			return nil, err
 		}
-		seen := m.freshStats(snap)
 		snap = nil
 		c, conflicts, err := req.Land(ctx, &Landing{Batch: b, Base: t.Base, BaseTree: base, Tree: ours,
 			Record: func(ctx context.Context, tx *store.Tx, c *cairn.Commit) error {
-				return m.recordCommit(ctx, tx, t, over, seen, c)
+				return m.recordCommit(ctx, tx, t, over, c)
 			}})
 		if err != nil {
 			return nil, err
@@ -157,7 +156,6 @@ func (m *Manager) commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 	}
 	// Each attempt builds its trees in b too; what a failed one left there
 	// is never reachable.
-	var seen []FileStat
 	for attempt := 0; ; attempt++ {
 		base, err := m.baseTree(ctx, b, snap)
 		if err != nil {
@@ -166,9 +164,6 @@ func (m *Manager) commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 		ours, err := m.applyEdits(ctx, b, snap, base, res.Changes)
 		if err != nil {
 			return nil, err
-		}
-		if attempt == 0 {
-			seen = m.freshStats(snap)
 		}
 		head, err := m.s.Head(ctx, t.Branch)
 		if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
@@ -199,7 +194,7 @@ func (m *Manager) commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 			if err != nil {
 				return err
 			}
-			return m.recordCommit(ctx, tx, t, over, seen, c)
+			return m.recordCommit(ctx, tx, t, over, c)
 		})
 		if cairn.ErrorCode(err) == cairn.ECONFLICT && attempt < 3 {
 			continue // the branch moved again under us: merge onto the new head
@@ -229,35 +224,15 @@ func committedBase(snap *snapshot, changes []Change) []cairn.Entry {
 
 // recordCommit writes, inside the transaction of a commit of local edits,
 // the committed files' base (over: what is on disk, so the sync that
-// follows writes merged content over them), the stat rows of the files
-// the commit read (seen: the sync that follows then trusts them instead
-// of reading each again, which for a whole folder's first commit was
-// every file), and the sync to come.
-func (m *Manager) recordCommit(ctx context.Context, tx *store.Tx, t *Tree, over []cairn.Entry, seen []FileStat, c *cairn.Commit) error {
+// follows writes merged content over them) and the sync to come.
+func (m *Manager) recordCommit(ctx context.Context, tx *store.Tx, t *Tree, over []cairn.Entry, c *cairn.Commit) error {
 	if err := m.st.SetOverrides(ctx, tx.Backend(), t.ID, over); err != nil {
 		return fmt.Errorf("record the base of the committed files: %w", err)
-	}
-	if err := m.st.PutStats(ctx, tx.Backend(), t.ID, seen); err != nil {
-		return fmt.Errorf("record what the commit read: %w", err)
 	}
 	if err := m.st.SetPending(ctx, tx.Backend(), t.ID, c.Hash); err != nil {
 		return fmt.Errorf("record the sync to come: %w", err)
 	}
 	return nil
-}
-
-// freshStats returns the stat rows of the files a scan read, as read now:
-// to be taken once every file the commit reads has been read, so that a
-// file changed within its timestamp's tick after being read is racy
-// (see FileStat.vouches).
-func (m *Manager) freshStats(snap *snapshot) []FileStat {
-	var fresh []*onDisk
-	for _, d := range snap.disk {
-		if d.fresh {
-			fresh = append(fresh, d)
-		}
-	}
-	return m.statsOf(fresh)
 }
 
 // baseTree builds in b the effective base: the base commit's tree with the

@@ -348,36 +348,3 @@ func TestCommitSpills(t *testing.T) {
 		t.Errorf("the commit holds %d files, want %d", n, len(files))
 	}
 }
-
-// TestCommit_SyncTrustsWhatItRead: the files a commit read are remembered
-// with it, so the sync after it does not read them again: a file whose
-// content changed after the commit read it, with its size and time kept,
-// is taken for what was read (as a status takes it, and git), where a sync
-// reading every file again would find an edit and leave it alone.
-func TestCommit_SyncTrustsWhatItRead(t *testing.T) {
-	e := setup(t)
-	old := time.Now().Add(-time.Hour)
-	for i := range 20 {
-		p := fmt.Sprintf("notes/p%02d.md", i)
-		e.write(p, fmt.Sprintf("page %02d\n", i))
-		os.Chtimes(filepath.Join(e.dir, p), old, old)
-	}
-	e.m.Crash = func(point string) {
-		if point == "commit:committed" {
-			p := filepath.Join(e.dir, "notes/p07.md")
-			os.WriteFile(p, []byte("PAGE 07\n"), 0o644)
-			os.Chtimes(p, old, old)
-		}
-	}
-	res := e.commit("first")
-	e.m.Crash = nil
-	if len(res.Changes) != 20 {
-		t.Fatalf("committed %d files, want 20", len(res.Changes))
-	}
-	if res.Sync == nil || len(res.Sync.LeftAlone) != 0 || len(res.Sync.Updated) != 0 {
-		t.Errorf("the sync after the commit = %+v, want nothing to do: the files it read were read again", res.Sync)
-	}
-	if got := e.status(); len(got) != 0 {
-		t.Errorf("status = %q, want clean (a change keeping size and time is trusted as git trusts it)", got)
-	}
-}
