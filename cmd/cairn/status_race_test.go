@@ -1,13 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -86,21 +84,7 @@ func TestStatus_ListingsRace(t *testing.T) {
 				t.Fatalf("round %d: a status beside the others: %v", round, err)
 			}
 		}
-		r := run(t, vault, nil, "status", "--json")
-		must(t, r, "status")
-		var got struct {
-			Items []struct{ Path, Kind string }
-		}
-		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
-			t.Fatalf("round %d: status --json: %v\n%s", round, err, r.stdout)
-		}
-		var gotS []string
-		for _, it := range got.Items {
-			gotS = append(gotS, it.Kind+" "+it.Path)
-		}
-		if want := folderChanges(t, vault, base); !slices.Equal(want, gotS) {
-			t.Fatalf("round %d: status = %q, want %q", round, gotS, want)
-		}
+		checkStatus(t, vault, base, fmt.Sprint("round ", round))
 		if round%4 == 3 {
 			time.Sleep(2100 * time.Millisecond) // the changed folders' listings can be kept again
 		}

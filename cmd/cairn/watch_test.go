@@ -97,21 +97,7 @@ func TestStatus_Watched(t *testing.T) {
 						os.WriteFile(p, fmt.Appendf(nil, "round %d %d\n", round, rng.IntN(3)), 0o644)
 					}
 				}
-				r := run(t, vault, nil, "status", "--json")
-				must(t, r, "status")
-				var got struct {
-					Items []struct{ Path, Kind string }
-				}
-				if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
-					t.Fatalf("round %d: status --json: %v\n%s", round, err, r.stdout)
-				}
-				var gotS []string
-				for _, it := range got.Items {
-					gotS = append(gotS, it.Kind+" "+it.Path)
-				}
-				if want := folderChanges(t, vault, base); !slices.Equal(want, gotS) {
-					t.Fatalf("round %d: status = %q, want %q", round, gotS, want)
-				}
+				checkStatus(t, vault, base, fmt.Sprint("round ", round))
 				if round%10 == 9 {
 					must(t, run(t, vault, nil, "commit", "-m", "round"), "commit")
 					base = readTree(t, vault)
@@ -127,6 +113,27 @@ func TestStatus_Watched(t *testing.T) {
 				t.Errorf("the last status was not made from the journal (epoch %q, journal's %q): %v", last.Epoch, epoch, err)
 			}
 		})
+	}
+}
+
+// checkStatus runs a whole-tree cairn status in vault and fails the test,
+// naming what, unless it is the folder's changes against base.
+func checkStatus(t *testing.T, vault string, base map[string]string, what string) {
+	t.Helper()
+	r := run(t, vault, nil, "status", "--json")
+	must(t, r, "status")
+	var got struct {
+		Items []struct{ Path, Kind string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("%s: status --json: %v\n%s", what, err, r.stdout)
+	}
+	var gotS []string
+	for _, it := range got.Items {
+		gotS = append(gotS, it.Kind+" "+it.Path)
+	}
+	if want := folderChanges(t, vault, base); !slices.Equal(want, gotS) {
+		t.Fatalf("%s: status = %q, want %q", what, gotS, want)
 	}
 }
 
