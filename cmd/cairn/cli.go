@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -336,8 +337,11 @@ func (a *cli) emit(v any, text func(w io.Writer)) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
 	}
-	text(a.stdout)
-	return nil
+	// Buffered: a line a write is a system call a line, and a status of
+	// many changes prints many lines.
+	w := bufio.NewWriterSize(a.stdout, 64<<10)
+	text(w)
+	return w.Flush()
 }
 
 // list is the one JSON shape: a list of items that each have an id, and
