@@ -1,6 +1,7 @@
 package worktree
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,9 +21,9 @@ import (
 // Creating, removing or renaming an entry sets its folder's modification
 // and change times to the time of the change, and nothing but the clock
 // can set the change time. A listing is kept only when both times were
-// already older than listRacy when the folder was listed: a change made
-// later cannot carry the same times, however coarse the file system's
-// clock. Only file systems known to keep a folder's times so are trusted
+// already older than a file's racy window (racyWindow) when the folder
+// was listed: a change made later cannot carry the same times, however
+// coarse the file system's clock. Only file systems known to keep a folder's times so are trusted
 // (listingsKept); on any other every folder is listed, as git lists
 // every folder unless its untracked cache is turned on. A listings file
 // written at a time still to come (the clock set back since) is not
@@ -76,14 +77,12 @@ func (l *folderList) matches(st fileStat) bool {
 }
 
 // listRacy is how long before a listing a folder's times must be for the
-// listing to be kept: the file racyWindow of a file.
-const listRacy = racyWindow
-
+// listing to be kept: a file's racyWindow, unless a test set another.
 func (m *Manager) listRacy() int64 {
 	if m.racyLists > 0 {
 		return int64(m.racyLists)
 	}
-	return listRacy
+	return racyWindow
 }
 
 // listPath is where tree t's folder listings live.
@@ -137,6 +136,7 @@ func (m *Manager) writeListings(t *Tree, known, lists map[string]*folderList, fr
 	}
 	slices.Sort(rels)
 	key, now := folderKey(t), m.Now().UnixNano()
+	var raw []byte // a folder's names as written: its length goes first
 	return writeChecked(m.listPath(t), listMagic, func(w *cacheWriter) {
 		w.Write(key[:])
 		w.varint(now)
@@ -153,26 +153,15 @@ func (m *Manager) writeListings(t *Tree, known, lists map[string]*folderList, fr
 				w.str(l.raw)
 				continue
 			}
+			raw = raw[:0]
+			for _, name := range l.names {
+				raw = append(binary.AppendUvarint(raw, uint64(len(name))), name...)
+			}
 			w.uvarint(uint64(len(l.names)))
-			size := 0
-			for _, name := range l.names {
-				size += varintLen(uint64(len(name))) + len(name)
-			}
-			w.uvarint(uint64(size))
-			for _, name := range l.names {
-				w.str(name)
-			}
+			w.uvarint(uint64(len(raw)))
+			w.Write(raw)
 		}
 	})
-}
-
-// varintLen is the length of v encoded as a uvarint.
-func varintLen(v uint64) int {
-	n := 1
-	for ; v >= 0x80; v >>= 7 {
-		n++
-	}
-	return n
 }
 
 // listings is what a walk is given and keeps of folder listings.
@@ -181,8 +170,6 @@ type listings struct {
 	// before is the time (unix nanoseconds) a folder's times must be
 	// older than for its listing to be kept.
 	before int64
-	// reused counts the folders whose names were not listed again.
-	reused int
 }
 
 // keep returns the listing of the folder open as dir, described by self,

@@ -350,10 +350,10 @@ func (m *Manager) cachedStatus(ctx context.Context, t *Tree, over map[string]cai
 	if err != nil {
 		return nil, nil, false, err
 	}
-	m.reusedLists.Add(int64(lists.reused))
 	// Best effort, as the cache below: listings not kept are read again.
-	kept, fresh := tree.kept()
-	m.writeListings(t, lists.known, kept, fresh)
+	kept, reused := tree.kept()
+	m.reusedLists.Add(int64(reused))
+	m.writeListings(t, lists.known, kept, len(kept) > reused)
 	if c == nil || c.folder != folderKey(t) {
 		return nil, nil, false, nil
 	}

@@ -39,7 +39,8 @@ type Manager struct {
 	// without a walk.
 	watched atomic.Int64
 	// reusedLists counts the folders a status did not list again (see
-	// folderList); racyLists, when set, replaces listRacy.
+	// folderList); racyLists, when set, replaces a file's racyWindow for
+	// them.
 	reusedLists atomic.Int64
 	racyLists   time.Duration
 }

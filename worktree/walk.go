@@ -134,18 +134,20 @@ type walked struct {
 }
 
 // kept returns the listings of the folders read that may be kept, by
-// folder path, and whether any of them was listed rather than reused.
-func (t *walked) kept() (lists map[string]*folderList, fresh bool) {
+// folder path, and how many of them were reused rather than listed.
+func (t *walked) kept() (lists map[string]*folderList, reused int) {
 	lists = map[string]*folderList{}
 	if t.w != nil {
 		for rel, f := range t.w.folders {
 			if f.list != nil {
 				lists[rel] = f.list
-				fresh = fresh || !f.reused
+			}
+			if f.reused {
+				reused++
 			}
 		}
 	}
-	return lists, fresh
+	return lists, reused
 }
 
 // each calls fn with every file in walk order, until it returns an error.
@@ -413,9 +415,6 @@ func (w *walker) run(start walkDir) error {
 				w.mu.Lock()
 				if found != nil {
 					w.folders[d.rel] = found
-					if found.reused {
-						w.lists.reused++
-					}
 					w.foldedDirs = w.foldedDirs || slices.ContainsFunc(found.dirs, func(d walkDir) bool { return d.folded })
 					w.renamedDirs = w.renamedDirs || slices.ContainsFunc(found.dirs, func(d walkDir) bool {
 						return len(d.key) != len(d.rel)+1 || !strings.HasPrefix(d.key, d.rel)
