@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 
@@ -95,24 +96,23 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	}
 	w := newWriter(q)
 	w.bulk = true
-	ids := make(map[string]int64, len(entries))
-	for i, e := range entries {
-		ids[e.Path] = first + int64(i)
-	}
+	// The files by path, for what resolving links gives (a path) and the
+	// link fields ask (a page's type): one int32 each, where a map of
+	// paths took some 50 bytes a file.
+	byPath := newPathIndex(entries)
 	runs := chunks(entries)
 
 	// Pass 1. The writer of the full text takes parsed chunks one at a
 	// time while the next is parsed; one page a call and nothing in
 	// between, so that a full-text engine that buffers (FTS5) writes large
 	// segments.
-	paths := make([]string, len(entries))
-	for i, e := range entries {
-		paths[i] = e.Path
-	}
-	rb := markdown.NewResolverBuilder(paths)
+	rb := markdown.NewResolverBuilder(byPath.paths(entries))
 	isPage := make([]bool, len(entries))
 	targets := make([]string, len(entries)) // markdown.PackTargets
-	words := make([]int, len(entries))
+	// linkAt[n] is where file n's links start in the vault's list of
+	// links (linkAt[n+1] where they end).
+	linkAt := make([]int32, len(entries)+1)
+	words := make([]int32, len(entries))
 	var v vault
 	// The pages' types, for the link fields of declared types, each
 	// distinct type held once; and the declarations of types.
@@ -152,12 +152,14 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 		for i, f := range files {
 			n := at + i
 			f.id = first + int64(n)
-			words[n] = f.words
+			words[n] = int32(f.words)
+			linkAt[n+1] = linkAt[n]
 			if f.page == nil {
 				rb.AddAttachment(entries[n].Path)
 			} else {
 				rb.AddPage(f.page)
 				isPage[n], targets[n] = true, markdown.PackTargets(f.page.Links)
+				linkAt[n+1] += int32(len(f.page.Links))
 				if typ := f.page.Type; typ != "" {
 					if _, ok := typeNames[typ]; !ok {
 						typeNames[strings.Clone(typ)] = strings.Clone(typ)
@@ -194,39 +196,40 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	}
 	close(parsed)
 
-	// Links, resolved on every core: where each leads, its inbound counts
-	// and the pages' depths.
+	// Links, resolved on every core: where each leads (dst, the file's
+	// place plus one; 0 for none), its inbound counts and the pages'
+	// depths, in flat lists rather than per-file slices and maps.
 	r := rb.Resolver()
-	dsts := make([][]int64, len(entries))
+	dst := make([]int32, linkAt[len(entries)])
 	parallel(len(entries), func(i int) {
 		if !isPage[i] {
 			return
 		}
-		links := markdown.UnpackTargets(targets[i])
-		dsts[i] = make([]int64, len(links))
 		from := &markdown.Page{Path: entries[i].Path}
-		for j, l := range links {
+		out := dst[linkAt[i]:linkAt[i+1]]
+		for j, l := range markdown.UnpackTargets(targets[i]) {
 			if res := r.Resolve(from, l); res.Status == markdown.StatusResolved {
-				dsts[i][j] = ids[res.Path]
+				if k, ok := byPath.find(entries, res.Path); ok && k != i {
+					out[j] = int32(k) + 1
+				}
 			}
 		}
 		targets[i] = ""
 	})
-	inbound := map[int64]int{}
-	edges := map[int64][]int64{}
-	for i := range entries {
-		id := first + int64(i)
-		for _, d := range dsts[i] {
-			if d != 0 && d != id {
-				inbound[d]++
-				edges[id] = append(edges[id], d)
-			}
+	inbound := make([]int32, len(entries))
+	for _, d := range dst {
+		if d != 0 {
+			inbound[d-1]++
 		}
 	}
-	var depth map[int64]int
-	if v.index != 0 {
-		depth = bfs(v.index, edges)
+	depth := make([]int32, len(entries))
+	for i := range depth {
+		depth[i] = unreachable
 	}
+	if v.index != 0 {
+		depths(int(v.index-first), depth, linkAt, dst)
+	}
+	dst = nil
 	if err := <-text; err != nil {
 		return err
 	}
@@ -240,22 +243,28 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	cfg := v.config()
 	holders := func(_ context.Context, k markdown.Key) ([]string, error) { return r.Holders(k), nil }
 	typeOf := func(p string) (string, error) {
-		if id, ok := ids[p]; ok {
-			return pageTypes[id-first], nil
+		if k, ok := byPath.find(entries, p); ok {
+			return pageTypes[k], nil
 		}
 		return "", nil
 	}
 	err = prepareAll(ctx, t, runs, func(k int, f *file, pw *writer) error {
-		f.id, f.words = first+int64(k), words[k]
+		f.id, f.words = first+int64(k), int(words[k])
 		var res []markdown.Resolution
+		var dsts []int64
 		if f.page != nil {
 			res = make([]markdown.Resolution, len(f.page.Links))
+			dsts = make([]int64, len(f.page.Links))
 			for j, l := range f.page.Links {
 				res[j] = r.Resolve(f.page, l)
+				if res[j].Status == markdown.StatusResolved {
+					if i, ok := byPath.find(entries, res[j].Path); ok {
+						dsts[j] = first + int64(i)
+					}
+				}
 			}
 		}
-		defer func() { dsts[k] = nil }()
-		return prepareRows(ctx, pw, f, res, dsts[k], inbound, depth, v, cfg, holders, typeOf)
+		return prepareRows(ctx, pw, f, res, dsts, int(inbound[k]), int(depth[k]), v, cfg, holders, typeOf)
 	}, w)
 	if err != nil {
 		return err
@@ -264,7 +273,7 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	// indexes and full-text merges, in a database engine's own memory)
 	// takes the most memory of the build outside Go's heap: the heap is
 	// given back first, rather than kept beside it.
-	r, ids, dsts, pageTypes = nil, nil, nil, nil
+	r, byPath, inbound, depth, pageTypes = nil, pathIndex{}, nil, nil, nil
 	debug.FreeOSMemory()
 	return q.FinishBuild(ctx)
 }
@@ -331,12 +340,9 @@ func prepareAll(ctx context.Context, t trees, runs [][]cairn.Entry,
 // prepareRows collects one file's rows in a bulk writer: the file, its
 // keys, citations and links, and its findings.
 func prepareRows(ctx context.Context, w *writer, f *file, res []markdown.Resolution, dsts []int64,
-	inbound map[int64]int, depth map[int64]int, v vault, cfg *lint.Config, holders holdersFunc, typeOf func(string) (string, error)) error {
-	d, reachable := depth[f.id]
-	if !reachable {
-		d = unreachable
-	}
-	if err := w.insertFile(ctx, f, inbound[f.id], d); err != nil {
+	inbound, depth int, v vault, cfg *lint.Config, holders holdersFunc, typeOf func(string) (string, error)) error {
+	reachable := depth != unreachable
+	if err := w.insertFile(ctx, f, inbound, depth); err != nil {
 		return err
 	}
 	facts := &lint.Facts{Path: f.path, Kind: f.kind, Page: f.page, HasIndex: v.index != 0}
@@ -344,7 +350,7 @@ func prepareRows(ctx context.Context, w *writer, f *file, res []markdown.Resolut
 		if err := w.writeLinks(ctx, f, res, dsts); err != nil {
 			return err
 		}
-		facts.Inbound, facts.Reachable = inbound[f.id], reachable
+		facts.Inbound, facts.Reachable = inbound, reachable
 		for i, l := range f.page.Links {
 			l.Raw = rawLink(l) // as the index stores it
 			facts.Links = append(facts.Links, lint.Link{Link: l, Res: res[i]})
@@ -360,6 +366,56 @@ func prepareRows(ctx context.Context, w *writer, f *file, res []markdown.Resolut
 		return w.writeFindings(ctx, f.id, fs)
 	}
 	return nil
+}
+
+// pathIndex finds files by path in a list of entries that is in the
+// store's order (case-folded paths), not in byte order: it holds the
+// entries' places in byte order of their paths.
+type pathIndex struct{ order []int32 }
+
+func newPathIndex(entries []cairn.Entry) pathIndex {
+	order := make([]int32, len(entries))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(entries[a].Path, entries[b].Path) })
+	return pathIndex{order}
+}
+
+// paths returns the entries' paths in byte order.
+func (x pathIndex) paths(entries []cairn.Entry) []string {
+	out := make([]string, len(x.order))
+	for k, i := range x.order {
+		out[k] = entries[i].Path
+	}
+	return out
+}
+
+// find returns the place in entries of the file at path.
+func (x pathIndex) find(entries []cairn.Entry, path string) (int, bool) {
+	k, ok := slices.BinarySearchFunc(x.order, path, func(i int32, p string) int { return strings.Compare(entries[i].Path, p) })
+	if !ok {
+		return 0, false
+	}
+	return int(x.order[k]), true
+}
+
+// depths sets depth[n] for every file n reachable from root by links,
+// where file n's links lead to dst[linkAt[n]:linkAt[n+1]] (places plus
+// one; 0 for none): a breadth-first walk, as bfs over the stored edges.
+func depths(root int, depth, linkAt, dst []int32) {
+	depth[root] = 0
+	queue := []int32{int32(root)}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, d := range dst[linkAt[n]:linkAt[n+1]] {
+			if d != 0 && depth[d-1] == unreachable {
+				depth[d-1] = depth[n] + 1
+				queue = append(queue, d-1)
+			}
+		}
+	}
 }
 
 // parallel calls fn(i) for i in [0, n) on every core.
