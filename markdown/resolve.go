@@ -272,9 +272,13 @@ func utf16Len(s string) int {
 // answers to, and a page's headings and block ids, packed in one string.
 // A full index build holds one for the whole vault.
 type Resolver struct {
-	files []string         // every file's path, sorted, unique
-	one   map[Key]int32    // a key one file answers to: its place in files
-	many  map[Key][]string // a key several files answer to: theirs, sorted
+	files []string // every file's path, sorted, unique
+	// The keys, a map for each step by their values (a string key is a
+	// third smaller than a Key in a map's slot, which at a million files
+	// is some 60 MB): one holds those one file answers to, with its
+	// place in files; many those several do, with theirs, sorted.
+	one  [StepAlias + 1]map[string]int32
+	many [StepAlias + 1]map[string][]string
 	// frags holds, for each of files, its headings and block ids
 	// (packFragments) when it is a page, "" when it is an attachment.
 	frags []string
@@ -322,12 +326,18 @@ type ResolverBuilder struct {
 func NewResolverBuilder(paths []string) *ResolverBuilder {
 	slices.Sort(paths)
 	files := slices.Compact(paths)
-	return &ResolverBuilder{r: &Resolver{
-		files: files,
-		one:   make(map[Key]int32, len(files)*6),
-		many:  map[Key][]string{},
-		frags: make([]string, len(files)),
-	}}
+	r := &Resolver{files: files, frags: make([]string, len(files))}
+	for s := range r.one {
+		// Every file has a key at StepFile, StepPath and StepStem.
+		switch Step(s) {
+		case StepFile, StepPath, StepStem:
+			r.one[s] = make(map[string]int32, len(files))
+		default:
+			r.one[s] = map[string]int32{}
+		}
+		r.many[s] = map[string][]string{}
+	}
+	return &ResolverBuilder{r: r}
 }
 
 // AddPage adds page p, whose path is one of those the builder was made
@@ -371,27 +381,32 @@ func (b *ResolverBuilder) AddAttachment(path string) {
 
 // add files the file at i under key k.
 func (b *ResolverBuilder) add(k Key, i int) {
-	r := b.r
-	if j, ok := r.one[k]; ok {
+	if k.Step < StepFile || k.Step > StepAlias {
+		return
+	}
+	one, many := b.r.one[k.Step], b.r.many[k.Step]
+	if j, ok := one[k.Value]; ok {
 		if int(j) != i {
-			delete(r.one, k)
-			r.many[k] = []string{r.files[j], r.files[i]}
+			delete(one, k.Value)
+			many[k.Value] = []string{b.r.files[j], b.r.files[i]}
 		}
 		return
 	}
-	if paths, ok := r.many[k]; ok {
-		r.many[k] = append(paths, r.files[i])
+	if paths, ok := many[k.Value]; ok {
+		many[k.Value] = append(paths, b.r.files[i])
 		return
 	}
-	r.one[k] = int32(i)
+	one[k.Value] = int32(i)
 }
 
 // Resolver returns the resolver made; the builder must not be used after.
 func (b *ResolverBuilder) Resolver() *Resolver {
 	r := b.r
-	for k, paths := range r.many {
-		slices.Sort(paths)
-		r.many[k] = slices.Compact(paths)
+	for _, many := range r.many {
+		for v, paths := range many {
+			slices.Sort(paths)
+			many[v] = slices.Compact(paths)
+		}
 	}
 	b.r = nil
 	return r
@@ -400,10 +415,13 @@ func (b *ResolverBuilder) Resolver() *Resolver {
 // Holders returns the files answering key, sorted. The slice must not be
 // modified.
 func (r *Resolver) Holders(k Key) []string {
-	if i, ok := r.one[k]; ok {
+	if k.Step < StepFile || k.Step > StepAlias {
+		return nil
+	}
+	if i, ok := r.one[k.Step][k.Value]; ok {
 		return r.files[i : i+1 : i+1]
 	}
-	return r.many[k]
+	return r.many[k.Step][k.Value]
 }
 
 // Resolve resolves link l written in page from. With a nil from, a
