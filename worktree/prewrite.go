@@ -45,10 +45,12 @@ type Prewritten struct {
 	stop   atomic.Bool           // Discard was called: write no more
 }
 
+// prewritten is a file staged: its name in the stage is its number (a
+// name held as a string took some 60 bytes more a file).
 type prewritten struct {
-	tmp  string
-	blob cairn.Hash
+	n    int32
 	mode cairn.Mode
+	blob cairn.Hash
 }
 
 // prewriteQueue is the most content Prewritten.Add holds before the writer
@@ -76,7 +78,7 @@ func (m *Manager) Prewrite(ctx context.Context, t *Tree, from *store.Batch) (*Pr
 	// writers only spin there, taking the cores the admission needs.
 	go func() {
 		defer close(p.done)
-		i := 0
+		var i int32
 		for {
 			p.mu.Lock()
 			queued, closed := p.queue, p.closed
@@ -84,7 +86,7 @@ func (m *Manager) Prewrite(ctx context.Context, t *Tree, from *store.Batch) (*Pr
 			p.mu.Unlock()
 			for _, c := range queued {
 				if !p.stop.Load() {
-					p.write(ctx, filepath.Join(stage, strconv.Itoa(i)), c)
+					p.write(ctx, i, c)
 				}
 				if c.Data != nil {
 					p.room.Release(weight(c))
@@ -102,9 +104,13 @@ func (m *Manager) Prewrite(ctx context.Context, t *Tree, from *store.Batch) (*Pr
 	return p, nil
 }
 
-// write stages one file as tmp. A file that cannot be written is left to
-// the sync, which writes it or says why it cannot.
-func (p *Prewritten) write(ctx context.Context, tmp string, c store.FileChange) {
+// tmp is the name in the stage of the file staged n-th.
+func (p *Prewritten) tmp(n int32) string { return filepath.Join(p.stage, strconv.Itoa(int(n))) }
+
+// write stages one file as the n-th. A file that cannot be written is left
+// to the sync, which writes it or says why it cannot.
+func (p *Prewritten) write(ctx context.Context, n int32, c store.FileChange) {
+	tmp := p.tmp(n)
 	data, h := c.Data, c.Blob
 	switch {
 	case data == nil:
@@ -124,7 +130,7 @@ func (p *Prewritten) write(ctx context.Context, tmp string, c store.FileChange) 
 		return
 	}
 	p.mu.Lock()
-	p.files[c.Path] = prewritten{tmp: tmp, blob: h, mode: c.Mode}
+	p.files[c.Path] = prewritten{n: n, blob: h, mode: c.Mode}
 	p.mu.Unlock()
 }
 
@@ -208,7 +214,7 @@ func (p *Prewritten) content(path string, e cairn.Entry) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	data, err := os.ReadFile(f.tmp)
+	data, err := os.ReadFile(p.tmp(f.n))
 	return data, err == nil && store.BlobHash(data) == e.Blob
 }
 
@@ -236,8 +242,8 @@ func (p *Prewritten) place(path string, e cairn.Entry, root *os.Root, rel string
 	if !ok {
 		return false
 	}
-	if err := renameInto(f.tmp, root, rel); err != nil {
-		os.Remove(f.tmp)
+	if err := renameInto(p.tmp(f.n), root, rel); err != nil {
+		os.Remove(p.tmp(f.n))
 		return false
 	}
 	return true
