@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -213,7 +214,10 @@ func (a *App) readImport(ctx context.Context, files []worktree.File, prefix stri
 					if err != nil {
 						return err
 					}
-					p := files[i].Path
+					// A path of its own: the walk's share one buffer with
+					// the files' absolute paths, which would all be held
+					// through admission by the paths kept.
+					p := strings.Clone(files[i].Path)
 					if prefix != "" {
 						p = prefix + "/" + p
 					}
