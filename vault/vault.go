@@ -48,7 +48,8 @@ type Options struct {
 	// Bulk is set by a process that writes the whole vault once (adopting
 	// a folder, an import): its database is not mapped either (the pages
 	// it mapped would stay in its memory for nothing, some 130 MB at 100k
-	// pages) and keeps small page caches (sqlite.Options.Bulk).
+	// pages) and keeps small page caches (sqlite.Options.Bulk) and a small
+	// cache of tree nodes (bulkNodeCache).
 	Bulk bool
 	// Database, when set, is the URL of the PostgreSQL database that
 	// holds the vault (postgres://…); the folder opened is then a place
@@ -401,11 +402,21 @@ type storages struct {
 	admit admit.Storage
 }
 
+// bulkNodeCache is the number of decoded tree nodes a bulk process keeps:
+// it reads each of a tree's nodes once, in order, and the default (4096,
+// some 40 MB) filled at about 300k files, so its memory grew with the vault
+// up to there.
+const bulkNodeCache = 512
+
 // wire builds the store, the index, the working trees and admission on
 // the vault's database db, whichever its backend, with their hooks; it
 // closes db when it fails.
 func wire(ctx context.Context, root string, db cairn.Backend, st storages, log *slog.Logger, opts *Options) (*Vault, error) {
-	s, err := store.New(ctx, db, &store.Options{Logger: log, Crash: opts.Crash})
+	so := &store.Options{Logger: log, Crash: opts.Crash}
+	if opts.Bulk {
+		so.NodeCache = bulkNodeCache
+	}
+	s, err := store.New(ctx, db, so)
 	if err != nil {
 		db.Close()
 		return nil, err
