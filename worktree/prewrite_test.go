@@ -58,7 +58,7 @@ func TestPrewrite(t *testing.T) {
 		os.WriteFile(filepath.Join(d, "junk"), []byte("x"), 0o644)
 	}
 
-	files := map[string]string{"a.md": "a from the import\n", "c/d.md": "new\n", "b.md": "b from the import\n"}
+	files := map[string]string{"a.md": "a from the import\n", "c/d.md": "new\n", "b.md": "b from the import\n", "e.md": "e, second\n"}
 	// c/d.md is queued by its blob, read back from the batch that holds it.
 	from := e.s.NewBatch()
 	changes := []store.FileChange{
@@ -66,6 +66,9 @@ func TestPrewrite(t *testing.T) {
 		{Path: "c/d.md", Blob: from.PutBlob([]byte(files["c/d.md"])), Size: int64(len(files["c/d.md"]))},
 		{Path: "b.md", Data: []byte(files["b.md"])},
 		{Path: "run.sh", Data: []byte("#!/bin/sh\n"), Mode: cairn.ModeExecutable},
+		// Staged twice: the later is the one placed.
+		{Path: "e.md", Data: []byte("e, first\n")},
+		{Path: "e.md", Data: []byte(files["e.md"])},
 	}
 	pre, err := e.m.Prewrite(e.ctx, e.wt, from)
 	if err != nil {
@@ -88,21 +91,21 @@ func TestPrewrite(t *testing.T) {
 	stage := stages[0]
 	// The staged copy of c/d.md, once written, is the file the sync puts
 	// in place: same inode.
-	staged := filepath.Join(stage, "1")
-	var ino uint64
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if data, _ := os.ReadFile(staged); string(data) == files["c/d.md"] {
-			ino = inode(staged)
-			break
+	stagedIno := func(name, want string) uint64 {
+		staged := filepath.Join(stage, name)
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if data, _ := os.ReadFile(staged); string(data) == want {
+				return inode(staged)
+			}
 		}
+		t.Fatalf("%s was never staged", want)
+		return 0
 	}
-	if ino == 0 {
-		t.Fatal("c/d.md was never staged")
-	}
+	ino, eIno := stagedIno("1", files["c/d.md"]), stagedIno("5", files["e.md"])
 	if got := e.read("c/d.md"); got != "<missing>" {
 		t.Errorf("c/d.md is in the folder before the sync: %q", got)
 	}
-	head := e.commitElsewhere(map[string]string{"a.md": files["a.md"], "c/d.md": files["c/d.md"], "b.md": files["b.md"]})
+	head := e.commitElsewhere(files)
 	rep, err := e.m.SyncHeadPrewritten(e.ctx, e.wt, pre)
 	if err != nil {
 		t.Fatal(err)
@@ -124,6 +127,9 @@ func TestPrewrite(t *testing.T) {
 	}
 	if got := inode(filepath.Join(e.dir, "c/d.md")); got != ino {
 		t.Errorf("c/d.md was written again (inode %d), not renamed from the staging folder (inode %d)", got, ino)
+	}
+	if got := inode(filepath.Join(e.dir, "e.md")); got != eIno || e.read("e.md") != files["e.md"] {
+		t.Errorf("e.md, staged twice, is %q (inode %d), not the later staged file (inode %d)", e.read("e.md"), got, eIno)
 	}
 	if got := e.read("run.sh"); got != "<missing>" {
 		t.Errorf("run.sh, which main does not hold, is in the folder: %q", got)
