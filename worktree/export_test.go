@@ -26,3 +26,9 @@ func (m *Manager) ReusedListings() int64 { return m.reusedLists.Load() }
 // SetListingRacy sets how long before a status a folder must have changed
 // for its listing to be kept (by default two seconds).
 func (m *Manager) SetListingRacy(d time.Duration) { m.racyLists = d }
+
+// StatRow returns tree t's stat row of path, and whether there is one.
+func (m *Manager) StatRow(ctx context.Context, t *Tree, path string) (FileStat, bool) {
+	r, err := m.st.Stat(ctx, t.ID, path)
+	return r, err == nil
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -249,26 +250,33 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 			ops = append(ops, op{c.Path, c.New})
 		}
 	}
+	// What follows holds a list the size of the diff at a time, not
+	// several: a sync of a whole import is a change of every file.
+	changes = nil
 	rep := &SyncReport{}
 	var written []*onDisk
 	var writes []op
-	clear := map[string]bool{}       // overrides to drop
+	var clear []string               // overrides to drop
+	var deleted []string             // paths the target does not have
 	keep := map[string]cairn.Entry{} // overrides to add
 	for _, o := range ops {
 		p, want := o.path, o.want
+		if want.Blob.IsZero() {
+			deleted = append(deleted, p)
+		}
 		d := snap.disk[p]
 		base, hasBase := snap.base[p]
 		switch {
 		case d == nil && want.Blob.IsZero(), d != nil && d.blob == want.Blob && d.Mode == want.Mode:
 			// Already as the target has it (an interrupted sync got here).
-			clear[p] = true
+			clear = append(clear, p)
 			if d != nil && d.fresh {
 				written = append(written, d)
 			}
 		case d == nil && !hasBase, d != nil && hasBase && d.blob == base.Blob && d.Mode == base.Mode:
 			// No local edit: write the target's version.
 			writes = append(writes, o)
-			clear[p] = true
+			clear = append(clear, p)
 			rep.Updated = append(rep.Updated, p)
 		default:
 			// A local edit: leave it; it keeps the base it was made from.
@@ -282,6 +290,7 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 			}
 		}
 	}
+	ops = nil
 	// Deletions first, then writes, then the folders deletions emptied:
 	// a change of case alone deletes the old spelling before writing the
 	// new one, and no folder is removed while a file is written into it.
@@ -362,38 +371,43 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 			removeEmptyParents(root, filepath.Dir(filepath.FromSlash(o.path)))
 		}
 	}
-	rewritten := map[string]bool{}
+	// Files the scan had to read (changed since their stat row, or written
+	// too recently to trust their time) are remembered as read now, so the
+	// next scan need not read them again; those the sync wrote, as
+	// written; those it deleted, not at all.
+	var read []*onDisk
+	for _, d := range snap.disk {
+		if d.fresh {
+			read = append(read, d)
+		}
+	}
+	if len(read) > 0 {
+		known := make(map[*onDisk]bool, len(written))
+		for _, d := range written {
+			known[d] = true
+		}
+		rewritten := map[string]bool{}
+		for _, o := range writes {
+			rewritten[o.path] = true
+		}
+		for _, d := range read {
+			if !rewritten[d.Path] && !known[d] {
+				written = append(written, d)
+			}
+		}
+	}
 	for _, r := range results {
 		if r != nil {
 			written = append(written, r)
-			rewritten[r.Path] = true
 		}
 	}
-	// Files the scan had to read (changed since their stat row, or written
-	// too recently to trust their time) are remembered as read now, so the
-	// next scan need not read them again.
-	known := make(map[*onDisk]bool, len(written))
-	for _, d := range written {
-		known[d] = true
-	}
-	for p, d := range snap.disk {
-		if d.fresh && !rewritten[p] && !known[d] {
-			written = append(written, d)
-		}
-	}
+	results = nil
 	m.point("sync:files-written")
-	done := Synced{Stats: m.statsOf(written), Base: target}
-	for p := range clear {
-		done.Resolved = append(done.Resolved, p)
-	}
+	slices.Sort(clear)
+	done := Synced{Stats: m.statsOf(written), Base: target, Resolved: slices.Compact(clear), Deleted: deleted}
 	for p, e := range keep {
 		e.Path = p
 		done.Overrides = append(done.Overrides, e)
-	}
-	for _, o := range ops {
-		if o.want.Blob.IsZero() {
-			done.Deleted = append(done.Deleted, o.path)
-		}
 	}
 	err = m.s.Update(ctx, func(tx *store.Tx) error { return m.st.FinishSync(ctx, tx.Backend(), t.ID, done) })
 	if err != nil {

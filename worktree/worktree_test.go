@@ -348,3 +348,36 @@ func TestCommitSpills(t *testing.T) {
 		t.Errorf("the commit holds %d files, want %d", n, len(files))
 	}
 }
+
+// TestSync_StatRows: a sync leaves the stat rows the next status can
+// trust: of the files it wrote, of those it read (a local edit it left
+// alone), and none of those it deleted.
+func TestSync_StatRows(t *testing.T) {
+	e := setup(t)
+	e.write("a.md", "a\n")
+	e.write("b.md", "b\n")
+	e.write("gone.md", "going\n")
+	e.commit("first")
+	for _, p := range []string{"a.md", "b.md", "gone.md"} {
+		if _, ok := e.m.StatRow(e.ctx, e.wt, p); !ok {
+			t.Fatalf("no stat row of %s after the commit", p)
+		}
+	}
+	e.write("a.md", "a, mine\n") // left alone by the sync, read by its scan
+	head := e.commitElsewhere(map[string]string{"a.md": "a2\n", "b.md": "b2\n", "c.md": "c\n", "gone.md": ""})
+	if _, err := e.m.Sync(e.ctx, e.wt, head); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{"a.md": "a, mine\n", "b.md": "b2\n", "c.md": "c\n"} {
+		r, ok := e.m.StatRow(e.ctx, e.wt, p)
+		if !ok || r.Blob != store.BlobHash([]byte(want)) {
+			t.Errorf("stat row of %s = %+v (found %v), want one of %q", p, r, ok, want)
+		}
+	}
+	if r, ok := e.m.StatRow(e.ctx, e.wt, "gone.md"); ok {
+		t.Errorf("the deleted gone.md still has a stat row: %+v", r)
+	}
+	if diff := cmp.Diff([]string{"modified a.md (incoming)"}, e.status()); diff != "" {
+		t.Errorf("status mismatch (-want +got):\n%s", diff)
+	}
+}
