@@ -217,9 +217,11 @@ func (a *App) readImport(ctx context.Context, files []worktree.File, prefix stri
 					// A path of its own: the walk's share one buffer with
 					// the files' absolute paths, which would all be held
 					// through admission by the paths kept.
-					p := strings.Clone(files[i].Path)
-					if prefix != "" {
-						p = prefix + "/" + p
+					var p string
+					if prefix == "" {
+						p = strings.Clone(files[i].Path)
+					} else {
+						p = prefix + "/" + files[i].Path
 					}
 					h := store.BlobHash(data)
 					e, err := a.v.Store.Get(ctx, base, p)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -159,6 +160,11 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 			} else {
 				rb.AddPage(f.page)
 				isPage[n], targets[n] = true, markdown.PackTargets(f.page.Links)
+				if int64(linkAt[n+1])+int64(len(f.page.Links)) > math.MaxInt32 {
+					close(parsed)
+					<-text
+					return cairn.Errorf(cairn.EINVALID, "index: the vault has more than %d links", math.MaxInt32)
+				}
 				linkAt[n+1] += int32(len(f.page.Links))
 				if typ := f.page.Type; typ != "" {
 					if _, ok := typeNames[typ]; !ok {
@@ -273,7 +279,7 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	// indexes and full-text merges, in a database engine's own memory)
 	// takes the most memory of the build outside Go's heap: the heap is
 	// given back first, rather than kept beside it.
-	r, byPath, inbound, depth, pageTypes = nil, pathIndex{}, nil, nil, nil
+	r, byPath, inbound, depth, pageTypes, words, linkAt, isPage = nil, pathIndex{}, nil, nil, nil, nil, nil, nil
 	debug.FreeOSMemory()
 	return q.FinishBuild(ctx)
 }

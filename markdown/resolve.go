@@ -327,9 +327,9 @@ func NewResolverBuilder(paths []string) *ResolverBuilder {
 	slices.Sort(paths)
 	files := slices.Compact(paths)
 	r := &Resolver{files: files, frags: make([]string, len(files))}
-	for s := range r.one {
+	for s := StepFile; s <= StepAlias; s++ {
 		// Every file has a key at StepFile, StepPath and StepStem.
-		switch Step(s) {
+		switch s {
 		case StepFile, StepPath, StepStem:
 			r.one[s] = make(map[string]int32, len(files))
 		default:

@@ -403,9 +403,10 @@ type storages struct {
 }
 
 // bulkNodeCache is the number of decoded tree nodes a bulk process keeps:
-// it reads each of a tree's nodes once, in order, and the default (4096,
-// some 40 MB) filled at about 300k files, so its memory grew with the vault
-// up to there.
+// it walks its trees in order (each file looked up in the base, then the
+// new tree read through by the index build and the sync), so a node is
+// wanted again soon or not at all; the default (4096, some 40 MB) filled
+// at about 300k files, so its memory grew with the vault up to there.
 const bulkNodeCache = 512
 
 // wire builds the store, the index, the working trees and admission on

@@ -250,15 +250,14 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 			ops = append(ops, op{c.Path, c.New})
 		}
 	}
-	// What follows holds a list the size of the diff at a time, not
-	// several: a sync of a whole import is a change of every file.
-	changes = nil
 	rep := &SyncReport{}
 	var written []*onDisk
 	var writes []op
 	var clear []string               // overrides to drop
 	var deleted []string             // paths the target does not have
 	keep := map[string]cairn.Entry{} // overrides to add
+	// The paths deleted are taken here, so that ops (the size of the
+	// diff) is not held through the writes.
 	for _, o := range ops {
 		p, want := o.path, o.want
 		if want.Blob.IsZero() {
@@ -290,7 +289,6 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 			}
 		}
 	}
-	ops = nil
 	// Deletions first, then writes, then the folders deletions emptied:
 	// a change of case alone deletes the old spelling before writing the
 	// new one, and no folder is removed while a file is written into it.
@@ -401,7 +399,6 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 			written = append(written, r)
 		}
 	}
-	results = nil
 	m.point("sync:files-written")
 	slices.Sort(clear)
 	done := Synced{Stats: m.statsOf(written), Base: target, Resolved: slices.Compact(clear), Deleted: deleted}
