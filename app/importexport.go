@@ -214,9 +214,8 @@ func (a *App) readImport(ctx context.Context, files []worktree.File, prefix stri
 					if err != nil {
 						return err
 					}
-					// A path of its own: the walk's share one buffer with
-					// the files' absolute paths, which would all be held
-					// through admission by the paths kept.
+					// A path of its own, kept through admission (see
+					// worktree.Walk).
 					var p string
 					if prefix == "" {
 						p = strings.Clone(files[i].Path)

@@ -23,11 +23,12 @@ import (
 // can set the change time. A listing is kept only when both times were
 // already older than a file's racy window (racyWindow) when the folder
 // was listed: a change made later cannot carry the same times, however
-// coarse the file system's clock. Only file systems known to keep a folder's times so are trusted
-// (listingsKept); on any other every folder is listed, as git lists
-// every folder unless its untracked cache is turned on. A listings file
-// written at a time still to come (the clock set back since) is not
-// trusted, nor a listing holding a name that is not one (a path, "..").
+// coarse the file system's clock. Only file systems known to keep a
+// folder's times so are trusted (listingsKept); on any other every
+// folder is listed, as git lists every folder unless its untracked cache
+// is turned on. A listings file written at a time still to come (the
+// clock set back since) is not trusted, nor a listing holding a name that
+// is not one (a path, "..").
 
 // listMagic starts a folder listings file; the digit is its format.
 const listMagic = "cairn-folders-3\n"

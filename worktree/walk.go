@@ -111,7 +111,10 @@ type WalkOptions struct {
 // Skips are in walk order of their paths, then by reason.
 //
 // Folders are read on every core, each file's metadata taken relative to
-// its open folder; fn is called once the whole tree is read.
+// its open folder; fn is called once the whole tree is read. The Path and
+// Abs of a folder's files are cut from one buffer: a caller that keeps a
+// path after the walk copies it (strings.Clone), or keeps every absolute
+// path of its folder with it.
 func Walk(root string, opts *WalkOptions, fn func(File) error) ([]Skip, error) {
 	tree, err := walkTree(root, opts)
 	if err != nil {
