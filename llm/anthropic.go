@@ -1,111 +1,246 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-
-	"github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
-	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
 )
+
+// anthropicVersion is the Messages API's version cairn speaks.
+const anthropicVersion = "2023-06-01"
 
 // anthropicProvider speaks the Anthropic Messages API.
 type anthropicProvider struct {
-	client anthropic.Client
+	t      transport
+	url    string
+	header http.Header
 	model  string
 }
 
 func newAnthropic(cfg Config) *anthropicProvider {
-	opts := []option.RequestOption{option.WithMaxRetries(cfg.MaxRetries), option.WithAPIKey(cfg.Key)}
-	if cfg.BaseURL != "" {
-		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	base := cfg.BaseURL
+	if base == "" {
+		base = "https://api.anthropic.com"
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	h := http.Header{}
+	if cfg.Key != "" {
+		h.Set("X-Api-Key", cfg.Key)
 	}
-	return &anthropicProvider{client: anthropic.NewClient(opts...), model: cfg.Model}
+	h.Set("Anthropic-Version", anthropicVersion)
+	return &anthropicProvider{t: newTransport(cfg), url: strings.TrimSuffix(base, "/") + "/v1/messages", header: h, model: cfg.Model}
 }
 
 func (p *anthropicProvider) Name() string  { return "anthropic" }
 func (p *anthropicProvider) Model() string { return p.model }
 
+// The Messages API's request, as cairn sends it.
+type (
+	anthropicRequest struct {
+		Model     string             `json:"model"`
+		MaxTokens int                `json:"max_tokens"`
+		Stream    bool               `json:"stream"`
+		System    []anthropicBlock   `json:"system,omitempty"`
+		Messages  []anthropicMessage `json:"messages"`
+		Tools     []anthropicTool    `json:"tools,omitempty"`
+	}
+	anthropicMessage struct {
+		Role    string           `json:"role"`
+		Content []anthropicBlock `json:"content"`
+	}
+	anthropicBlock struct {
+		Type      string          `json:"type"`
+		Text      *string         `json:"text,omitempty"`
+		ID        string          `json:"id,omitempty"`
+		Name      string          `json:"name,omitempty"`
+		Input     json.RawMessage `json:"input,omitempty"`
+		ToolUseID string          `json:"tool_use_id,omitempty"`
+		Content   *string         `json:"content,omitempty"`
+		IsError   bool            `json:"is_error,omitempty"`
+	}
+	anthropicTool struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		InputSchema json.RawMessage `json:"input_schema"`
+	}
+)
+
+// anthropicUsage is a message's usage, as message_start and message_delta
+// give it.
+type anthropicUsage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+}
+
+// anthropicEvent is one event of a Messages stream: the fields of every
+// type of event cairn reads.
+type anthropicEvent struct {
+	Type    string `json:"type"`
+	Message *struct {
+		ID    string         `json:"id"`
+		Model string         `json:"model"`
+		Usage anthropicUsage `json:"usage"`
+	} `json:"message"`
+	Index        int `json:"index"`
+	ContentBlock *struct {
+		Type  string          `json:"type"`
+		Text  string          `json:"text"`
+		ID    string          `json:"id"`
+		Name  string          `json:"name"`
+		Input json.RawMessage `json:"input"`
+	} `json:"content_block"`
+	Delta *struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *anthropicUsage `json:"usage"`
+	Error *struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
 func (p *anthropicProvider) Complete(ctx context.Context, r *Request) (*Response, error) {
-	params := anthropic.MessageNewParams{Model: anthropic.Model(p.model), MaxTokens: int64(maxTokens(r))}
+	req := anthropicRequest{Model: p.model, MaxTokens: maxTokens(r), Stream: true}
 	if r.System != "" {
-		params.System = []anthropic.TextBlockParam{{Text: r.System}}
+		req.System = []anthropicBlock{{Type: "text", Text: &r.System}}
 	}
 	for _, m := range r.Messages {
-		var blocks []anthropic.ContentBlockParamUnion
+		msg := anthropicMessage{Role: "user", Content: []anthropicBlock{}}
+		if m.Role == "assistant" {
+			msg.Role = "assistant"
+		}
 		for _, b := range m.Content {
 			switch b.Type {
 			case "text":
-				blocks = append(blocks, anthropic.NewTextBlock(b.Text))
+				msg.Content = append(msg.Content, anthropicBlock{Type: "text", Text: &b.Text})
 			case "tool_use":
-				blocks = append(blocks, anthropic.NewToolUseBlock(b.ID, json.RawMessage(object(b.Input)), b.Name))
+				msg.Content = append(msg.Content, anthropicBlock{Type: "tool_use", ID: b.ID, Name: b.Name, Input: object(b.Input)})
 			case "tool_result":
-				blocks = append(blocks, anthropic.NewToolResultBlock(b.ID, b.Text, b.IsError))
+				msg.Content = append(msg.Content, anthropicBlock{Type: "tool_result", ToolUseID: b.ID, Content: &b.Text, IsError: b.IsError})
 			}
 		}
-		if m.Role == "assistant" {
-			params.Messages = append(params.Messages, anthropic.NewAssistantMessage(blocks...))
-		} else {
-			params.Messages = append(params.Messages, anthropic.NewUserMessage(blocks...))
-		}
+		req.Messages = append(req.Messages, msg)
 	}
 	for _, t := range r.Tools {
-		var schema map[string]any
-		json.Unmarshal(t.Schema, &schema)
-		in := anthropic.ToolInputSchemaParam{Properties: schema["properties"], ExtraFields: map[string]any{}}
-		if req, ok := schema["required"].([]any); ok {
-			for _, x := range req {
-				if s, ok := x.(string); ok {
-					in.Required = append(in.Required, s)
+		req.Tools = append(req.Tools, anthropicTool{Name: t.Name, Description: t.Description, InputSchema: objectSchema(t.Schema)})
+	}
+	body, err := p.t.post(ctx, p.url, p.header, req)
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+
+	out := &Response{}
+	var u anthropicUsage
+	started, stopped := false, false
+	type block struct {
+		typ, text, id, name string
+		start               json.RawMessage // the input content_block_start gave
+		input               bytes.Buffer    // the input's deltas
+	}
+	var blocks []*block
+	at := func(i int) (*block, error) {
+		if i < 0 || i >= len(blocks) {
+			return nil, fmt.Errorf("an event of content block %d, which did not start", i)
+		}
+		return blocks[i], nil
+	}
+	err = readEvents(body, func(_ string, data []byte) error {
+		var ev anthropicEvent
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return fmt.Errorf("an event that is not JSON: %w", err)
+		}
+		switch ev.Type {
+		case "message_start":
+			if ev.Message == nil {
+				return fmt.Errorf("a message_start without its message")
+			}
+			started = true
+			out.Model, u = ev.Message.Model, ev.Message.Usage
+		case "content_block_start":
+			if ev.ContentBlock == nil || ev.Index != len(blocks) {
+				return fmt.Errorf("content block %d started out of order", ev.Index)
+			}
+			c := ev.ContentBlock
+			blocks = append(blocks, &block{typ: c.Type, text: c.Text, id: c.ID, name: c.Name, start: c.Input})
+		case "content_block_delta":
+			b, err := at(ev.Index)
+			if err != nil || ev.Delta == nil {
+				return err
+			}
+			switch ev.Delta.Type {
+			case "text_delta":
+				b.text += ev.Delta.Text
+			case "input_json_delta":
+				b.input.WriteString(ev.Delta.PartialJSON)
+			}
+		case "message_delta":
+			if ev.Delta != nil && ev.Delta.StopReason != "" {
+				out.RawStop, stopped = ev.Delta.StopReason, true
+			}
+			if d := ev.Usage; d != nil {
+				// Cumulative counts; the input's only when the API sends them.
+				u.OutputTokens = d.OutputTokens
+				if d.InputTokens > 0 {
+					u.InputTokens = d.InputTokens
+				}
+				if d.CacheCreationInputTokens > 0 {
+					u.CacheCreationInputTokens = d.CacheCreationInputTokens
+				}
+				if d.CacheReadInputTokens > 0 {
+					u.CacheReadInputTokens = d.CacheReadInputTokens
 				}
 			}
-		}
-		for k, v := range schema {
-			if k != "properties" && k != "required" && k != "type" {
-				in.ExtraFields[k] = v
+		case "message_stop":
+			return io.EOF
+		case "error":
+			e := &Error{Kind: ErrServer, Message: "the stream reported an error"}
+			if ev.Error != nil {
+				e.Message = ev.Error.Type + ": " + ev.Error.Message
+				if ev.Error.Type == "rate_limit_error" {
+					e.Kind = ErrRate
+				}
 			}
+			return e
 		}
-		tool := &anthropic.ToolParam{Name: t.Name, InputSchema: in}
-		if t.Description != "" {
-			tool.Description = param.NewOpt(t.Description)
-		}
-		params.Tools = append(params.Tools, anthropic.ToolUnionParam{OfTool: tool})
-	}
-	stream := p.client.Messages.NewStreaming(ctx, params)
-	defer stream.Close()
-	var msg anthropic.Message
-	for stream.Next() {
-		if err := msg.Accumulate(stream.Current()); err != nil {
-			return nil, streamErr(err)
-		}
-	}
-	if err := stream.Err(); err != nil {
-		var apiErr *anthropic.Error
-		if errors.As(err, &apiErr) {
-			return nil, classify(apiErr.StatusCode, apiErr.Message, err)
-		}
+		return nil
+	})
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if _, ok := err.(*Error); ok {
+			return nil, err
+		}
 		return nil, streamErr(err)
 	}
-	if msg.ID == "" && len(msg.Content) == 0 {
+	if !started {
 		return nil, &Error{Kind: ErrStream, Message: "the stream held no message"}
 	}
-	out := &Response{Model: string(msg.Model), RawStop: string(msg.StopReason)}
-	for _, c := range msg.Content {
-		switch c.Type {
+	if !stopped {
+		return nil, &Error{Kind: ErrStream, Message: "the stream ended before the message did"}
+	}
+	for _, b := range blocks {
+		switch b.typ {
 		case "text":
-			out.Content = append(out.Content, Block{Type: "text", Text: c.Text})
+			out.Content = append(out.Content, Block{Type: "text", Text: b.text})
 		case "tool_use":
-			out.Content = append(out.Content, Block{Type: "tool_use", ID: c.ID, Name: c.Name, Input: object(c.Input)})
+			input := json.RawMessage(b.input.Bytes())
+			if b.input.Len() == 0 {
+				input = b.start
+			}
+			out.Content = append(out.Content, Block{Type: "tool_use", ID: b.id, Name: b.name, Input: object(input)})
 		}
 	}
-	switch msg.StopReason {
+	switch out.RawStop {
 	case "end_turn", "stop_sequence":
 		out.StopReason = StopEnd
 	case "tool_use":
@@ -117,7 +252,6 @@ func (p *anthropicProvider) Complete(ctx context.Context, r *Request) (*Response
 	default:
 		out.StopReason = StopOther
 	}
-	u := msg.Usage
 	out.Usage = Usage{Input: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens, Output: u.OutputTokens, Cached: u.CacheReadInputTokens}
 	return out, nil
 }
@@ -138,4 +272,19 @@ func object(raw json.RawMessage) json.RawMessage {
 		return json.RawMessage("{}")
 	}
 	return raw
+}
+
+// objectSchema returns a tool's schema as the Messages API takes it: a
+// JSON object whose type is "object".
+func objectSchema(raw json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil || m == nil {
+		return json.RawMessage(`{"type":"object"}`)
+	}
+	m["type"] = json.RawMessage(`"object"`)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return json.RawMessage(`{"type":"object"}`)
+	}
+	return b
 }

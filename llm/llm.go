@@ -1,17 +1,18 @@
 // Package llm talks to model providers' APIs for cairn's built-in agent:
-// the Anthropic Messages API (github.com/anthropics/anthropic-sdk-go/v2)
-// and any OpenAI-compatible Chat Completions API
-// (github.com/openai/openai-go/v3: OpenAI, Ollama, vLLM, the llama.cpp
-// server), each streamed. A Provider turns a provider-neutral Request —
-// a system prompt, messages of text, tool calls and tool results, the
-// tools offered — into one model turn, a Response with its text, tool
-// calls, stop reason and usage.
+// the Anthropic Messages API and any OpenAI-compatible Chat Completions
+// API (OpenAI, Ollama, vLLM, the llama.cpp server), each streamed. A
+// Provider turns a provider-neutral Request — a system prompt, messages
+// of text, tool calls and tool results, the tools offered — into one
+// model turn, a Response with its text, tool calls, stop reason and
+// usage.
 //
-// Retries are the SDKs': with backoff, honouring Retry-After, on 408,
-// 409, 429 and 5xx and on connection errors. What is left is an *Error
-// that says whether the key was refused, the provider was rate limited
-// or failed, or its stream was malformed. Cancelling the context stops a
-// stream at once.
+// Both APIs are spoken over net/http (see transport.go for why not
+// through their SDKs). A request is tried again with backoff, honouring
+// Retry-After and Retry-After-Ms up to a minute, on 408, 409, 429 and 5xx
+// and on connection errors, as the providers' SDKs do. What is left is an
+// *Error that says whether the key was refused, the provider was rate
+// limited or failed, or its stream was malformed or cut short. Cancelling
+// the context stops a stream at once.
 package llm
 
 import (

@@ -3,69 +3,123 @@ package llm
 import (
 	"context"
 	"encoding/json"
-	"errors"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/shared"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
 )
 
 // openaiProvider speaks an OpenAI-compatible Chat Completions API.
 type openaiProvider struct {
-	client openai.Client
+	t      transport
+	url    string
+	header http.Header
 	model  string
 }
 
 func newOpenAI(cfg Config) *openaiProvider {
+	base := cfg.BaseURL
+	if base == "" {
+		base = "https://api.openai.com/v1"
+	}
 	key := cfg.Key
 	if key == "" {
-		key = "none" // a local server asks for none; the SDK wants one
+		key = "none" // a local server asks for none; some want the header
 	}
-	opts := []option.RequestOption{option.WithMaxRetries(cfg.MaxRetries), option.WithAPIKey(key)}
-	if cfg.BaseURL != "" {
-		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
-	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
-	return &openaiProvider{client: openai.NewClient(opts...), model: cfg.Model}
+	h := http.Header{}
+	h.Set("Authorization", "Bearer "+key)
+	return &openaiProvider{t: newTransport(cfg), url: strings.TrimSuffix(base, "/") + "/chat/completions", header: h, model: cfg.Model}
 }
 
 func (p *openaiProvider) Name() string  { return "openai" }
 func (p *openaiProvider) Model() string { return p.model }
 
-func (p *openaiProvider) Complete(ctx context.Context, r *Request) (*Response, error) {
-	params := openai.ChatCompletionNewParams{
-		Model:         shared.ChatModel(p.model),
-		MaxTokens:     param.NewOpt(int64(maxTokens(r))),
-		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)},
+// The Chat Completions request, as cairn sends it.
+type (
+	chatRequest struct {
+		Model         string        `json:"model"`
+		MaxTokens     int           `json:"max_tokens"`
+		Stream        bool          `json:"stream"`
+		StreamOptions chatStreamOpt `json:"stream_options"`
+		Messages      []chatMessage `json:"messages"`
+		Tools         []chatTool    `json:"tools,omitempty"`
 	}
+	chatStreamOpt struct {
+		IncludeUsage bool `json:"include_usage"`
+	}
+	chatMessage struct {
+		Role       string         `json:"role"`
+		Content    *string        `json:"content,omitempty"`
+		ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
+		ToolCallID string         `json:"tool_call_id,omitempty"`
+	}
+	chatToolCall struct {
+		Index    *int   `json:"index,omitempty"` // in a stream's deltas
+		ID       string `json:"id,omitempty"`
+		Type     string `json:"type,omitempty"`
+		Function struct {
+			Name      string `json:"name,omitempty"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+	chatTool struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description,omitempty"`
+			Parameters  json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	}
+)
+
+// chatChunk is one chunk of a Chat Completions stream.
+type chatChunk struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content   *string        `json:"content"`
+			ToolCalls []chatToolCall `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens        int64 `json:"prompt_tokens"`
+		CompletionTokens    int64 `json:"completion_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens int64 `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+	} `json:"usage"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func (p *openaiProvider) Complete(ctx context.Context, r *Request) (*Response, error) {
+	req := chatRequest{Model: p.model, MaxTokens: maxTokens(r), Stream: true, StreamOptions: chatStreamOpt{IncludeUsage: true}}
 	if r.System != "" {
-		params.Messages = append(params.Messages, openai.SystemMessage(r.System))
+		req.Messages = append(req.Messages, chatMessage{Role: "system", Content: &r.System})
 	}
 	for _, m := range r.Messages {
+		var text string
 		if m.Role == "assistant" {
-			a := openai.ChatCompletionAssistantMessageParam{}
-			var text string
+			a := chatMessage{Role: "assistant"}
 			for _, b := range m.Content {
 				switch b.Type {
 				case "text":
 					text += b.Text
 				case "tool_use":
-					a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-						OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{ID: b.ID,
-							Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: b.Name, Arguments: arguments(b.Input)}},
-					})
+					c := chatToolCall{ID: b.ID, Type: "function"}
+					c.Function.Name, c.Function.Arguments = b.Name, arguments(b.Input)
+					a.ToolCalls = append(a.ToolCalls, c)
 				}
 			}
 			if text != "" {
-				a.Content.OfString = param.NewOpt(text)
+				a.Content = &text
 			}
-			params.Messages = append(params.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+			req.Messages = append(req.Messages, a)
 			continue
 		}
-		var text string
 		for _, b := range m.Content {
 			switch b.Type {
 			case "text":
@@ -75,52 +129,88 @@ func (p *openaiProvider) Complete(ctx context.Context, r *Request) (*Response, e
 				if b.IsError {
 					content = "Error: " + content
 				}
-				params.Messages = append(params.Messages, openai.ToolMessage(content, b.ID))
+				req.Messages = append(req.Messages, chatMessage{Role: "tool", Content: &content, ToolCallID: b.ID})
 			}
 		}
 		if text != "" {
-			params.Messages = append(params.Messages, openai.UserMessage(text))
+			req.Messages = append(req.Messages, chatMessage{Role: "user", Content: &text})
 		}
 	}
 	for _, t := range r.Tools {
-		var schema map[string]any
-		json.Unmarshal(t.Schema, &schema)
-		fn := shared.FunctionDefinitionParam{Name: t.Name, Parameters: shared.FunctionParameters(schema)}
-		if t.Description != "" {
-			fn.Description = param.NewOpt(t.Description)
-		}
-		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(fn))
+		tool := chatTool{Type: "function"}
+		tool.Function.Name, tool.Function.Description, tool.Function.Parameters = t.Name, t.Description, objectSchema(t.Schema)
+		req.Tools = append(req.Tools, tool)
 	}
-	stream := p.client.Chat.Completions.NewStreaming(ctx, params)
-	defer stream.Close()
-	var acc openai.ChatCompletionAccumulator
-	chunks := 0
-	for stream.Next() {
-		acc.AddChunk(stream.Current())
+	body, err := p.t.post(ctx, p.url, p.header, req)
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+
+	out := &Response{}
+	var text strings.Builder
+	var calls []*chatToolCall
+	var u Usage
+	chunks, finished := 0, false
+	err = readEvents(body, func(_ string, data []byte) error {
+		if string(data) == "[DONE]" {
+			return io.EOF
+		}
+		var c chatChunk
+		if err := json.Unmarshal(data, &c); err != nil {
+			return fmt.Errorf("a chunk that is not JSON: %w", err)
+		}
+		if c.Error != nil {
+			return &Error{Kind: ErrServer, Message: c.Error.Message}
+		}
 		chunks++
-	}
-	if err := stream.Err(); err != nil {
-		var apiErr *openai.Error
-		if errors.As(err, &apiErr) {
-			return nil, classify(apiErr.StatusCode, apiErr.Message, err)
+		if out.Model == "" {
+			out.Model = c.Model
 		}
+		if c.Usage != nil {
+			u.Input, u.Output = c.Usage.PromptTokens, c.Usage.CompletionTokens
+			if d := c.Usage.PromptTokensDetails; d != nil {
+				u.Cached = d.CachedTokens
+			}
+		}
+		for _, ch := range c.Choices {
+			if ch.Index != 0 {
+				continue // one choice is asked for
+			}
+			if ch.Delta.Content != nil {
+				text.WriteString(*ch.Delta.Content)
+			}
+			for _, d := range ch.Delta.ToolCalls {
+				calls = addCall(calls, d)
+			}
+			if ch.FinishReason != nil && *ch.FinishReason != "" {
+				out.RawStop, finished = *ch.FinishReason, true
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if _, ok := err.(*Error); ok {
+			return nil, err
+		}
 		return nil, streamErr(err)
 	}
-	if chunks == 0 || len(acc.Choices) == 0 {
+	if chunks == 0 {
 		return nil, &Error{Kind: ErrStream, Message: "the stream held no completion"}
 	}
-	ch := acc.Choices[0]
-	out := &Response{Model: acc.Model, RawStop: string(ch.FinishReason)}
-	if ch.Message.Content != "" {
-		out.Content = append(out.Content, Block{Type: "text", Text: ch.Message.Content})
+	if !finished {
+		return nil, &Error{Kind: ErrStream, Message: "the stream ended before the completion did"}
 	}
-	for _, tc := range ch.Message.ToolCalls {
-		out.Content = append(out.Content, Block{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: rawArguments(tc.Function.Arguments)})
+	if text.Len() > 0 {
+		out.Content = append(out.Content, Block{Type: "text", Text: text.String()})
 	}
-	switch ch.FinishReason {
+	for _, c := range calls {
+		out.Content = append(out.Content, Block{Type: "tool_use", ID: c.ID, Name: c.Function.Name, Input: rawArguments(c.Function.Arguments)})
+	}
+	switch out.RawStop {
 	case "stop":
 		out.StopReason = StopEnd
 	case "tool_calls", "function_call":
@@ -132,12 +222,45 @@ func (p *openaiProvider) Complete(ctx context.Context, r *Request) (*Response, e
 	default:
 		out.StopReason = StopOther
 	}
-	if len(ch.Message.ToolCalls) > 0 {
+	if len(calls) > 0 {
 		out.StopReason = StopToolUse // some servers say "stop" with calls
 	}
-	u := acc.Usage
-	out.Usage = Usage{Input: u.PromptTokens, Output: u.CompletionTokens, Cached: u.PromptTokensDetails.CachedTokens}
+	out.Usage = u
 	return out, nil
+}
+
+// addCall adds a stream's delta of a tool call to calls: a call's first
+// delta names its index, id and function; the next of the same index
+// carry pieces of its arguments. A delta without an index is of the last
+// call, unless it names another id (as some servers send whole calls).
+func addCall(calls []*chatToolCall, d chatToolCall) []*chatToolCall {
+	var c *chatToolCall
+	switch {
+	case d.Index != nil:
+		for _, x := range calls {
+			if *x.Index == *d.Index && (d.ID == "" || x.ID == "" || x.ID == d.ID) {
+				c = x
+			}
+		}
+	case len(calls) > 0 && (d.ID == "" || calls[len(calls)-1].ID == d.ID):
+		c = calls[len(calls)-1]
+	}
+	if c == nil {
+		i := len(calls)
+		if d.Index != nil {
+			i = *d.Index
+		}
+		c = &chatToolCall{Index: &i}
+		calls = append(calls, c)
+	}
+	if c.ID == "" {
+		c.ID = d.ID
+	}
+	if c.Function.Name == "" {
+		c.Function.Name = d.Function.Name
+	}
+	c.Function.Arguments += d.Function.Arguments
+	return calls
 }
 
 // arguments is a call's input as Chat Completions sends it back: a string.
