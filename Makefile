@@ -14,8 +14,9 @@ help: ## Show this help.
 build: ## Build the cairn binary into ./cairn.
 	$(GO) build -o cairn ./cmd/cairn
 
-test: ## Run every test (what CI runs): vet, then the tests with fuzz seeds, the MCP conformance suite, the real agent CLIs (installed once with npm) and a local PostgreSQL (started if down); then the database's subsystems again on PostgreSQL.
+test: ## Run every test (what CI runs): vet (for macOS too), then the tests with fuzz seeds, the MCP conformance suite, the real agent CLIs (installed once with npm) and a local PostgreSQL (started if down); then the database's subsystems again on PostgreSQL.
 	$(GO) vet $(PKGS)
+	GOOS=darwin GOARCH=arm64 $(GO) vet $(PKGS)
 	@conf="$$(./scripts/conformance.sh)" && eval "$$conf" && \
 	  agents="$$(./scripts/agents.sh)" && eval "$$agents" && \
 	  pg="$$(./scripts/postgres.sh)" && eval "$$pg" && \
@@ -32,9 +33,10 @@ bench: ## Run the benchmarks behind BENCHMARKS.md, 100k-page vaults included (sl
 fuzz: ## Fuzz each parser and merge for FUZZTIME each (default 60s).
 	@./scripts/fuzz.sh $(or $(FUZZTIME),60s)
 
-lint: ## Check formatting and vet.
+lint: ## Check formatting and vet (for macOS too).
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	GOOS=darwin GOARCH=arm64 $(GO) vet $(PKGS)
 
 tidy: ## Tidy go.mod and go.sum.
 	$(GO) mod tidy
