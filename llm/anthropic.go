@@ -69,12 +69,12 @@ type (
 )
 
 // anthropicUsage is a message's usage, as message_start and message_delta
-// give it.
+// give it (numbers, read as floats: some compatible servers write 12.0).
 type anthropicUsage struct {
-	InputTokens              int64 `json:"input_tokens"`
-	OutputTokens             int64 `json:"output_tokens"`
-	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	InputTokens              float64 `json:"input_tokens"`
+	OutputTokens             float64 `json:"output_tokens"`
+	CacheCreationInputTokens float64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     float64 `json:"cache_read_input_tokens"`
 }
 
 // anthropicEvent is one event of a Messages stream: the fields of every
@@ -140,11 +140,12 @@ func (p *anthropicProvider) Complete(ctx context.Context, r *Request) (*Response
 
 	out := &Response{}
 	var u anthropicUsage
-	started, stopped := false, false
+	started, stopped, ended := false, false, false
 	type block struct {
-		typ, text, id, name string
-		start               json.RawMessage // the input content_block_start gave
-		input               bytes.Buffer    // the input's deltas
+		typ, id, name string
+		text          strings.Builder
+		start         json.RawMessage // the input content_block_start gave
+		input         bytes.Buffer    // the input's deltas
 	}
 	var blocks []*block
 	at := func(i int) (*block, error) {
@@ -156,7 +157,7 @@ func (p *anthropicProvider) Complete(ctx context.Context, r *Request) (*Response
 	err = readEvents(body, func(_ string, data []byte) error {
 		var ev anthropicEvent
 		if err := json.Unmarshal(data, &ev); err != nil {
-			return fmt.Errorf("an event that is not JSON: %w", err)
+			return fmt.Errorf("an event cairn cannot read: %w", err)
 		}
 		switch ev.Type {
 		case "message_start":
@@ -170,7 +171,9 @@ func (p *anthropicProvider) Complete(ctx context.Context, r *Request) (*Response
 				return fmt.Errorf("content block %d started out of order", ev.Index)
 			}
 			c := ev.ContentBlock
-			blocks = append(blocks, &block{typ: c.Type, text: c.Text, id: c.ID, name: c.Name, start: c.Input})
+			b := &block{typ: c.Type, id: c.ID, name: c.Name, start: c.Input}
+			b.text.WriteString(c.Text)
+			blocks = append(blocks, b)
 		case "content_block_delta":
 			b, err := at(ev.Index)
 			if err != nil || ev.Delta == nil {
@@ -178,7 +181,7 @@ func (p *anthropicProvider) Complete(ctx context.Context, r *Request) (*Response
 			}
 			switch ev.Delta.Type {
 			case "text_delta":
-				b.text += ev.Delta.Text
+				b.text.WriteString(ev.Delta.Text)
 			case "input_json_delta":
 				b.input.WriteString(ev.Delta.PartialJSON)
 			}
@@ -200,14 +203,15 @@ func (p *anthropicProvider) Complete(ctx context.Context, r *Request) (*Response
 				}
 			}
 		case "message_stop":
+			ended = true
 			return io.EOF
 		case "error":
+			// After a 200, whatever its type (overloaded_error, even
+			// rate_limit_error): the provider's failure, which the job's
+			// next attempt may get past.
 			e := &Error{Kind: ErrServer, Message: "the stream reported an error"}
 			if ev.Error != nil {
 				e.Message = ev.Error.Type + ": " + ev.Error.Message
-				if ev.Error.Type == "rate_limit_error" {
-					e.Kind = ErrRate
-				}
 			}
 			return e
 		}
@@ -225,13 +229,13 @@ func (p *anthropicProvider) Complete(ctx context.Context, r *Request) (*Response
 	if !started {
 		return nil, &Error{Kind: ErrStream, Message: "the stream held no message"}
 	}
-	if !stopped {
+	if !stopped && !ended {
 		return nil, &Error{Kind: ErrStream, Message: "the stream ended before the message did"}
 	}
 	for _, b := range blocks {
 		switch b.typ {
 		case "text":
-			out.Content = append(out.Content, Block{Type: "text", Text: b.text})
+			out.Content = append(out.Content, Block{Type: "text", Text: b.text.String()})
 		case "tool_use":
 			input := json.RawMessage(b.input.Bytes())
 			if b.input.Len() == 0 {
@@ -252,7 +256,7 @@ func (p *anthropicProvider) Complete(ctx context.Context, r *Request) (*Response
 	default:
 		out.StopReason = StopOther
 	}
-	out.Usage = Usage{Input: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens, Output: u.OutputTokens, Cached: u.CacheReadInputTokens}
+	out.Usage = Usage{Input: int64(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens), Output: int64(u.OutputTokens), Cached: int64(u.CacheReadInputTokens)}
 	return out, nil
 }
 

@@ -8,11 +8,11 @@
 //
 // Both APIs are spoken over net/http (see transport.go for why not
 // through their SDKs). A request is tried again with backoff, honouring
-// Retry-After and Retry-After-Ms up to a minute, on 408, 409, 429 and 5xx
-// and on connection errors, as the providers' SDKs do. What is left is an
-// *Error that says whether the key was refused, the provider was rate
-// limited or failed, or its stream was malformed or cut short. Cancelling
-// the context stops a stream at once.
+// Retry-After and Retry-After-Ms up to two minutes, on 408, 409, 429 and
+// 5xx and on connection errors, as the providers' SDKs do. What is left
+// is an *Error that says whether the key was refused, the provider was
+// rate limited or failed, or its stream was malformed or cut short.
+// Cancelling the context stops a stream at once.
 package llm
 
 import (
@@ -144,7 +144,8 @@ type Config struct {
 	// Model is the model to ask (required).
 	Model string
 	// MaxRetries is how often a failed request is tried again (429, 5xx,
-	// connection errors), with backoff honouring Retry-After. Default 2;
+	// connection errors), with backoff honouring Retry-After up to two
+	// minutes. Default 2;
 	// -1 for none.
 	MaxRetries int
 	// HTTPClient, when set, sends the requests.
@@ -181,7 +182,7 @@ func New(cfg Config) (Provider, error) {
 const (
 	ErrAuth      = "auth"      // the key was refused (401, 403)
 	ErrRate      = "rate"      // rate limited (429), retries used up
-	ErrServer    = "server"    // the provider failed (5xx), retries used up
+	ErrServer    = "server"    // the provider failed: 5xx with retries used up, or an error in its stream
 	ErrRequest   = "request"   // the provider refused the request (another 4xx)
 	ErrStream    = "stream"    // the stream broke off or made no sense
 	ErrTransport = "transport" // the provider could not be reached

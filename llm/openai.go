@@ -72,27 +72,63 @@ type (
 	}
 )
 
-// chatChunk is one chunk of a Chat Completions stream.
+// chatChunk is one chunk of a Chat Completions stream. Token counts are
+// read as floats (some compatible servers write 12.0), and a delta's
+// content as a string or, as Mistral's API sends it, a list of parts.
 type chatChunk struct {
 	Model   string `json:"model"`
 	Choices []struct {
 		Index int `json:"index"`
 		Delta struct {
-			Content   *string        `json:"content"`
-			ToolCalls []chatToolCall `json:"tool_calls"`
+			Content   json.RawMessage `json:"content"`
+			ToolCalls []chatToolCall  `json:"tool_calls"`
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *struct {
-		PromptTokens        int64 `json:"prompt_tokens"`
-		CompletionTokens    int64 `json:"completion_tokens"`
+		PromptTokens        float64 `json:"prompt_tokens"`
+		CompletionTokens    float64 `json:"completion_tokens"`
 		PromptTokensDetails *struct {
-			CachedTokens int64 `json:"cached_tokens"`
+			CachedTokens float64 `json:"cached_tokens"`
 		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
 	Error *struct {
 		Message string `json:"message"`
 	} `json:"error"`
+}
+
+// deltaText returns the text of a delta's content: a string, or the text
+// parts of a list of parts; "" for null.
+func deltaText(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", fmt.Errorf("a delta's content is neither text nor a list of parts: %s", clipBytes(raw, 80))
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String(), nil
+}
+
+// clipBytes returns b as a string of at most n bytes.
+func clipBytes(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "…"
 }
 
 func (p *openaiProvider) Complete(ctx context.Context, r *Request) (*Response, error) {
@@ -149,16 +185,17 @@ func (p *openaiProvider) Complete(ctx context.Context, r *Request) (*Response, e
 
 	out := &Response{}
 	var text strings.Builder
-	var calls []*chatToolCall
+	var calls callParts
 	var u Usage
-	chunks, finished := 0, false
+	chunks, finished, done := 0, false, false
 	err = readEvents(body, func(_ string, data []byte) error {
 		if string(data) == "[DONE]" {
+			done = true
 			return io.EOF
 		}
 		var c chatChunk
 		if err := json.Unmarshal(data, &c); err != nil {
-			return fmt.Errorf("a chunk that is not JSON: %w", err)
+			return fmt.Errorf("a chunk cairn cannot read: %w", err)
 		}
 		if c.Error != nil {
 			return &Error{Kind: ErrServer, Message: c.Error.Message}
@@ -168,20 +205,22 @@ func (p *openaiProvider) Complete(ctx context.Context, r *Request) (*Response, e
 			out.Model = c.Model
 		}
 		if c.Usage != nil {
-			u.Input, u.Output = c.Usage.PromptTokens, c.Usage.CompletionTokens
+			u.Input, u.Output = int64(c.Usage.PromptTokens), int64(c.Usage.CompletionTokens)
 			if d := c.Usage.PromptTokensDetails; d != nil {
-				u.Cached = d.CachedTokens
+				u.Cached = int64(d.CachedTokens)
 			}
 		}
 		for _, ch := range c.Choices {
 			if ch.Index != 0 {
 				continue // one choice is asked for
 			}
-			if ch.Delta.Content != nil {
-				text.WriteString(*ch.Delta.Content)
+			t, err := deltaText(ch.Delta.Content)
+			if err != nil {
+				return err
 			}
+			text.WriteString(t)
 			for _, d := range ch.Delta.ToolCalls {
-				calls = addCall(calls, d)
+				calls.add(d)
 			}
 			if ch.FinishReason != nil && *ch.FinishReason != "" {
 				out.RawStop, finished = *ch.FinishReason, true
@@ -201,14 +240,14 @@ func (p *openaiProvider) Complete(ctx context.Context, r *Request) (*Response, e
 	if chunks == 0 {
 		return nil, &Error{Kind: ErrStream, Message: "the stream held no completion"}
 	}
-	if !finished {
+	if !finished && !done {
 		return nil, &Error{Kind: ErrStream, Message: "the stream ended before the completion did"}
 	}
 	if text.Len() > 0 {
 		out.Content = append(out.Content, Block{Type: "text", Text: text.String()})
 	}
-	for _, c := range calls {
-		out.Content = append(out.Content, Block{Type: "tool_use", ID: c.ID, Name: c.Function.Name, Input: rawArguments(c.Function.Arguments)})
+	for _, c := range calls.all {
+		out.Content = append(out.Content, Block{Type: "tool_use", ID: c.id, Name: c.name, Input: rawArguments(c.args.String())})
 	}
 	switch out.RawStop {
 	case "stop":
@@ -222,45 +261,112 @@ func (p *openaiProvider) Complete(ctx context.Context, r *Request) (*Response, e
 	default:
 		out.StopReason = StopOther
 	}
-	if len(calls) > 0 {
+	if len(calls.all) > 0 {
 		out.StopReason = StopToolUse // some servers say "stop" with calls
 	}
 	out.Usage = u
 	return out, nil
 }
 
-// addCall adds a stream's delta of a tool call to calls: a call's first
-// delta names its index, id and function; the next of the same index
-// carry pieces of its arguments. A delta without an index is of the last
-// call, unless it names another id (as some servers send whole calls).
-func addCall(calls []*chatToolCall, d chatToolCall) []*chatToolCall {
-	var c *chatToolCall
-	switch {
-	case d.Index != nil:
-		for _, x := range calls {
-			if *x.Index == *d.Index && (d.ID == "" || x.ID == "" || x.ID == d.ID) {
-				c = x
+// callParts puts a stream's tool calls together from their deltas. A
+// call's first delta names its index, id and function; the next of the
+// same index carry pieces of its arguments, whatever id they repeat (some
+// servers send a new one with every delta). A delta that names a function
+// while the call of its index (or, without an index, the last call)
+// already has a name and whole JSON arguments starts a new call: servers
+// that send whole calls may give every one index 0.
+type callParts struct {
+	all     []*callPart
+	byIndex map[int]*callPart // the last call of each index
+}
+
+type callPart struct {
+	id, name string
+	args     strings.Builder
+	// Where the arguments' JSON stands, read as they arrive: before it,
+	// in it (its depth; in a string; after a backslash in one), closed,
+	// or followed by more; and, once closed, whether it is valid.
+	state                             partState
+	depth                             int
+	inString, escaped, checked, valid bool
+}
+
+type partState uint8
+
+const (
+	partBefore partState = iota
+	partOpen
+	partClosed
+	partSpoiled
+)
+
+// write adds a piece of the call's arguments.
+func (c *callPart) write(s string) {
+	c.args.WriteString(s)
+	for i := 0; i < len(s) && c.state != partSpoiled; i++ {
+		b := s[i]
+		switch {
+		case c.state == partClosed:
+			c.state = partSpoiled
+		case c.state == partBefore:
+			if b == '{' || b == '[' {
+				c.state, c.depth = partOpen, 1
+			} else if b != ' ' && b != '\t' && b != '\n' && b != '\r' {
+				c.state = partSpoiled
+			}
+		case c.escaped:
+			c.escaped = false
+		case c.inString:
+			c.escaped, c.inString = b == '\\', b != '"'
+		case b == '"':
+			c.inString = true
+		case b == '{' || b == '[':
+			c.depth++
+		case b == '}' || b == ']':
+			if c.depth--; c.depth == 0 {
+				c.state = partClosed
 			}
 		}
-	case len(calls) > 0 && (d.ID == "" || calls[len(calls)-1].ID == d.ID):
-		c = calls[len(calls)-1]
 	}
-	if c == nil {
-		i := len(calls)
+}
+
+// whole reports whether the arguments are one whole JSON value, nothing
+// after it: their validity is checked once, when the value closes, so a
+// stream of pieces costs its length.
+func (c *callPart) whole() bool {
+	if c.state != partClosed {
+		return false
+	}
+	if !c.checked {
+		c.checked, c.valid = true, json.Valid([]byte(c.args.String()))
+	}
+	return c.valid
+}
+
+func (p *callParts) add(d chatToolCall) {
+	var c *callPart
+	if d.Index != nil {
+		c = p.byIndex[*d.Index]
+	} else if len(p.all) > 0 {
+		c = p.all[len(p.all)-1]
+	}
+	if c == nil || d.Function.Name != "" && c.name != "" && c.whole() {
+		c = &callPart{}
+		p.all = append(p.all, c)
 		if d.Index != nil {
-			i = *d.Index
+			if p.byIndex == nil {
+				p.byIndex = map[int]*callPart{}
+			}
+			p.byIndex[*d.Index] = c
 		}
-		c = &chatToolCall{Index: &i}
-		calls = append(calls, c)
 	}
-	if c.ID == "" {
-		c.ID = d.ID
+	if c.id == "" {
+		c.id = d.ID
 	}
-	if c.Function.Name == "" {
-		c.Function.Name = d.Function.Name
+	if c.name == "" {
+		c.name = d.Function.Name
 	}
-	c.Function.Arguments += d.Function.Arguments
-	return calls
+	c.write(d.Function.Arguments)
 }
 
 // arguments is a call's input as Chat Completions sends it back: a string.

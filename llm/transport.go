@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // The providers' APIs are spoken here, over net/http, rather than through
@@ -21,20 +22,24 @@ import (
 // package initialisers cost every cairn command about 6 ms of its start
 // (of some 15), with half of the binary's size; see BENCHMARKS.md.
 
-// Bounds of what a provider may send: an error's body, and one event of a
-// stream (a tool call's arguments arrive in many).
+// Bounds of what a provider may send: an error's body, one event of a
+// stream (a tool call's arguments arrive in many), a whole stream (a turn
+// of 4,096 tokens streams some tens of kilobytes).
 const (
 	maxErrorBody = 1 << 20
 	maxEvent     = 16 << 20
+	maxStream    = 64 << 20
 )
 
 // Retries: the first waits about retryBase, each next twice as long, up
 // to retryMax; a Retry-After (or Retry-After-Ms) of at most
-// retryAfterMax is honoured instead, and a longer one is not waited for.
+// retryAfterMax is honoured instead (openai-go's bound), and a longer one
+// gets the backoff's wait.
 const (
 	retryBase     = 500 * time.Millisecond
 	retryMax      = 8 * time.Second
-	retryAfterMax = time.Minute
+	retryAfterMax = 2 * time.Minute
+	headerTimeout = 10 * time.Minute // for the answer's header, as anthropic-sdk-go's
 )
 
 // transport posts a request for a streamed answer, with retries.
@@ -46,7 +51,9 @@ type transport struct {
 func newTransport(cfg Config) transport {
 	c := cfg.HTTPClient
 	if c == nil {
-		c = &http.Client{}
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.ResponseHeaderTimeout = headerTimeout
+		c = &http.Client{Transport: tr}
 	}
 	return transport{client: c, retries: cfg.MaxRetries}
 }
@@ -121,21 +128,16 @@ func retryDelay(res *http.Response, attempt int) (time.Duration, bool) {
 		}
 		var d time.Duration
 		if f, err := strconv.ParseFloat(v, 64); err == nil && !math.IsNaN(f) && f >= 0 {
-			if f*float64(h.unit) > float64(retryAfterMax) {
-				return 0, false
-			}
-			d = time.Duration(f * float64(h.unit))
+			d = time.Duration(min(f*float64(h.unit), float64(retryAfterMax+1)))
 		} else if at, err := http.ParseTime(v); err == nil {
-			if d = time.Until(at); d > retryAfterMax {
-				return 0, false
-			}
+			d = time.Until(at)
 		} else {
 			continue
 		}
-		if d > 0 {
+		if d > 0 && d <= retryAfterMax {
 			return d, true
 		}
-		break // 0 or a time past: the backoff's wait
+		break // 0, a time past or too long a wait: the backoff's
 	}
 	return backoff(attempt), true
 }
@@ -177,7 +179,11 @@ func errorMessage(res *http.Response) string {
 	}
 	if s := strings.TrimSpace(string(body)); s != "" {
 		if len(s) > 200 {
-			s = s[:200] + "…"
+			cut := 200
+			for cut > 0 && !utf8.RuneStart(s[cut]) {
+				cut--
+			}
+			s = s[:cut] + "…"
 		}
 		return s
 	}
@@ -187,15 +193,19 @@ func errorMessage(res *http.Response) string {
 // readEvents reads a stream of server-sent events, calling fn with each
 // event's name ("" when it has none) and data (its data lines joined by
 // newlines; an event with no data line is skipped). It stops at the end
-// of the stream or at fn's first error; io.EOF from fn ends the stream
-// without an error.
+// of the stream, at fn's first error (io.EOF from fn ends the stream
+// without an error), or past maxStream bytes with an error.
 func readEvents(r io.Reader, fn func(event string, data []byte) error) error {
-	br := bufio.NewReaderSize(r, 64<<10)
+	lr := &io.LimitedReader{R: r, N: maxStream + 1}
+	br := bufio.NewReaderSize(lr, 64<<10)
 	var event string
 	var data []byte
 	seen := false // a data line of this event was read
 	for {
 		line, err := readLine(br)
+		if lr.N <= 0 {
+			return fmt.Errorf("a stream of more than %d MiB", maxStream>>20)
+		}
 		if err != nil && (err != io.EOF || len(line) == 0) {
 			if err == io.EOF && seen {
 				err = fn(event, data) // the last event, without its blank line

@@ -30,6 +30,9 @@ type answer struct {
 	status int
 	header map[string]string
 	body   string
+	// retryAt, when set, sends Retry-After as the date this long after
+	// the answer.
+	retryAt time.Duration
 }
 
 func serveRaw(t *testing.T, answers ...answer) *rawServer {
@@ -43,6 +46,9 @@ func serveRaw(t *testing.T, answers ...answer) *rawServer {
 		a := answers[min(i, len(answers)-1)]
 		for k, v := range a.header {
 			w.Header().Set(k, v)
+		}
+		if a.retryAt > 0 {
+			w.Header().Set("Retry-After", time.Now().Add(a.retryAt).UTC().Format(http.TimeFormat))
 		}
 		if a.status == 0 {
 			w.Header().Set("Content-Type", "text/event-stream")
@@ -178,9 +184,10 @@ func TestStreamFaults(t *testing.T) {
 		{"MessagesBlockOutOfOrder", "anthropic", start + "data: {\"type\":\"content_block_delta\",\"index\":3,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n", llm.ErrStream, "did not start"},
 		{"ChatCutShort", "openai", chatStart, llm.ErrStream, "ended before"},
 		{"ChatError", "openai", chatStart + "data: {\"error\":{\"message\":\"model crashed\"}}\n\n", llm.ErrServer, "model crashed"},
-		{"ChatNotJSON", "openai", "data: {\"choices\": [\n\n", llm.ErrStream, "not JSON"},
+		{"ChatNotJSON", "openai", "data: {\"choices\": [\n\n", llm.ErrStream, "cannot read"},
 		{"ChatHugeLine", "openai", "data: " + strings.Repeat("x", 17<<20) + "\n\n", llm.ErrStream, "MiB"},
 		{"ChatHugeEvent", "openai", strings.Repeat("data: "+strings.Repeat("x", 1<<20)+"\n", 17) + "\n", llm.ErrStream, "MiB"},
+		{"ChatHugeStream", "openai", strings.Repeat(chatStart[:len(chatStart)-2]+strings.Repeat(" ", 1<<20)+"\n\n", 70), llm.ErrStream, "64 MiB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := serveRaw(t, answer{body: tc.body})
@@ -197,9 +204,10 @@ func TestStreamFaults(t *testing.T) {
 	}
 }
 
-// TestRetryHeaders: Retry-After-Ms is honoured; x-should-retry: false
-// stops the retries of a 500; a Retry-After beyond a minute is not waited
-// for; the message of the provider's error body is kept.
+// TestRetryHeaders: Retry-After-Ms and a Retry-After date are honoured;
+// x-should-retry says whether to try again; a Retry-After beyond two
+// minutes gets the backoff's waits instead; the message of the provider's
+// error body is kept.
 func TestRetryHeaders(t *testing.T) {
 	ok := "data: {\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
 	busy := func(h map[string]string) answer {
@@ -215,10 +223,10 @@ func TestRetryHeaders(t *testing.T) {
 		maxWait  time.Duration
 	}{
 		{"RetryAfterMs", []answer{busy(map[string]string{"Retry-After-Ms": "700", "Retry-After": "30"}), {body: ok}}, 2, "", "", 650 * time.Millisecond, 5 * time.Second},
-		{"RetryAfterDate", []answer{busy(map[string]string{"Retry-After": time.Now().Add(3 * time.Second).UTC().Format(http.TimeFormat)}), {body: ok}}, 2, "", "", time.Second, 5 * time.Second},
+		{"RetryAfterDate", []answer{{status: 429, retryAt: 3 * time.Second, body: "busy"}, {body: ok}}, 2, "", "", 1500 * time.Millisecond, 5 * time.Second},
 		{"ShouldNotRetry", []answer{{status: 500, header: map[string]string{"X-Should-Retry": "false"}, body: `{"error":{"message":"boom"}}`}}, 1, llm.ErrServer, "boom", 0, 2 * time.Second},
 		{"ShouldRetry", []answer{{status: 400, header: map[string]string{"X-Should-Retry": "true", "Retry-After": "0.1"}, body: "no"}, {body: ok}}, 2, "", "", 50 * time.Millisecond, 5 * time.Second},
-		{"TooLongToWait", []answer{busy(map[string]string{"Retry-After": "3600"})}, 1, llm.ErrRate, "slow down", 0, 2 * time.Second},
+		{"TooLongToWait", []answer{busy(map[string]string{"Retry-After": "3600"})}, 3, llm.ErrRate, "slow down", time.Second, 5 * time.Second},
 		{"BadRequest", []answer{{status: 400, body: `{"error":{"message":"max_tokens is too large"}}`}}, 1, llm.ErrRequest, "max_tokens is too large", 0, 2 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -255,5 +263,224 @@ func TestUnreachable(t *testing.T) {
 	var e *llm.Error
 	if !errors.As(err, &e) || e.Kind != llm.ErrTransport {
 		t.Fatalf("Complete = %v, want an *llm.Error of kind %s", err, llm.ErrTransport)
+	}
+}
+
+// TestSecondTurnRequest: what each API is sent for a turn after tool
+// calls: the calls with their ids, the results naming them (one an
+// error), the version header, the default bound of output tokens and a
+// tool schema given without its type.
+func TestSecondTurnRequest(t *testing.T) {
+	history := []llm.Message{
+		{Role: "user", Content: []llm.Block{{Type: "text", Text: "What is ink?"}}},
+		{Role: "assistant", Content: []llm.Block{
+			{Type: "text", Text: "Let me look."},
+			{Type: "tool_use", ID: "call_1", Name: "search", Input: json.RawMessage(`{"query":"ink"}`)},
+			{Type: "tool_use", ID: "call_2", Name: "read_page", Input: json.RawMessage(`{"page":"index"}`)},
+		}},
+		{Role: "user", Content: []llm.Block{
+			{Type: "tool_result", ID: "call_1", Text: "found"},
+			{Type: "tool_result", ID: "call_2", Text: "no such page", IsError: true},
+		}},
+	}
+	untyped := []llm.Tool{{Name: "search", Schema: json.RawMessage(`{"properties":{"query":{"type":"string"}}}`)}}
+	bodies := map[string]string{
+		"anthropic": "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"model\":\"m\",\"usage\":{}}}\n\n" +
+			"data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"}}\n\ndata: {\"type\":\"message_stop\"}\n\n",
+		"openai": "data: {\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
+	}
+	for _, provider := range []string{"anthropic", "openai"} {
+		t.Run(provider, func(t *testing.T) {
+			srv := serveRaw(t, answer{body: bodies[provider]})
+			pr, err := llm.New(llm.Config{Provider: provider, BaseURL: srv.URL, Key: "sk-test", Model: "m"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := pr.Complete(context.Background(), &llm.Request{System: "sys", Messages: history, Tools: untyped}); err != nil {
+				t.Fatal(err)
+			}
+			var got map[string]any
+			if err := json.Unmarshal(srv.body.Load().([]byte), &got); err != nil {
+				t.Fatal(err)
+			}
+			h := srv.header.Load().(http.Header)
+			// want is a field of the request body, by a path of keys and
+			// indexes, and the value it must have.
+			want := func(v any, path ...any) {
+				t.Helper()
+				cur := any(got)
+				for _, p := range path {
+					switch p := p.(type) {
+					case string:
+						m, _ := cur.(map[string]any)
+						cur = m[p]
+					case int:
+						l, _ := cur.([]any)
+						if p >= len(l) {
+							t.Errorf("%v: no item %d", path, p)
+							return
+						}
+						cur = l[p]
+					}
+				}
+				if fmt.Sprint(cur) != fmt.Sprint(v) {
+					t.Errorf("%v = %v, want %v", path, cur, v)
+				}
+			}
+			want(4096, "max_tokens")
+			want(true, "stream")
+			if provider == "anthropic" {
+				if h.Get("Anthropic-Version") != "2023-06-01" {
+					t.Errorf("Anthropic-Version %q", h.Get("Anthropic-Version"))
+				}
+				want("sys", "system", 0, "text")
+				want("assistant", "messages", 1, "role")
+				want("Let me look.", "messages", 1, "content", 0, "text")
+				want("tool_use", "messages", 1, "content", 1, "type")
+				want("call_1", "messages", 1, "content", 1, "id")
+				want("search", "messages", 1, "content", 1, "name")
+				want("ink", "messages", 1, "content", 1, "input", "query")
+				want("call_2", "messages", 1, "content", 2, "id")
+				want("tool_result", "messages", 2, "content", 0, "type")
+				want("call_1", "messages", 2, "content", 0, "tool_use_id")
+				want("found", "messages", 2, "content", 0, "content")
+				want(nil, "messages", 2, "content", 0, "is_error")
+				want("call_2", "messages", 2, "content", 1, "tool_use_id")
+				want(true, "messages", 2, "content", 1, "is_error")
+				want("object", "tools", 0, "input_schema", "type")
+				want("string", "tools", 0, "input_schema", "properties", "query", "type")
+				return
+			}
+			want(true, "stream_options", "include_usage")
+			want("system", "messages", 0, "role")
+			want("sys", "messages", 0, "content")
+			want("What is ink?", "messages", 1, "content")
+			want("assistant", "messages", 2, "role")
+			want("Let me look.", "messages", 2, "content")
+			want("call_1", "messages", 2, "tool_calls", 0, "id")
+			want("function", "messages", 2, "tool_calls", 0, "type")
+			want("search", "messages", 2, "tool_calls", 0, "function", "name")
+			want(`{"query":"ink"}`, "messages", 2, "tool_calls", 0, "function", "arguments")
+			want("call_2", "messages", 2, "tool_calls", 1, "id")
+			want("tool", "messages", 3, "role")
+			want("call_1", "messages", 3, "tool_call_id")
+			want("found", "messages", 3, "content")
+			want("call_2", "messages", 4, "tool_call_id")
+			want("Error: no such page", "messages", 4, "content")
+			want("object", "tools", 0, "function", "parameters", "type")
+		})
+	}
+}
+
+// TestChatCallShapes: the ways OpenAI-compatible servers stream tool
+// calls and end their streams.
+func TestChatCallShapes(t *testing.T) {
+	chunk := func(delta, finish string) string {
+		f := "null"
+		if finish != "" {
+			f = `"` + finish + `"`
+		}
+		return `data: {"model":"m","choices":[{"index":0,"delta":` + delta + `,"finish_reason":` + f + "}]}\n\n"
+	}
+	const done = "data: [DONE]\n\n"
+	type call struct{ id, name, input string }
+	for _, tc := range []struct {
+		name  string
+		body  string
+		text  string
+		stop  string
+		calls []call
+		usage llm.Usage
+	}{
+		{"NewIDEveryDelta", // as mlx-openai-server sent them
+			chunk(`{"tool_calls":[{"index":0,"id":"a1","type":"function","function":{"name":"search","arguments":"{\"query\":"}}]}`, "") +
+				chunk(`{"tool_calls":[{"index":0,"id":"a2","type":"function","function":{"arguments":"\"ink\"}"}}]}`, "") +
+				chunk(`{}`, "tool_calls") + done,
+			"", llm.StopToolUse, []call{{"a1", "search", `{"query":"ink"}`}}, llm.Usage{}},
+		{"NameInEveryDelta",
+			chunk(`{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"search","arguments":"{\"query\":"}}]}`, "") +
+				chunk(`{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"search","arguments":"\"{ink}\"}"}}]}`, "") +
+				chunk(`{}`, "tool_calls") + done,
+			"", llm.StopToolUse, []call{{"c1", "search", `{"query":"{ink}"}`}}, llm.Usage{}},
+		{"WholeCallsAtIndexZero",
+			chunk(`{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"search","arguments":"{\"query\":\"ink\"}"}}]}`, "") +
+				chunk(`{"tool_calls":[{"index":0,"id":"c2","type":"function","function":{"name":"read_page","arguments":"{\"page\":\"index\"}"}}]}`, "") +
+				chunk(`{}`, "tool_calls") + done,
+			"", llm.StopToolUse, []call{{"c1", "search", `{"query":"ink"}`}, {"c2", "read_page", `{"page":"index"}`}}, llm.Usage{}},
+		{"NoIndex",
+			chunk(`{"tool_calls":[{"id":"c1","type":"function","function":{"name":"search","arguments":"{\"query\":"}}]}`, "") +
+				chunk(`{"tool_calls":[{"function":{"arguments":"\"ink\"}"}}]}`, "") +
+				chunk(`{"tool_calls":[{"id":"c2","type":"function","function":{"name":"read_page","arguments":"{\"page\":\"x\"}"}}]}`, "") +
+				chunk(`{}`, "tool_calls") + done,
+			"", llm.StopToolUse, []call{{"c1", "search", `{"query":"ink"}`}, {"c2", "read_page", `{"page":"x"}`}}, llm.Usage{}},
+		{"StopWithCalls",
+			chunk(`{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"search","arguments":"{}"}}]}`, "stop") + done,
+			"", llm.StopToolUse, []call{{"c1", "search", `{}`}}, llm.Usage{}},
+		{"DoneWithoutFinish", chunk(`{"content":"ok"}`, "") + done, "ok", llm.StopOther, nil, llm.Usage{}},
+		{"ContentPartsAndFloats",
+			chunk(`{"content":[{"type":"text","text":"o"},{"type":"image_url"},{"type":"text","text":"k"}]}`, "stop") +
+				`data: {"model":"m","choices":[],"usage":{"prompt_tokens":12.0,"completion_tokens":3.0}}` + "\n\n" + done,
+			"ok", llm.StopEnd, nil, llm.Usage{Input: 12, Output: 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := serveRaw(t, answer{body: tc.body})
+			res, err := complete(t, "openai", srv.URL, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var calls []call
+			for _, c := range res.Calls() {
+				calls = append(calls, call{c.ID, c.Name, string(c.Input)})
+			}
+			if res.Text() != tc.text || res.StopReason != tc.stop || fmt.Sprint(calls) != fmt.Sprint(tc.calls) || res.Usage != tc.usage {
+				t.Errorf("text %q, stop %q, calls %v, usage %+v; want %q, %q, %v, %+v", res.Text(), res.StopReason, calls, res.Usage, tc.text, tc.stop, tc.calls, tc.usage)
+			}
+		})
+	}
+}
+
+// TestMessagesStopWithoutReason: a Messages stream that ends with
+// message_stop but gave no stop reason is whole, its stop "other".
+func TestMessagesStopWithoutReason(t *testing.T) {
+	body := "data: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"model\":\"m\",\"usage\":{\"input_tokens\":3}}}\n\n" +
+		"data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"ok\"}}\n\n" +
+		"data: {\"type\":\"message_stop\"}\n\n"
+	srv := serveRaw(t, answer{body: body})
+	res, err := complete(t, "anthropic", srv.URL, 0)
+	if err != nil || res.Text() != "ok" || res.StopReason != llm.StopOther {
+		t.Fatalf("Complete = %+v, %v; want the text ok, stop other", res, err)
+	}
+}
+
+// TestManyPieces: a stream of very many small pieces — text deltas, and
+// whole tool calls all at index 0 — is read in time proportional to its
+// length (put together by appending to each piece, the text took 16 s
+// for 100k deltas; the test's context allows 20 s for three times as
+// many).
+func TestManyPieces(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("data: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"model\":\"m\",\"usage\":{}}}\n\n")
+	b.WriteString("data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
+	const n = 300_000
+	for range n {
+		b.WriteString("data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"abcdefghijklmnop\"}}\n\n")
+	}
+	b.WriteString("data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"}}\n\n")
+	srv := serveRaw(t, answer{body: b.String()})
+	res, err := complete(t, "anthropic", srv.URL, 0)
+	if err != nil || len(res.Text()) != 16*n {
+		t.Fatalf("Complete: %v; %d bytes of text, want %d", err, len(res.Text()), 16*n)
+	}
+
+	b.Reset()
+	const calls = 50_000
+	for i := range calls {
+		fmt.Fprintf(&b, `data: {"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c%d","type":"function","function":{"name":"search","arguments":"{\"q\":%d}"}}]},"finish_reason":null}]}`+"\n\n", i, i)
+	}
+	b.WriteString("data: [DONE]\n\n")
+	srv = serveRaw(t, answer{body: b.String()})
+	res, err = complete(t, "openai", srv.URL, 0)
+	if err != nil || len(res.Calls()) != calls {
+		t.Fatalf("Complete: %v; %d calls, want %d", err, len(res.Calls()), calls)
 	}
 }
