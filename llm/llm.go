@@ -7,9 +7,10 @@
 // usage.
 //
 // Both APIs are spoken over net/http (see transport.go for why not
-// through their SDKs). A request is tried again with backoff, honouring
-// Retry-After and Retry-After-Ms up to two minutes, on 408, 409, 429 and
-// 5xx and on connection errors, as the providers' SDKs do. What is left
+// through their SDKs). A request is tried again with backoff on 408, 409,
+// 429 and 5xx and on connection errors, as the providers' SDKs do,
+// honouring Retry-After and Retry-After-Ms up to two minutes (a longer
+// one gets the backoff's waits). What is left
 // is an *Error that says whether the key was refused, the provider was
 // rate limited or failed, or its stream was malformed or cut short.
 // Cancelling the context stops a stream at once.

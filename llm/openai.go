@@ -272,23 +272,25 @@ func (p *openaiProvider) Complete(ctx context.Context, r *Request) (*Response, e
 // call's first delta names its index, id and function; the next of the
 // same index carry pieces of its arguments, whatever id they repeat (some
 // servers send a new one with every delta). A delta that names a function
-// while the call of its index (or, without an index, the last call)
-// already has a name and whole JSON arguments starts a new call: servers
+// starts a new call when the call of its index (or, without an index,
+// the last call) is not in the middle of its arguments' JSON and either
+// has another id or, without ids, is past its arguments' value: servers
 // that send whole calls may give every one index 0.
 type callParts struct {
 	all     []*callPart
 	byIndex map[int]*callPart // the last call of each index
+	noIndex bool              // the last call was made by a delta without an index
 }
 
 type callPart struct {
 	id, name string
 	args     strings.Builder
 	// Where the arguments' JSON stands, read as they arrive: before it,
-	// in it (its depth; in a string; after a backslash in one), closed,
-	// or followed by more; and, once closed, whether it is valid.
-	state                             partState
-	depth                             int
-	inString, escaped, checked, valid bool
+	// in it (its depth; in a string; after a backslash in one), or past
+	// it.
+	state             partState
+	depth             int
+	inString, escaped bool
 }
 
 type partState uint8
@@ -296,23 +298,20 @@ type partState uint8
 const (
 	partBefore partState = iota
 	partOpen
-	partClosed
-	partSpoiled
+	partEnded // the value closed, or what came was no JSON object or array
 )
 
 // write adds a piece of the call's arguments.
 func (c *callPart) write(s string) {
 	c.args.WriteString(s)
-	for i := 0; i < len(s) && c.state != partSpoiled; i++ {
+	for i := 0; i < len(s) && c.state != partEnded; i++ {
 		b := s[i]
 		switch {
-		case c.state == partClosed:
-			c.state = partSpoiled
 		case c.state == partBefore:
 			if b == '{' || b == '[' {
 				c.state, c.depth = partOpen, 1
 			} else if b != ' ' && b != '\t' && b != '\n' && b != '\r' {
-				c.state = partSpoiled
+				c.state = partEnded
 			}
 		case c.escaped:
 			c.escaped = false
@@ -324,40 +323,35 @@ func (c *callPart) write(s string) {
 			c.depth++
 		case b == '}' || b == ']':
 			if c.depth--; c.depth == 0 {
-				c.state = partClosed
+				c.state = partEnded
 			}
 		}
 	}
 }
 
-// whole reports whether the arguments are one whole JSON value, nothing
-// after it: their validity is checked once, when the value closes, so a
-// stream of pieces costs its length.
-func (c *callPart) whole() bool {
-	if c.state != partClosed {
-		return false
-	}
-	if !c.checked {
-		c.checked, c.valid = true, json.Valid([]byte(c.args.String()))
-	}
-	return c.valid
-}
+// ended reports whether the arguments are past their JSON value: a value
+// closed (valid or not: the model's to mend), or something that is no
+// object or array. It costs nothing: the state is kept as pieces arrive.
+func (c *callPart) ended() bool { return c.state == partEnded }
 
 func (p *callParts) add(d chatToolCall) {
 	var c *callPart
-	if d.Index != nil {
+	switch {
+	case d.Index != nil:
 		c = p.byIndex[*d.Index]
-	} else if len(p.all) > 0 {
+		if c == nil && p.noIndex {
+			c = p.all[len(p.all)-1] // its first delta had no index
+			p.index(*d.Index, c)
+		}
+	case len(p.all) > 0:
 		c = p.all[len(p.all)-1]
 	}
-	if c == nil || d.Function.Name != "" && c.name != "" && c.whole() {
+	if c == nil || p.starts(c, d) {
 		c = &callPart{}
 		p.all = append(p.all, c)
+		p.noIndex = d.Index == nil
 		if d.Index != nil {
-			if p.byIndex == nil {
-				p.byIndex = map[int]*callPart{}
-			}
-			p.byIndex[*d.Index] = c
+			p.index(*d.Index, c)
 		}
 	}
 	if c.id == "" {
@@ -367,6 +361,25 @@ func (p *callParts) add(d chatToolCall) {
 		c.name = d.Function.Name
 	}
 	c.write(d.Function.Arguments)
+}
+
+// starts reports whether delta d starts a call after c, the call it would
+// otherwise join.
+func (p *callParts) starts(c *callPart, d chatToolCall) bool {
+	switch {
+	case d.Function.Name == "" || c.name == "" || c.state == partOpen:
+		return false
+	case d.ID != "" && c.id != "":
+		return d.ID != c.id
+	}
+	return c.ended()
+}
+
+func (p *callParts) index(i int, c *callPart) {
+	if p.byIndex == nil {
+		p.byIndex = map[int]*callPart{}
+	}
+	p.byIndex[i] = c
 }
 
 // arguments is a call's input as Chat Completions sends it back: a string.

@@ -24,7 +24,8 @@ import (
 
 // Bounds of what a provider may send: an error's body, one event of a
 // stream (a tool call's arguments arrive in many), a whole stream (a turn
-// of 4,096 tokens streams some tens of kilobytes).
+// of 4,096 tokens streams about a megabyte, a chunk of some 250 bytes a
+// token).
 const (
 	maxErrorBody = 1 << 20
 	maxEvent     = 16 << 20
@@ -33,8 +34,9 @@ const (
 
 // Retries: the first waits about retryBase, each next twice as long, up
 // to retryMax; a Retry-After (or Retry-After-Ms) of at most
-// retryAfterMax is honoured instead (openai-go's bound), and a longer one
-// gets the backoff's wait.
+// retryAfterMax is honoured instead, and a longer one gets the backoff's
+// wait. (Of the SDKs, openai-go gives up at once past two minutes and
+// anthropic-sdk-go waits however long it is asked.)
 const (
 	retryBase     = 500 * time.Millisecond
 	retryMax      = 8 * time.Second

@@ -484,3 +484,113 @@ func TestManyPieces(t *testing.T) {
 		t.Fatalf("Complete: %v; %d calls, want %d", err, len(res.Calls()), calls)
 	}
 }
+
+// TestChatCallEdges: whole calls at one index after a call with empty,
+// cut or invalid arguments, after arguments with trailing whitespace or
+// an escaped quote; a server that repeats a call's id and name; a call
+// whose first delta has no index and the next one has.
+func TestChatCallEdges(t *testing.T) {
+	delta := func(call string) string {
+		return `data: {"model":"m","choices":[{"index":0,"delta":{"tool_calls":[` + call + `]},"finish_reason":null}]}` + "\n\n"
+	}
+	const done = "data: [DONE]\n\n"
+	type call struct{ id, name, input string }
+	for _, tc := range []struct {
+		name  string
+		body  string
+		calls []call
+	}{
+		{"EmptyArgumentsThenWhole",
+			delta(`{"index":0,"id":"c1","type":"function","function":{"name":"status","arguments":""}}`) +
+				delta(`{"index":0,"id":"c2","type":"function","function":{"name":"read_page","arguments":"{\"page\":\"x\"}"}}`) + done,
+			[]call{{"c1", "status", `{}`}, {"c2", "read_page", `{"page":"x"}`}}},
+		{"InvalidThenWhole",
+			delta(`{"index":0,"id":"c1","type":"function","function":{"name":"search","arguments":"{\"a\" 1}"}}`) +
+				delta(`{"index":0,"id":"c2","type":"function","function":{"name":"read_page","arguments":"{\"page\":\"x\"}"}}`) + done,
+			[]call{{"c1", "search", `"{\"a\" 1}"`}, {"c2", "read_page", `{"page":"x"}`}}},
+		{"TrailingWhitespace",
+			delta(`{"index":0,"type":"function","function":{"name":"search","arguments":"{\"q\":1}\n"}}`) +
+				delta(`{"index":0,"type":"function","function":{"name":"read_page","arguments":"{\"page\":\"x\"}"}}`) + done,
+			[]call{{"", "search", "{\"q\":1}\n"}, {"", "read_page", `{"page":"x"}`}}},
+		{"EscapedQuote",
+			delta(`{"index":0,"type":"function","function":{"name":"search","arguments":"{\"q\":\"a\\\"}"}}`) +
+				delta(`{"index":0,"type":"function","function":{"name":"search","arguments":"\"}"}}`) +
+				delta(`{"index":0,"type":"function","function":{"name":"read_page","arguments":"{\"page\":\"x\"}"}}`) + done,
+			[]call{{"", "search", `{"q":"a\"}"}`}, {"", "read_page", `{"page":"x"}`}}},
+		{"LeadingWhitespace",
+			delta(`{"index":0,"type":"function","function":{"name":"search","arguments":" "}}`) +
+				delta(`{"index":0,"type":"function","function":{"name":"search","arguments":"{\"q\":1}"}}`) + done,
+			[]call{{"", "search", ` {"q":1}`}}},
+		{"RepeatedIDAndName",
+			delta(`{"index":0,"id":"c1","type":"function","function":{"name":"search","arguments":"{\"q\":1}"}}`) +
+				delta(`{"index":0,"id":"c1","type":"function","function":{"name":"search","arguments":""}}`) + done,
+			[]call{{"c1", "search", `{"q":1}`}}},
+		{"IndexFromTheSecondDelta",
+			delta(`{"id":"c1","type":"function","function":{"name":"search","arguments":""}}`) +
+				delta(`{"index":0,"function":{"arguments":"{\"q\":1}"}}`) + done,
+			[]call{{"c1", "search", `{"q":1}`}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := serveRaw(t, answer{body: tc.body})
+			res, err := complete(t, "openai", srv.URL, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var calls []call
+			for _, c := range res.Calls() {
+				calls = append(calls, call{c.ID, c.Name, string(c.Input)})
+			}
+			if fmt.Sprintf("%q", calls) != fmt.Sprintf("%q", tc.calls) {
+				t.Errorf("calls %q, want %q", calls, tc.calls)
+			}
+		})
+	}
+}
+
+// TestMessagesEdges: usage written as floats; a rate_limit_error inside a
+// stream that answered 200 is the provider's failure (ErrServer), which
+// the job's next attempt may get past.
+func TestMessagesEdges(t *testing.T) {
+	start := `data: {"type":"message_start","message":{"id":"m","model":"m","usage":{"input_tokens":12.0,"cache_read_input_tokens":3.0}}}` + "\n\n"
+	srv := serveRaw(t, answer{body: start + `data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5.0}}` + "\n\n"})
+	res, err := complete(t, "anthropic", srv.URL, 0)
+	if err != nil || res.Usage != (llm.Usage{Input: 15, Output: 5, Cached: 3}) {
+		t.Errorf("Complete = %+v, %v; want usage 15/5/3", res, err)
+	}
+	srv = serveRaw(t, answer{body: start + `data: {"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}` + "\n\n"})
+	_, err = complete(t, "anthropic", srv.URL, 0)
+	var e *llm.Error
+	if !errors.As(err, &e) || e.Kind != llm.ErrServer || !strings.Contains(e.Message, "slow down") {
+		t.Errorf("Complete = %v, want an *llm.Error of kind %s", err, llm.ErrServer)
+	}
+}
+
+// TestChatCallPieces: pieces of one call that each repeat its function's
+// name with a new id join while its arguments' JSON is open; a closed
+// value, even one that is not valid JSON, is the end of its call.
+func TestChatCallPieces(t *testing.T) {
+	delta := func(call string) string {
+		return `data: {"model":"m","choices":[{"index":0,"delta":{"tool_calls":[` + call + `]},"finish_reason":null}]}` + "\n\n"
+	}
+	body := delta(`{"index":0,"id":"a1","type":"function","function":{"name":"search","arguments":"{\"q\":"}}`) +
+		delta(`{"index":0,"id":"a2","type":"function","function":{"name":"search","arguments":"[1, {\"x\": \"}\"}"}}`) +
+		delta(`{"index":0,"id":"a3","type":"function","function":{"name":"search","arguments":"]}"}}`) +
+		delta(`{"index":0,"type":"function","function":{"name":"search","arguments":"{\"a\" 1}"}}`) +
+		delta(`{"index":0,"type":"function","function":{"name":"read_page","arguments":"{\"page\":\"x\"}  "}}`) +
+		delta(`{"index":0,"type":"function","function":{"arguments":"x"}}`) +
+		delta(`{"index":0,"type":"function","function":{"name":"search","arguments":"{}"}}`) +
+		"data: [DONE]\n\n"
+	srv := serveRaw(t, answer{body: body})
+	res, err := complete(t, "openai", srv.URL, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range res.Calls() {
+		got = append(got, c.ID+" "+c.Name+" "+string(c.Input))
+	}
+	if len(got) != 4 || got[0] != `a1 search {"q":[1, {"x": "}"}]}` || got[1] != ` search "{\"a\" 1}"` ||
+		got[2] != ` read_page "{\"page\":\"x\"}  x"` || got[3] != ` search {}` {
+		t.Errorf("calls:\n%s", strings.Join(got, "\n"))
+	}
+}
