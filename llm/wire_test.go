@@ -383,39 +383,38 @@ func TestChatCallShapes(t *testing.T) {
 		return `data: {"model":"m","choices":[{"index":0,"delta":` + delta + `,"finish_reason":` + f + "}]}\n\n"
 	}
 	const done = "data: [DONE]\n\n"
-	type call struct{ id, name, input string }
 	for _, tc := range []struct {
 		name  string
 		body  string
 		text  string
 		stop  string
-		calls []call
+		calls []wantCall
 		usage llm.Usage
 	}{
 		{"NewIDEveryDelta", // as mlx-openai-server sent them
 			chunk(`{"tool_calls":[{"index":0,"id":"a1","type":"function","function":{"name":"search","arguments":"{\"query\":"}}]}`, "") +
 				chunk(`{"tool_calls":[{"index":0,"id":"a2","type":"function","function":{"arguments":"\"ink\"}"}}]}`, "") +
 				chunk(`{}`, "tool_calls") + done,
-			"", llm.StopToolUse, []call{{"a1", "search", `{"query":"ink"}`}}, llm.Usage{}},
+			"", llm.StopToolUse, []wantCall{{"a1", "search", `{"query":"ink"}`}}, llm.Usage{}},
 		{"NameInEveryDelta",
 			chunk(`{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"search","arguments":"{\"query\":"}}]}`, "") +
 				chunk(`{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"search","arguments":"\"{ink}\"}"}}]}`, "") +
 				chunk(`{}`, "tool_calls") + done,
-			"", llm.StopToolUse, []call{{"c1", "search", `{"query":"{ink}"}`}}, llm.Usage{}},
+			"", llm.StopToolUse, []wantCall{{"c1", "search", `{"query":"{ink}"}`}}, llm.Usage{}},
 		{"WholeCallsAtIndexZero",
 			chunk(`{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"search","arguments":"{\"query\":\"ink\"}"}}]}`, "") +
 				chunk(`{"tool_calls":[{"index":0,"id":"c2","type":"function","function":{"name":"read_page","arguments":"{\"page\":\"index\"}"}}]}`, "") +
 				chunk(`{}`, "tool_calls") + done,
-			"", llm.StopToolUse, []call{{"c1", "search", `{"query":"ink"}`}, {"c2", "read_page", `{"page":"index"}`}}, llm.Usage{}},
+			"", llm.StopToolUse, []wantCall{{"c1", "search", `{"query":"ink"}`}, {"c2", "read_page", `{"page":"index"}`}}, llm.Usage{}},
 		{"NoIndex",
 			chunk(`{"tool_calls":[{"id":"c1","type":"function","function":{"name":"search","arguments":"{\"query\":"}}]}`, "") +
 				chunk(`{"tool_calls":[{"function":{"arguments":"\"ink\"}"}}]}`, "") +
 				chunk(`{"tool_calls":[{"id":"c2","type":"function","function":{"name":"read_page","arguments":"{\"page\":\"x\"}"}}]}`, "") +
 				chunk(`{}`, "tool_calls") + done,
-			"", llm.StopToolUse, []call{{"c1", "search", `{"query":"ink"}`}, {"c2", "read_page", `{"page":"x"}`}}, llm.Usage{}},
+			"", llm.StopToolUse, []wantCall{{"c1", "search", `{"query":"ink"}`}, {"c2", "read_page", `{"page":"x"}`}}, llm.Usage{}},
 		{"StopWithCalls",
 			chunk(`{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"search","arguments":"{}"}}]}`, "stop") + done,
-			"", llm.StopToolUse, []call{{"c1", "search", `{}`}}, llm.Usage{}},
+			"", llm.StopToolUse, []wantCall{{"c1", "search", `{}`}}, llm.Usage{}},
 		{"DoneWithoutFinish", chunk(`{"content":"ok"}`, "") + done, "ok", llm.StopOther, nil, llm.Usage{}},
 		{"ContentPartsAndFloats",
 			chunk(`{"content":[{"type":"text","text":"o"},{"type":"image_url"},{"type":"text","text":"k"}]}`, "stop") +
@@ -423,15 +422,7 @@ func TestChatCallShapes(t *testing.T) {
 			"ok", llm.StopEnd, nil, llm.Usage{Input: 12, Output: 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := serveRaw(t, answer{body: tc.body})
-			res, err := complete(t, "openai", srv.URL, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var calls []call
-			for _, c := range res.Calls() {
-				calls = append(calls, call{c.ID, c.Name, string(c.Input)})
-			}
+			res, calls := streamCalls(t, tc.body)
 			if res.Text() != tc.text || res.StopReason != tc.stop || fmt.Sprint(calls) != fmt.Sprint(tc.calls) || res.Usage != tc.usage {
 				t.Errorf("text %q, stop %q, calls %v, usage %+v; want %q, %q, %v, %+v", res.Text(), res.StopReason, calls, res.Usage, tc.text, tc.stop, tc.calls, tc.usage)
 			}
@@ -494,52 +485,43 @@ func TestChatCallEdges(t *testing.T) {
 		return `data: {"model":"m","choices":[{"index":0,"delta":{"tool_calls":[` + call + `]},"finish_reason":null}]}` + "\n\n"
 	}
 	const done = "data: [DONE]\n\n"
-	type call struct{ id, name, input string }
 	for _, tc := range []struct {
 		name  string
 		body  string
-		calls []call
+		calls []wantCall
 	}{
 		{"EmptyArgumentsThenWhole",
 			delta(`{"index":0,"id":"c1","type":"function","function":{"name":"status","arguments":""}}`) +
 				delta(`{"index":0,"id":"c2","type":"function","function":{"name":"read_page","arguments":"{\"page\":\"x\"}"}}`) + done,
-			[]call{{"c1", "status", `{}`}, {"c2", "read_page", `{"page":"x"}`}}},
+			[]wantCall{{"c1", "status", `{}`}, {"c2", "read_page", `{"page":"x"}`}}},
 		{"InvalidThenWhole",
 			delta(`{"index":0,"id":"c1","type":"function","function":{"name":"search","arguments":"{\"a\" 1}"}}`) +
 				delta(`{"index":0,"id":"c2","type":"function","function":{"name":"read_page","arguments":"{\"page\":\"x\"}"}}`) + done,
-			[]call{{"c1", "search", `"{\"a\" 1}"`}, {"c2", "read_page", `{"page":"x"}`}}},
+			[]wantCall{{"c1", "search", `"{\"a\" 1}"`}, {"c2", "read_page", `{"page":"x"}`}}},
 		{"TrailingWhitespace",
 			delta(`{"index":0,"type":"function","function":{"name":"search","arguments":"{\"q\":1}\n"}}`) +
 				delta(`{"index":0,"type":"function","function":{"name":"read_page","arguments":"{\"page\":\"x\"}"}}`) + done,
-			[]call{{"", "search", "{\"q\":1}\n"}, {"", "read_page", `{"page":"x"}`}}},
+			[]wantCall{{"", "search", "{\"q\":1}\n"}, {"", "read_page", `{"page":"x"}`}}},
 		{"EscapedQuote",
 			delta(`{"index":0,"type":"function","function":{"name":"search","arguments":"{\"q\":\"a\\\"}"}}`) +
 				delta(`{"index":0,"type":"function","function":{"name":"search","arguments":"\"}"}}`) +
 				delta(`{"index":0,"type":"function","function":{"name":"read_page","arguments":"{\"page\":\"x\"}"}}`) + done,
-			[]call{{"", "search", `{"q":"a\"}"}`}, {"", "read_page", `{"page":"x"}`}}},
+			[]wantCall{{"", "search", `{"q":"a\"}"}`}, {"", "read_page", `{"page":"x"}`}}},
 		{"LeadingWhitespace",
 			delta(`{"index":0,"type":"function","function":{"name":"search","arguments":" "}}`) +
 				delta(`{"index":0,"type":"function","function":{"name":"search","arguments":"{\"q\":1}"}}`) + done,
-			[]call{{"", "search", ` {"q":1}`}}},
+			[]wantCall{{"", "search", ` {"q":1}`}}},
 		{"RepeatedIDAndName",
 			delta(`{"index":0,"id":"c1","type":"function","function":{"name":"search","arguments":"{\"q\":1}"}}`) +
 				delta(`{"index":0,"id":"c1","type":"function","function":{"name":"search","arguments":""}}`) + done,
-			[]call{{"c1", "search", `{"q":1}`}}},
+			[]wantCall{{"c1", "search", `{"q":1}`}}},
 		{"IndexFromTheSecondDelta",
 			delta(`{"id":"c1","type":"function","function":{"name":"search","arguments":""}}`) +
 				delta(`{"index":0,"function":{"arguments":"{\"q\":1}"}}`) + done,
-			[]call{{"c1", "search", `{"q":1}`}}},
+			[]wantCall{{"c1", "search", `{"q":1}`}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := serveRaw(t, answer{body: tc.body})
-			res, err := complete(t, "openai", srv.URL, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var calls []call
-			for _, c := range res.Calls() {
-				calls = append(calls, call{c.ID, c.Name, string(c.Input)})
-			}
+			_, calls := streamCalls(t, tc.body)
 			if fmt.Sprintf("%q", calls) != fmt.Sprintf("%q", tc.calls) {
 				t.Errorf("calls %q, want %q", calls, tc.calls)
 			}
@@ -580,17 +562,33 @@ func TestChatCallPieces(t *testing.T) {
 		delta(`{"index":0,"type":"function","function":{"arguments":"x"}}`) +
 		delta(`{"index":0,"type":"function","function":{"name":"search","arguments":"{}"}}`) +
 		"data: [DONE]\n\n"
+	_, got := streamCalls(t, body)
+	want := []wantCall{
+		{"a1", "search", `{"q":[1, {"x": "}"}]}`},
+		{"", "search", `"{\"a\" 1}"`},
+		{"", "read_page", `"{\"page\":\"x\"}  x"`},
+		{"", "search", `{}`},
+	}
+	if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
+		t.Errorf("calls %q, want %q", got, want)
+	}
+}
+
+// wantCall is a tool call of a response: its id, tool and input.
+type wantCall struct{ id, name, input string }
+
+// streamCalls answers a Chat Completions request with the stream body and
+// returns the response and its calls.
+func streamCalls(t *testing.T, body string) (*llm.Response, []wantCall) {
+	t.Helper()
 	srv := serveRaw(t, answer{body: body})
 	res, err := complete(t, "openai", srv.URL, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
+	var calls []wantCall
 	for _, c := range res.Calls() {
-		got = append(got, c.ID+" "+c.Name+" "+string(c.Input))
+		calls = append(calls, wantCall{c.ID, c.Name, string(c.Input)})
 	}
-	if len(got) != 4 || got[0] != `a1 search {"q":[1, {"x": "}"}]}` || got[1] != ` search "{\"a\" 1}"` ||
-		got[2] != ` read_page "{\"page\":\"x\"}  x"` || got[3] != ` search {}` {
-		t.Errorf("calls:\n%s", strings.Join(got, "\n"))
-	}
+	return res, calls
 }
