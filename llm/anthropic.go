@@ -154,7 +154,7 @@ func (p *anthropicProvider) Complete(ctx context.Context, r *Request) (*Response
 		}
 		return blocks[i], nil
 	}
-	err = readEvents(body, func(_ string, data []byte) error {
+	err = readStream(ctx, body, func(_ string, data []byte) error {
 		var ev anthropicEvent
 		if err := json.Unmarshal(data, &ev); err != nil {
 			return fmt.Errorf("an event cairn cannot read: %w", err)
@@ -218,13 +218,7 @@ func (p *anthropicProvider) Complete(ctx context.Context, r *Request) (*Response
 		return nil
 	})
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if _, ok := err.(*Error); ok {
-			return nil, err
-		}
-		return nil, streamErr(err)
+		return nil, err
 	}
 	if !started {
 		return nil, &Error{Kind: ErrStream, Message: "the stream held no message"}

@@ -21,7 +21,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -220,12 +219,4 @@ func classify(status int, msg string, err error) *Error {
 		kind = ErrTransport
 	}
 	return &Error{Kind: kind, Status: status, Message: msg, Err: err}
-}
-
-// streamErr is an error of a stream that answered 200 and then broke.
-func streamErr(err error) error {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return &Error{Kind: ErrStream, Message: err.Error(), Err: err}
 }

@@ -112,7 +112,7 @@ func deltaText(raw json.RawMessage) (string, error) {
 		Text string `json:"text"`
 	}
 	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", fmt.Errorf("a delta's content is neither text nor a list of parts: %s", clipBytes(raw, 80))
+		return "", fmt.Errorf("a delta's content is neither text nor a list of parts: %s", clip(string(raw), 80))
 	}
 	var b strings.Builder
 	for _, p := range parts {
@@ -121,14 +121,6 @@ func deltaText(raw json.RawMessage) (string, error) {
 		}
 	}
 	return b.String(), nil
-}
-
-// clipBytes returns b as a string of at most n bytes.
-func clipBytes(b []byte, n int) string {
-	if len(b) <= n {
-		return string(b)
-	}
-	return string(b[:n]) + "…"
 }
 
 func (p *openaiProvider) Complete(ctx context.Context, r *Request) (*Response, error) {
@@ -188,7 +180,7 @@ func (p *openaiProvider) Complete(ctx context.Context, r *Request) (*Response, e
 	var calls callParts
 	var u Usage
 	chunks, finished, done := 0, false, false
-	err = readEvents(body, func(_ string, data []byte) error {
+	err = readStream(ctx, body, func(_ string, data []byte) error {
 		if string(data) == "[DONE]" {
 			done = true
 			return io.EOF
@@ -229,13 +221,7 @@ func (p *openaiProvider) Complete(ctx context.Context, r *Request) (*Response, e
 		return nil
 	})
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if _, ok := err.(*Error); ok {
-			return nil, err
-		}
-		return nil, streamErr(err)
+		return nil, err
 	}
 	if chunks == 0 {
 		return nil, &Error{Kind: ErrStream, Message: "the stream held no completion"}

@@ -180,16 +180,38 @@ func errorMessage(res *http.Response) string {
 		return e.Error.Message
 	}
 	if s := strings.TrimSpace(string(body)); s != "" {
-		if len(s) > 200 {
-			cut := 200
-			for cut > 0 && !utf8.RuneStart(s[cut]) {
-				cut--
-			}
-			s = s[:cut] + "…"
-		}
-		return s
+		return clip(s, 200)
 	}
 	return res.Status
+}
+
+// clip returns s cut to at most n bytes, on a character, marked "…" when
+// cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// readStream reads the events of an answer's body (readEvents) for ctx's
+// request: what stops it is ctx's error, an *Error fn returned, or any
+// other failure of the stream as an *Error of kind ErrStream.
+func readStream(ctx context.Context, body io.Reader, fn func(event string, data []byte) error) error {
+	err := readEvents(body, fn)
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if _, ok := err.(*Error); ok {
+		return err
+	}
+	return &Error{Kind: ErrStream, Message: err.Error(), Err: err}
 }
 
 // readEvents reads a stream of server-sent events, calling fn with each
@@ -198,6 +220,15 @@ func errorMessage(res *http.Response) string {
 // of the stream, at fn's first error (io.EOF from fn ends the stream
 // without an error), or past maxStream bytes with an error.
 func readEvents(r io.Reader, fn func(event string, data []byte) error) error {
+	if err := eachEvent(r, fn); err != io.EOF {
+		return err
+	}
+	return nil
+}
+
+// eachEvent is readEvents, but returns fn's errors as they are (io.EOF
+// too) and nil at the stream's end.
+func eachEvent(r io.Reader, fn func(event string, data []byte) error) error {
 	lr := &io.LimitedReader{R: r, N: maxStream + 1}
 	br := bufio.NewReaderSize(lr, 64<<10)
 	var event string
@@ -209,21 +240,18 @@ func readEvents(r io.Reader, fn func(event string, data []byte) error) error {
 			return fmt.Errorf("a stream of more than %d MiB", maxStream>>20)
 		}
 		if err != nil && (err != io.EOF || len(line) == 0) {
-			if err == io.EOF && seen {
-				err = fn(event, data) // the last event, without its blank line
+			if err != io.EOF {
+				return err
 			}
-			if err == io.EOF {
-				return nil
+			if seen {
+				return fn(event, data) // the last event, without its blank line
 			}
-			return err
+			return nil
 		}
 		switch {
 		case len(line) == 0:
 			if seen {
 				if err := fn(event, data); err != nil {
-					if err == io.EOF {
-						return nil
-					}
 					return err
 				}
 			}
