@@ -11,8 +11,8 @@ import (
 )
 
 // IndexStorage keeps the rows of the vault's index in the vault's database
-// (the tables of migration 0002; full text in integer arrays of word
-// numbers with GIN indexes, migration 0005). It implements index.Storage.
+// (the tables of migration 0002; full text in tsvector columns with GIN
+// indexes). It implements index.Storage.
 //
 // Reads of the committed index never wait for the writer, with one
 // exception: a vault's first full build, which loads its tables without
@@ -102,11 +102,11 @@ type indexTx struct {
 	bounds      *[2]int
 	textChanged bool
 	// totals and vocab are what the pages written and deleted add to the
-	// full text's totals and to the page counts of their words (by
-	// number), not written yet (saveText): every page adds to the same
-	// rows, which are written once.
+	// full text's totals and to the page counts of their words, not
+	// written yet (saveText): every page adds to the same rows, which
+	// are written once.
 	totals textTotals
-	vocab  map[int32]int32
+	vocab  map[string]int32
 	closed bool
 }
 

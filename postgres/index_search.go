@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"cairn"
 	"cairn/index"
@@ -20,23 +21,32 @@ const bm25K1, bm25B = 1.2, 0.75
 // starting more words counts as being in every page (as in SQLite).
 const prefixWords = 64
 
-// termsCTE is q, which holds for each term (i, from 1) the numbers of
-// the words of its range of the vocabulary (the arrays of parameters lo
-// and hi; vocabRanges): the word, or every word a prefix starts.
-func termsCTE(lo, hi int) string {
-	return fmt.Sprintf(`q AS MATERIALIZED (SELECT t.i, ARRAY(SELECT id FROM fts_vocab WHERE word >= t.lo AND word < t.hi) AS ids
-		FROM unnest($%d::text[], $%d::text[]) WITH ORDINALITY t (lo, hi, i))`, lo, hi)
+// ftsQuery returns the tsquery of terms: every term, quoted, prefixes
+// followed by :*. A term is cut as words are (maxLexeme).
+func ftsQuery(terms []index.FullTextTerm) string {
+	var b strings.Builder
+	for i, t := range terms {
+		if i > 0 {
+			b.WriteString(" & ")
+		}
+		b.WriteString(ftsQuote(t.Word))
+		if t.Prefix {
+			b.WriteString(":*")
+		}
+	}
+	return b.String()
 }
 
-// holdsAll is the condition that the array of word numbers col holds a
-// word of each of n terms of q: one condition a term, each an operator
-// its GIN index answers.
-func holdsAll(col string, n int) string {
-	parts := make([]string, n)
-	for i := range parts {
-		parts[i] = fmt.Sprintf(`%s && (SELECT ids FROM q WHERE i = %d)`, col, i+1)
+// ftsQuote quotes a word as a lexeme of a tsquery.
+func ftsQuote(w string) string {
+	if len(w) > maxLexeme {
+		cut := maxLexeme
+		for cut > 0 && !utf8.RuneStart(w[cut]) {
+			cut--
+		}
+		w = w[:cut]
 	}
-	return strings.Join(parts, " AND ")
+	return `'` + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(w) + `'`
 }
 
 // Search returns the pages matching every term in the order Storage
@@ -58,8 +68,8 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 	}
 	limit := max(q.Limit, 1)
 	lo, hi := vocabRanges(q.Terms)
-	filter, fargs := searchFilter(q, 3)
-	rows, err := r.query(ctx, searchSQL(filter, limit, len(q.Terms)), append([]any{lo, hi}, fargs...)...)
+	filter, fargs := searchFilter(q, 4)
+	rows, err := r.query(ctx, searchSQL(filter, limit), append([]any{ftsQuery(q.Terms), lo, hi}, fargs...)...)
 	if err != nil {
 		return nil, fmt.Errorf("index: search: %w", err)
 	}
@@ -161,10 +171,10 @@ func vocabCTE(lo, hi int) string {
 
 const vocabColumns = `(SELECT array_agg(words ORDER BY i) FROM v), (SELECT array_agg(pages ORDER BY i) FROM v)`
 
-// searchSQL is the statement of a search of n terms for limit pages whose
-// filter (" AND ..." on files f) keeps the pages of a type or folder: $1
-// and $2 the terms' ranges of the vocabulary (vocabRanges), the filter's
-// from $3. The limit is written in the statement, not a parameter: then
+// searchSQL is the statement of a search for limit pages whose filter
+// (" AND ..." on files f) keeps the pages of a type or folder: $1 the
+// tsquery, $2 and $3 the vocabulary's ranges (vocabRanges), the filter's
+// from $4. The limit is written in the statement, not a parameter: then
 // PostgreSQL soon plans the statement once for every search (a generic
 // plan), where it planned each search again.
 //
@@ -174,27 +184,21 @@ const vocabColumns = `(SELECT array_agg(words ORDER BY i) FROM v), (SELECT array
 // among every page: every page of a tier has fewer words than every page
 // outside it, so enough matches there are the first of all. A part of the
 // statement whose condition on what came before is false is not run.
-func searchSQL(filter string, limit, n int) string {
+func searchSQL(filter string, limit int) string {
 	matches := func(table string, title bool) string {
-		where := holdsAll("m.body", n) + ` AND NOT (` + holdsAll("m.title", n) + `)`
+		where := `m.body @@ $1::tsquery AND NOT m.title @@ $1::tsquery`
 		if title {
-			where = holdsAll("m.title", n)
+			where = `m.title @@ $1::tsquery`
 		}
 		if table == "fts" {
 			where += ` AND NOT m.more`
 		}
-		// The matches are found by the GIN indexes, and sorted: never by
-		// walking the table in order of length (its index on words), which
-		// the planner would choose for a limit, not knowing how many pages
-		// the words' numbers (read in the same statement) match; for a
-		// term no title holds, that walk read every page (180 ms at 100k).
-		// "+ 0" keeps the index on words out of the plan.
 		if filter == "" {
 			// The matches of the first lengths, ties included: only they
 			// are joined with their files, for their paths.
-			return `SELECT m.id, m.words FROM ` + table + ` m WHERE ` + where + ` ORDER BY m.words + 0 FETCH FIRST {k} ROWS WITH TIES`
+			return `SELECT m.id, m.words FROM ` + table + ` m WHERE ` + where + ` ORDER BY m.words FETCH FIRST {k} ROWS WITH TIES`
 		}
-		return `SELECT m.id, m.words FROM ` + table + ` m JOIN files f ON f.id = m.id WHERE ` + where + filter + ` ORDER BY m.words + 0, f.path LIMIT {k}`
+		return `SELECT m.id, m.words FROM ` + table + ` m JOIN files f ON f.id = m.id WHERE ` + where + filter + ` ORDER BY m.words, f.path LIMIT {k}`
 	}
 	// group makes the parts of the statement that find the first need
 	// matches (an expression) of a group into name, when gate (an
@@ -226,7 +230,7 @@ func searchSQL(filter string, limit, n int) string {
 	}
 	group("t", true, "{k}", "")
 	group("b", false, "({k} - (SELECT count(*) FROM t))", "(SELECT count(*) FROM t) < {k}")
-	query := `WITH ` + termsCTE(1, 2) + `, ` + vocabCTE(1, 2) + `,
+	query := `WITH ` + vocabCTE(2, 3) + `,
 	` + strings.Join(ctes, ",\n\t") + `,
 	hits AS (SELECT true AS in_title, id, words FROM t UNION ALL SELECT false, id, words FROM b)
 	SELECT h.in_title, f.id, h.words, f.path, coalesce(f.page_id, left(f.path, -3)), coalesce(f.title, ''), coalesce(f.type, ''), f.blob,
@@ -268,15 +272,18 @@ func asciiLower(s string) string {
 // which searchSQL leaves out: each term is looked for in every part of
 // the page.
 func (r *indexReader) withMore(ctx context.Context, q index.FullTextQuery, hits []ranked, limit int) ([]ranked, error) {
-	holds := func(col string, title bool) string {
-		return fmt.Sprintf(`NOT EXISTS (SELECT 1 FROM q WHERE NOT (m.%s && q.ids
-			OR EXISTS (SELECT 1 FROM fts_more p WHERE p.id = m.id AND p.title = %t AND p.words && q.ids)))`, col, title)
+	terms := make([]string, len(q.Terms))
+	for i, t := range q.Terms {
+		terms[i] = ftsQuery([]index.FullTextTerm{t})
 	}
-	lo, hi := vocabRanges(q.Terms)
-	filter, args := searchFilter(q, 3)
-	rows, err := r.query(ctx, `WITH `+termsCTE(1, 2)+` SELECT `+holds("title", true)+`, f.id, m.words, f.path, coalesce(f.page_id, left(f.path, -3)),
+	holds := func(col string, title bool) string {
+		return fmt.Sprintf(`NOT EXISTS (SELECT 1 FROM unnest($1::text[]::tsquery[]) q WHERE NOT (m.%s @@ q
+			OR EXISTS (SELECT 1 FROM fts_more p WHERE p.id = m.id AND p.title = %t AND p.lexemes @@ q)))`, col, title)
+	}
+	filter, args := searchFilter(q, 2)
+	rows, err := r.query(ctx, `SELECT `+holds("title", true)+`, f.id, m.words, f.path, coalesce(f.page_id, left(f.path, -3)),
 		coalesce(f.title, ''), coalesce(f.type, ''), f.blob FROM fts m JOIN files f ON f.id = m.id
-		WHERE m.more AND `+holds("body", false)+filter, append([]any{lo, hi}, args...)...)
+		WHERE m.more AND `+holds("body", false)+filter, append([]any{terms}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("index: search: %w", err)
 	}
@@ -317,10 +324,9 @@ func indexSnapshotQueries() map[string]string {
 		"fts":       `SELECT f.path, t.words::text FROM fts t JOIN files f ON f.id = t.id`,
 		"fts_title": `SELECT f.path, t.words::text FROM fts t JOIN files f ON f.id = t.id`,
 		// What the full text holds of each page: its length and a digest of
-		// its words (parts included; the words, not their numbers, which a
-		// build gives anew), the words' page counts and the totals.
-		"fts_text": `SELECT f.path, t.words::text, t.more::text, ` + wordsDigest("t.title") + `, ` + wordsDigest("t.body") + `,
-		coalesce((SELECT string_agg(p.title::text || ':' || p.part::text || ':' || ` + wordsDigest("p.words") + `, ',' ORDER BY p.title, p.part)
+		// its words (parts included), the words' page counts and the totals.
+		"fts_text": `SELECT f.path, t.words::text, t.more::text, md5(t.title::text), md5(t.body::text),
+		coalesce((SELECT string_agg(p.title::text || ':' || p.part::text || ':' || md5(p.lexemes::text), ',' ORDER BY p.title, p.part)
 			FROM fts_more p WHERE p.id = t.id), '')
 		FROM fts t JOIN files f ON f.id = t.id`,
 		"fts_vocab": `SELECT word, pages::text FROM fts_vocab WHERE pages > 0`,
@@ -333,12 +339,6 @@ func indexSnapshotQueries() map[string]string {
 		"fts_short": tierSnapshot("fts_short", "short_words", "short"),
 		"fts_mid":   tierSnapshot("fts_mid", "mid_words", "mid"),
 	}
-}
-
-// wordsDigest is the SQL of a digest of the words whose numbers the array
-// col holds, in the order of their bytes.
-func wordsDigest(col string) string {
-	return `(SELECT md5(coalesce(string_agg(v.word, ' ' ORDER BY v.word COLLATE "C"), '')) FROM unnest(` + col + `) n JOIN fts_vocab v ON v.id = n)`
 }
 
 // tierSnapshot selects what is wrong with a tier (see

@@ -3,144 +3,123 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // The full text: one row of fts per page, its distinct words as the
-// numbers the vocabulary gives them (fts_vocab.id) in two integer arrays
-// (title, and title with body), made from the words as the index gives
-// them (no parser's): a page matches a term when its array holds the
-// number of the term's word, a prefix term when it holds the number of a
-// word the prefix starts (the vocabulary's words are in order), which is
-// FTS5's matching of the same words. GIN indexes find the rows: their
-// keys are four bytes, where the words' own would be their text.
+// lexemes of two tsvectors (title, and title with body), made from the
+// words as the index gives them (array_to_tsvector's way, not a parser's):
+// a page matches a term when a lexeme equals it, a prefix term when a
+// lexeme starts with it, which is FTS5's matching of the same words.
 
-// A word of the vocabulary is at most maxWord bytes (a B-tree key may
-// have about 2,700): a longer one is kept as its first maxWord bytes.
-// Queries are at most 1000 bytes (index.SearchQuery), so a prefix matches
-// the cut word as it matches the whole one, and no word of a query equals
-// either. A page of more than maxRowWords distinct words keeps the rest
-// in fts_more, in parts of at most that many (sorted by bytes), so that
-// no row's arrays grow with the page.
+// Bounds of what one tsvector holds: a lexeme of at most 2047 bytes, at
+// most 1 MiB of lexemes. A longer word is kept as its first maxLexeme
+// bytes: queries are at most 1000 bytes (index.SearchQuery), so a prefix
+// matches the cut word as it matches the whole one, and no word of a
+// query equals either. A page of more than maxLexemes bytes of distinct
+// words keeps the rest in fts_more, in parts of at most that many.
 const (
-	maxWord     = 2000
-	maxRowWords = 100_000
+	maxLexeme  = 2000
+	maxLexemes = 1_000_000
 )
 
-// pageWords returns the words of s (words separated by spaces), each cut
-// to maxWord bytes, as many times as s holds them.
-func pageWords(s string) []string {
+// lexemes returns the distinct words of s (words separated by spaces),
+// each cut to maxLexeme bytes, sorted by bytes (a tsvector's order), in
+// parts of at most maxLexemes bytes; and how many words s holds.
+func lexemes(s string) ([][]string, int) {
 	ws := make([]string, 0, strings.Count(s, " ")+1)
 	for w := range strings.SplitSeq(s, " ") {
-		if w != "" {
-			ws = append(ws, cutWord(w))
+		if w == "" {
+			continue
 		}
+		if len(w) > maxLexeme {
+			cut := maxLexeme
+			for cut > 0 && !utf8.RuneStart(w[cut]) {
+				cut--
+			}
+			w = w[:cut]
+		}
+		ws = append(ws, w)
 	}
-	return ws
-}
-
-// cutWord returns w's first maxWord bytes, or fewer to end on a whole
-// character.
-func cutWord(w string) string {
-	if len(w) <= maxWord {
-		return w
-	}
-	cut := maxWord
-	for cut > 0 && !utf8.RuneStart(w[cut]) {
-		cut--
-	}
-	return w[:cut]
-}
-
-// distinct returns the distinct words of ws (which it sorts), sorted by
-// bytes, in parts (splitParts).
-func distinct(ws []string) [][]string {
+	n := len(ws)
 	slices.Sort(ws)
-	return splitParts(slices.Compact(ws))
-}
-
-// splitParts cuts a page's distinct words into parts of at most
-// maxRowWords: the first for fts, the rest for fts_more.
-func splitParts[T any](ws []T) [][]T {
-	var parts [][]T
-	for len(ws) > maxRowWords {
-		parts = append(parts, ws[:maxRowWords])
-		ws = ws[maxRowWords:]
+	ws = slices.Compact(ws)
+	var parts [][]string
+	start, size := 0, 0
+	for i, w := range ws {
+		if size+len(w) > maxLexemes {
+			parts = append(parts, ws[start:i])
+			start, size = i, 0
+		}
+		size += len(w)
 	}
-	return append(parts, ws)
+	return append(parts, ws[start:]), n
 }
 
-// wordIDs is the SQL of the numbers of the words in the text array that
-// parameter n is, as an integer array (words the vocabulary does not hold
-// have none).
-func wordIDs(n int) string {
-	return fmt.Sprintf(`ARRAY(SELECT v.id FROM fts_vocab v WHERE v.word = ANY($%d::text[]))`, n)
+// tsvector returns words as a tsvector without positions.
+func tsvector(words []string) pgtype.TSVector {
+	v := pgtype.TSVector{Lexemes: make([]pgtype.TSVectorLexeme, len(words)), Valid: true}
+	for i, w := range words {
+		v.Lexemes[i].Word = w
+	}
+	return v
 }
 
-// pageText is a page's distinct words as an update writes them.
+// pageText is a page's full text as fts keeps it.
 type pageText struct {
 	id          int64
 	words       int
-	title, body [][]string // in parts: the first in fts, the rest in fts_more
+	title, body [][]string // lexemes in parts: the first in fts, the rest in fts_more
 }
 
 func newPageText(id int64, title, text string) *pageText {
 	p := &pageText{id: id}
-	p.title = distinct(pageWords(title))
-	ws := pageWords(text)
-	p.words = len(ws)
-	p.body = distinct(ws)
+	p.title, _ = lexemes(title)
+	p.body, p.words = lexemes(text)
 	return p
 }
 
 // more reports whether the page has words in fts_more.
 func (p *pageText) more() bool { return len(p.title) > 1 || len(p.body) > 1 }
 
+// moreRows returns the page's rows of fts_more.
+func (p *pageText) moreRows() [][]any {
+	var out [][]any
+	for part, ws := range p.title[1:] {
+		out = append(out, []any{p.id, true, int32(part + 1), tsvector(ws)})
+	}
+	for part, ws := range p.body[1:] {
+		out = append(out, []any{p.id, false, int32(part + 1), tsvector(ws)})
+	}
+	return out
+}
+
 // WriteText adds a page to the full text, and to the tiers of the
 // shortest pages whose bounds its words are within (during a full build,
-// the bounds are chosen at its end; see textBuild). Words no page held
-// yet are numbered first, after the largest number given (the write
-// lock keeps two writers from giving one number twice; the unique index
-// on the numbers would refuse it).
+// the bounds are chosen at its end; see textBuild).
 func (t *indexTx) WriteText(ctx context.Context, id int64, title, text string) error {
-	if t.building != nil {
-		return t.building.add(ctx, t, id, title, text)
-	}
 	p := newPageText(id, title, text)
+	if t.building != nil {
+		return t.building.add(ctx, t, p)
+	}
 	bounds, err := t.tierBounds(ctx)
 	if err != nil {
 		return err
 	}
 	t.textChanged = true
-	// One statement: the numbers of the words the vocabulary holds (k),
-	// new ones for the others (n), and the page's row made of them.
-	all := slices.Concat(slices.Concat(p.body...), slices.Concat(p.title...))
-	if err := t.execRead(ctx, "full text", t.count(1), `WITH k AS (SELECT v.word, v.id FROM fts_vocab v WHERE v.word = ANY($6::text[])),
-		n AS (INSERT INTO fts_vocab (word, id, pages)
-			SELECT w, (SELECT coalesce(max(id), 0) FROM fts_vocab) + row_number() OVER (), 0
-			FROM (SELECT DISTINCT unnest($6::text[])) w (w) WHERE w NOT IN (SELECT word FROM k) RETURNING word, id),
-		a AS (SELECT word, id FROM k UNION ALL SELECT word, id FROM n)
-		INSERT INTO fts (id, words, more, title, body) SELECT $1, $2, $3,
-			ARRAY(SELECT a.id FROM a JOIN unnest($4::text[]) w (word) ON a.word = w.word),
-			ARRAY(SELECT a.id FROM a JOIN unnest($5::text[]) w (word) ON a.word = w.word)
-		RETURNING body`,
-		id, int32(p.words), p.more(), p.title[0], p.body[0], all); err != nil {
+	if err := t.exec(ctx, "full text", `INSERT INTO fts (id, words, more, title, body) VALUES ($1, $2, $3, $4, $5)`,
+		id, int32(p.words), p.more(), tsvector(p.title[0]), tsvector(p.body[0])); err != nil {
 		return err
 	}
-	for i, parts := range [][][]string{p.title, p.body} {
-		var count func(pgx.Rows) error // a title's words are not counted
-		if i == 1 {
-			count = t.count(1)
-		}
-		for part, ws := range parts[1:] {
-			if err := t.execRead(ctx, "full text", count, `INSERT INTO fts_more (id, title, part, words) VALUES ($1, $2, $3, `+wordIDs(4)+`)
-				RETURNING words`, id, i == 0, int32(part+1), ws); err != nil {
-				return err
-			}
+	for _, row := range p.moreRows() {
+		if err := t.exec(ctx, "full text", `INSERT INTO fts_more (id, title, part, lexemes) VALUES ($1, $2, $3, $4)`, row...); err != nil {
+			return err
 		}
 	}
 	t.totals.add(1, p.words, p.more())
@@ -153,33 +132,15 @@ func (t *indexTx) WriteText(ctx context.Context, id int64, title, text string) e
 		}
 		t.totals.tiers[i]++
 	}
-	return nil
-}
-
-// count returns what reads the word numbers a write or delete of a
-// page's body returns (one array a row), adding n to each word's change
-// of page count: a page written again with most of its words changes
-// the counts of the others only.
-func (t *indexTx) count(n int32) func(pgx.Rows) error {
-	return func(rows pgx.Rows) error {
-		for rows.Next() {
-			var ids []int32
-			if err := rows.Scan(&ids); err != nil {
-				return err
-			}
-			t.countWords(ids, n)
-		}
-		return nil
-	}
-}
-
-func (t *indexTx) countWords(ids []int32, n int32) {
 	if t.vocab == nil {
-		t.vocab = map[int32]int32{}
+		t.vocab = map[string]int32{}
 	}
-	for _, id := range ids {
-		t.vocab[id] += n
+	for _, part := range p.body {
+		for _, w := range part {
+			t.vocab[w]++
+		}
 	}
+	return nil
 }
 
 // textTotals are the full text's totals, or changes to them: pages, their
@@ -206,20 +167,28 @@ func b2i(b bool) int {
 
 // DeleteText removes a page from the full text and its tiers; what it
 // held is taken from the totals and the words' page counts when the
-// deletes return it (the stored numbers are its words: the text the
+// deletes return it (the stored lexemes are its words: the text the
 // index read again is not needed).
 func (t *indexTx) DeleteText(ctx context.Context, id int64, _ string) error {
 	t.textChanged = true
+	if t.vocab == nil {
+		t.vocab = map[string]int32{}
+	}
+	forget := func(v pgtype.TSVector) {
+		for _, l := range v.Lexemes {
+			t.vocab[l.Word]--
+		}
+	}
 	err := t.execRead(ctx, "full text", func(rows pgx.Rows) error {
 		for rows.Next() {
 			var words int32
 			var more bool
-			var body []int32
+			var body pgtype.TSVector
 			if err := rows.Scan(&words, &more, &body); err != nil {
 				return err
 			}
 			t.totals.add(-1, int(words), more)
-			t.countWords(body, -1)
+			forget(body)
 		}
 		return nil
 	}, `DELETE FROM fts WHERE id = $1 RETURNING words, more, body`, id)
@@ -237,12 +206,23 @@ func (t *indexTx) DeleteText(ctx context.Context, id int64, _ string) error {
 			return err
 		}
 	}
-	return t.execRead(ctx, "full text", t.count(-1), `WITH p AS (DELETE FROM fts_more WHERE id = $1 RETURNING title, words)
-		SELECT words FROM p WHERE NOT title`, id)
+	return t.execRead(ctx, "full text", func(rows pgx.Rows) error {
+		for rows.Next() {
+			var title bool
+			var lexemes pgtype.TSVector
+			if err := rows.Scan(&title, &lexemes); err != nil {
+				return err
+			}
+			if !title {
+				forget(lexemes)
+			}
+		}
+		return nil
+	}, `DELETE FROM fts_more WHERE id = $1 RETURNING title, lexemes`, id)
 }
 
-// saveText sends the queued writes (the writes and deletes of pages
-// return their words' numbers), then queues the writes of what they
+// saveText sends the queued writes (a page's deletes return what it
+// held), then queues the writes of what the pages written and deleted
 // changed of the totals and of their words' page counts.
 func (t *indexTx) saveText(ctx context.Context) error {
 	if err := t.sendQueued(ctx); err != nil {
@@ -255,18 +235,21 @@ func (t *indexTx) saveText(ctx context.Context) error {
 			return err
 		}
 	}
-	ids, deltas := make([]int32, 0, len(t.vocab)), make([]int32, 0, len(t.vocab))
-	for id, n := range t.vocab {
+	if len(t.vocab) == 0 {
+		return nil
+	}
+	words, deltas := make([]string, 0, len(t.vocab)), make([]int32, 0, len(t.vocab))
+	for w, n := range t.vocab {
 		if n != 0 {
-			ids, deltas = append(ids, id), append(deltas, n)
+			words, deltas = append(words, w), append(deltas, n)
 		}
 	}
 	t.vocab = nil
-	if len(ids) == 0 {
+	if len(words) == 0 {
 		return nil
 	}
-	return t.exec(ctx, "full text: words", `UPDATE fts_vocab v SET pages = v.pages + d.n
-		FROM unnest($1::int[], $2::int[]) d (id, n) WHERE v.id = d.id`, ids, deltas)
+	return t.exec(ctx, "full text: words", `INSERT INTO fts_vocab (word, pages) SELECT * FROM unnest($1::text[], $2::int[])
+		ON CONFLICT (word) DO UPDATE SET pages = fts_vocab.pages + excluded.pages`, words, deltas)
 }
 
 // tier is one of the tables that hold the full text of the shortest pages
@@ -404,22 +387,16 @@ func (t *indexTx) tierBound(ctx context.Context, n int) (int, error) {
 }
 
 // textBuild is the full text of a full build between Clear and
-// FinishBuild: pages held to be written many to a COPY, the totals, and
-// the vocabulary, numbered as the pages bring their words and written at
-// the end with the tiers.
+// FinishBuild: pages held to be written many to a COPY, the totals and
+// the words' page counts, written at the end with the tiers.
 type textBuild struct {
-	rows [][]any // rows of fts not written yet
-	more [][]any // rows of fts_more not written yet
-	ids  int     // the word numbers in rows
-	// The totals of the pages written or held.
+	rows  [][]any // rows of fts not written yet
+	more  [][]any // rows of fts_more not written yet
+	bytes int     // the lexemes' bytes in rows
+	// The totals of the pages written or held, and how many hold each
+	// word.
 	totals textTotals
-	// vocab numbers the words from 1: word n is words[n-1], held by
-	// pages[n-1] pages, the last of them (by id) bodySeen[n-1], and the
-	// last page whose title held it titleSeen[n-1].
-	vocab               map[string]int32
-	words               []string
-	pages               []int32
-	bodySeen, titleSeen []int64
+	vocab  map[string]int32
 	// dropped are the indexes Clear dropped, for finish to make.
 	dropped []indexDef
 	// side, when not nil, holds the rows of fts: they are loaded into a
@@ -439,11 +416,11 @@ const buildMemory = "512MB"
 
 func newTextBuild() *textBuild { return &textBuild{vocab: map[string]int32{}} }
 
-// textBuildRows and textBuildIDs bound what a build holds before it
+// textBuildRows and textBuildBytes bound what a build holds before it
 // writes.
 const (
-	textBuildRows = 4096
-	textBuildIDs  = 4 << 20
+	textBuildRows  = 4096
+	textBuildBytes = 16 << 20
 )
 
 // cleanPending merges the pending entries of the full text's GIN
@@ -492,57 +469,28 @@ func (b *textBuild) makeIndexes(ctx context.Context, t *indexTx, of func(table s
 }
 
 // add takes a page, written with the next many.
-func (b *textBuild) add(ctx context.Context, t *indexTx, id int64, title, text string) error {
-	ws := pageWords(text)
-	body := splitParts(b.number(ws, id, false))
-	head := splitParts(b.number(pageWords(title), id, true))
-	more := len(head) > 1 || len(body) > 1
-	b.totals.add(1, len(ws), more)
-	for i, parts := range [][][]int32{head, body} {
-		for part, ids := range parts[1:] {
-			b.more = append(b.more, []any{id, i == 0, int32(part + 1), ids})
+func (b *textBuild) add(ctx context.Context, t *indexTx, p *pageText) error {
+	b.totals.add(1, p.words, p.more())
+	for _, part := range p.body {
+		for _, w := range part {
+			if n, ok := b.vocab[w]; ok {
+				b.vocab[w] = n + 1
+			} else {
+				b.vocab[strings.Clone(w)] = 1 // not the page's text
+			}
 		}
 	}
-	b.rows = append(b.rows, []any{id, int32(len(ws)), more, head[0], body[0]})
-	b.ids += len(head[0]) + len(body[0])
-	if len(b.rows) >= textBuildRows || b.ids >= textBuildIDs || len(b.more) > 0 {
+	if p.more() {
+		b.more = append(b.more, p.moreRows()...)
+	}
+	b.rows = append(b.rows, []any{p.id, int32(p.words), p.more(), tsvector(p.title[0]), tsvector(p.body[0])})
+	for _, w := range p.body[0] {
+		b.bytes += len(w) + 8
+	}
+	if len(b.rows) >= textBuildRows || b.bytes >= textBuildBytes || len(b.more) > 0 {
 		return b.flush(ctx, t)
 	}
 	return nil
-}
-
-// number returns the numbers of the distinct words of ws, numbering
-// those the vocabulary does not hold yet: of the page's body, which adds
-// to the words' page counts, or of its title. A page of more than maxRowWords distinct words has
-// them sorted by bytes, as an update writes them.
-func (b *textBuild) number(ws []string, page int64, title bool) []int32 {
-	out := make([]int32, 0, len(ws))
-	for _, w := range ws {
-		n, ok := b.vocab[w]
-		if !ok {
-			b.words = append(b.words, strings.Clone(w)) // not the page's text
-			b.pages = append(b.pages, 0)
-			b.bodySeen, b.titleSeen = append(b.bodySeen, -1), append(b.titleSeen, -1)
-			n = int32(len(b.words))
-			b.vocab[b.words[n-1]] = n
-		}
-		seen := b.bodySeen
-		if title {
-			seen = b.titleSeen
-		}
-		if seen[n-1] == page {
-			continue
-		}
-		seen[n-1] = page
-		if !title {
-			b.pages[n-1]++
-		}
-		out = append(out, n)
-	}
-	if len(out) > maxRowWords {
-		slices.SortFunc(out, func(x, y int32) int { return strings.Compare(b.words[x-1], b.words[y-1]) })
-	}
-	return out
 }
 
 // flush writes the rows held.
@@ -558,10 +506,10 @@ func (b *textBuild) flush(ctx context.Context, t *indexTx) error {
 			return fmt.Errorf("index: full text: %w", t.db.translate(err))
 		}
 		clear(b.rows)
-		b.rows, b.ids = b.rows[:0], 0
+		b.rows, b.bytes = b.rows[:0], 0
 	}
 	if len(b.more) > 0 {
-		_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"fts_more"}, []string{"id", "title", "part", "words"}, pgx.CopyFromRows(b.more))
+		_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"fts_more"}, []string{"id", "title", "part", "lexemes"}, pgx.CopyFromRows(b.more))
 		if err != nil {
 			return fmt.Errorf("index: full text: %w", t.db.translate(err))
 		}
@@ -570,7 +518,7 @@ func (b *textBuild) flush(ctx context.Context, t *indexTx) error {
 	return nil
 }
 
-// finish writes the vocabulary, fills the tiers, makes the
+// finish writes the words' page counts, fills the tiers, makes the
 // indexes Clear dropped (makeIndexes) or merges their pending entries
 // (cleanPending), swaps the side's table in (sideText), and writes the
 // totals and the tables' statistics.
@@ -578,12 +526,13 @@ func (b *textBuild) finish(ctx context.Context, t *indexTx) error {
 	if err := b.flush(ctx, t); err != nil {
 		return err
 	}
-	_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"fts_vocab"}, []string{"word", "id", "pages"},
-		pgx.CopyFromSlice(len(b.words), func(i int) ([]any, error) { return []any{b.words[i], int32(i + 1), b.pages[i]}, nil }))
+	words := slices.Sorted(maps.Keys(b.vocab))
+	_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"fts_vocab"}, []string{"word", "pages"},
+		pgx.CopyFromSlice(len(words), func(i int) ([]any, error) { return []any{words[i], b.vocab[words[i]]}, nil }))
 	if err != nil {
 		return fmt.Errorf("index: full text: words: %w", t.db.translate(err))
 	}
-	b.vocab, b.words, b.pages, b.bodySeen, b.titleSeen = nil, nil, nil, nil, nil
+	b.vocab = nil
 	fresh := len(b.dropped) > 0 || b.side != nil // Clear dropped the indexes
 	// Statistics for the planner, which would otherwise plan the index's
 	// lookups on tables it takes for empty (the words' statistics of the
