@@ -504,7 +504,8 @@ func TestIndexSearch_Oversized(t *testing.T) {
 	lite := buildVault(t, sdb, sst, files)
 	check := func(stage string) {
 		t.Helper()
-		for _, text := range []string{"w00000001", "w00119999", "w00119999 zebra", "zebra yak", "w0011999*", "xxxxxxxxxx*", "zebra w00119999 yak", "big", "w00060000 zebra"} {
+		for _, text := range []string{"w00000001", "w00119999", "w00119999 zebra", "zebra yak", "w0011999*", "xxxxxxxxxx*", "zebra w00119999 yak", "big", "w00060000 zebra",
+			"v00000001", "v00129999 yak", "v0012999*", "big yak"} {
 			q := index.FullTextQuery{Terms: termsOf(text), Limit: 10}
 			got, err := pg.st.Committed().Search(ctx, q)
 			if err != nil {
@@ -529,32 +530,53 @@ func TestIndexSearch_Oversized(t *testing.T) {
 	if err := pdb.Pool().QueryRow(ctx, `SELECT count(*) FROM fts_more`).Scan(&more); err != nil || more == 0 {
 		t.Fatalf("parts in fts_more: %d, %v; want some", more, err)
 	}
-	// Updated: the big page loses its title word and more, then goes.
-	for _, v := range []*indexed{pg, lite} {
-		head, err := v.s.Head(ctx, "main")
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := v.s.ReadCommit(ctx, head)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bt := v.s.NewBatch()
-		tree, err := bt.Edit(ctx, c.Tree, []store.FileChange{{Path: "big.md", Data: []byte("# Big\n\n" + big.String()[:len(big.String())/2] + "\n")}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := v.s.Commit(ctx, bt, store.CommitRequest{Branch: "main", Expected: head, Tree: tree, Principal: cairn.PrincipalSystem, Message: "edit"}); err != nil {
-			t.Fatal(err)
-		}
+	// Updated, commit by commit: the big page loses its title word and
+	// half its words (its row no longer has parts), is written again
+	// with other words than it had, too many for one row (an update
+	// writes the parts), and goes. After each, the index is the one a
+	// rebuild makes: the words' page counts, the parts and the totals.
+	var other strings.Builder
+	for i := range 130_000 {
+		fmt.Fprintf(&other, "v%08d ", i)
 	}
-	check("edited")
-	d, err := pg.ix.Check(ctx, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !d.OK() {
-		t.Errorf("the updated index differs from a rebuild:\n%s", strings.Join(d.Problems, "\n"))
+	for _, step := range []struct {
+		stage string
+		file  store.FileChange
+		parts bool // the big page's words go on in fts_more
+	}{
+		{"edited", store.FileChange{Path: "big.md", Data: []byte("# Big\n\n" + big.String()[:len(big.String())/2] + "\n")}, false},
+		{"rewritten", store.FileChange{Path: "big.md", Data: []byte("# Big yak\n\n" + other.String() + " zebra\n")}, true},
+		{"deleted", store.FileChange{Path: "big.md", Delete: true}, false},
+	} {
+		for _, v := range []*indexed{pg, lite} {
+			head, err := v.s.Head(ctx, "main")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := v.s.ReadCommit(ctx, head)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bt := v.s.NewBatch()
+			tree, err := bt.Edit(ctx, c.Tree, []store.FileChange{step.file})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := v.s.Commit(ctx, bt, store.CommitRequest{Branch: "main", Expected: head, Tree: tree, Principal: cairn.PrincipalSystem, Message: step.stage}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		check(step.stage)
+		if err := pdb.Pool().QueryRow(ctx, `SELECT count(*) FROM fts_more`).Scan(&more); err != nil || (more > 0) != step.parts {
+			t.Errorf("%s: parts in fts_more: %d, %v; want some: %v", step.stage, more, err, step.parts)
+		}
+		d, err := pg.ix.Check(ctx, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.OK() {
+			t.Errorf("%s: the updated index differs from a rebuild:\n%s", step.stage, strings.Join(d.Problems, "\n"))
+		}
 	}
 }
 
