@@ -201,6 +201,15 @@ func BenchmarkSearchFrequent(b *testing.B) {
 	}
 }
 
+// BenchmarkSearchPrefix is BenchmarkSearch over queries that end in a
+// prefix of one to three letters (vaultgen.PrefixQueries), which starts
+// hundreds or thousands of the vocabulary's words.
+func BenchmarkSearchPrefix(b *testing.B) {
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) { benchSearch(b, n, (*vaultgen.Vault).PrefixQueries) })
+	}
+}
+
 // BenchmarkSearchCommon searches for each of the five words that are in
 // the most pages, alone: every one of them matches most of the vault.
 func BenchmarkSearchCommon(b *testing.B) {

@@ -405,6 +405,30 @@ func (v *Vault) FrequentQueries(n int, seed uint64) []string {
 	return out
 }
 
+// PrefixQueries returns n search queries that end in a prefix term: the
+// first one to three letters of a word of a page's title followed by "*",
+// alone or after a word of another page's title, as a user types a query.
+// A prefix of one or two letters starts hundreds or thousands of the
+// vocabulary's words. Deterministic for a vault and a seed.
+func (v *Vault) PrefixQueries(n int, seed uint64) []string {
+	var r rng
+	r.seed(v.cfg.Seed+0x9e3779b97f4a7c15*mix(seed), streamQueries, 2, 0)
+	word := func() string {
+		title := strings.Split(v.pages[r.intn(len(v.pages))].stem, "-")
+		return title[r.intn(len(title))]
+	}
+	out := make([]string, n)
+	for q := range out {
+		w := []rune(word())
+		prefix := string(w[:min(1+r.intn(3), len(w))]) + "*"
+		if r.intn(2) == 1 {
+			prefix = word() + " " + prefix
+		}
+		out[q] = prefix
+	}
+	return out
+}
+
 // RawBytes returns the total size of all files Files yields. The first call
 // generates the whole vault (in parallel); later calls return the result.
 func (v *Vault) RawBytes() int64 { return v.rawBytes() }

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -689,5 +690,39 @@ func TestFrequentQueries(t *testing.T) {
 		if !slices.ContainsFunc(strings.Fields(q), func(w string) bool { return slices.Contains(top, w) }) {
 			t.Errorf("query %q holds none of the most frequent title words %q", q, top)
 		}
+	}
+}
+
+// TestPrefixQueries: the prefix mix is deterministic, every query ends in
+// a prefix of one to three letters of a title word, every length is there,
+// and about half the queries have a word before it.
+func TestPrefixQueries(t *testing.T) {
+	v := vaultgen.New(vaultgen.Config{Pages: 2000})
+	qs := v.PrefixQueries(300, 1)
+	if again := vaultgen.New(vaultgen.Config{Pages: 2000}).PrefixQueries(300, 1); !slices.Equal(qs, again) {
+		t.Fatalf("PrefixQueries is not deterministic: %q, then %q", qs[:3], again[:3])
+	}
+	var titleWords []string
+	for i := range v.Len() {
+		titleWords = append(titleWords, strings.Split(strings.TrimSuffix(filepath.Base(v.Path(i)), ".md"), "-")...)
+	}
+	lengths, two := map[int]int{}, 0
+	for _, q := range qs {
+		terms := strings.Fields(q)
+		last := terms[len(terms)-1]
+		p, ok := strings.CutSuffix(last, "*")
+		n := utf8.RuneCountInString(p)
+		if !ok || n < 1 || n > 3 || !slices.ContainsFunc(titleWords, func(w string) bool { return strings.HasPrefix(w, p) }) {
+			t.Errorf("query %q does not end in a prefix of one to three letters of a title word", q)
+		}
+		lengths[n]++
+		if len(terms) == 2 {
+			two++
+		} else if len(terms) != 1 {
+			t.Errorf("query %q has %d terms, want 1 or 2", q, len(terms))
+		}
+	}
+	if lengths[1] < 50 || lengths[2] < 50 || lengths[3] < 50 || two < 100 || two > 200 {
+		t.Errorf("prefix lengths %v, %d of %d queries with two terms: want every length and about half with two", lengths, two, len(qs))
 	}
 }
