@@ -315,11 +315,6 @@ func (c *callPart) write(s string) {
 	}
 }
 
-// ended reports whether the arguments are past their JSON value: a value
-// closed (valid or not: the model's to mend), or something that is no
-// object or array. It costs nothing: the state is kept as pieces arrive.
-func (c *callPart) ended() bool { return c.state == partEnded }
-
 func (p *callParts) add(d chatToolCall) {
 	var c *callPart
 	switch {
@@ -358,7 +353,7 @@ func (p *callParts) starts(c *callPart, d chatToolCall) bool {
 	case d.ID != "" && c.id != "":
 		return d.ID != c.id
 	}
-	return c.ended()
+	return c.state == partEnded // past its value: closed, or no object or array
 }
 
 func (p *callParts) index(i int, c *callPart) {

@@ -198,11 +198,12 @@ func clip(s string, n int) string {
 }
 
 // readStream reads the events of an answer's body (readEvents) for ctx's
-// request: what stops it is ctx's error, an *Error fn returned, or any
-// other failure of the stream as an *Error of kind ErrStream.
+// request: io.EOF from fn ends the stream without an error; what stops it
+// otherwise is ctx's error, an *Error fn returned, or any other failure
+// of the stream as an *Error of kind ErrStream.
 func readStream(ctx context.Context, body io.Reader, fn func(event string, data []byte) error) error {
 	err := readEvents(body, fn)
-	if err == nil {
+	if err == nil || err == io.EOF {
 		return nil
 	}
 	if ctx.Err() != nil {
@@ -217,18 +218,9 @@ func readStream(ctx context.Context, body io.Reader, fn func(event string, data 
 // readEvents reads a stream of server-sent events, calling fn with each
 // event's name ("" when it has none) and data (its data lines joined by
 // newlines; an event with no data line is skipped). It stops at the end
-// of the stream, at fn's first error (io.EOF from fn ends the stream
-// without an error), or past maxStream bytes with an error.
+// of the stream (nil), at fn's first error (returned as it is), or past
+// maxStream bytes with an error.
 func readEvents(r io.Reader, fn func(event string, data []byte) error) error {
-	if err := eachEvent(r, fn); err != io.EOF {
-		return err
-	}
-	return nil
-}
-
-// eachEvent is readEvents, but returns fn's errors as they are (io.EOF
-// too) and nil at the stream's end.
-func eachEvent(r io.Reader, fn func(event string, data []byte) error) error {
 	lr := &io.LimitedReader{R: r, N: maxStream + 1}
 	br := bufio.NewReaderSize(lr, 64<<10)
 	var event string
