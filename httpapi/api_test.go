@@ -283,6 +283,15 @@ func TestServer_API(t *testing.T) {
 	c.call(post, "/api/v1/commit", "/api/v1/commit", map[string]any{"message": "edit b"}, 200)
 	c.call(post, "/api/v1/worktree", "/api/v1/worktree", map[string]string{"path": e.app.Root()}, 200)
 	c.call(post, "/api/v1/worktree", "/api/v1/worktree", map[string]string{"path": t.TempDir()}, 404)
+	// With the vault's folder as the client knows it: the answer tells of
+	// the vault too, and a server of another folder refuses.
+	found := decode[httpapi.WorktreeFound](t, c.call(post, "/api/v1/worktree", "/api/v1/worktree", map[string]string{"path": e.app.Root(), "vault": e.app.Root()}, 200))
+	if found.Tree == nil || found.Tree.Path != e.app.Root() || found.Vault == nil || found.Vault.Root != e.app.Root() || found.Vault.Main != e.head() || found.Vault.Principal == "" {
+		t.Errorf("POST /worktree with the vault's folder = %+v (vault %+v), want the tree and the vault", found, found.Vault)
+	}
+	if p := problem(t, "another vault's folder", c.call(post, "/api/v1/worktree", "/api/v1/worktree", map[string]string{"path": e.app.Root(), "vault": t.TempDir()}, 409)); p.Code != cairn.ECONFLICT || !strings.Contains(p.Detail, e.app.Root()) {
+		t.Errorf("POST /worktree with another vault's folder = %+v, want a conflict naming the vault served", p)
+	}
 	c.call(get, "/api/v1/status", "/api/v1/status?tree="+e.app.Root()+"-nope", nil, 404)
 
 	// Branches and tags, a merge and a revert.

@@ -87,15 +87,28 @@ func (c *Client) WorkTree() string { return c.tree }
 // says so. A dir that is no working tree of the vault is ENOTFOUND; a copy
 // of a tree still in its place EINVALID.
 func (c *Client) UseTree(ctx context.Context, dir string) (repaired []string, err error) {
+	f, err := c.UseTreeIn(ctx, "", dir)
+	if err != nil {
+		return nil, err
+	}
+	return f.Repaired, nil
+}
+
+// UseTreeIn is UseTree for a client that knows the vault's folder, root
+// (none: ""): a server that serves another folder refuses, ECONFLICT, and
+// changes nothing. The answer also holds what Vault returns (a server
+// older than the field leaves it nil), so that a command of the vault's
+// folder makes one request before its own.
+func (c *Client) UseTreeIn(ctx context.Context, root, dir string) (*WorktreeFound, error) {
 	var f WorktreeFound
-	if err := c.post(ctx, "/worktree", map[string]string{"path": dir}, &f); err != nil {
+	if err := c.post(ctx, "/worktree", map[string]string{"path": dir, "vault": root}, &f); err != nil {
 		return nil, err
 	}
 	if f.Tree == nil {
 		return nil, fmt.Errorf("find the working tree %s: the server's answer names none", dir)
 	}
 	c.tree, c.branch = f.Tree.Path, f.Tree.Branch
-	return f.Repaired, nil
+	return &f, nil
 }
 
 // Vault returns what the server says of its vault and of the client's

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"mime"
 	"path"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
@@ -45,6 +46,17 @@ type VaultInfo struct {
 }
 
 func (s *Server) vault(ctx context.Context, _ *struct{}) (*body[VaultInfo], error) {
+	info, err := s.vaultInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &body[VaultInfo]{Body: *info}, nil
+}
+
+// vaultInfo is what the server tells of its vault to the request's token;
+// what opening the vault repaired is told once, to the first with the
+// admin scope.
+func (s *Server) vaultInfo(ctx context.Context) (*VaultInfo, error) {
 	info := VaultInfo{Root: s.app.Root(), Bare: s.app.Bare(), Version: s.opts.Version, MaxBody: s.opts.MaxBody,
 		Repaired: []string{}, Problems: nonNil(s.app.Problems())}
 	if t := auth.FromContext(ctx); t != nil {
@@ -60,7 +72,7 @@ func (s *Server) vault(ctx context.Context, _ *struct{}) (*body[VaultInfo], erro
 	case cairn.ErrorCode(err) != cairn.ENOTFOUND:
 		return nil, err
 	}
-	return &body[VaultInfo]{Body: info}, nil
+	return &info, nil
 }
 
 // etag quotes a hash as an entity tag.
@@ -282,25 +294,37 @@ func (s *Server) inTree(ctx context.Context, tree string) (*app.App, error) {
 
 type worktreeIn struct {
 	Body struct {
-		Path string `json:"path" minLength:"1" doc:"A folder on the server's machine: a working tree of the vault, or a secondary one moved there."`
+		Path  string `json:"path" minLength:"1" doc:"A folder on the server's machine: a working tree of the vault, or a secondary one moved there."`
+		Vault string `json:"vault,omitempty" doc:"The vault's folder as the client found it: a server that serves another folder refuses (409) and changes nothing."`
 	}
 }
 
-// WorktreeFound is the working tree at a folder, and what finding it
-// repaired (a secondary tree moved there is recorded there).
+// WorktreeFound is the working tree at a folder, what finding it repaired
+// (a secondary tree moved there is recorded there), and the vault's
+// information, as GET /vault gives it: a command beside the server needs
+// no other request before its own.
 type WorktreeFound struct {
 	Tree     *worktree.Tree `json:"tree"`
 	Repaired []string       `json:"repaired"`
+	Vault    *VaultInfo     `json:"vault"`
 }
 
 // worktree finds the working tree at a folder, as a command run in it
 // does: a client uses it to work in its folder's tree.
 func (s *Server) worktree(ctx context.Context, in *worktreeIn) (*body[WorktreeFound], error) {
+	if v := in.Body.Vault; v != "" && !sameDir(v, s.app.Root()) {
+		return nil, cairn.Errorf(cairn.ECONFLICT, "this server serves the vault at %s, not the one at %s", s.app.Root(), v).
+			WithHint("The vault was copied or moved: run the command without the server, or start one in its folder.")
+	}
 	a, moved, err := s.app.InTree(ctx, in.Body.Path)
 	if err != nil {
 		return nil, err
 	}
-	f := WorktreeFound{Tree: a.Tree(), Repaired: []string{}}
+	info, err := s.vaultInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := WorktreeFound{Tree: a.Tree(), Repaired: []string{}, Vault: info}
 	if moved != "" {
 		f.Repaired = append(f.Repaired, moved)
 	}
@@ -513,4 +537,14 @@ type healthCheckIn struct {
 
 func (s *Server) healthCheck(ctx context.Context, in *healthCheckIn) (*body[*app.HealthReport], error) {
 	return ok(s.app.HealthReportByID(ctx, in.ID))
+}
+
+// sameDir reports whether two paths name one folder.
+func sameDir(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
 }

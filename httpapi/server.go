@@ -200,12 +200,13 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // OpenAPI returns the API's OpenAPI document.
 func (s *Server) OpenAPI() *huma.OpenAPI { return s.api.OpenAPI() }
 
-// Serve serves the API on ln until ctx ends, then stops gracefully:
-// streams end, requests in flight finish (those still running after
-// ShutdownTimeout are cut short), the audit is written, and it returns
-// nil. Connections are bounded by the timeouts of Options. It returns an
-// error when the listener fails.
-func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+// Serve serves the API on ln, and on each of more (the vault's socket,
+// ListenLocal), until ctx ends, then stops gracefully: streams end,
+// requests in flight finish (those still running after ShutdownTimeout
+// are cut short), the audit is written, and it returns nil. Connections
+// are bounded by the timeouts of Options. It returns an error when a
+// listener fails.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, more ...net.Listener) error {
 	srv := &http.Server{
 		Handler:           s.checkHost(ln.Addr(), s.handler),
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
@@ -217,14 +218,22 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	srv.RegisterOnShutdown(s.stop)
 	s.setReady(true)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	lns := append([]net.Listener{ln}, more...)
+	errc := make(chan error, len(lns))
+	for _, l := range lns {
+		go func() {
+			if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("serve on %s: %w", l.Addr(), err)
+			}
+		}()
+	}
 	select {
 	case err := <-errc:
 		s.setReady(false)
 		s.stop()
+		srv.Close()
 		s.Close()
-		return fmt.Errorf("serve on %s: %w", ln.Addr(), err)
+		return err
 	case <-ctx.Done():
 	}
 	s.setReady(false)

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -43,11 +44,20 @@ type ServerFile struct {
 	// challenge) before a client sends it the token: whatever listens at
 	// URL after the server died gets nothing.
 	Key string `json:"key"`
+	// Socket is the Unix socket in the vault's .cairn folder on which
+	// the server also answers, when it has one (SocketName): a command
+	// of the vault's folder goes through it, and checks that the process
+	// at its other end is its own user's instead of asking for the proof.
+	Socket string `json:"socket,omitempty"`
 	// Root is the vault's folder as the server opened it.
 	Root    string    `json:"root"`
 	PID     int       `json:"pid"`
 	Started time.Time `json:"started"`
 }
+
+// SocketName is the Unix socket, in a vault's .cairn folder, on which
+// cairn serve also answers the commands of its own user.
+const SocketName = "server.sock"
 
 // ServerFilePath returns where the server file of the vault in folder
 // root is.
@@ -131,13 +141,87 @@ func RemoveServerFile(root, tokenID string) error {
 	return os.Remove(ServerFilePath(root))
 }
 
-// Transport returns the HTTP transport a client of the server f describes
-// needs: one that also trusts its certificate, when it has one.
-func (f *ServerFile) Transport() (http.RoundTripper, error) {
-	if f.Cert == "" {
+// Client returns a client of the server f describes, with its token, and
+// whether the server is proven to be this user's. Through the server's
+// socket (Socket), each connection is checked to have a process of this
+// user at its other end, which proves it. Otherwise the client goes to
+// URL, trusting the server's certificate when it has one, and Verify with
+// f.Key must succeed before a request sends the token.
+func (f *ServerFile) Client() (c *Client, proven bool, err error) {
+	c, err = NewClient(f.URL, f.Token)
+	if err != nil {
+		return nil, false, err
+	}
+	if f.Socket != "" && peerChecked {
+		c.SetTransport(socketTransport(f.Socket))
+		return c, true, nil
+	}
+	if f.Cert != "" {
+		tr, err := TrustTransport(f.Cert)
+		if err != nil {
+			return nil, false, err
+		}
+		c.SetTransport(tr)
+	}
+	return c, false, nil
+}
+
+// ListenLocal listens on the Unix socket of the vault in root
+// (SocketName), readable and writable by its owner only, for the commands
+// of the vault's folder. It returns no listener, and no error, where the
+// process at a socket's other end cannot be checked (peerChecked) or
+// where the socket's path is too long for one. A socket left by a server
+// that died is replaced: the caller has made sure that no server of the
+// vault answers.
+func ListenLocal(root string) (net.Listener, error) {
+	path := filepath.Join(root, ".cairn", SocketName)
+	if !peerChecked || len(path) > maxSocketPath {
 		return nil, nil
 	}
-	return TrustTransport(f.Cert)
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode().Type() != fs.ModeSocket {
+			return nil, cairn.Errorf(cairn.ECONFLICT, "%s is there and is not a socket", path).
+				WithHint("Remove it: cairn serve makes its socket there.")
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("remove the socket a server left: %w", err)
+		}
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	return ln, nil
+}
+
+// socketTransport returns an HTTP transport that connects to the Unix
+// socket at path, whatever the request's address, and uses a connection
+// only when the process at its other end runs as this user.
+func socketTransport(path string) http.RoundTripper {
+	return &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			conn, err := d.DialContext(ctx, "unix", path)
+			if err != nil {
+				return nil, err
+			}
+			uid, err := peerUID(conn)
+			if err == nil && uid != os.Getuid() {
+				err = fmt.Errorf("the process at %s runs as user %d, not as this user (%d)", path, uid, os.Getuid())
+			}
+			if err != nil {
+				conn.Close()
+				return nil, err
+			}
+			return conn, nil
+		},
+		MaxIdleConnsPerHost: 16,
+		IdleConnTimeout:     90 * time.Second,
+	}
 }
 
 // TrustTransport returns an HTTP transport that trusts the certificates of

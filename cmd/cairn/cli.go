@@ -445,36 +445,49 @@ func (a *cli) discover(loc *vault.Location) (*httpapi.Client, error) {
 		a.logger().Warn("not using the server file", "err", err, "hint", cairn.ErrorHint(err))
 		return nil, nil
 	}
-	c, err := httpapi.NewClient(f.URL, f.Token)
+	c, proven, err := f.Client()
 	if err != nil {
-		return nil, nil
-	}
-	if tr, err := f.Transport(); err != nil {
 		a.logger().Warn("not using the server file", "err", err)
 		return nil, nil
-	} else if tr != nil {
-		c.SetTransport(tr)
 	}
-	// The server proves it holds the file's key before it gets the token:
-	// a server that died leaves its port to whoever takes it.
-	if err := c.Verify(a.ctx, f.Key); err != nil {
-		a.logger().Debug("the server file names a server that does not answer for it", "url", f.URL, "err", err)
+	// The server proves it is this user's before it gets the token: a
+	// server that died leaves its port to whoever takes it. Through the
+	// vault's socket, the peer's user is checked at each connection.
+	if !proven {
+		if err := c.Verify(a.ctx, f.Key); err != nil {
+			a.logger().Debug("the server file names a server that does not answer for it", "url", f.URL, "err", err)
+			return nil, nil
+		}
+	}
+	// One request finds the working tree and tells of the vault; a server
+	// of another folder (the vault was copied or moved) refuses it.
+	found, err := c.UseTreeIn(a.ctx, loc.Vault, loc.Tree)
+	switch code := cairn.ErrorCode(err); {
+	case err == nil && found.Vault != nil:
+	case err == nil || code == cairn.ENOTFOUND:
+		// No working tree of the vault here (or a server without the
+		// answer's vault): the vault's information on its own.
+		info, verr := c.Vault(a.ctx)
+		if verr != nil {
+			a.logger().Debug("the server file names a server that does not answer for it", "url", f.URL, "err", verr)
+			return nil, nil
+		}
+		if found == nil {
+			found = &httpapi.WorktreeFound{}
+		}
+		found.Vault = info
+	case code == cairn.ECONFLICT || code == cairn.EUNAVAILABLE || code == cairn.EUNAUTHORIZED:
+		a.logger().Debug("the server file names a server that does not answer for this folder", "url", f.URL, "err", err)
 		return nil, nil
+	default:
+		return nil, err
 	}
-	info, err := c.Vault(a.ctx)
-	if err != nil {
-		a.logger().Debug("the server file names a server that does not answer for it", "url", f.URL, "err", err)
-		return nil, nil
-	}
+	info := found.Vault
 	if !sameDir(info.Root, loc.Vault) {
 		a.logger().Debug("the server file names a server of another folder", "url", f.URL, "root", info.Root)
 		return nil, nil
 	}
-	repaired, err := c.UseTree(a.ctx, loc.Tree)
-	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
-		return nil, err
-	}
-	a.printRepairs(append(info.Repaired, repaired...), info.Problems)
+	a.printRepairs(append(info.Repaired, found.Repaired...), info.Problems)
 	return c, a.checkAs(c, info)
 }
 

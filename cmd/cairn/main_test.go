@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -11,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,8 +32,55 @@ import (
 func TestMain(m *testing.M) {
 	confine.MaybeExec()
 	testscript.Main(m, map[string]func(){
-		"cairn": func() { os.Exit(runCairn()) },
+		"cairn":                func() { os.Exit(runCairn()) },
+		"cairn-test-listen-as": func() { os.Exit(listenAs()) },
 	})
+}
+
+// listenAs is the program cairn-test-listen-as PATH UID: an HTTP server
+// on a Unix socket at PATH, which it binds as the user who runs it and
+// listens on as user UID (the user a socket's peer credentials name). It
+// prints "ready", then a line for each request: its method, path and
+// Authorization header.
+func listenAs() int {
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: cairn-test-listen-as PATH UID")
+		return 2
+	}
+	uid, err := strconv.Atoi(os.Args[2])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		err = syscall.Bind(fd, &syscall.SockaddrUnix{Name: os.Args[1]})
+	}
+	if err == nil {
+		err = syscall.Seteuid(uid)
+	}
+	if err == nil {
+		err = syscall.Listen(fd, 16)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "listen:", err)
+		return 1
+	}
+	ln, err := net.FileListener(os.NewFile(uintptr(fd), os.Args[1]))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "listen:", err)
+		return 1
+	}
+	var mu sync.Mutex
+	fmt.Println("ready")
+	http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		fmt.Println(r.Method, r.URL.Path, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"status":"ok"}`)
+	}))
+	return 1
 }
 
 // TestScripts runs the command-line transcripts in testdata/script: each

@@ -51,8 +51,9 @@ Every request needs a bearer token with the scope its route names (cairn
 token create); loopback too. While the server runs, cairn commands run in
 the vault's folder go through it: it writes the file .cairn/server.json
 (readable only by you) with its address and a token for you, made when it
-starts and revoked when it stops. Other clients use --server URL and
-$CAIRN_TOKEN.
+starts and revoked when it stops, and they reach it over the socket
+.cairn/server.sock, which only your own processes are trusted on. Other
+clients use --server URL and $CAIRN_TOKEN.
 
 It listens on loopback unless told otherwise. An address that is not
 loopback needs TLS (--tls-cert and --tls-key), or --insecure when a proxy
@@ -211,6 +212,17 @@ func (a *cli) serve(f *serveFlags) error {
 	if f.cert != "" {
 		sf.Cert, _ = filepath.Abs(f.cert)
 	}
+	// The commands of the vault's folder come through its socket, where
+	// none needs to ask for the key's proof: none, and they go to url,
+	// where the socket cannot be made.
+	var local []net.Listener
+	switch sock, err := httpapi.ListenLocal(c.Root()); {
+	case err != nil:
+		a.logger().Warn("commands of the vault's folder go through "+url, "err", err, "hint", cairn.ErrorHint(err))
+	case sock != nil:
+		defer sock.Close()
+		local, sf.Socket = append(local, sock), sock.Addr().String()
+	}
 	if err := httpapi.WriteServerFile(c.Root(), sf); err != nil {
 		return err
 	}
@@ -231,7 +243,7 @@ func (a *cli) serve(f *serveFlags) error {
 		fmt.Fprintln(wr, "Commands in its folder go through it; other clients need a token: cairn token create --name NAME --scope read")
 		fmt.Fprintf(wr, "In a browser: %s/signin?link=%s (works once, for %s), or sign in with a token.\n", url, link.Secret, app.LinkLife)
 	})
-	err = s.Serve(a.ctx, ln)
+	err = s.Serve(a.ctx, ln, local...)
 	if !a.json {
 		fmt.Fprintln(a.stdout, "Stopped: requests finished; running jobs go back to the queue.")
 	}
@@ -249,17 +261,16 @@ func (a *cli) noOtherServer() error {
 	if err != nil {
 		return nil
 	}
-	c, err := httpapi.NewClient(f.URL, f.Token)
+	c, proven, err := f.Client()
 	if err != nil {
 		return nil
 	}
-	if tr, err := f.Transport(); err == nil && tr != nil {
-		c.SetTransport(tr)
-	}
 	ctx, cancel := context.WithTimeout(a.ctx, 3*time.Second)
 	defer cancel()
-	if err := c.Verify(ctx, f.Key); err != nil {
-		return nil // a server that died: what answers there, if anything, gets no token
+	if !proven {
+		if err := c.Verify(ctx, f.Key); err != nil {
+			return nil // a server that died: what answers there, if anything, gets no token
+		}
 	}
 	if info, err := c.Vault(ctx); err != nil || !sameDir(info.Root, loc.Vault) {
 		return nil // one of the folder this was copied from

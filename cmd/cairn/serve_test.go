@@ -19,6 +19,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -120,6 +122,7 @@ func (p *serveProc) audited() []string {
 type auditRow struct {
 	Route  string
 	Status int
+	Remote string
 }
 
 // auditRows returns the rows the server has audited.
@@ -469,6 +472,15 @@ func TestServe_Impostor(t *testing.T) {
 	s := startServe(t, vault)
 	dead := s.file
 	s.stop(syscall.SIGKILL)
+	// Where the server had no socket (another system, a path too long for
+	// one), its commands go to its address: the socket's own impostor is
+	// TestServe_SocketImpostor's.
+	os.Remove(dead.Socket)
+	nosock := *dead
+	nosock.Socket = ""
+	if err := httpapi.WriteServerFile(vault, &nosock); err != nil {
+		t.Fatal(err)
+	}
 	ln, err := net.Listen("tcp", strings.TrimPrefix(dead.URL, "http://"))
 	if err != nil {
 		t.Skipf("the dead server's port is taken: %v", err)
@@ -506,6 +518,97 @@ func TestServe_Impostor(t *testing.T) {
 		}
 		if tok.ID == s2.file.TokenID && tok.State != "active" {
 			t.Errorf("the new server's token is %s", tok.State)
+		}
+	}
+}
+
+// TestServe_SocketImpostor: the commands of a vault's folder reach its
+// server through the socket in .cairn, and send the token only to a
+// process of their own user at its other end. A server killed (kill -9)
+// leaves its socket file and server file; a process of another user
+// listening at the socket's path gets no request, and the command opens
+// the vault itself. The same listener run as the command's own user does
+// get the token: the peer's user is what tells them apart.
+func TestServe_SocketImpostor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills child processes")
+	}
+	if runtime.GOOS != "linux" || os.Getuid() != 0 {
+		t.Skip("runs a listener as another user: needs root on Linux")
+	}
+	vault := filepath.Join(t.TempDir(), "vault")
+	writeFiles(t, vault, map[string]string{"index.md": "# Home\n\nAbout ink.\n"})
+	must(t, run(t, vault, nil, "init"), "init")
+	s := startServe(t, vault)
+	if s.file.Socket != filepath.Join(vault, ".cairn", httpapi.SocketName) {
+		t.Fatalf("the server file names the socket %q, want the vault's", s.file.Socket)
+	}
+	// The command goes through the socket: the server audits its request
+	// for the working tree (a POST) as one that came from no address.
+	r := run(t, vault, nil, "search", "ink")
+	if r.code != 0 || !strings.Contains(r.stdout, "index.md") {
+		t.Fatalf("cairn search through the server = %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		rows := s.auditRows()
+		if slices.ContainsFunc(rows, func(a auditRow) bool {
+			return strings.HasSuffix(a.Route, "/worktree") && !strings.Contains(a.Remote, "127.0.0.1")
+		}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no request for the working tree came through the socket; audited: %+v", rows)
+		}
+	}
+	dead := s.file
+	s.stop(syscall.SIGKILL)
+	if _, err := os.Lstat(dead.Socket); err != nil {
+		t.Fatalf("the killed server's socket is gone (%v): the test needs it left", err)
+	}
+	for _, tc := range []struct {
+		uid   int
+		token bool
+	}{{65534, false}, {0, true}} {
+		os.Remove(dead.Socket)
+		// The socket is bound by root in the vault's folder (0700), then
+		// listened on as tc.uid.
+		ls := exec.Command(filepath.Join(filepath.Dir(cairnBin(t)), "cairn-test-listen-as"), dead.Socket, strconv.Itoa(tc.uid))
+		out, err := ls.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls.Stderr = os.Stderr
+		if err := ls.Start(); err != nil {
+			t.Fatal(err)
+		}
+		lines := make(chan string, 100)
+		go func() {
+			sc := bufio.NewScanner(out)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+		if l := <-lines; l != "ready" {
+			ls.Process.Kill()
+			ls.Wait()
+			t.Fatalf("the listener as user %d said %q", tc.uid, l)
+		}
+		r := run(t, vault, nil, "search", "ink")
+		ls.Process.Kill()
+		ls.Wait()
+		var got []string
+		for l := range lines {
+			got = append(got, l)
+		}
+		sent := slices.ContainsFunc(got, func(l string) bool { return strings.Contains(l, "Bearer "+dead.Token) })
+		switch {
+		case sent != tc.token:
+			t.Errorf("a listener as user %d got %q; want the token sent: %v", tc.uid, got, tc.token)
+		case !tc.token && len(got) > 0:
+			t.Errorf("a listener as user %d got %q; want no request", tc.uid, got)
+		case !tc.token && (r.code != 0 || !strings.Contains(r.stdout, "index.md")):
+			t.Errorf("cairn search with another user at the socket = %d\n%s%s, want the vault opened here", r.code, r.stdout, r.stderr)
 		}
 	}
 }
