@@ -78,7 +78,7 @@ func oneProposal(row *sql.Row, id int64) (*cairn.Proposal, error) {
 
 // Proposal returns proposal id; ENOTFOUND when there is none.
 func (s *AdmitStorage) Proposal(ctx context.Context, id int64) (*cairn.Proposal, error) {
-	return oneProposal(s.db.r.QueryRowContext(ctx, `SELECT `+proposalColumns+` FROM proposals WHERE id = ?`, id), id)
+	return oneProposal(s.db.rq.QueryRowContext(ctx, `SELECT `+proposalColumns+` FROM proposals WHERE id = ?`, id), id)
 }
 
 // ProposalIn returns proposal id inside tx; ENOTFOUND when there is none.
@@ -101,7 +101,7 @@ func (s *AdmitStorage) Proposals(ctx context.Context, status string, limit int) 
 	}
 	query += ` ORDER BY id DESC LIMIT ?`
 	args = append(args, limit)
-	rows, err := s.db.r.QueryContext(ctx, query, args...)
+	rows, err := s.db.rq.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -131,7 +131,7 @@ func proposalOfKey(row *sql.Row, key string) (int64, error) {
 // ProposalOfKey returns the id of the proposal submitted with key;
 // ENOTFOUND when none was.
 func (s *AdmitStorage) ProposalOfKey(ctx context.Context, key string) (int64, error) {
-	return proposalOfKey(s.db.r.QueryRowContext(ctx, `SELECT id FROM proposals WHERE key = ?`, key), key)
+	return proposalOfKey(s.db.rq.QueryRowContext(ctx, `SELECT id FROM proposals WHERE key = ?`, key), key)
 }
 
 // ProposalOfKeyIn returns, inside tx, the id of the proposal submitted with
@@ -228,7 +228,7 @@ func (s *AdmitStorage) AddEvent(ctx context.Context, tx cairn.Tx, e admit.EventR
 // Events returns the events after the one numbered after, oldest first, at
 // most limit.
 func (s *AdmitStorage) Events(ctx context.Context, after int64, limit int) ([]admit.EventRow, error) {
-	rows, err := s.db.r.QueryContext(ctx, `SELECT id, time, kind, subject, data FROM events WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
+	rows, err := s.db.rq.QueryContext(ctx, `SELECT id, time, kind, subject, data FROM events WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -255,7 +255,7 @@ func scanEvents(rows *sql.Rows) ([]admit.EventRow, error) {
 // EventsAbout returns the events about subject after the one numbered
 // after, oldest first, at most limit.
 func (s *AdmitStorage) EventsAbout(ctx context.Context, subject string, after int64, limit int) ([]admit.EventRow, error) {
-	rows, err := s.db.r.QueryContext(ctx, `SELECT id, time, kind, subject, data FROM events WHERE subject = ? AND id > ? ORDER BY id LIMIT ?`, subject, after, limit)
+	rows, err := s.db.rq.QueryContext(ctx, `SELECT id, time, kind, subject, data FROM events WHERE subject = ? AND id > ? ORDER BY id LIMIT ?`, subject, after, limit)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -265,7 +265,7 @@ func (s *AdmitStorage) EventsAbout(ctx context.Context, subject string, after in
 // LastEvent returns the number of the newest event, 0 when there is none.
 func (s *AdmitStorage) LastEvent(ctx context.Context) (int64, error) {
 	var id int64
-	err := s.db.r.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM events`).Scan(&id)
+	err := s.db.rq.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM events`).Scan(&id)
 	return id, translate(err)
 }
 

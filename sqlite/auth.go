@@ -68,7 +68,7 @@ func (s *AuthStorage) AddToken(ctx context.Context, tx cairn.Tx, t *auth.Token) 
 
 // Token returns the token with id; ENOTFOUND when there is none.
 func (s *AuthStorage) Token(ctx context.Context, id string) (*auth.Token, error) {
-	t, err := scanToken(s.db.r.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE id = ?`, id))
+	t, err := scanToken(s.db.rq.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, cairn.Errorf(cairn.ENOTFOUND, "there is no token %s", id).WithHint("Try: cairn token list")
 	}
@@ -77,7 +77,7 @@ func (s *AuthStorage) Token(ctx context.Context, id string) (*auth.Token, error)
 
 // Tokens returns every token, newest first.
 func (s *AuthStorage) Tokens(ctx context.Context) ([]*auth.Token, error) {
-	rows, err := s.db.r.QueryContext(ctx, `SELECT `+tokenColumns+` FROM tokens ORDER BY created DESC, id`)
+	rows, err := s.db.rq.QueryContext(ctx, `SELECT `+tokenColumns+` FROM tokens ORDER BY created DESC, id`)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -141,7 +141,7 @@ func (s *AuthStorage) AddRequest(ctx context.Context, tx cairn.Tx, r *auth.Reque
 // Requests returns the audited requests after the one numbered after,
 // oldest first, at most limit.
 func (s *AuthStorage) Requests(ctx context.Context, after int64, limit int) ([]*auth.Request, error) {
-	rows, err := s.db.r.QueryContext(ctx, `SELECT id, time, principal, token, surface, route, remote, status
+	rows, err := s.db.rq.QueryContext(ctx, `SELECT id, time, principal, token, surface, route, remote, status
 		FROM requests WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, translate(err)
@@ -181,7 +181,7 @@ func (s *AuthStorage) Client(ctx context.Context, id string) (*auth.Client, erro
 	var c auth.Client
 	var uris string
 	var created int64
-	err := s.db.r.QueryRowContext(ctx, `SELECT id, name, redirect_uris, created FROM oauth_clients WHERE id = ?`, id).
+	err := s.db.rq.QueryRowContext(ctx, `SELECT id, name, redirect_uris, created FROM oauth_clients WHERE id = ?`, id).
 		Scan(&c.ID, &c.Name, &uris, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, cairn.Errorf(cairn.ENOTFOUND, "there is no OAuth client %q", id).WithHint("Register the client first (POST /oauth/register).")

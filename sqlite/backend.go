@@ -190,7 +190,7 @@ func (db *DB) purgedError(ctx context.Context, h cairn.Hash) error {
 	var p cairn.Purge
 	var t int64
 	var principal string
-	err := db.r.QueryRowContext(ctx, `SELECT principal, reason, time FROM purges WHERE hash = ?`, h[:]).Scan(&principal, &p.Reason, &t)
+	err := db.rq.QueryRowContext(ctx, `SELECT principal, reason, time FROM purges WHERE hash = ?`, h[:]).Scan(&principal, &p.Reason, &t)
 	if err != nil {
 		return &cairn.Error{Code: cairn.ENOTFOUND, Message: fmt.Sprintf("the content of %s was purged", h.Short()), Err: cairn.ErrPurged}
 	}
@@ -485,7 +485,7 @@ func scanRef(name string, row *sql.Row) (cairn.Ref, error) {
 
 // Refs returns the refs whose names start with prefix, sorted by name.
 func (db *DB) Refs(ctx context.Context, prefix string) ([]cairn.Ref, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT name, kind, hash, updated FROM refs WHERE substr(name, 1, ?) = ? ORDER BY name`,
+	rows, err := db.rq.QueryContext(ctx, `SELECT name, kind, hash, updated FROM refs WHERE substr(name, 1, ?) = ? ORDER BY name`,
 		len(prefix), prefix)
 	if err != nil {
 		return nil, translate(err)
@@ -517,7 +517,7 @@ func (db *DB) RefLog(ctx context.Context, name string, since time.Time) ([]cairn
 		q += ` AND name = ?`
 		args = append(args, name)
 	}
-	rows, err := db.r.QueryContext(ctx, q+` ORDER BY time DESC, id DESC`, args...)
+	rows, err := db.rq.QueryContext(ctx, q+` ORDER BY time DESC, id DESC`, args...)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -541,7 +541,7 @@ func (db *DB) RefLog(ctx context.Context, name string, since time.Time) ([]cairn
 
 // Pins returns the pins that have not expired at now.
 func (db *DB) Pins(ctx context.Context, now time.Time) ([]cairn.Pin, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT hash, reason, created, expires FROM pins
+	rows, err := db.rq.QueryContext(ctx, `SELECT hash, reason, created, expires FROM pins
 		WHERE expires IS NULL OR expires > ? ORDER BY created, reason`, now.UnixNano())
 	if err != nil {
 		return nil, translate(err)

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
-	"sync"
 
 	"cairn"
 	"cairn/index"
@@ -26,7 +25,7 @@ var _ index.Storage = (*IndexStorage)(nil)
 // through its read-only pool, and writes through the transactions of
 // db.Update.
 func NewIndexStorage(db *DB) *IndexStorage {
-	return &IndexStorage{db: db, committed: &indexReader{q: &indexPool{db: db.r, stmts: map[string]*sql.Stmt{}}}}
+	return &IndexStorage{db: db, committed: &indexReader{q: db.rq}}
 }
 
 // Committed returns a reader of the committed index.
@@ -80,48 +79,6 @@ func (s *IndexStorage) Begin(ctx context.Context, tx cairn.Tx) (index.StorageTx,
 type indexQuerier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-// indexPool runs the reads of the committed index on the read pool, each
-// statement prepared once (database/sql prepares it again on each
-// connection that runs it): SQLite spends longer parsing the index's small
-// queries than running them. The statements live as long as the database.
-type indexPool struct {
-	db    *sql.DB
-	mu    sync.Mutex
-	stmts map[string]*sql.Stmt
-}
-
-func (p *indexPool) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if st, ok := p.stmts[query]; ok {
-		return st, nil
-	}
-	st, err := p.db.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	p.stmts[query] = st
-	return st, nil
-}
-
-// QueryContext runs a prepared query.
-func (p *indexPool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	st, err := p.stmt(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return st.QueryContext(ctx, args...)
-}
-
-// QueryRowContext runs a prepared query for one row.
-func (p *indexPool) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	st, err := p.stmt(ctx, query)
-	if err != nil {
-		return p.db.QueryRowContext(ctx, query, args...) // reports the same error
-	}
-	return st.QueryRowContext(ctx, args...)
 }
 
 // indexPrepared is a transaction whose statements are prepared once and

@@ -83,8 +83,9 @@ func (o *Options) Validate() error {
 // DB is an open vault database. It implements cairn.Backend.
 type DB struct {
 	path  string
-	w     *sql.DB // one connection; transactions BEGIN IMMEDIATE
-	r     *sql.DB // read-only pool
+	w     *sql.DB   // one connection; transactions BEGIN IMMEDIATE
+	r     *sql.DB   // read-only pool
+	rq    *readPool // r, its statements prepared once
 	log   *slog.Logger
 	codec codec.Codec
 	now   func() time.Time
@@ -163,6 +164,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		db.w.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
+	db.rq = &readPool{db: db.r, stmts: map[string]*sql.Stmt{}}
 	n := cmp.Or(opts.Readers, 4)
 	db.r.SetMaxOpenConns(n)
 	db.r.SetMaxIdleConns(n)
@@ -188,6 +190,71 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	db.ckWake, db.ckStop, db.ckDone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
 	go db.checkpoints()
 	return db, nil
+}
+
+// readPool runs reads on the read-only pool, each statement prepared once
+// (database/sql prepares it again on each connection that runs it):
+// SQLite spends longer parsing the small queries of a request (a token, a
+// working tree, a proposal, the index's rows) than running them. The
+// statements live as long as the database; past readPoolMax different
+// texts (queries made for their arguments, IN lists of each length),
+// the others run unprepared.
+type readPool struct {
+	db    *sql.DB
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt
+}
+
+// readPoolMax is how many statements a readPool keeps prepared.
+const readPoolMax = 512
+
+// stmt returns query prepared, nil when the pool is full.
+func (p *readPool) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st, ok := p.stmts[query]; ok {
+		return st, nil
+	}
+	if len(p.stmts) >= readPoolMax {
+		return nil, nil
+	}
+	st, err := p.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	p.stmts[query] = st
+	return st, nil
+}
+
+// QueryContext runs a query, prepared once.
+func (p *readPool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := p.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if st == nil {
+		return p.db.QueryContext(ctx, query, args...)
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// QueryRowContext runs a query for one row, prepared once.
+func (p *readPool) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := p.stmt(ctx, query)
+	if err != nil || st == nil {
+		return p.db.QueryRowContext(ctx, query, args...) // reports the same error
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+// close closes the statements prepared.
+func (p *readPool) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, st := range p.stmts {
+		st.Close()
+	}
+	clear(p.stmts)
 }
 
 // checkpointEvery is the least time between two background checkpoints;
@@ -270,6 +337,9 @@ func (db *DB) Close() error {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
+	}
+	if db.rq != nil {
+		db.rq.close()
 	}
 	if db.r != nil {
 		errs = append(errs, db.r.Close())

@@ -19,7 +19,7 @@ import (
 // when none is.
 func (db *DB) Meta(ctx context.Context, key string) (string, error) {
 	var value string
-	err := db.r.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&value)
+	err := db.rq.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&value)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", cairn.Errorf(cairn.ENOTFOUND, "no %s recorded", key)
 	}

@@ -63,7 +63,7 @@ func oneTree(row *sql.Row, what string) (*worktree.Tree, error) {
 
 // Trees returns every working tree, by path.
 func (s *WorktreeStorage) Trees(ctx context.Context) ([]*worktree.Tree, error) {
-	rows, err := s.db.r.QueryContext(ctx, `SELECT `+treeColumns+` FROM worktrees ORDER BY path`)
+	rows, err := s.db.rq.QueryContext(ctx, `SELECT `+treeColumns+` FROM worktrees ORDER BY path`)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -82,13 +82,13 @@ func (s *WorktreeStorage) Trees(ctx context.Context) ([]*worktree.Tree, error) {
 // Tree returns the working tree with the given id; ENOTFOUND when there is
 // none.
 func (s *WorktreeStorage) Tree(ctx context.Context, id int64) (*worktree.Tree, error) {
-	return oneTree(s.db.r.QueryRowContext(ctx, `SELECT `+treeColumns+` FROM worktrees WHERE id = ?`, id), fmt.Sprintf("with id %d", id))
+	return oneTree(s.db.rq.QueryRowContext(ctx, `SELECT `+treeColumns+` FROM worktrees WHERE id = ?`, id), fmt.Sprintf("with id %d", id))
 }
 
 // TreeAt returns the working tree recorded at path; ENOTFOUND when there is
 // none.
 func (s *WorktreeStorage) TreeAt(ctx context.Context, path string) (*worktree.Tree, error) {
-	return oneTree(s.db.r.QueryRowContext(ctx, `SELECT `+treeColumns+` FROM worktrees WHERE path = ?`, path), "at "+path)
+	return oneTree(s.db.rq.QueryRowContext(ctx, `SELECT `+treeColumns+` FROM worktrees WHERE path = ?`, path), "at "+path)
 }
 
 // BranchTree returns, inside tx, the first by path of the working trees
@@ -190,7 +190,7 @@ func (s *WorktreeStorage) DeleteTree(ctx context.Context, tx cairn.Tx, id int64)
 
 // Stats returns the stat rows of tree id by path.
 func (s *WorktreeStorage) Stats(ctx context.Context, id int64) (map[string]worktree.FileStat, error) {
-	rows, err := s.db.r.QueryContext(ctx, `SELECT path, size, mtime, checked, blob FROM worktree_files WHERE worktree = ?`, id)
+	rows, err := s.db.rq.QueryContext(ctx, `SELECT path, size, mtime, checked, blob FROM worktree_files WHERE worktree = ?`, id)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -213,7 +213,7 @@ func (s *WorktreeStorage) Stats(ctx context.Context, id int64) (map[string]workt
 func (s *WorktreeStorage) Stat(ctx context.Context, id int64, path string) (worktree.FileStat, error) {
 	r := worktree.FileStat{Path: path}
 	var b []byte
-	err := s.db.r.QueryRowContext(ctx, `SELECT size, mtime, checked, blob FROM worktree_files WHERE worktree = ? AND path = ?`,
+	err := s.db.rq.QueryRowContext(ctx, `SELECT size, mtime, checked, blob FROM worktree_files WHERE worktree = ? AND path = ?`,
 		id, path).Scan(&r.Size, &r.Mtime, &r.Checked, &b)
 	if errors.Is(err, sql.ErrNoRows) {
 		return worktree.FileStat{}, cairn.Errorf(cairn.ENOTFOUND, "no stat row of %s in working tree %d", path, id)
@@ -266,7 +266,7 @@ func putStats(ctx context.Context, q *sql.Tx, id int64, stats []worktree.FileSta
 // Overrides returns the overrides of tree id by path; a NULL blob (an
 // absent file) gives a zero Blob.
 func (s *WorktreeStorage) Overrides(ctx context.Context, id int64) (map[string]cairn.Entry, error) {
-	rows, err := s.db.r.QueryContext(ctx, `SELECT path, blob, size, mode FROM worktree_bases WHERE worktree = ?`, id)
+	rows, err := s.db.rq.QueryContext(ctx, `SELECT path, blob, size, mode FROM worktree_bases WHERE worktree = ?`, id)
 	if err != nil {
 		return nil, translate(err)
 	}
