@@ -43,6 +43,9 @@ type Manager struct {
 	// them.
 	reusedLists atomic.Int64
 	racyLists   time.Duration
+	// journaled wakes the statuses of this process that wait for their
+	// cookie when a watcher of this process journals one.
+	journaled wakeup
 }
 
 // NewManager returns the manager of the working trees of the vault whose

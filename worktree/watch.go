@@ -146,6 +146,8 @@ type treeWatch struct {
 	last string // the last file record, not repeated
 	// cookies is the folder of the statuses' cookies.
 	cookies string
+	// journaled is woken when a cookie is journaled.
+	journaled *wakeup
 }
 
 // watchRun watches t until ctx ends (nil), until the watch must start over
@@ -157,7 +159,7 @@ func (m *Manager) watchRun(ctx context.Context, t *Tree) error {
 		return fmt.Errorf("start a file-system watcher: %w", err)
 	}
 	defer fw.Close()
-	tw := &treeWatch{t: t, fw: fw, dirs: map[string]bool{}, cookies: m.cookieDir()}
+	tw := &treeWatch{t: t, fw: fw, dirs: map[string]bool{}, cookies: m.cookieDir(), journaled: &m.journaled}
 	// Every folder is watched before the journal exists: a status that
 	// reads it finds every change made since.
 	if err := os.MkdirAll(tw.cookies, 0o700); err != nil {
@@ -317,9 +319,39 @@ func (tw *treeWatch) record(kind byte, rel string) error {
 	}
 	tw.size += int64(len(rel) + 2)
 	if kind == 'c' {
-		return tw.w.Flush()
+		err := tw.w.Flush()
+		tw.journaled.wake()
+		return err
 	}
 	return nil
+}
+
+// wakeup wakes those that wait for something that happens again and
+// again (a cookie journaled): each waits on the channel wait returned
+// before it looked, so a wake between the look and the wait is not lost.
+type wakeup struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// wait returns a channel closed at the next wake.
+func (w *wakeup) wait() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ch == nil {
+		w.ch = make(chan struct{})
+	}
+	return w.ch
+}
+
+// wake wakes those that wait.
+func (w *wakeup) wake() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ch != nil {
+		close(w.ch)
+		w.ch = nil
+	}
 }
 
 // touched is what a journal says changed between two points.
@@ -376,9 +408,14 @@ func (m *Manager) watchSync(t *Tree, epoch string, from int64) (*touched, bool) 
 	want := append(append([]byte{'c'}, cookie...), 0)
 	var buf []byte
 	chunk := make([]byte, 64<<10)
+	// A watcher of this process wakes the wait as soon as it journals a
+	// cookie; another process's is looked for after shorter waits first.
 	deadline := time.Now().Add(cookieWait)
 	wait := 50 * time.Microsecond
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
 	for {
+		woken := m.journaled.wait()
 		n, err := f.ReadAt(chunk, start+int64(len(buf)))
 		buf = append(buf, chunk[:n]...)
 		if i := bytes.Index(buf, want); i >= 0 && (i == 0 || buf[i-1] == 0) {
@@ -394,7 +431,11 @@ func (m *Manager) watchSync(t *Tree, epoch string, from int64) (*touched, bool) 
 		if err != nil && err != io.EOF || time.Now().After(deadline) {
 			return nil, false
 		}
-		time.Sleep(wait)
+		timer.Reset(wait)
+		select {
+		case <-woken:
+		case <-timer.C:
+		}
 		wait = min(2*wait, 2*time.Millisecond)
 	}
 }

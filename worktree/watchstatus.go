@@ -51,6 +51,11 @@ func (m *Manager) readLast(t *Tree) *lastStatus {
 	return &l
 }
 
+// lastLag is how much of the journal, cookies only, a status reads again
+// rather than record itself as the last: writing the record (a file and
+// a rename) costs more than reading that much.
+const lastLag = 64 << 10
+
 // writeLast records st as t's last status, made at the journal point sync,
 // against base with the overrides over; racy are the files it read that
 // were modified within the racy window. Best effort: a status that cannot
@@ -163,7 +168,10 @@ func (m *Manager) watchedStatus(ctx context.Context, t *Tree) (st *Status, sync 
 	}
 	slices.SortFunc(st.Changes, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
 	slices.SortFunc(st.Skipped, func(a, b Skip) int { return strings.Compare(a.Path, b.Path) })
-	if len(paths) > 0 || sync.end != last.Offset {
+	// What the journal holds since the last status is only the cookies
+	// of statuses when nothing was looked at again: that status stays
+	// the last, read with them next time, until they are lastLag long.
+	if len(paths) > 0 || sync.end-last.Offset > lastLag {
 		m.writeLast(t, sync, t.Base, over, st, racy)
 	}
 	m.watched.Add(1)
