@@ -96,12 +96,17 @@ func (c *Client) UseTree(ctx context.Context, dir string) (repaired []string, er
 
 // UseTreeIn is UseTree for a client that knows the vault's folder, root
 // (none: ""): a server that serves another folder refuses, ECONFLICT, and
-// changes nothing. The answer also holds what Vault returns (a server
-// older than the field leaves it nil), so that a command of the vault's
-// folder makes one request before its own.
+// changes nothing. The answer also holds what Vault returns, so that a
+// command of the vault's folder makes one request before its own. A
+// server older than root refuses it (EINVALID, an unknown field); one
+// that takes it but gives no vault leaves Vault nil.
 func (c *Client) UseTreeIn(ctx context.Context, root, dir string) (*WorktreeFound, error) {
 	var f WorktreeFound
-	if err := c.post(ctx, "/worktree", map[string]string{"path": dir, "vault": root}, &f); err != nil {
+	body := map[string]string{"path": dir}
+	if root != "" {
+		body["vault"] = root // a server older than the field refuses it: EINVALID
+	}
+	if err := c.post(ctx, "/worktree", body, &f); err != nil {
 		return nil, err
 	}
 	if f.Tree == nil {

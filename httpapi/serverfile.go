@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -148,13 +149,22 @@ func RemoveServerFile(root, tokenID string) error {
 // URL, trusting the server's certificate when it has one, and Verify with
 // f.Key must succeed before a request sends the token.
 func (f *ServerFile) Client() (c *Client, proven bool, err error) {
-	c, err = NewClient(f.URL, f.Token)
-	if err != nil {
-		return nil, false, err
-	}
 	if f.Socket != "" && peerChecked {
+		// The socket speaks plain HTTP, also beside a server with TLS:
+		// nobody but this user's processes is on it.
+		u, err := url.Parse(f.URL)
+		if err != nil {
+			return nil, false, cairn.Errorf(cairn.EINVALID, "the server file's address %q does not parse", f.URL)
+		}
+		u.Scheme = "http"
+		if c, err = NewClient(u.String(), f.Token); err != nil {
+			return nil, false, err
+		}
 		c.SetTransport(socketTransport(f.Socket))
 		return c, true, nil
+	}
+	if c, err = NewClient(f.URL, f.Token); err != nil {
+		return nil, false, err
 	}
 	if f.Cert != "" {
 		tr, err := TrustTransport(f.Cert)
@@ -167,12 +177,15 @@ func (f *ServerFile) Client() (c *Client, proven bool, err error) {
 }
 
 // ListenLocal listens on the Unix socket of the vault in root
-// (SocketName), readable and writable by its owner only, for the commands
-// of the vault's folder. It returns no listener, and no error, where the
-// process at a socket's other end cannot be checked (peerChecked) or
-// where the socket's path is too long for one. A socket left by a server
-// that died is replaced: the caller has made sure that no server of the
-// vault answers.
+// (SocketName), for the commands of the vault's folder. The socket is
+// made readable and writable by its owner only, in the vault's .cairn
+// folder, which is its owner's alone. It returns no listener, and no
+// error, where the process at a socket's other end cannot be checked
+// (peerChecked) or where the socket's path is too long for one. A socket
+// left by a server that died is replaced; one that a process still
+// listens on is not (ECONFLICT). Closing the listener removes the socket
+// only if it is still its own: a server that stops leaves the socket of
+// one that replaced it.
 func ListenLocal(root string) (net.Listener, error) {
 	path := filepath.Join(root, ".cairn", SocketName)
 	if !peerChecked || len(path) > maxSocketPath {
@@ -183,19 +196,46 @@ func ListenLocal(root string) (net.Listener, error) {
 			return nil, cairn.Errorf(cairn.ECONFLICT, "%s is there and is not a socket", path).
 				WithHint("Remove it: cairn serve makes its socket there.")
 		}
+		if conn, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			conn.Close()
+			return nil, cairn.Errorf(cairn.ECONFLICT, "a process listens on %s", path).
+				WithHint("Another cairn serve runs on this vault: stop it first.")
+		}
 		if err := os.Remove(path); err != nil {
 			return nil, fmt.Errorf("remove the socket a server left: %w", err)
 		}
 	}
-	ln, err := net.Listen("unix", path)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", path, err)
 	}
-	if err := os.Chmod(path, 0o600); err != nil {
+	ln.SetUnlinkOnClose(false)
+	fi, err := os.Lstat(path)
+	if err == nil {
+		err = os.Chmod(path, 0o600)
+	}
+	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("listen on %s: %w", path, err)
 	}
-	return ln, nil
+	return &localListener{UnixListener: ln, path: path, made: fi}, nil
+}
+
+// localListener is the listener of a vault's socket.
+type localListener struct {
+	*net.UnixListener
+	path string
+	made fs.FileInfo // the socket's file as it was made
+}
+
+// Close stops listening and removes the socket's file, unless another
+// server's socket has replaced it.
+func (l *localListener) Close() error {
+	err := l.UnixListener.Close()
+	if fi, serr := os.Lstat(l.path); serr == nil && os.SameFile(fi, l.made) {
+		os.Remove(l.path)
+	}
+	return err
 }
 
 // socketTransport returns an HTTP transport that connects to the Unix

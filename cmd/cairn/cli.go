@@ -462,6 +462,15 @@ func (a *cli) discover(loc *vault.Location) (*httpapi.Client, error) {
 	// One request finds the working tree and tells of the vault; a server
 	// of another folder (the vault was copied or moved) refuses it.
 	found, err := c.UseTreeIn(a.ctx, loc.Vault, loc.Tree)
+	if cairn.ErrorCode(err) == cairn.EINVALID {
+		// A server older than the request's vault field, or a tree this
+		// one refuses: asked as before, the vault first.
+		found, err = a.useTreeAfterVault(c, loc)
+		if found == nil && err == nil {
+			a.logger().Debug("the server file names a server of another folder", "url", f.URL)
+			return nil, nil
+		}
+	}
 	switch code := cairn.ErrorCode(err); {
 	case err == nil && found.Vault != nil:
 	case err == nil || code == cairn.ENOTFOUND:
@@ -489,6 +498,24 @@ func (a *cli) discover(loc *vault.Location) (*httpapi.Client, error) {
 	}
 	a.printRepairs(append(info.Repaired, found.Repaired...), info.Problems)
 	return c, a.checkAs(c, info)
+}
+
+// useTreeAfterVault asks the server for its vault, then, when it is the
+// vault at loc, for loc's working tree: nil and no error when the server
+// serves another folder.
+func (a *cli) useTreeAfterVault(c *httpapi.Client, loc *vault.Location) (*httpapi.WorktreeFound, error) {
+	info, err := c.Vault(a.ctx)
+	if err != nil {
+		return nil, cairn.Errorf(cairn.EUNAVAILABLE, "the server does not answer for the vault: %w", err)
+	}
+	if !sameDir(info.Root, loc.Vault) {
+		return nil, nil
+	}
+	repaired, err := c.UseTree(a.ctx, loc.Tree)
+	if err != nil {
+		return nil, err
+	}
+	return &httpapi.WorktreeFound{Vault: info, Repaired: repaired}, nil
 }
 
 // printRepairs prints what opening the vault put right and what it found

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -10,11 +11,15 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
+	"maps"
 	"math/big"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/exec"
@@ -23,6 +28,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -97,7 +103,15 @@ func (p *serveProc) get(path string, out any) int {
 	p.t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, p.file.URL+path, nil)
 	req.Header.Set("Authorization", "Bearer "+p.file.Token)
-	resp, err := http.DefaultClient.Do(req)
+	client := http.DefaultClient
+	if p.file.Cert != "" {
+		tr, err := httpapi.TrustTransport(p.file.Cert)
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		client = &http.Client{Transport: tr}
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		p.t.Fatalf("GET %s: %v", path, err)
 	}
@@ -116,6 +130,24 @@ func (p *serveProc) audited() []string {
 		out = append(out, r.Route)
 	}
 	return out
+}
+
+// viaSocket waits until the server has audited a request for the working
+// tree (a POST, which every command of the folder makes) that came over
+// its socket, from no address.
+func (p *serveProc) viaSocket() {
+	p.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		rows := p.auditRows()
+		if slices.ContainsFunc(rows, func(a auditRow) bool {
+			return strings.HasSuffix(a.Route, "/worktree") && !strings.Contains(a.Remote, "127.0.0.1")
+		}) {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("no request for the working tree came through the socket; audited: %+v", rows)
+		}
+	}
 }
 
 // auditRow is what audited keeps of an audit row.
@@ -312,6 +344,14 @@ func TestServe_TLS(t *testing.T) {
 	r := run(t, vault, nil, "search", "ink")
 	if r.code != 0 || !strings.Contains(r.stdout, "index.md") {
 		t.Errorf("cairn search through the TLS server = %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// The socket speaks plain HTTP beside TLS: the command went through it,
+	// and a second server on the vault is refused.
+	if runtime.GOOS == "linux" || runtime.GOOS == "darwin" {
+		s.viaSocket()
+	}
+	if r := run(t, vault, nil, "serve", "--addr", "127.0.0.1:0"); r.code == 0 || !strings.Contains(r.stderr, "already serves") {
+		t.Errorf("a second cairn serve beside the TLS server = %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	resp, err := http.Get(strings.Replace(s.file.URL, "https", "http", 1) + "/healthz")
 	if err == nil && resp.StatusCode == 200 {
@@ -549,17 +589,7 @@ func TestServe_SocketImpostor(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "index.md") {
 		t.Fatalf("cairn search through the server = %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		rows := s.auditRows()
-		if slices.ContainsFunc(rows, func(a auditRow) bool {
-			return strings.HasSuffix(a.Route, "/worktree") && !strings.Contains(a.Remote, "127.0.0.1")
-		}) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no request for the working tree came through the socket; audited: %+v", rows)
-		}
-	}
+	s.viaSocket()
 	dead := s.file
 	s.stop(syscall.SIGKILL)
 	if _, err := os.Lstat(dead.Socket); err != nil {
@@ -610,5 +640,65 @@ func TestServe_SocketImpostor(t *testing.T) {
 		case !tc.token && (r.code != 0 || !strings.Contains(r.stdout, "index.md")):
 			t.Errorf("cairn search with another user at the socket = %d\n%s%s, want the vault opened here", r.code, r.stdout, r.stderr)
 		}
+	}
+}
+
+// TestServe_OlderServer: a server of an older cairn, which does not know
+// the vault's folder in POST /worktree and refuses the field, still takes
+// the commands of its folder: they ask for the vault, then the tree, as
+// before. The older server is the real one behind a proxy on the socket
+// that renames the field to one no server knows.
+func TestServe_OlderServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a server")
+	}
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		t.Skip("no socket where the peer's user cannot be checked")
+	}
+	vault := filepath.Join(t.TempDir(), "vault")
+	writeFiles(t, vault, map[string]string{"index.md": "# Home\n\nAbout ink.\n"})
+	must(t, run(t, vault, nil, "init"), "init")
+	s := startServe(t, vault)
+	target, err := url.Parse(s.file.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var mu sync.Mutex
+	var seen []string
+	sock := filepath.Join(vault, ".cairn", "old.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		body = bytes.Replace(body, []byte(`"vault":`), []byte(`"vault_of_a_newer_cairn":`), 1)
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		rec := httptest.NewRecorder()
+		proxy.ServeHTTP(rec, r)
+		mu.Lock()
+		seen = append(seen, fmt.Sprintf("%s %s %d", r.Method, r.URL.Path, rec.Code))
+		mu.Unlock()
+		maps.Copy(w.Header(), rec.Header())
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	f := *s.file
+	f.Socket = sock
+	if err := httpapi.WriteServerFile(vault, &f); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, vault, nil, "search", "ink")
+	if r.code != 0 || !strings.Contains(r.stdout, "index.md") {
+		t.Fatalf("cairn search through an older server = %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"POST /api/v1/worktree 422", "GET /api/v1/vault 200", "POST /api/v1/worktree 200", "GET /api/v1/search 200"}
+	if !slices.Equal(seen, want) {
+		t.Errorf("the older server got %q, want %q", seen, want)
 	}
 }
