@@ -451,8 +451,8 @@ func parseRecords(b []byte) (files, dirs []string) {
 		}
 		rec := b[:i]
 		b = b[i+1:]
-		if len(rec) == 0 {
-			continue
+		if len(rec) == 0 || rec[0] == 'c' {
+			continue // the statuses' cookies name no path
 		}
 		p := string(rec[1:])
 		key := string(rec[0]) + p

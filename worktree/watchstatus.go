@@ -53,8 +53,9 @@ func (m *Manager) readLast(t *Tree) *lastStatus {
 
 // lastLag is how much of the journal, cookies only, a status reads again
 // rather than record itself as the last: writing the record (a file and
-// a rename) costs more than reading that much.
-const lastLag = 64 << 10
+// a rename) costs about as much as reading 64 KiB of cookies, and the
+// reads add up until a status writes.
+const lastLag = 16 << 10
 
 // writeLast records st as t's last status, made at the journal point sync,
 // against base with the overrides over; racy are the files it read that
