@@ -1,39 +1,16 @@
 package httpapi
 
-import (
-	"errors"
-	"net"
-
-	"golang.org/x/sys/unix"
-)
-
-// peerChecked says that this system tells who runs the process at a Unix
-// socket's other end (LOCAL_PEERCRED).
-const peerChecked = true
+import "golang.org/x/sys/unix"
 
 // maxSocketPath is the longest path a Unix socket can have here.
 const maxSocketPath = 103
 
-// peerUID returns the user the process at the other end of the Unix
-// socket conn runs as.
-func peerUID(conn net.Conn) (int, error) {
-	uc, ok := conn.(*net.UnixConn)
-	if !ok {
-		return 0, errors.New("not a Unix socket")
-	}
-	raw, err := uc.SyscallConn()
+// peerUIDOf returns the user of the process at the other end of the Unix
+// socket fd (LOCAL_PEERCRED).
+func peerUIDOf(fd int) (int, error) {
+	cred, err := unix.GetsockoptXucred(fd, unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
 	if err != nil {
 		return 0, err
-	}
-	var cred *unix.Xucred
-	var cerr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptXucred(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
-	}); err != nil {
-		return 0, err
-	}
-	if cerr != nil {
-		return 0, cerr
 	}
 	return int(cred.Uid), nil
 }

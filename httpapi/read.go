@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"mime"
 	"path"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
@@ -18,6 +17,7 @@ import (
 	"cairn/eva"
 	"cairn/index"
 	"cairn/lint"
+	"cairn/vault"
 	"cairn/worktree"
 )
 
@@ -312,7 +312,7 @@ type WorktreeFound struct {
 // worktree finds the working tree at a folder, as a command run in it
 // does: a client uses it to work in its folder's tree.
 func (s *Server) worktree(ctx context.Context, in *worktreeIn) (*body[WorktreeFound], error) {
-	if v := in.Body.Vault; v != "" && !sameDir(v, s.app.Root()) {
+	if v := in.Body.Vault; v != "" && !vault.SameFolder(v, s.app.Root()) {
 		return nil, cairn.Errorf(cairn.ECONFLICT, "this server serves the vault at %s, not the one at %s", s.app.Root(), v).
 			WithHint("The vault was copied or moved: run the command without the server, or start one in its folder.")
 	}
@@ -537,14 +537,4 @@ type healthCheckIn struct {
 
 func (s *Server) healthCheck(ctx context.Context, in *healthCheckIn) (*body[*app.HealthReport], error) {
 	return ok(s.app.HealthReportByID(ctx, in.ID))
-}
-
-// sameDir reports whether two paths name one folder.
-func sameDir(a, b string) bool {
-	if filepath.Clean(a) == filepath.Clean(b) {
-		return true
-	}
-	ra, err1 := filepath.EvalSymlinks(a)
-	rb, err2 := filepath.EvalSymlinks(b)
-	return err1 == nil && err2 == nil && ra == rb
 }

@@ -221,6 +221,17 @@ type Location struct {
 	Tree string
 }
 
+// SameFolder reports whether two paths name one folder: the same path,
+// or the same once symbolic links are followed.
+func SameFolder(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
+}
+
 // Locate finds the vault that dir is in (dir itself, a folder below it,
 // or a secondary working tree), as Open would, without opening its
 // database: for a client that asks a server to open it. A folder in no

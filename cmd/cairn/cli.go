@@ -408,7 +408,7 @@ func (a *cli) service() (app.Service, error) {
 			return nil, err
 		}
 		var repaired []string
-		if loc, err := vault.Locate(a.dir()); err == nil && sameDir(loc.Vault, info.Root) {
+		if loc, err := vault.Locate(a.dir()); err == nil && vault.SameFolder(loc.Vault, info.Root) {
 			// Working in the folder's tree needs admin (its local edits
 			// are its owner's); without it, the command works in none.
 			repaired, err = c.UseTree(a.ctx, loc.Tree)
@@ -492,7 +492,7 @@ func (a *cli) discover(loc *vault.Location) (*httpapi.Client, error) {
 		return nil, err
 	}
 	info := found.Vault
-	if !sameDir(info.Root, loc.Vault) {
+	if !vault.SameFolder(info.Root, loc.Vault) {
 		a.logger().Debug("the server file names a server of another folder", "url", f.URL, "root", info.Root)
 		return nil, nil
 	}
@@ -508,7 +508,7 @@ func (a *cli) useTreeAfterVault(c *httpapi.Client, loc *vault.Location) (*httpap
 	if err != nil {
 		return nil, cairn.Errorf(cairn.EUNAVAILABLE, "the server does not answer for the vault: %w", err)
 	}
-	if !sameDir(info.Root, loc.Vault) {
+	if !vault.SameFolder(info.Root, loc.Vault) {
 		return nil, nil
 	}
 	repaired, err := c.UseTree(a.ctx, loc.Tree)
@@ -544,16 +544,6 @@ func (a *cli) checkAs(c *httpapi.Client, info *httpapi.VaultInfo) error {
 	}
 	return cairn.Errorf(cairn.EINVALID, "through the server at %s you act as %s, its token's principal, not as %s", c.URL(), info.Principal, p).
 		WithHint("Leave out --as, or use a token of " + string(p) + " ($CAIRN_TOKEN with --server).")
-}
-
-// sameDir reports whether two paths name one folder.
-func sameDir(a, b string) bool {
-	if filepath.Clean(a) == filepath.Clean(b) {
-		return true
-	}
-	ra, err1 := filepath.EvalSymlinks(a)
-	rb, err2 := filepath.EvalSymlinks(b)
-	return err1 == nil && err2 == nil && ra == rb
 }
 
 // local opens the vault here for a command that works on this machine's

@@ -221,7 +221,7 @@ func ensureServer(servers string, args []string) error {
 			info, err := c.Vault(ctx)
 			cancel()
 			switch {
-			case err == nil && sameDir(info.Root, loc.Vault):
+			case err == nil && vault.SameFolder(info.Root, loc.Vault):
 				return nil // it serves this vault
 			case err == nil:
 				if _, err := os.Stat(info.Root); errors.Is(err, os.ErrNotExist) {

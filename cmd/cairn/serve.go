@@ -272,7 +272,7 @@ func (a *cli) noOtherServer() error {
 			return nil // a server that died: what answers there, if anything, gets no token
 		}
 	}
-	if info, err := c.Vault(ctx); err != nil || !sameDir(info.Root, loc.Vault) {
+	if info, err := c.Vault(ctx); err != nil || !vault.SameFolder(info.Root, loc.Vault) {
 		return nil // one of the folder this was copied from
 	}
 	return cairn.Errorf(cairn.ECONFLICT, "a server already serves this vault at %s (process %d)", f.URL, f.PID).
