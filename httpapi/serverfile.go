@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -177,15 +178,15 @@ func (f *ServerFile) Client() (c *Client, proven bool, err error) {
 }
 
 // ListenLocal listens on the Unix socket of the vault in root
-// (SocketName), for the commands of the vault's folder. The socket is
-// made readable and writable by its owner only, in the vault's .cairn
-// folder, which is its owner's alone. It returns no listener, and no
+// (SocketName), for the commands of the vault's folder; the socket is made
+// readable and writable by its owner only. It returns no listener, and no
 // error, where the process at a socket's other end cannot be checked
 // (peerChecked) or where the socket's path is too long for one. A socket
-// left by a server that died is replaced; one that a process still
-// listens on is not (ECONFLICT). Closing the listener removes the socket
-// only if it is still its own: a server that stops leaves the socket of
-// one that replaced it.
+// left by a server that died (nothing answers: the connection is refused)
+// is replaced; any other socket or file there is not (ECONFLICT). Closing
+// the listener removes the socket's file first, while it is still its
+// own, then stops listening: a server that stops never removes a socket
+// another server made after it.
 func ListenLocal(root string) (net.Listener, error) {
 	path := filepath.Join(root, ".cairn", SocketName)
 	if !peerChecked || len(path) > maxSocketPath {
@@ -196,8 +197,12 @@ func ListenLocal(root string) (net.Listener, error) {
 			return nil, cairn.Errorf(cairn.ECONFLICT, "%s is there and is not a socket", path).
 				WithHint("Remove it: cairn serve makes its socket there.")
 		}
-		if conn, err := net.DialTimeout("unix", path, time.Second); err == nil {
+		conn, err := net.DialTimeout("unix", path, time.Second)
+		if err == nil {
 			conn.Close()
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			// Answering, or busy (its queue full), or not this user's.
 			return nil, cairn.Errorf(cairn.ECONFLICT, "a process listens on %s", path).
 				WithHint("Another cairn serve runs on this vault: stop it first.")
 		}
@@ -224,18 +229,22 @@ func ListenLocal(root string) (net.Listener, error) {
 // localListener is the listener of a vault's socket.
 type localListener struct {
 	*net.UnixListener
-	path string
-	made fs.FileInfo // the socket's file as it was made
+	path   string
+	made   fs.FileInfo // the socket's file as it was made
+	remove sync.Once
 }
 
-// Close stops listening and removes the socket's file, unless another
-// server's socket has replaced it.
+// Close removes the socket's file, unless another server's socket has
+// replaced it, and stops listening. The file is looked at while the
+// socket is still open, so that its inode cannot have gone to a new
+// socket; closing again removes nothing.
 func (l *localListener) Close() error {
-	err := l.UnixListener.Close()
-	if fi, serr := os.Lstat(l.path); serr == nil && os.SameFile(fi, l.made) {
-		os.Remove(l.path)
-	}
-	return err
+	l.remove.Do(func() {
+		if fi, err := os.Lstat(l.path); err == nil && os.SameFile(fi, l.made) {
+			os.Remove(l.path)
+		}
+	})
+	return l.UnixListener.Close()
 }
 
 // socketTransport returns an HTTP transport that connects to the Unix

@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"testing"
+	"time"
 
 	"cairn"
 	"cairn/httpapi"
@@ -63,6 +65,48 @@ func TestListenLocal(t *testing.T) {
 	if _, err := os.Lstat(path); !os.IsNotExist(err) {
 		t.Errorf("the socket is still there after its server stopped: %v", err)
 	}
+	// A server that stops closes its listener twice (its HTTP server's
+	// shutdown, then its own): a socket made between the two, which may
+	// take the freed inode, stays.
+	a, err = httpapi.ListenLocal(root)
+	if err != nil || a == nil {
+		t.Fatalf("ListenLocal = %v, %v", a, err)
+	}
+	a.Close()
+	b, err = httpapi.ListenLocal(root)
+	if err != nil || b == nil {
+		t.Fatalf("ListenLocal after a close = %v, %v", b, err)
+	}
+	a.Close()
+	if c, err := net.Dial("unix", path); err != nil {
+		t.Fatalf("the first server's second close removed the next one's socket: %v", err)
+	} else {
+		c.Close()
+	}
+	b.Close()
+	// A live socket too busy to take a connection (its queue full) is
+	// not taken for a dead one.
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: path}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 { // fill the queue; a connection it has no room for fails
+		if c, err := net.DialTimeout("unix", path, 100*time.Millisecond); err == nil {
+			defer c.Close()
+		}
+	}
+	if d, err := httpapi.ListenLocal(root); cairn.ErrorCode(err) != cairn.ECONFLICT {
+		t.Fatalf("ListenLocal beside a busy socket = %v, %v; want a conflict", d, err)
+	}
+	syscall.Close(fd)
+	os.Remove(path)
 	// A socket left by a server that died (its file, nobody listening) is
 	// replaced; something else at the path is not.
 	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})

@@ -162,6 +162,19 @@ func (a *cli) serve(f *serveFlags) error {
 	}
 	defer ln.Close()
 	url := scheme + "://" + ln.Addr().String()
+	// The commands of the vault's folder come through its socket, where
+	// none needs to ask for the key's proof: none, and they go to url,
+	// where the socket cannot be made.
+	var local []net.Listener
+	switch sock, err := httpapi.ListenLocal(c.Root()); {
+	case cairn.ErrorCode(err) == cairn.ECONFLICT:
+		return err // another server's socket, or a file of someone's: left as it is
+	case err != nil:
+		a.logger().Warn("commands of the vault's folder go through "+url, "err", err, "hint", cairn.ErrorHint(err))
+	case sock != nil:
+		defer sock.Close()
+		local = append(local, sock)
+	}
 
 	// The owner's token: commands in the vault's folder use it, for as
 	// long as the server runs. Those a server of this machine left when
@@ -212,16 +225,8 @@ func (a *cli) serve(f *serveFlags) error {
 	if f.cert != "" {
 		sf.Cert, _ = filepath.Abs(f.cert)
 	}
-	// The commands of the vault's folder come through its socket, where
-	// none needs to ask for the key's proof: none, and they go to url,
-	// where the socket cannot be made.
-	var local []net.Listener
-	switch sock, err := httpapi.ListenLocal(c.Root()); {
-	case err != nil:
-		a.logger().Warn("commands of the vault's folder go through "+url, "err", err, "hint", cairn.ErrorHint(err))
-	case sock != nil:
-		defer sock.Close()
-		local, sf.Socket = append(local, sock), sock.Addr().String()
+	if len(local) > 0 {
+		sf.Socket = local[0].Addr().String()
 	}
 	if err := httpapi.WriteServerFile(c.Root(), sf); err != nil {
 		return err
