@@ -43,10 +43,8 @@ func TestListenLocal(t *testing.T) {
 	if b, err := httpapi.ListenLocal(root); cairn.ErrorCode(err) != cairn.ECONFLICT {
 		t.Fatalf("ListenLocal beside a live socket = %v, %v; want a conflict", b, err)
 	}
-	if c, err := net.Dial("unix", path); err != nil {
+	if err := answers(path); err != nil {
 		t.Fatalf("the first socket no longer answers: %v", err)
-	} else {
-		c.Close()
 	}
 	// Its file removed under it (by hand), another server makes its own;
 	// the first, stopping, leaves it.
@@ -56,10 +54,8 @@ func TestListenLocal(t *testing.T) {
 		t.Fatalf("ListenLocal after the socket was removed = %v, %v", b, err)
 	}
 	a.Close()
-	if c, err := net.Dial("unix", path); err != nil {
+	if err := answers(path); err != nil {
 		t.Fatalf("the first server's stop removed the second's socket: %v", err)
-	} else {
-		c.Close()
 	}
 	b.Close()
 	if _, err := os.Lstat(path); !os.IsNotExist(err) {
@@ -78,10 +74,8 @@ func TestListenLocal(t *testing.T) {
 		t.Fatalf("ListenLocal after a close = %v, %v", b, err)
 	}
 	a.Close()
-	if c, err := net.Dial("unix", path); err != nil {
+	if err := answers(path); err != nil {
 		t.Fatalf("the first server's second close removed the next one's socket: %v", err)
-	} else {
-		c.Close()
 	}
 	b.Close()
 	// A live socket too busy to take a connection (its queue full) is
@@ -129,4 +123,13 @@ func TestListenLocal(t *testing.T) {
 	if data, _ := os.ReadFile(path); string(data) != "x" {
 		t.Errorf("the file at the socket's path was changed")
 	}
+}
+
+// answers dials the socket at path: nil when something answers there.
+func answers(path string) error {
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		return err
+	}
+	return c.Close()
 }
