@@ -204,7 +204,7 @@ func ListenLocal(root string) (net.Listener, error) {
 		if !errors.Is(err, syscall.ECONNREFUSED) {
 			// Answering, or busy (its queue full), or not this user's.
 			return nil, cairn.Errorf(cairn.ECONFLICT, "a process listens on %s", path).
-				WithHint("Another cairn serve runs on this vault: stop it first.")
+				WithHint("Another cairn serve listens there (one of the folder this vault was moved from, say); stop it to use the socket.")
 		}
 		if err := os.Remove(path); err != nil {
 			return nil, fmt.Errorf("remove the socket a server left: %w", err)

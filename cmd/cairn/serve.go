@@ -164,11 +164,12 @@ func (a *cli) serve(f *serveFlags) error {
 	url := scheme + "://" + ln.Addr().String()
 	// The commands of the vault's folder come through its socket, where
 	// none needs to ask for the key's proof: none, and they go to url,
-	// where the socket cannot be made.
+	// where the socket cannot be made. A socket another server still
+	// listens on is left to it (noOtherServer found none of this vault's:
+	// it is one of the folder this vault was moved from, or one that
+	// started at the same moment), and so is a file that is no socket.
 	var local []net.Listener
 	switch sock, err := httpapi.ListenLocal(c.Root()); {
-	case cairn.ErrorCode(err) == cairn.ECONFLICT:
-		return err // another server's socket, or a file of someone's: left as it is
 	case err != nil:
 		a.logger().Warn("commands of the vault's folder go through "+url, "err", err, "hint", cairn.ErrorHint(err))
 	case sock != nil:
