@@ -98,8 +98,7 @@ func (c *Client) UseTree(ctx context.Context, dir string) (repaired []string, er
 // (none: ""): a server that serves another folder refuses, ECONFLICT, and
 // changes nothing. The answer also holds what Vault returns, so that a
 // command of the vault's folder makes one request before its own. A
-// server older than root refuses it (EINVALID, an unknown field); one
-// that takes it but gives no vault leaves Vault nil.
+// server older than root refuses it (EINVALID, an unknown field).
 func (c *Client) UseTreeIn(ctx context.Context, root, dir string) (*WorktreeFound, error) {
 	var f WorktreeFound
 	body := map[string]string{"path": dir}
@@ -109,8 +108,8 @@ func (c *Client) UseTreeIn(ctx context.Context, root, dir string) (*WorktreeFoun
 	if err := c.post(ctx, "/worktree", body, &f); err != nil {
 		return nil, err
 	}
-	if f.Tree == nil {
-		return nil, fmt.Errorf("find the working tree %s: the server's answer names none", dir)
+	if f.Tree == nil || root != "" && f.Vault == nil {
+		return nil, fmt.Errorf("find the working tree %s: the server's answer names none, or no vault", dir)
 	}
 	c.tree, c.branch = f.Tree.Path, f.Tree.Branch
 	return &f, nil

@@ -472,19 +472,15 @@ func (a *cli) discover(loc *vault.Location) (*httpapi.Client, error) {
 		}
 	}
 	switch code := cairn.ErrorCode(err); {
-	case err == nil && found.Vault != nil:
-	case err == nil || code == cairn.ENOTFOUND:
-		// No working tree of the vault here (or a server without the
-		// answer's vault): the vault's information on its own.
+	case err == nil:
+	case code == cairn.ENOTFOUND:
+		// No working tree of the vault here: the command works in none.
 		info, verr := c.Vault(a.ctx)
 		if verr != nil {
 			a.logger().Debug("the server file names a server that does not answer for it", "url", f.URL, "err", verr)
 			return nil, nil
 		}
-		if found == nil {
-			found = &httpapi.WorktreeFound{}
-		}
-		found.Vault = info
+		found = &httpapi.WorktreeFound{Vault: info}
 	case code == cairn.ECONFLICT || code == cairn.EUNAVAILABLE || code == cairn.EUNAUTHORIZED:
 		a.logger().Debug("the server file names a server that does not answer for this folder", "url", f.URL, "err", err)
 		return nil, nil
@@ -501,8 +497,9 @@ func (a *cli) discover(loc *vault.Location) (*httpapi.Client, error) {
 }
 
 // useTreeAfterVault asks the server for its vault, then, when it is the
-// vault at loc, for loc's working tree: nil and no error when the server
-// serves another folder.
+// vault at loc, for loc's working tree (none when loc's folder is no
+// working tree of it): nil and no error when the server serves another
+// folder.
 func (a *cli) useTreeAfterVault(c *httpapi.Client, loc *vault.Location) (*httpapi.WorktreeFound, error) {
 	info, err := c.Vault(a.ctx)
 	if err != nil {
@@ -512,7 +509,7 @@ func (a *cli) useTreeAfterVault(c *httpapi.Client, loc *vault.Location) (*httpap
 		return nil, nil
 	}
 	repaired, err := c.UseTree(a.ctx, loc.Tree)
-	if err != nil {
+	if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
 		return nil, err
 	}
 	return &httpapi.WorktreeFound{Vault: info, Repaired: repaired}, nil
