@@ -70,11 +70,20 @@ type cli struct {
 	// a folder, an import): the vault it opens here does not map its
 	// database and keeps small caches (app.Options.Bulk).
 	bulk bool
+	// gc is the process's garbage collector setting (nil when a test
+	// runs Main): a command that needs its own sets it there.
+	gc *collector
 }
 
 // Main runs the command line with args and returns the exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return (&cli{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}).run(args)
+}
+
+// mainProcess is Main as the process's own command line, with its garbage
+// collector's setting.
+func mainProcess(ctx context.Context, gc *collector, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return (&cli{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, gc: gc}).run(args)
 }
 
 // run runs the command line with args and returns the exit code.

@@ -18,15 +18,16 @@ import (
 )
 
 func main() {
+	gc := startCollector()
 	// When cairn runs as the confinement wrapper of an agent, this applies
 	// Landlock and becomes the agent; otherwise it returns at once.
 	confine.MaybeExec()
-	os.Exit(runMain())
+	os.Exit(runMain(gc))
 }
 
-// runMain is the program: Main with the process's arguments, standard streams
-// and a context that Ctrl-C and SIGTERM cancel.
-func runMain() int {
+// runMain is the program: Main with the process's arguments, standard streams,
+// garbage collector and a context that Ctrl-C and SIGTERM cancel.
+func runMain(gc *collector) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// CAIRN_CPUPROFILE=FILE writes a CPU profile of the run, for
@@ -52,5 +53,5 @@ func runMain() int {
 			}
 		}()
 	}
-	return Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	return mainProcess(ctx, gc, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }

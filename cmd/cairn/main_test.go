@@ -139,12 +139,13 @@ func served(on bool) func(string) (bool, error) {
 // and cairn mcp also serve the conformance suite's fixtures
 // (conformanceFixtures).
 func runCairn() int {
+	gc := startCollector()
 	servers := os.Getenv("CAIRN_TEST_SERVERS")
 	args := os.Args[1:]
 	served := servers != "" && throughServer(args)
 	fixtures := os.Getenv("CAIRN_TEST_MCP_FIXTURES") == "1"
 	if !served && !fixtures {
-		return runMain()
+		return runMain(gc)
 	}
 	if served {
 		if err := ensureServer(servers, args); err != nil {
@@ -154,7 +155,7 @@ func runCairn() int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	a := &cli{ctx: ctx, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, mustServe: served}
+	a := &cli{ctx: ctx, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, mustServe: served, gc: gc}
 	if fixtures {
 		a.mcpExtend = newConformanceFixtures().extend
 	}

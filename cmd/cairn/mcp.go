@@ -82,7 +82,7 @@ func (a *cli) mcp(f *mcpFlags) error {
 	// command's do. A commit makes a reader drop what it holds either
 	// way; between commits a mapped page costs no system call (a third of
 	// the time of a read of an object at 100k pages).
-	serving()
+	a.serving()
 	c, err := app.Open(a.ctx, a.dir(), a.appOptions())
 	if err != nil {
 		return err

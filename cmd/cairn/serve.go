@@ -134,7 +134,7 @@ func (a *cli) serve(f *serveFlags) error {
 	if a.serverURL() != "" {
 		return usage{msg: "cairn serve serves a vault of this machine; it does not go through a server", hint: "Run it without --server and $CAIRN_SERVER."}
 	}
-	serving()
+	a.serving()
 	opts := a.appOptions()
 	opts.Workers = f.workers
 	opts.Unmapped = true
@@ -345,10 +345,8 @@ const mcpMaxBody = 8 << 20
 // some 300 KB in the MCP SDK, 70% of what a server allocates, and with
 // the default a collection ran every few dozen calls and took a third of
 // the server's CPU; the heap a server keeps is 20-50 MB.
-func serving() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
+func (a *cli) serving() {
+	a.gc.set(400)
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(160 << 20)
 	}

@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -23,7 +21,7 @@ the two. Status also says when the branch moved ahead of the working tree.
 With paths (files or folders, relative to the current folder), only those
 are looked at: on a large vault, the quick way to check a few files.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			scanning()
+			a.scanning()
 			ap, err := a.service()
 			if err != nil {
 				return err
@@ -89,9 +87,7 @@ func short(h cairn.Hash) string {
 // 50 to 350 MB with some runs slower (BENCHMARKS.md).
 func (a *cli) bulkCommand() {
 	a.bulk = true
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(75)
-	}
+	a.gc.set(75)
 }
 
 // scanning sets the garbage collector of a status, unless $GOGC says
@@ -101,8 +97,6 @@ func (a *cli) bulkCommand() {
 // garbage: at 100k pages the default collected four times (twice now), a
 // tenth of the command's time. A commit keeps the default: one of many
 // changed files holds their contents.
-func scanning() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
+func (a *cli) scanning() {
+	a.gc.set(400)
 }
