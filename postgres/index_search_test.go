@@ -188,6 +188,8 @@ func queryMix(t testing.TB, v *vaultgen.Vault, db *postgres.DB, n int) []string 
 	for _, w := range commonWords(t, db, 8) {
 		queries = append(queries, w, w+" "+queries[len(queries)%n], w[:min(2, len(w))]+"*")
 	}
+	// Short prefixes, which SQLite checks against each page's initials.
+	queries = append(queries, v.PrefixQueries(n/2, 3)...)
 	return queries
 }
 

@@ -52,7 +52,24 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 	if err != nil || st.pages == 0 {
 		return nil, err
 	}
-	s := &search{r: r, expr: ftsMatch(q.Terms)}
+	holding, broad, err := r.pagesHolding(ctx, q.Terms, st.pages)
+	if err != nil {
+		return nil, err
+	}
+	// A prefix of one or two letters that starts many words is checked
+	// against each page's initials, not handed to FTS5 (see initials).
+	s := &search{r: r}
+	var rest []index.FullTextTerm
+	for i, t := range q.Terms {
+		if bit := initialBit(t.Word); t.Prefix && broad[i] && bit >= 0 {
+			s.initials = append(s.initials, bit)
+			continue
+		}
+		rest = append(rest, t)
+	}
+	if len(rest) > 0 {
+		s.expr = ftsMatch(rest)
+	}
 	s.filter, s.args = searchFilter(q)
 	limit := max(q.Limit, 1)
 	hits, err := s.rank(ctx, "fts_title", limit, nil)
@@ -73,10 +90,6 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 		}
 		hits = append(hits, rest...)
 	}
-	holding, err := r.pagesHolding(ctx, q.Terms, st.pages)
-	if err != nil {
-		return nil, err
-	}
 	idf := 0.0
 	for _, n := range holding {
 		idf += math.Log(1 + (float64(st.pages)-n+0.5)/(n+0.5))
@@ -92,10 +105,11 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 
 // search is one full-text search being ranked.
 type search struct {
-	r      *indexReader
-	expr   string // the MATCH expression
-	filter string // " AND ..." on files f, for Type and Folder
-	args   []any  // filter's
+	r        *indexReader
+	expr     string // the MATCH expression; "" for none (every term is in initials)
+	initials []int  // the bits of the initials a page must have (initialBit)
+	filter   string // " AND ..." on files f, for Type and Folder
+	args     []any  // filter's
 }
 
 // ranked is a hit with its text key and the length that ranks it.
@@ -149,21 +163,37 @@ func (s *search) rank(ctx context.Context, table string, k int, exclude []int64)
 // exclude: the first limit of them, or when words is not negative every
 // match whose key leads with words.
 func (s *search) query(ctx context.Context, table string, limit int, exclude []int64, words int64) ([]ranked, error) {
-	query := `SELECT ` + table + `.rowid, f.words, f.path, coalesce(f.page_id, substr(f.path, 1, length(f.path) - 3)), f.title,
-		coalesce(f.type, ''), f.blob FROM ` + table + ` JOIN fts_keys k ON k.key = ` + table + `.rowid JOIN files f ON f.id = k.file
-		WHERE ` + table + ` MATCH ? AND f.words IS NOT NULL` + s.filter
-	args := append([]any{s.expr}, s.args...)
+	// Without a MATCH, the keys are read in order and each page's
+	// initials checked.
+	key, from, where := `k.key`, `fts_keys k`, `TRUE`
+	var args []any
+	if s.expr != "" {
+		key, from, where = table+`.rowid`, table+` JOIN fts_keys k ON k.key = `+table+`.rowid`, table+` MATCH ?`
+		args = append(args, s.expr)
+	}
+	initials := `k.text_initials`
+	if table == "fts_title" {
+		initials = `k.title_initials`
+	}
+	for _, bit := range s.initials {
+		where += ` AND cairn_initial(` + initials + `, ?)`
+		args = append(args, bit)
+	}
+	query := `SELECT ` + key + `, f.words, f.path, coalesce(f.page_id, substr(f.path, 1, length(f.path) - 3)), f.title,
+		coalesce(f.type, ''), f.blob FROM ` + from + ` JOIN files f ON f.id = k.file
+		WHERE ` + where + ` AND f.words IS NOT NULL` + s.filter
+	args = append(args, s.args...)
 	if len(exclude) > 0 {
-		query += ` AND ` + table + `.rowid NOT IN (?` + strings.Repeat(`, ?`, len(exclude)-1) + `)`
+		query += ` AND ` + key + ` NOT IN (?` + strings.Repeat(`, ?`, len(exclude)-1) + `)`
 		for _, key := range exclude {
 			args = append(args, key)
 		}
 	}
 	if words >= 0 {
-		query += ` AND ` + table + `.rowid >= ? AND ` + table + `.rowid < ?`
+		query += ` AND ` + key + ` >= ? AND ` + key + ` < ?`
 		args = append(args, words<<keySlotBits, (words+1)<<keySlotBits)
 	}
-	query += ` ORDER BY ` + table + `.rowid`
+	query += ` ORDER BY ` + key
 	if limit > 0 {
 		query += ` LIMIT ?`
 		args = append(args, limit)
@@ -191,9 +221,11 @@ func (s *search) query(ctx context.Context, table string, limit int, exclude []i
 
 // pagesHolding returns, for each term, how many pages of the full text
 // hold it, from fts_words: for a prefix, the sum over the words it starts
-// (up to prefixWords of them, else every page), at most pages.
-func (r *indexReader) pagesHolding(ctx context.Context, terms []index.FullTextTerm, pages int64) ([]float64, error) {
+// (up to prefixWords of them, else every page), at most pages; and which
+// terms are prefixes that start more than prefixWords words.
+func (r *indexReader) pagesHolding(ctx context.Context, terms []index.FullTextTerm, pages int64) ([]float64, []bool, error) {
 	out := make([]float64, len(terms))
+	broad := make([]bool, len(terms))
 	for i, t := range terms {
 		var n float64
 		var err error
@@ -207,15 +239,15 @@ func (r *indexReader) pagesHolding(ctx context.Context, terms []index.FullTextTe
 			err = r.q.QueryRowContext(ctx, `SELECT count(*), total(pages) FROM (SELECT pages FROM fts_words
 				WHERE word >= ? AND word < ? LIMIT ?)`, t.Word, t.Word+"\U0010FFFF", prefixWords+1).Scan(&words, &n)
 			if words > prefixWords {
-				n = float64(pages)
+				n, broad[i] = float64(pages), true
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("index: search: pages holding %q: %w", t.Word, translate(err))
+			return nil, nil, fmt.Errorf("index: search: pages holding %q: %w", t.Word, translate(err))
 		}
 		out[i] = min(n, float64(pages))
 	}
-	return out, nil
+	return out, broad, nil
 }
 
 // textTotals are the full text's totals that BM25 weighs by.
@@ -289,6 +321,8 @@ var indexSnapshotQueries = map[string]string{
 	// updated index and a rebuilt one).
 	"fts":       `SELECT f.path, k.key >> ` + keyBits + ` FROM fts JOIN fts_keys k ON k.key = fts.rowid JOIN files f ON f.id = k.file`,
 	"fts_title": `SELECT f.path, k.key >> ` + keyBits + ` FROM fts_title JOIN fts_keys k ON k.key = fts_title.rowid JOIN files f ON f.id = k.file`,
+	// Each page's initials (SQLite's own: see initials).
+	"fts_initials": `SELECT f.path, hex(k.text_initials), hex(k.title_initials) FROM fts_keys k JOIN files f ON f.id = k.file`,
 	// The rows of the full text or of its keys that have no counterpart,
 	// or whose key does not lead with their page's word count (up to
 	// maxKeyWords).

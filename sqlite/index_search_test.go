@@ -250,6 +250,30 @@ func sameAsExhaustive(t *testing.T, n, every int) {
 		queries = append(queries, w, w+" "+queries[len(queries)%40], w[:2]+"*")
 	}
 	common.Close()
+	// Prefixes of one and two letters, alone and after a word, and the
+	// benchmark's mix of short prefixes: those that start many words are
+	// checked against the pages' initials.
+	queries = append(queries, v.PrefixQueries(60, 3)...)
+	for _, p := range []string{"s", "k", "a", "th", "ke", "z", "q", "7", "ka"} {
+		queries = append(queries, p+"*", queries[len(queries)%40]+" "+p+"*")
+	}
+	viaInitials := 0
+	for _, text := range queries {
+		terms := termsOf(text)
+		_, broad, err := r.pagesHolding(ctx, terms, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, term := range terms {
+			if term.Prefix && broad[i] && initialBit(term.Word) >= 0 {
+				viaInitials++
+				break
+			}
+		}
+	}
+	if viaInitials < 20 {
+		t.Errorf("%d queries have a prefix checked against the initials; the test needs more", viaInitials)
+	}
 	cases := []index.FullTextQuery{{Limit: 1}, {Limit: 10}, {Limit: 100}, {Folder: "concepts/", Limit: 10}, {Type: "entity", Limit: 10}}
 	keysHold(t, db, r)
 	var more, ties int
@@ -452,4 +476,32 @@ func exhaustive(t *testing.T, db *DB, q index.FullTextQuery) []match {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// A page's initials hold the first letter and the first two letters of
+// each of its words that begin with ASCII letters or digits, as FTS5's
+// tokenizer splits them, and initialBit finds them.
+func TestInitials(t *testing.T) {
+	bits := initials("kejait s 7up émile xylo-phone ZEBRA")
+	for _, prefix := range []string{"k", "ke", "s", "7", "7u", "x", "xy", "ph", "p", "z", "ze"} {
+		if !hasInitial(bits, initialBit(prefix)) {
+			t.Errorf("%q: no initial", prefix)
+		}
+	}
+	for _, prefix := range []string{"a", "kj", "sa", "e", "em", "xl", "y", "zz"} {
+		if hasInitial(bits, initialBit(prefix)) {
+			t.Errorf("%q: an initial no word has", prefix)
+		}
+	}
+	for _, prefix := range []string{"", "abc", "é", "aé", "-", "a-"} {
+		if b := initialBit(prefix); b != -1 {
+			t.Errorf("initialBit(%q) = %d, want -1", prefix, b)
+		}
+	}
+	if b := initials("zz"); len(b) != (initialBits+7)/8 {
+		t.Errorf("the last bit is in byte %d of %d", len(b), (initialBits+7)/8)
+	}
+	if b := initials("é ü -- "); b != nil {
+		t.Errorf("no initials: %x, want none", b)
+	}
 }
