@@ -284,7 +284,7 @@ func (db *DB) migrate(ctx context.Context, schema string) error {
 	}
 	if have > latest {
 		return cairn.Errorf(cairn.EINVALID, "the vault's database schema is at version %d, newer than this cairn knows (%d)", have, latest).
-			WithHint("A newer cairn has upgraded this database: run that version (cairn version says which this is).")
+			WithHint("A newer cairn has upgraded this database: run that version (cairn --version says which this is).")
 	}
 	for _, name := range names {
 		version, _ := migrationVersion(name)

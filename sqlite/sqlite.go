@@ -404,20 +404,33 @@ func (db *DB) migrate(ctx context.Context) error {
 		return err
 	}
 	slices.Sort(names)
+	latest := 0
+	for _, name := range names {
+		num, _, _ := strings.Cut(filepath.Base(name), "_")
+		v, _ := strconv.Atoi(num)
+		latest = max(latest, v)
+	}
 	// Usually everything is applied already: find out on a reader, without
 	// taking the write lock (opening a vault never waits for another
 	// process) or opening the writer's connection (a command that only
 	// reads never parses the schema twice).
-	var applied int
+	var applied, have int
 	err = db.r.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'schema_migrations'`).Scan(&applied)
 	if err == nil && applied == 1 {
-		err = db.r.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&applied)
-		if err == nil && applied == len(names) {
+		err = db.r.QueryRowContext(ctx, `SELECT count(*), coalesce(max(version), 0) FROM schema_migrations`).Scan(&applied, &have)
+		if err == nil && applied == len(names) && have == latest {
 			return nil
 		}
 	}
 	if err != nil {
 		return translate(err)
+	}
+	// A newer cairn's tables would be written without what its own
+	// writes keep in them (a column an older cairn does not know stays
+	// empty), and its searches would then miss pages.
+	if have > latest {
+		return cairn.Errorf(cairn.EINVALID, "the vault's database schema is at version %d, newer than this cairn knows (%d)", have, latest).
+			WithHint("A newer cairn has upgraded this database: run that version (cairn --version says which this is).")
 	}
 	if applied == 0 {
 		// A new database: incremental vacuum must be chosen before the

@@ -3,8 +3,10 @@ package sqlite_test
 import (
 	"crypto/rand"
 	"crypto/sha256"
+	"database/sql"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,5 +99,34 @@ func TestCheckpoint_Background(t *testing.T) {
 	}
 	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() != 0 {
 		t.Fatalf("the log holds %d bytes after Close", fi.Size())
+	}
+}
+
+// TestOpen_NewerSchema checks that a database a newer cairn migrated is
+// refused, with a hint, and left as it was: an older cairn's writes would
+// leave out what the newer one keeps.
+func TestOpen_NewerSchema(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cairn.db")
+	db, err := sqlite.Open(t.Context(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Write().Exec(`INSERT INTO schema_migrations (version, name, applied) VALUES (9999, '9999_future.sql', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err = sqlite.Open(t.Context(), path, nil)
+	if cairn.ErrorCode(err) != cairn.EINVALID || !strings.Contains(err.Error(), "version 9999, newer than this cairn knows") ||
+		!strings.Contains(cairn.ErrorHint(err), "cairn --version") {
+		t.Fatalf("open a newer schema: %v (hint %q), want EINVALID naming the versions, with a hint", err, cairn.ErrorHint(err))
+	}
+	raw, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var n int
+	if err := raw.QueryRow(`SELECT count(*) FROM schema_migrations WHERE version = 9999`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("the newer migration's row: %d (%v), want it kept", n, err)
 	}
 }

@@ -121,6 +121,7 @@ retried or rescued) is logged on standard error: warnings and errors, and for
 cairn worker also what it does (--log-level info).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 		Example: `  cairn demo                 the ingest story, narrated, in a temporary vault
   cairn init my-vault        make a vault (adopts Markdown already there)
   cairn ingest paper.md      add a source; the vault's agent integrates it
