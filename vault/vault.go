@@ -435,7 +435,7 @@ func wire(ctx context.Context, root string, db cairn.Backend, st storages, log *
 	}
 	ix := index.New(s, st.index, &index.Options{Logger: log})
 	s.AddHook(ix.Hook())
-	if err := catchUp(ctx, s, ix); err != nil {
+	if err := catchUp(ctx, s, ix, log); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -448,8 +448,9 @@ func wire(ctx context.Context, root string, db cairn.Backend, st storages, log *
 
 // catchUp rebuilds main's index when main has a head but the index
 // reflects no commit: a migration that changed the index's tables emptied
-// it (each such migration says so).
-func catchUp(ctx context.Context, s *store.Store, ix *index.Index) error {
+// it (each such migration says so). It says so first: the command that
+// meets it waits as long as cairn reindex takes.
+func catchUp(ctx context.Context, s *store.Store, ix *index.Index, log *slog.Logger) error {
 	st, err := ix.State(ctx)
 	if err != nil || !st.Commit.IsZero() {
 		return err
@@ -460,6 +461,7 @@ func catchUp(ctx context.Context, s *store.Store, ix *index.Index) error {
 		}
 		return err
 	}
+	log.Warn("this cairn keeps the index in new tables: rebuilding main's index, once (as long as cairn reindex; about 30 s for 100k pages)")
 	if err := ix.Rebuild(ctx); err != nil {
 		return fmt.Errorf("rebuild the index after an upgrade: %w", err)
 	}

@@ -1,8 +1,10 @@
 package vault_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,11 +50,16 @@ func TestOpen_RebuildsEmptiedIndex(t *testing.T) {
 	}
 	v.Close()
 
-	v, _, err = vault.Open(ctx, dir, nil)
+	var logged bytes.Buffer
+	v, _, err = vault.Open(ctx, dir, &vault.Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer v.Close()
+	// The command that meets it says why it waits.
+	if !strings.Contains(logged.String(), "rebuilding main's index") {
+		t.Errorf("opening logged %q; want the rebuild said", logged.String())
+	}
 	st, err := v.Index.State(ctx)
 	if err != nil || st.Commit.IsZero() {
 		t.Fatalf("index state after open: %+v, %v", st, err)
