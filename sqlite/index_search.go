@@ -57,7 +57,8 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 		return nil, err
 	}
 	// A prefix of one or two letters that starts many words is checked
-	// against each page's initials, not handed to FTS5 (see initials).
+	// against each page's initials, not handed to FTS5 (see initials),
+	// unless a page lacks them.
 	s := &search{r: r}
 	var rest []index.FullTextTerm
 	for i, t := range q.Terms {
@@ -66,6 +67,15 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 			continue
 		}
 		rest = append(rest, t)
+	}
+	if len(s.initials) > 0 {
+		unknown, err := r.unknownInitials(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if unknown {
+			s.initials, rest = nil, q.Terms
+		}
 	}
 	if len(rest) > 0 {
 		s.expr = ftsMatch(rest)
@@ -101,6 +111,18 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 		out[i] = h.SearchHit
 	}
 	return out, nil
+}
+
+// unknownInitials reports whether a page of the full text lacks its
+// initials: a cairn from before them wrote its row (its writes leave them
+// NULL; cairn reindex writes them again).
+func (r *indexReader) unknownInitials(ctx context.Context) (bool, error) {
+	var unknown bool
+	err := r.q.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM fts_keys WHERE text_initials IS NULL OR title_initials IS NULL)`).Scan(&unknown)
+	if err != nil {
+		return false, fmt.Errorf("index: search: pages without initials: %w", translate(err))
+	}
+	return unknown, nil
 }
 
 // search is one full-text search being ranked.
@@ -322,7 +344,7 @@ var indexSnapshotQueries = map[string]string{
 	"fts":       `SELECT f.path, k.key >> ` + keyBits + ` FROM fts JOIN fts_keys k ON k.key = fts.rowid JOIN files f ON f.id = k.file`,
 	"fts_title": `SELECT f.path, k.key >> ` + keyBits + ` FROM fts_title JOIN fts_keys k ON k.key = fts_title.rowid JOIN files f ON f.id = k.file`,
 	// Each page's initials (SQLite's own: see initials).
-	"fts_initials": `SELECT f.path, hex(k.text_initials), hex(k.title_initials) FROM fts_keys k JOIN files f ON f.id = k.file`,
+	"fts_initials": `SELECT f.path, quote(k.text_initials), quote(k.title_initials) FROM fts_keys k JOIN files f ON f.id = k.file`,
 	// The rows of the full text or of its keys that have no counterpart,
 	// or whose key does not lead with their page's word count (up to
 	// maxKeyWords).

@@ -501,7 +501,79 @@ func TestInitials(t *testing.T) {
 	if b := initials("zz"); len(b) != (initialBits+7)/8 {
 		t.Errorf("the last bit is in byte %d of %d", len(b), (initialBits+7)/8)
 	}
-	if b := initials("é ü -- "); b != nil {
-		t.Errorf("no initials: %x, want none", b)
+	if b := initials("жизнь -- "); b == nil || len(b) != 0 {
+		t.Errorf("no initials: %x (nil %v), want an empty bitmap", b, b == nil)
+	}
+}
+
+// TestIndexSearch_UnknownInitials: a page whose initials a cairn from
+// before them left NULL is still found by a short prefix (the search hands
+// it to FTS5 while any page lacks them), a page without initials has an
+// empty bitmap rather than none, and the deep check's snapshot tells the
+// two apart.
+func TestIndexSearch_UnknownInitials(t *testing.T) {
+	ctx := t.Context()
+	var files []store.FileChange
+	// Enough s-words for s* to be checked against the initials.
+	for i := range prefixWords + 10 {
+		files = append(files, store.FileChange{Path: fmt.Sprintf("notes/n%03d.md", i), Data: fmt.Appendf(nil, "# Note %d\n\nsword%03d here.\n", i, i)})
+	}
+	files = append(files,
+		store.FileChange{Path: "notes/sunflower.md", Data: []byte("# Flower\n\nA sunflower.\n")},
+		store.FileChange{Path: "notes/none.md", Data: []byte("# Жизнь\n\nМир и жизнь.\n")})
+	db, _, r := searchVault(t, files)
+	var kind string
+	if err := db.r.QueryRowContext(ctx, `SELECT typeof(k.text_initials) FROM fts_keys k JOIN files f ON f.id = k.file
+		WHERE f.path = 'notes/none.md'`).Scan(&kind); err != nil || kind != "blob" {
+		t.Fatalf("the initials of a page without any: %s (%v), want an empty blob", kind, err)
+	}
+	q := index.FullTextQuery{Terms: termsOf("flower s*"), Limit: 10}
+	if _, broad, err := r.pagesHolding(ctx, q.Terms, 100); err != nil || !broad[1] {
+		t.Fatalf("s* starts %v more than %d words: %v; the test needs it to", broad, prefixWords, err)
+	}
+	found := func() []string {
+		t.Helper()
+		hits, err := r.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var paths []string
+		for _, h := range hits {
+			paths = append(paths, h.Path)
+		}
+		return paths
+	}
+	if got := found(); !slices.Equal(got, []string{"notes/sunflower.md"}) {
+		t.Fatalf("with initials: %v", got)
+	}
+	// What an older cairn's write leaves.
+	if _, err := db.w.ExecContext(ctx, `UPDATE fts_keys SET text_initials = NULL, title_initials = NULL
+		WHERE file = (SELECT id FROM files WHERE path = 'notes/sunflower.md')`); err != nil {
+		t.Fatal(err)
+	}
+	if got := found(); !slices.Equal(got, []string{"notes/sunflower.md"}) {
+		t.Fatalf("with the page's initials unknown: %v, want it found", got)
+	}
+	var plan strings.Builder
+	rows, err := db.r.QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT EXISTS (SELECT 1 FROM fts_keys WHERE text_initials IS NULL OR title_initials IS NULL)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		rows.Scan(&id, &parent, &unused, &detail)
+		plan.WriteString(detail + "; ")
+	}
+	rows.Close()
+	if !strings.Contains(plan.String(), "fts_keys_unknown_initials") {
+		t.Errorf("looking for rows without initials: %s; want the partial index, not a scan", plan.String())
+	}
+	snap, err := r.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(snap["fts_initials"], "notes/sunflower.md | NULL | NULL") || !slices.Contains(snap["fts_initials"], "notes/none.md | X'' | X''") {
+		t.Errorf("the snapshot's initials: %q", snap["fts_initials"])
 	}
 }

@@ -358,7 +358,9 @@ func initialNumber(c byte) int {
 }
 
 // initials is the bitmap of the initials of the words of text, as FTS5's
-// tokenizer makes them; nil when there are none.
+// tokenizer makes them; empty, never nil, when there are none: NULL in
+// fts_keys is a row a cairn from before the initials wrote (see
+// unknownInitials).
 func initials(text string) []byte {
 	var bits [(initialBits + 7) / 8]byte
 	last := -1
@@ -378,7 +380,7 @@ func initials(text string) []byte {
 		}
 	})
 	if last < 0 {
-		return nil
+		return []byte{}
 	}
 	return slices.Clone(bits[:last/8+1])
 }
