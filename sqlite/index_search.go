@@ -36,6 +36,13 @@ func ftsMatch(terms []index.FullTextTerm) string {
 // BM25's parameters, FTS5's and Lucene's defaults.
 const bm25K1, bm25B = 1.2, 0.75
 
+// rareType: a search with no MATCH and a type filter reads the pages of
+// the type first when they are under 1/rareType of all pages (search's
+// byType): at 100k pages, reading the keys in order took 245 ms for a
+// type of none and 21 ms for a type of a quarter of them, and the type's
+// pages first 98 ms for that quarter.
+const rareType = 10
+
 // prefixWords is the most words a prefix's page count sums (the
 // vocabulary counts a word's pages by reading them all); a prefix
 // starting more words counts as being in every page.
@@ -79,6 +86,15 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 	}
 	if len(rest) > 0 {
 		s.expr = ftsMatch(rest)
+	} else if q.Type != "" {
+		// With no MATCH, the keys are read in order (see query), which
+		// stops early unless the type is rare: then its pages, found
+		// through their index and sorted, are fewer to read.
+		var n int64
+		if err := r.q.QueryRowContext(ctx, `SELECT count(*) FROM files WHERE type = ?`, q.Type).Scan(&n); err != nil {
+			return nil, fmt.Errorf("index: search: pages of type %s: %w", q.Type, translate(err))
+		}
+		s.byType = n*rareType < st.pages
 	}
 	s.filter, s.args = searchFilter(q)
 	limit := max(q.Limit, 1)
@@ -130,6 +146,7 @@ type search struct {
 	r        *indexReader
 	expr     string // the MATCH expression; "" for none (every term is in initials)
 	initials []int  // the bits of the initials a page must have (initialBit)
+	byType   bool   // with no MATCH, the pages of the filter's type are read first
 	filter   string // " AND ..." on files f, for Type and Folder
 	args     []any  // filter's
 }
@@ -186,11 +203,16 @@ func (s *search) rank(ctx context.Context, table string, k int, exclude []int64)
 // match whose key leads with words.
 func (s *search) query(ctx context.Context, table string, limit int, exclude []int64, words int64) ([]ranked, error) {
 	// Without a MATCH, the keys are read in order and each page's
-	// initials checked.
-	key, from, where := `k.key`, `fts_keys k`, `TRUE`
+	// initials checked: CROSS JOIN keeps the keys the outer loop, or a
+	// filter by type has SQLite read every page of the type through its
+	// index and sort them all, which only a rare type wants (byType).
+	key, from, where := `k.key`, `fts_keys k CROSS JOIN files f ON f.id = k.file`, `TRUE`
+	if s.byType {
+		from = `fts_keys k JOIN files f ON f.id = k.file`
+	}
 	var args []any
 	if s.expr != "" {
-		key, from, where = table+`.rowid`, table+` JOIN fts_keys k ON k.key = `+table+`.rowid`, table+` MATCH ?`
+		key, from, where = table+`.rowid`, table+` JOIN fts_keys k ON k.key = `+table+`.rowid JOIN files f ON f.id = k.file`, table+` MATCH ?`
 		args = append(args, s.expr)
 	}
 	initials := `k.text_initials`
@@ -202,7 +224,7 @@ func (s *search) query(ctx context.Context, table string, limit int, exclude []i
 		args = append(args, bit)
 	}
 	query := `SELECT ` + key + `, f.words, f.path, coalesce(f.page_id, substr(f.path, 1, length(f.path) - 3)), f.title,
-		coalesce(f.type, ''), f.blob FROM ` + from + ` JOIN files f ON f.id = k.file
+		coalesce(f.type, ''), f.blob FROM ` + from + `
 		WHERE ` + where + ` AND f.words IS NOT NULL` + s.filter
 	args = append(args, s.args...)
 	if len(exclude) > 0 {
