@@ -306,6 +306,29 @@ func sameAsExhaustive(t *testing.T, n, every int) {
 		t.Errorf("of %d cases, %d match more pages than they return and %d tie at the limit; the test vault is too small",
 			cases, more, ties)
 	}
+	// Short prefixes under the filters that change how they are read: the
+	// rarest type (its pages first), a type of none, a type with a folder.
+	var rare string
+	if err := db.r.QueryRowContext(ctx, `SELECT type FROM files WHERE type IS NOT NULL GROUP BY type ORDER BY count(*), type LIMIT 1`).Scan(&rare); err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"s*", "ka*", "a*", "th*", "s* k*", "7*"} {
+		for _, q := range []index.FullTextQuery{{Type: rare, Limit: 10}, {Type: "nosuchtype", Limit: 10}, {Type: "entity", Folder: "entities/", Limit: 3}} {
+			q.Terms = termsOf(text)
+			want := exhaustive(t, db, q)
+			hits, err := r.Search(ctx, q)
+			if err != nil {
+				t.Fatalf("%q type=%q: %v", text, q.Type, err)
+			}
+			var got []string
+			for _, h := range hits {
+				got = append(got, h.Path)
+			}
+			if w := paths(want[:min(len(want), q.Limit)]); !slices.Equal(got, w) {
+				t.Errorf("%q type=%q folder=%q:\n got %v\nwant %v", text, q.Type, q.Folder, got, w)
+			}
+		}
+	}
 }
 
 // keysHold checks that every row of the full text has the text key of a

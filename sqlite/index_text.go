@@ -202,8 +202,10 @@ func (t *indexTx) flushText(ctx context.Context) error {
 	}
 	for _, w := range t.text {
 		if i, ok := last[w.key]; ok {
+			// Never NULL, which means unknown (an empty bitmap could reach
+			// the database as NULL if the driver bound it so).
 			end := t.text[i]
-			if err := t.exec(ctx, "full text: keys", `INSERT OR REPLACE INTO fts_keys (key, file, text_initials, title_initials) VALUES (?, ?, ?, ?)`,
+			if err := t.exec(ctx, "full text: keys", `INSERT OR REPLACE INTO fts_keys (key, file, text_initials, title_initials) VALUES (?, ?, coalesce(?, X''), coalesce(?, X''))`,
 				w.key, end.file, initials(end.text), initials(end.title)); err != nil {
 				return err
 			}
