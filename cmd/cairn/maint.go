@@ -49,9 +49,10 @@ parses), and every source (its status is its proposal's; a queued or running
 one has a live job). Exit code 1 when it finds a problem.
 
 The full comparison rebuilds the index in a transaction it then rolls back,
-and holds the vault's write lock while it runs: commits, admissions and
-imports wait for it (at 100k pages it takes about 46 s and 600 MB of
-memory, as much as cairn reindex). It keeps a copy of the index's rows to
+and holds the vault's write lock while it runs (at 100k pages about 45 s
+and 600 MB of memory, as much as cairn reindex): on SQLite, a commit,
+admission or import meanwhile waits 5 s for the lock, then fails as busy
+(exit 1). Run it when the vault is quiet. It keeps a copy of the index's rows to
 compare in temporary tables: in SQLite's temporary folder ($SQLITE_TMPDIR,
 else $TMPDIR, else /var/tmp), or PostgreSQL's. --quick compares only the
 indexed files with main's tree, a far shorter hold.`,
