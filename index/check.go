@@ -26,7 +26,13 @@ func (d *Drift) OK() bool { return len(d.Problems) == 0 }
 // the committed ones. `cairn reindex` repairs what it reports.
 func (ix *Index) Check(ctx context.Context, deep bool) (*Drift, error) {
 	d := &Drift{}
-	err := ix.s.Update(ctx, func(tx *store.Tx) error {
+	// The deep check writes only shadows of the index's tables where the
+	// storage has them, and then needs no write lock (Inspect).
+	run := ix.s.Update
+	if deep {
+		run = ix.s.Inspect
+	}
+	err := run(ctx, func(tx *store.Tx) error {
 		err := ix.inTx(ctx, tx, func(q StorageTx) error { return ix.check(ctx, q, tx, deep, d) })
 		if err != nil {
 			return err
@@ -86,6 +92,11 @@ func (ix *Index) check(ctx context.Context, q StorageTx, tx *store.Tx, deep bool
 	var before *Snapshot
 	if !kept {
 		if before, err = snapshot(ctx, q); err != nil {
+			return err
+		}
+	}
+	if sh, ok := q.(Shadower); ok {
+		if err := sh.Shadow(ctx); err != nil {
 			return err
 		}
 	}

@@ -149,6 +149,17 @@ type StorageReader interface {
 	Snapshot(ctx context.Context) (map[string][]string, error)
 }
 
+// A Shadower is a StorageTx that can write a rebuild beside the committed
+// rows: Shadow makes, for the rest of the transaction, every table of the
+// index an empty one of the same definition that the transaction alone
+// sees, and leaves the committed rows as they are. A deep check
+// ([Index.Check]) shadows after SaveSnapshot, so that its rebuild writes
+// nothing of the vault's and, in a transaction of [store.Store.Inspect],
+// holds no write lock.
+type Shadower interface {
+	Shadow(ctx context.Context) error
+}
+
 // TableDrift is how one table of the index differs from the rows a
 // transaction kept of it ([StorageTx.SnapshotDrift]).
 type TableDrift struct {

@@ -570,6 +570,31 @@ func (db *DB) Update(ctx context.Context, fn func(cairn.Tx) error) error {
 	return db.updateConn(ctx, func(conn *sql.Conn, tx *sql.Tx) error { return fn(&Tx{db: db, conn: conn, tx: tx}) })
 }
 
+// Inspect runs fn in a transaction that reads one view of the database
+// and takes no write lock: a deferred transaction on a connection of its
+// own, always rolled back. fn may write the connection's temporary tables
+// (a deep check of the index rebuilds it in shadows of its tables, see
+// indexTx.Shadow); a write to the database itself would take the lock as
+// any write does, and be undone.
+func (db *DB) Inspect(ctx context.Context, fn func(cairn.Tx) error) error {
+	pool, err := sql.Open("sqlite", db.base)
+	if err != nil {
+		return fmt.Errorf("inspect %s: %w", db.path, err)
+	}
+	defer pool.Close()
+	conn, err := pool.Conn(ctx)
+	if err != nil {
+		return translate(err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return translate(err)
+	}
+	defer tx.Rollback()
+	return fn(&Tx{db: db, conn: conn, tx: tx})
+}
+
 // Tx is a write transaction; it implements cairn.Tx.
 type Tx struct {
 	db   *DB

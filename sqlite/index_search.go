@@ -454,6 +454,83 @@ func (r *indexReader) eachLineOf(ctx context.Context, query string, n int, each 
 	return rows.Err()
 }
 
+// shadowedTables are the index's tables, as Shadow makes them again.
+var shadowedTables = []string{"files", "keys", "links", "link_keys", "cites", "fields", "findings",
+	"fts", "fts_title", "fts_keys", "fts_words", "fts_vocab", "index_state"}
+
+// Shadow makes, in the transaction's temporary schema, an empty table of
+// each of the index's tables (index.Shadower): the same definition from
+// the database's own schema, its indexes (a full build drops and makes
+// them by name), the full text's settings. SQLite looks an unqualified
+// name up in the temporary schema first, so from here on every statement
+// of the transaction reads and writes the shadows; the store's tables
+// are not shadowed. Statements prepared before are closed, to be prepared
+// again against the shadows. A rollback drops them.
+func (t *indexTx) Shadow(ctx context.Context) error {
+	if err := t.flushText(ctx); err != nil {
+		return err
+	}
+	names := `'` + strings.Join(shadowedTables, `', '`) + `'`
+	rows, err := t.p.tx.QueryContext(ctx, `SELECT type, name, sql FROM main.sqlite_master
+		WHERE tbl_name IN (`+names+`) AND sql IS NOT NULL ORDER BY type = 'index', name`)
+	if err != nil {
+		return fmt.Errorf("index: shadow: %w", translate(err))
+	}
+	var stmts []string
+	for rows.Next() {
+		var kind, name, sql string
+		if err := rows.Scan(&kind, &name, &sql); err != nil {
+			rows.Close()
+			return fmt.Errorf("index: shadow: %w", translate(err))
+		}
+		shadow, ok := shadowSQL(kind, name, sql)
+		if !ok {
+			rows.Close()
+			return cairn.Errorf(cairn.EINTERNAL, "index: shadow: cannot shadow %s %s: %.60s", kind, name, sql)
+		}
+		stmts = append(stmts, shadow)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("index: shadow: %w", translate(err))
+	}
+	// The full text's settings (its hash size), but its version.
+	for _, vt := range []string{"fts", "fts_title"} {
+		stmts = append(stmts, `INSERT INTO temp.`+vt+` (`+vt+`, rank) SELECT k, v FROM main.`+vt+`_config WHERE k != 'version'`)
+	}
+	if err := t.p.close(); err != nil {
+		return err
+	}
+	clear(t.p.stmts)
+	for _, q := range stmts {
+		if _, err := t.p.tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("index: shadow: %.60s: %w", q, translate(err))
+		}
+	}
+	return nil
+}
+
+// shadowSQL is the statement that makes the temporary shadow of a table or
+// index of the schema, from its own definition.
+func shadowSQL(kind, name, sql string) (string, bool) {
+	switch {
+	case kind == "index" && strings.HasPrefix(sql, "CREATE INDEX "+name+" "):
+		return "CREATE INDEX temp." + strings.TrimPrefix(sql, "CREATE INDEX "), true
+	case kind == "index" && strings.HasPrefix(sql, "CREATE UNIQUE INDEX "+name+" "):
+		return "CREATE UNIQUE INDEX temp." + strings.TrimPrefix(sql, "CREATE UNIQUE INDEX "), true
+	case kind == "table" && strings.HasPrefix(sql, "CREATE VIRTUAL TABLE "+name+" USING fts5vocab ("):
+		// A vocabulary of the temporary full text names its schema.
+		return "CREATE VIRTUAL TABLE temp." + name + " USING fts5vocab (temp, " + strings.TrimPrefix(sql, "CREATE VIRTUAL TABLE "+name+" USING fts5vocab ("), true
+	case kind == "table" && strings.HasPrefix(sql, "CREATE VIRTUAL TABLE "+name+" "):
+		return "CREATE VIRTUAL TABLE temp." + strings.TrimPrefix(sql, "CREATE VIRTUAL TABLE "), true
+	case kind == "table" && strings.HasPrefix(sql, "CREATE TABLE "+name+" "):
+		return "CREATE TEMP TABLE " + strings.TrimPrefix(sql, "CREATE TABLE "), true
+	}
+	return "", false
+}
+
+var _ index.Shadower = (*indexTx)(nil)
+
 // savedSnapshot is the temporary table in which SaveSnapshot keeps the
 // rows of one of indexSnapshotQueries.
 func savedSnapshot(table string) string { return "temp.snapshot_" + table }

@@ -93,6 +93,7 @@ type DB struct {
 	held  func(time.Duration) // Options.WriteHeld
 	sync  string              // the synchronous setting: FULL or NORMAL
 	busy  time.Duration
+	base  string // the connection string every pool starts from
 
 	// The write-ahead log is copied into the database file by a
 	// goroutine on its own connection, not by the commit that happens to
@@ -133,7 +134,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		crash: opts.Crash,
 		held:  opts.WriteHeld,
 	}
-	db.sync, db.busy = sync, busy
+	db.sync, db.busy, db.base = sync, busy, base
 	// auto_vacuum is set when the database is made (migrate): as a
 	// connection parameter it would take the write lock on every open.
 	// Checkpoints run in the background (checkpoints), not in commits.

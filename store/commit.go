@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -117,6 +118,32 @@ func (s *Store) Update(ctx context.Context, fn func(*Tx) error) error {
 	}
 	return nil
 }
+
+// Inspect runs fn in a transaction that reads one view of the store and
+// keeps nothing. A backend that can (SQLite) runs it without the write
+// lock, so that others write meanwhile, and fn may write only what the
+// backend keeps apart from the vault (its temporary tables); otherwise it
+// is Update, rolled back.
+func (s *Store) Inspect(ctx context.Context, fn func(*Tx) error) error {
+	if in, ok := s.b.(interface {
+		Inspect(context.Context, func(cairn.Tx) error) error
+	}); ok {
+		return in.Inspect(ctx, func(btx cairn.Tx) error { return fn(&Tx{s: s, tx: btx}) })
+	}
+	err := s.Update(ctx, func(tx *Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return errInspected
+	})
+	if errors.Is(err, errInspected) {
+		return nil
+	}
+	return err
+}
+
+// errInspected rolls back the Update that stands in for Inspect.
+var errInspected = errors.New("store: inspected")
 
 // Raw calls fn with the database driver's connection, for bulk writers
 // that bind values to driver statements directly. It reports false, without
