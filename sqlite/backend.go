@@ -592,7 +592,19 @@ func (db *DB) Inspect(ctx context.Context, fn func(cairn.Tx) error) error {
 		return translate(err)
 	}
 	defer tx.Rollback()
-	return fn(&Tx{db: db, conn: conn, tx: tx})
+	// The view starts with this read. Objects are read through the read
+	// pool, outside it: content purged meanwhile is gone from what fn
+	// reads, so fn's result does not stand.
+	var purged, after int64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM purges`).Scan(&purged); err != nil {
+		return translate(err)
+	}
+	err = fn(&Tx{db: db, conn: conn, tx: tx})
+	if perr := db.r.QueryRowContext(ctx, `SELECT count(*) FROM purges`).Scan(&after); perr == nil && after != purged {
+		return cairn.Errorf(cairn.EUNAVAILABLE, "content was purged while %s was read", db.path).
+			WithHint("Run the command again.")
+	}
+	return err
 }
 
 // Tx is a write transaction; it implements cairn.Tx.

@@ -2,9 +2,11 @@ package sqlite_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"fmt"
 	"testing"
+	"time"
 
 	"cairn"
 	"cairn/sqlite"
@@ -41,5 +43,45 @@ func TestTranslate(t *testing.T) {
 	}
 	if err := sqlite.Translate(fmt.Errorf("read: %w", sql.ErrNoRows)); cairn.ErrorCode(err) != cairn.ENOTFOUND {
 		t.Errorf("Translate(sql.ErrNoRows) = %v, want ENOTFOUND", err)
+	}
+}
+
+// TestInspect: a view takes no write lock (a write by another connection
+// lands while it is open, and the view does not see it), and content
+// purged while it is open makes its result void (EUNAVAILABLE).
+func TestInspect(t *testing.T) {
+	ctx := t.Context()
+	db, err := sqlite.Open(ctx, t.TempDir()+"/cairn.db", &sqlite.Options{BusyTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	data := []byte("a secret")
+	blob := cairn.Object{Hash: cairn.Hash(sha256.Sum256(data)), Kind: cairn.KindBlob, Data: data}
+	if err := db.PutObjects(ctx, []cairn.Object{blob}); err != nil {
+		t.Fatal(err)
+	}
+	err = db.Inspect(ctx, func(tx cairn.Tx) error {
+		q, err := sqlite.SQLTx(tx)
+		if err != nil {
+			return err
+		}
+		if _, err := db.Write().ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('beside', '1')`); err != nil {
+			return fmt.Errorf("a write beside the view: %w", err)
+		}
+		var n int
+		if err := q.QueryRowContext(ctx, `SELECT count(*) FROM meta WHERE key = 'beside'`).Scan(&n); err != nil || n != 0 {
+			return fmt.Errorf("the view sees %d rows written after it began (%v)", n, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Inspect(ctx, func(cairn.Tx) error {
+		return db.Purge(ctx, cairn.Purge{Hash: blob.Hash, Principal: cairn.User("ada"), Reason: "leaked", Time: time.Now()})
+	})
+	if cairn.ErrorCode(err) != cairn.EUNAVAILABLE {
+		t.Fatalf("a purge while the view was open: %v, want EUNAVAILABLE", err)
 	}
 }
