@@ -374,15 +374,17 @@ func (db *DB) Close() error {
 // the log; it is what a size measurement must call first. A checkpoint
 // that another connection's (the background checkpointer's, another
 // process's) got in the way of is tried again, for up to the busy timeout.
+// Each try waits for nothing: a truncating checkpoint holds the write
+// lock while it waits for readers, and a long reader (a deep check's
+// view) would stall every writer for the busy timeout of each try.
 func (db *DB) Checkpoint(ctx context.Context) error {
 	deadline := time.Now().Add(db.busy)
 	for {
-		var busy, log, done int
-		err := db.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &log, &done)
+		busy, err := db.checkpointOnce(ctx)
 		if err != nil {
-			return translate(err)
+			return err
 		}
-		if busy == 0 {
+		if !busy {
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -395,6 +397,25 @@ func (db *DB) Checkpoint(ctx context.Context) error {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// checkpointOnce tries a truncating checkpoint without waiting for other
+// connections, and reports whether one was in the way.
+func (db *DB) checkpointOnce(ctx context.Context) (bool, error) {
+	conn, err := db.w.Conn(ctx)
+	if err != nil {
+		return false, translate(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = 0"); err != nil {
+		return false, translate(err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA busy_timeout = "+strconv.FormatInt(db.busy.Milliseconds(), 10))
+	var busy, log, done int
+	if err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &log, &done); err != nil {
+		return false, translate(err)
+	}
+	return busy != 0, nil
 }
 
 // migrate applies the embedded migrations that the database has not seen,

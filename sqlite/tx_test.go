@@ -85,3 +85,42 @@ func TestInspect(t *testing.T) {
 		t.Fatalf("a purge while the view was open: %v, want EUNAVAILABLE", err)
 	}
 }
+
+// TestCheckpoint_BesideAView: a truncating checkpoint (after a purge) that
+// a long view keeps from finishing does not stall another process's
+// writes while it tries: each try waits for nothing.
+func TestCheckpoint_BesideAView(t *testing.T) {
+	ctx := t.Context()
+	path := t.TempDir() + "/cairn.db"
+	db, err := sqlite.Open(ctx, path, &sqlite.Options{BusyTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	other, err := sqlite.Open(ctx, path, &sqlite.Options{BusyTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := db.Write().ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('before', '1')`); err != nil {
+		t.Fatal(err)
+	}
+	err = db.Inspect(ctx, func(tx cairn.Tx) error {
+		done := make(chan error, 1)
+		go func() { done <- db.Checkpoint(ctx) }() // cannot truncate past the view: tries for a second
+		writes := 0
+		for start := time.Now(); time.Since(start) < 900*time.Millisecond; writes++ {
+			if _, err := other.Write().ExecContext(ctx, `INSERT OR REPLACE INTO meta (key, value) VALUES ('beside', ?)`, writes); err != nil {
+				return fmt.Errorf("write %d beside the checkpoint: %w", writes, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err := <-done; cairn.ErrorCode(err) != cairn.EUNAVAILABLE {
+			return fmt.Errorf("the checkpoint past a view: %v, want EUNAVAILABLE", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
