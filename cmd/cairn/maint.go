@@ -53,7 +53,8 @@ pages in about 45 s, as long as cairn reindex. On SQLite it reads one view
 of the vault and writes the rebuild into temporary tables, in SQLite's
 temporary folder ($SQLITE_TMPDIR, else $TMPDIR, else /var/tmp), with a
 copy of the committed rows: commits, admissions and imports go on
-meanwhile, and what they change is not part of the check. On PostgreSQL it
+meanwhile, and what they change is not part of the check (content purged
+meanwhile voids it: it says so, to be run again). On PostgreSQL it
 rebuilds in a transaction it rolls back and holds the vault's write lock:
 a write meanwhile waits 5 s for it, then fails as busy. --quick compares
 only the indexed files with main's tree.`,
