@@ -2,7 +2,6 @@ package index
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -21,25 +20,17 @@ func (d *Drift) OK() bool { return len(d.Problems) == 0 }
 
 // Check compares the index with the store: the indexed commit with main's
 // head, and the indexed files with the tree. With deep, it also rebuilds
-// the index from scratch inside a transaction it rolls back, and compares
-// every derived row (keys, links, findings, reachability, full text) with
-// the committed ones. `cairn reindex` repairs what it reports.
+// the index from scratch, and compares every derived row (keys, links,
+// findings, reachability, full text) with the committed ones. It keeps
+// nothing (store.Inspect): the rebuild is written to shadows of the
+// index's tables where the storage has them, and then the check holds no
+// write lock. `cairn reindex` repairs what it reports.
 func (ix *Index) Check(ctx context.Context, deep bool) (*Drift, error) {
 	d := &Drift{}
-	// The deep check writes only shadows of the index's tables where the
-	// storage has them, and then needs no write lock (Inspect).
-	run := ix.s.Update
-	if deep {
-		run = ix.s.Inspect
-	}
-	err := run(ctx, func(tx *store.Tx) error {
-		err := ix.inTx(ctx, tx, func(q StorageTx) error { return ix.check(ctx, q, tx, deep, d) })
-		if err != nil {
-			return err
-		}
-		return errRollback
+	err := ix.s.Inspect(ctx, func(tx *store.Tx) error {
+		return ix.inTx(ctx, tx, func(q StorageTx) error { return ix.check(ctx, q, tx, deep, d) })
 	})
-	if err != nil && !errors.Is(err, errRollback) {
+	if err != nil {
 		return nil, err
 	}
 	slices.Sort(d.Problems)

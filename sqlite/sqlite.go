@@ -426,11 +426,15 @@ func (db *DB) migrate(ctx context.Context) error {
 		return err
 	}
 	slices.Sort(names)
+	versions := make([]int, len(names))
 	latest := 0
-	for _, name := range names {
-		num, _, _ := strings.Cut(filepath.Base(name), "_")
-		v, _ := strconv.Atoi(num)
-		latest = max(latest, v)
+	for i, name := range names {
+		num, _, ok := strings.Cut(filepath.Base(name), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return fmt.Errorf("migration %s: name must start with a number", filepath.Base(name))
+		}
+		versions[i], latest = v, max(latest, v)
 	}
 	// Usually everything is applied already: find out on a reader, without
 	// taking the write lock (opening a vault never waits for another
@@ -470,14 +474,9 @@ func (db *DB) migrate(ctx context.Context) error {
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied INTEGER NOT NULL)`); err != nil {
 		return translate(err)
 	}
-	for _, name := range names {
-		base := filepath.Base(name)
-		num, _, ok := strings.Cut(base, "_")
-		version, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return fmt.Errorf("migration %s: name must start with a number", base)
-		}
-		err = db.update(ctx, func(tx *sql.Tx) error {
+	for i, name := range names {
+		base, version := filepath.Base(name), versions[i]
+		err := db.update(ctx, func(tx *sql.Tx) error {
 			var n int
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
 				return err
