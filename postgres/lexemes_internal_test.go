@@ -37,7 +37,7 @@ func TestSortWords(t *testing.T) {
 // TestLexemes checks a page's lexemes: distinct, sorted, long words cut at
 // a letter's start, and the count of every word.
 func TestLexemes(t *testing.T) {
-	long := strings.Repeat("é", maxLexeme) // 2 bytes a letter: cut at maxLexeme
+	long := strings.Repeat("é", maxLexeme)          // 2 bytes a letter: cut at maxLexeme
 	noLetter := strings.Repeat("\x80", maxLexeme+1) // counted, but no lexeme
 	parts, n := lexemes("zeta alpha  beta alpha " + long + " " + long + "x " + noLetter)
 	if n != 7 {
