@@ -3,6 +3,7 @@ package postgres
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -461,10 +462,69 @@ func (db *DB) Update(ctx context.Context, fn func(cairn.Tx) error) error {
 	return db.update(ctx, func(tx pgx.Tx) error { return fn(&Tx{db: db, tx: tx}) })
 }
 
+// Inspect runs fn in a transaction that sees one snapshot of the vault
+// (REPEATABLE READ) and takes no lock, then rolls it back: writers in
+// every process go on, and what they change is not part of what fn sees.
+// fn must write nothing of the vault's; what it writes into temporary
+// tables (index.Shadower) goes with the rollback. It runs on a connection
+// of its own, opened for it and closed after, so that no statement a
+// pooled connection prepared before runs in it. Objects are read through
+// the pool, outside the snapshot: content purged meanwhile voids fn's
+// result (EUNAVAILABLE).
+//
+// A role that may not make temporary tables gets a transaction that holds
+// the write lock instead, rolled back all the same: what fn would write
+// into temporary tables it writes into the vault's own, which only a
+// transaction holding the lock may.
+func (db *DB) Inspect(ctx context.Context, fn func(cairn.Tx) error) error {
+	var temp bool
+	if err := db.pool.QueryRow(ctx, `SELECT has_database_privilege(current_database(), 'TEMP')`).Scan(&temp); err != nil {
+		return db.translate(err)
+	}
+	if !temp {
+		err := db.update(ctx, func(tx pgx.Tx) error {
+			if err := fn(&Tx{db: db, tx: tx}); err != nil {
+				return err
+			}
+			return errInspected
+		})
+		if errors.Is(err, errInspected) {
+			return nil
+		}
+		return err
+	}
+	conn, err := pgx.ConnectConfig(ctx, db.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return db.translate(err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
+	if err != nil {
+		return db.translate(err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	// The snapshot is taken by the first statement.
+	var purged, after int64
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM purges`).Scan(&purged); err != nil {
+		return db.translate(err)
+	}
+	err = fn(&Tx{db: db, tx: tx, view: true})
+	if perr := db.pool.QueryRow(ctx, `SELECT count(*) FROM purges`).Scan(&after); perr == nil && after != purged {
+		return cairn.Errorf(cairn.EUNAVAILABLE, "content was purged while the vault was read").
+			WithHint("Run the command again.")
+	}
+	return db.translate(err)
+}
+
+// errInspected rolls back the transaction that stands in for a view.
+var errInspected = errors.New("postgres: inspected")
+
 // Tx is a write transaction; it implements cairn.Tx.
 type Tx struct {
 	db *DB
 	tx pgx.Tx
+	// view: the transaction of Inspect that holds no lock.
+	view bool
 	// refs are the refs read or written in the transaction: it holds the
 	// vault's write lock, which every ref update in every process takes,
 	// so they stay as read until it writes them (a round trip saved on

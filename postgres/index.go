@@ -74,7 +74,7 @@ func (s *IndexStorage) Begin(ctx context.Context, tx cairn.Tx) (index.StorageTx,
 	if !ok || t.db != s.db {
 		return nil, cairn.Errorf(cairn.EINTERNAL, "index storage: %T is not a transaction of this database", tx)
 	}
-	it := &indexTx{tx: t.tx, queued: &pgx.Batch{}, sizes: s.sizes}
+	it := &indexTx{tx: t.tx, queued: &pgx.Batch{}, sizes: s.sizes, view: t.view}
 	it.indexReader = indexReader{db: s.db, q: t.tx, w: it}
 	return it, nil
 }
@@ -107,7 +107,10 @@ type indexTx struct {
 	// are written once.
 	totals textTotals
 	vocab  map[string]int32
-	closed bool
+	// view: the transaction holds no lock (DB.Inspect); shadowed: the
+	// index's tables are the transaction's own (Shadow).
+	view, shadowed bool
+	closed         bool
 }
 
 // queuedWrite is a write waiting in the batch.

@@ -44,9 +44,12 @@ func (t *indexTx) SetState(ctx context.Context, st index.State) error {
 // commit (DROP INDEX locks the table), at most the lock timeout
 // (indexBusy); they would have found nothing before it.
 func (t *indexTx) Clear(ctx context.Context) error {
-	dropped, err := t.dropIndexes(ctx)
-	if err != nil {
-		return err
+	var dropped []indexDef
+	var err error
+	if !t.shadowed { // shadows keep their indexes, and their full text
+		if dropped, err = t.dropIndexes(ctx); err != nil {
+			return err
+		}
 	}
 	stmts := []string{`UPDATE file_ids SET last = greatest(last, (SELECT max(id) FROM files))`}
 	for _, table := range builtTables() {
@@ -69,7 +72,7 @@ func (t *indexTx) Clear(ctx context.Context) error {
 		}
 	}
 	t.building.dropped = dropped
-	if t.building.side == nil {
+	if t.building.side == nil && !t.shadowed {
 		t.dropLeftover(ctx)
 	}
 	return nil
@@ -181,6 +184,53 @@ func quoteLiteral(s string) string {
 	return `E'` + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(s) + `'`
 }
 
+// indexDefs reads the indexes of tables, and the constraints they belong
+// to, from the catalog.
+func indexDefs(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, tables []string) ([]indexDef, error) {
+	// An index's definition names its table, schema-qualified: using is
+	// what follows, when it starts as expected.
+	rows, err := q.Query(ctx, `SELECT t.relname, i.relname, coalesce(pg_get_constraintdef(c.oid), d.def), c.oid IS NOT NULL,
+			coalesce(s.spcname, ''), coalesce(obj_description(i.oid, 'pg_class'), ''), coalesce(obj_description(c.oid, 'pg_constraint'), ''),
+			x.indisunique, CASE WHEN c.oid IS NULL AND starts_with(d.def, d.head) THEN substr(d.def, length(d.head) + 1) ELSE '' END,
+			x.indisclustered, coalesce((SELECT string_agg(quote_ident(split_part(o, '=', 1)) || '=' || quote_literal(substr(o, strpos(o, '=') + 1)), ', ')
+				FROM unnest(i.reloptions) o), '')
+		FROM pg_index x
+		JOIN pg_class t ON t.oid = x.indrelid
+		JOIN pg_namespace n ON n.oid = t.relnamespace
+		JOIN pg_class i ON i.oid = x.indexrelid
+		LEFT JOIN pg_constraint c ON c.conindid = x.indexrelid AND c.conrelid = x.indrelid
+		LEFT JOIN pg_tablespace s ON s.oid = i.reltablespace,
+		LATERAL (SELECT pg_get_indexdef(x.indexrelid) AS def, 'CREATE ' || CASE WHEN x.indisunique THEN 'UNIQUE ' ELSE '' END
+			|| 'INDEX ' || quote_ident(i.relname) || ' ON ' || quote_ident(n.nspname) || '.' || quote_ident(t.relname) || ' ' AS head) d
+		WHERE x.indrelid IN (SELECT unnest($1::text[])::regclass)
+			-- An exclusion constraint with storage options: where they
+			-- go in its definition (before a WHERE) is not found
+			-- safely, and it stays.
+			AND NOT (c.contype = 'x' AND i.reloptions IS NOT NULL)
+		ORDER BY t.relname, i.relname`, tables)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (indexDef, error) {
+		var d indexDef
+		var options string
+		err := r.Scan(&d.table, &d.name, &d.def, &d.constraint, &d.tablespace, &d.comment, &d.conComment, &d.unique, &d.using,
+			&d.clustered, &options)
+		if d.constraint && options != "" {
+			// "PRIMARY KEY (id) [INCLUDE (…)] [DEFERRABLE …]": the options
+			// go before DEFERRABLE.
+			def, deferrable, found := strings.Cut(d.def, " DEFERRABLE")
+			d.def = def + " WITH (" + options + ")"
+			if found {
+				d.def += " DEFERRABLE" + deferrable
+			}
+		}
+		return d, err
+	})
+}
+
 // dropIndexes drops every index of builtTables if the index is empty, this
 // role may drop them and make them again, and no one holds a lock on
 // those tables (NOWAIT: a reader under way keeps them), and returns what
@@ -224,46 +274,7 @@ func (t *indexTx) dropIndexes(ctx context.Context) ([]indexDef, error) {
 		if _, err := sp.Exec(ctx, `LOCK TABLE `+strings.Join(names, ", ")+` IN ACCESS EXCLUSIVE MODE NOWAIT`); err != nil {
 			return nil, err
 		}
-		// An index's definition names its table, schema-qualified:
-		// using is what follows, when it starts as expected.
-		rows, err := sp.Query(ctx, `SELECT t.relname, i.relname, coalesce(pg_get_constraintdef(c.oid), d.def), c.oid IS NOT NULL,
-				coalesce(s.spcname, ''), coalesce(obj_description(i.oid, 'pg_class'), ''), coalesce(obj_description(c.oid, 'pg_constraint'), ''),
-				x.indisunique, CASE WHEN c.oid IS NULL AND starts_with(d.def, d.head) THEN substr(d.def, length(d.head) + 1) ELSE '' END,
-				x.indisclustered, coalesce((SELECT string_agg(quote_ident(split_part(o, '=', 1)) || '=' || quote_literal(substr(o, strpos(o, '=') + 1)), ', ')
-					FROM unnest(i.reloptions) o), '')
-			FROM pg_index x
-			JOIN pg_class t ON t.oid = x.indrelid
-			JOIN pg_namespace n ON n.oid = t.relnamespace
-			JOIN pg_class i ON i.oid = x.indexrelid
-			LEFT JOIN pg_constraint c ON c.conindid = x.indexrelid AND c.conrelid = x.indrelid
-			LEFT JOIN pg_tablespace s ON s.oid = i.reltablespace,
-			LATERAL (SELECT pg_get_indexdef(x.indexrelid) AS def, 'CREATE ' || CASE WHEN x.indisunique THEN 'UNIQUE ' ELSE '' END
-				|| 'INDEX ' || quote_ident(i.relname) || ' ON ' || quote_ident(n.nspname) || '.' || quote_ident(t.relname) || ' ' AS head) d
-			WHERE x.indrelid IN (SELECT unnest($1::text[])::regclass)
-				-- An exclusion constraint with storage options: where they
-				-- go in its definition (before a WHERE) is not found
-				-- safely, and it stays.
-				AND NOT (c.contype = 'x' AND i.reloptions IS NOT NULL)
-			ORDER BY t.relname, i.relname`, builtTables())
-		if err != nil {
-			return nil, err
-		}
-		defs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (indexDef, error) {
-			var d indexDef
-			var options string
-			err := r.Scan(&d.table, &d.name, &d.def, &d.constraint, &d.tablespace, &d.comment, &d.conComment, &d.unique, &d.using,
-				&d.clustered, &options)
-			if d.constraint && options != "" {
-				// "PRIMARY KEY (id) [INCLUDE (…)] [DEFERRABLE …]": the
-				// options go before DEFERRABLE.
-				def, deferrable, found := strings.Cut(d.def, " DEFERRABLE")
-				d.def = def + " WITH (" + options + ")"
-				if found {
-					d.def += " DEFERRABLE" + deferrable
-				}
-			}
-			return d, err
-		})
+		defs, err := indexDefs(ctx, sp, builtTables())
 		if err != nil {
 			return nil, err
 		}

@@ -1134,3 +1134,103 @@ func TestIndexCheck_WithoutTemp(t *testing.T) {
 		t.Errorf("the deep check without TEMP of a wrong title: %q", d.Problems)
 	}
 }
+
+// TestIndexCheck_BesideWrites: the deep check rebuilds into shadows in a
+// view that holds no lock. Commits, each allowed half a second for the
+// vault's lock, land while it runs; it finds no drift in the view it took; it
+// leaves the index's tables as they were; and with the shadows it still
+// names a drift.
+func TestIndexCheck_BesideWrites(t *testing.T) {
+	ctx := t.Context()
+	db, err := postgres.Open(ctx, pgtest.URL(t), &postgres.Options{LockTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_, files, _ := changedVault(5000, 1)
+	v := buildVault(t, db, postgres.NewIndexStorage(db), files)
+	page := files[7]
+
+	start := time.Now()
+	var d *index.Drift
+	var checkErr error
+	var took time.Duration
+	done := make(chan struct{})
+	go func() {
+		d, checkErr = v.ix.Check(ctx, true)
+		took = time.Since(start)
+		close(done)
+	}()
+	finished := func() bool {
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	}
+	commits, during := 0, 0
+	for !finished() {
+		head, err := v.s.Head(ctx, "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := v.s.ReadCommit(ctx, head)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bt := v.s.NewBatch()
+		tree, err := bt.Edit(ctx, c.Tree, []store.FileChange{{Path: page.Path, Data: fmt.Appendf(slices.Clone(page.Data), "\nline %d\n", commits)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := v.s.Commit(ctx, bt, store.CommitRequest{Branch: "main", Expected: head, Tree: tree, Principal: cairn.PrincipalSystem, Message: "beside the check"}); err != nil {
+			t.Fatalf("commit %d, %v into the check: %v", commits, time.Since(start).Round(time.Millisecond), err)
+		}
+		commits++
+		if !finished() {
+			during++
+		}
+	}
+	if checkErr != nil {
+		t.Fatal(checkErr)
+	}
+	t.Logf("the deep check took %v; %d commits landed while it ran", took.Round(time.Millisecond), during)
+	if took < time.Second || during < 3 {
+		t.Fatalf("the check took %v and %d commits landed beside it: the test needs a longer check", took, during)
+	}
+	if !d.OK() {
+		t.Fatalf("the check beside commits found drift:\n%s", strings.Join(d.Problems, "\n"))
+	}
+
+	// Nothing of the vault's is written: the index's tables, row for row.
+	digest := func() map[string]string {
+		out := map[string]string{}
+		for _, table := range []string{"files", "keys", "links", "link_keys", "cites", "fields", "findings",
+			"fts", "fts_short", "fts_mid", "fts_more", "fts_vocab", "fts_stats", "file_ids", "index_state"} {
+			var sum string
+			if err := db.Pool().QueryRow(ctx, `SELECT coalesce(md5(string_agg(t::text, ',' ORDER BY t::text)), '') FROM `+table+` t`).Scan(&sum); err != nil {
+				t.Fatalf("%s: %v", table, err)
+			}
+			out[table] = sum
+		}
+		return out
+	}
+	before := digest()
+	if d, err = v.ix.Check(ctx, true); err != nil || !d.OK() {
+		t.Fatalf("the check of a settled index: %v %q", err, d.Problems)
+	}
+	if after := digest(); !maps.Equal(before, after) {
+		t.Errorf("the check changed the index's tables:\nbefore %v\nafter  %v", before, after)
+	}
+
+	if _, err := db.Pool().Exec(ctx, `UPDATE files SET title = 'Wrong' WHERE id = (SELECT min(id) FROM files WHERE title IS NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	if d, err = v.ix.Check(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(d.Problems, func(p string) bool { return strings.HasPrefix(p, "files: unexpected ") && strings.Contains(p, "Wrong") }) {
+		t.Errorf("the check of a wrong title: %q", d.Problems)
+	}
+}

@@ -1,6 +1,8 @@
 package postgres_test
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -212,5 +214,60 @@ func TestOpen_PoolSize(t *testing.T) {
 			t.Errorf("%s: pool of %d connections, want %d", tc.url, got, tc.want)
 		}
 		db.Close()
+	}
+}
+
+// TestInspect: a view takes no lock (a write by another process's
+// connection lands within its lock timeout while the view is open, and
+// the view does not see it), and content purged while it is open makes
+// its result void (EUNAVAILABLE).
+func TestInspect(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.URL(t)
+	a, err := postgres.Open(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := postgres.Open(ctx, url, &postgres.Options{LockTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	data := []byte("a secret")
+	blob := cairn.Object{Hash: cairn.Hash(sha256.Sum256(data)), Kind: cairn.KindBlob, Data: data}
+	if err := a.PutObjects(ctx, []cairn.Object{blob}); err != nil {
+		t.Fatal(err)
+	}
+	err = a.Inspect(ctx, func(tx cairn.Tx) error {
+		q, err := postgres.PgxTx(tx)
+		if err != nil {
+			return err
+		}
+		err = b.Update(ctx, func(w cairn.Tx) error {
+			wq, err := postgres.PgxTx(w)
+			if err != nil {
+				return err
+			}
+			_, err = wq.Exec(ctx, `INSERT INTO meta (key, value) VALUES ('beside', '1')`)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("a write beside the view: %w", err)
+		}
+		var n int
+		if err := q.QueryRow(ctx, `SELECT count(*) FROM meta WHERE key = 'beside'`).Scan(&n); err != nil || n != 0 {
+			return fmt.Errorf("the view sees %d rows written after it began (%v)", n, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = a.Inspect(ctx, func(cairn.Tx) error {
+		return b.Purge(ctx, cairn.Purge{Hash: blob.Hash, Principal: cairn.User("ada"), Reason: "leaked", Time: time.Now()})
+	})
+	if cairn.ErrorCode(err) != cairn.EUNAVAILABLE {
+		t.Fatalf("a purge while the view was open: %v, want EUNAVAILABLE", err)
 	}
 }

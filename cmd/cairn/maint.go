@@ -49,15 +49,15 @@ parses), and every source (its status is its proposal's; a queued or running
 one has a live job). Exit code 1 when it finds a problem.
 
 The full comparison rebuilds the index and compares every row, at 100k
-pages in about 45 s, as long as cairn reindex. On SQLite it reads one view
-of the vault and writes the rebuild into temporary tables, in SQLite's
-temporary folder ($SQLITE_TMPDIR, else $TMPDIR, else /var/tmp), with a
-copy of the committed rows: commits, admissions and imports go on
-meanwhile, and what they change is not part of the check (content purged
-meanwhile voids it: it says so, to be run again). On PostgreSQL it
-rebuilds in a transaction it rolls back and holds the vault's write lock:
-a write meanwhile waits 5 s for it, then fails as busy. --quick compares
-only the indexed files with main's tree.`,
+pages in about 45 s, as long as cairn reindex. It reads one view of the
+vault and writes the rebuild into temporary tables, with a copy of the
+committed rows (on SQLite in its temporary folder: $SQLITE_TMPDIR, else
+$TMPDIR, else /var/tmp): commits, admissions and imports go on meanwhile,
+and what they change is not part of the check (content purged meanwhile
+voids it: it says so, to be run again). A PostgreSQL role that may not
+make temporary tables rebuilds in a transaction it rolls back that holds
+the vault's write lock: a write meanwhile waits 5 s for it, then fails as
+busy. --quick compares only the indexed files with main's tree.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a.quiet = true // doctor lists what opening repaired itself
