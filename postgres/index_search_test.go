@@ -1234,3 +1234,47 @@ func TestIndexCheck_BesideWrites(t *testing.T) {
 		t.Errorf("the check of a wrong title: %q", d.Problems)
 	}
 }
+
+// TestIndexCheck_PgTempLast: a search_path that names pg_temp after the
+// vault's schema (a common hardening) still has the check's rebuild go
+// into its shadows: a writer holding a row of files, the check neither
+// waits for it nor changes it.
+func TestIndexCheck_PgTempLast(t *testing.T) {
+	ctx := t.Context()
+	u, err := neturl.Parse(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	schema := q.Get("search_path")
+	q.Set("search_path", schema+",pg_temp")
+	u.RawQuery = q.Encode()
+	db, err := postgres.Open(ctx, u.String(), &postgres.Options{LockTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_, files, _ := changedVault(300, 1)
+	v := buildVault(t, db, postgres.NewIndexStorage(db), files)
+	other, err := pgx.Connect(ctx, pgtest.Base(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(context.Background())
+	tx, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	files_ := pgx.Identifier{schema, "files"}.Sanitize()
+	if _, err := tx.Exec(ctx, `UPDATE `+files_+` SET title = title WHERE id = (SELECT min(id) FROM `+files_+`)`); err != nil {
+		t.Fatal(err)
+	}
+	d, err := v.ix.Check(ctx, true)
+	if err != nil {
+		t.Fatalf("the check beside a writer, pg_temp last: %v", err)
+	}
+	if !d.OK() {
+		t.Fatalf("the check, pg_temp last, found drift: %q", d.Problems)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -71,7 +72,7 @@ func (t *indexTx) Shadow(ctx context.Context) error {
 	for _, table := range tables {
 		committed := pgx.Identifier{schema, table}.Sanitize()
 		stmts = append(stmts, `CREATE TEMP TABLE `+pgx.Identifier{table}.Sanitize()+` (LIKE `+committed+
-			` INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE INCLUDING COMPRESSION INCLUDING GENERATED INCLUDING IDENTITY) ON COMMIT DROP`)
+			` INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE INCLUDING GENERATED INCLUDING IDENTITY) ON COMMIT DROP`)
 		if slices.Contains(keptTables, table) {
 			stmts = append(stmts, `INSERT INTO pg_temp.`+pgx.Identifier{table}.Sanitize()+` SELECT * FROM `+committed)
 		}
@@ -83,6 +84,10 @@ func (t *indexTx) Shadow(ctx context.Context) error {
 		}
 		stmts = append(stmts, stmt)
 	}
+	// A search_path that names pg_temp after the vault's schema would
+	// look the vault's tables up first: the temporary schema goes first,
+	// for this transaction.
+	stmts = append(stmts, `SELECT set_config('search_path', 'pg_temp, ' || current_setting('search_path'), true)`)
 	for _, stmt := range stmts {
 		if _, err := t.tx.Exec(ctx, stmt); err != nil {
 			return fmt.Errorf("index: shadow: %.60s: %w", stmt, t.db.translate(err))
@@ -90,6 +95,18 @@ func (t *indexTx) Shadow(ctx context.Context) error {
 	}
 	if err := t.tx.Conn().DeallocateAll(ctx); err != nil {
 		return fmt.Errorf("index: shadow: %w", t.db.translate(err))
+	}
+	// Every name the build writes by, its tables' and the full text's
+	// GIN indexes' (found by name), must now be a shadow's.
+	var stray []string
+	if err := t.tx.QueryRow(ctx, `SELECT coalesce(array_agg(n ORDER BY n), '{}') FROM unnest($1::text[]) n
+		WHERE to_regclass(quote_ident(n)) IS NULL
+			OR (SELECT relnamespace FROM pg_class WHERE oid = to_regclass(quote_ident(n))) <> pg_my_temp_schema()`,
+		slices.Concat(tables, ftsIndexNames())).Scan(&stray); err != nil {
+		return fmt.Errorf("index: shadow: %w", t.db.translate(err))
+	}
+	if len(stray) > 0 {
+		return cairn.Errorf(cairn.EINTERNAL, "index: shadow: %s still name the vault's own, not a temporary table's", strings.Join(stray, ", "))
 	}
 	t.shadowed = true
 	return nil

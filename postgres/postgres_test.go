@@ -1,8 +1,10 @@
 package postgres_test
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strings"
 	"testing"
@@ -269,5 +271,46 @@ func TestInspect(t *testing.T) {
 	})
 	if cairn.ErrorCode(err) != cairn.EUNAVAILABLE {
 		t.Fatalf("a purge while the view was open: %v, want EUNAVAILABLE", err)
+	}
+}
+
+// TestPurge_BesideAView: a purge while a transaction that began before it
+// still reads says that the content's bytes stay until that transaction
+// ends; a purge with no such reader says nothing.
+func TestPurge_BesideAView(t *testing.T) {
+	ctx := t.Context()
+	var logged bytes.Buffer
+	db, err := postgres.Open(ctx, pgtest.URL(t), &postgres.Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var blobs []cairn.Object
+	for _, s := range []string{"a secret", "another"} {
+		data := []byte(s)
+		blobs = append(blobs, cairn.Object{Hash: cairn.Hash(sha256.Sum256(data)), Kind: cairn.KindBlob, Data: data})
+	}
+	if err := db.PutObjects(ctx, blobs); err != nil {
+		t.Fatal(err)
+	}
+	purge := func(o cairn.Object) {
+		t.Helper()
+		if err := db.Purge(ctx, cairn.Purge{Hash: o.Hash, Principal: cairn.User("ada"), Reason: "leaked", Time: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	purge(blobs[0])
+	if strings.Contains(logged.String(), "may still read") {
+		t.Fatalf("a purge with no reader warned:\n%s", logged.String())
+	}
+	err = db.Inspect(ctx, func(cairn.Tx) error {
+		purge(blobs[1])
+		return nil
+	})
+	if cairn.ErrorCode(err) != cairn.EUNAVAILABLE {
+		t.Fatalf("a purge while the view was open: %v, want EUNAVAILABLE", err)
+	}
+	if !strings.Contains(logged.String(), "may still read") {
+		t.Fatalf("a purge beside a view said nothing of it:\n%s", logged.String())
 	}
 }
