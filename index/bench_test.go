@@ -178,6 +178,34 @@ func BenchmarkUpdate10(b *testing.B) {
 	}
 }
 
+// BenchmarkView1 reads a draft that changes one page of main (an agent's
+// workspace): View applies the difference in a write transaction, reads
+// the page's findings and rolls back. All of it holds the vault's write
+// lock: ns/op is how long each such read keeps other writers waiting.
+func BenchmarkView1(b *testing.B) {
+	for _, n := range sizes[:2] {
+		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {
+			f := benchSetup(b, n)
+			ctx := context.Background()
+			p := f.g.v.Edit(7, 1)
+			for b.Loop() {
+				bt := f.s.NewBatch()
+				draft, err := bt.Edit(ctx, f.tree, []store.FileChange{{Path: p.Path, Data: p.Data}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				err = f.ix.View(ctx, bt, draft, func(r *index.Reader) error {
+					_, err := r.Findings(ctx, index.FindingFilter{Page: p.Path})
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 func percentile(ds []time.Duration, p float64) float64 {
 	ds = slices.Clone(ds)
 	slices.Sort(ds)
