@@ -87,7 +87,7 @@ func (t *indexTx) Shadow(ctx context.Context) error {
 	// A search_path that names pg_temp after the vault's schema would
 	// look the vault's tables up first: the temporary schema goes first,
 	// for this transaction.
-	stmts = append(stmts, `SELECT set_config('search_path', 'pg_temp, ' || current_setting('search_path'), true)`)
+	stmts = append(stmts, `SELECT set_config('search_path', concat_ws(', ', 'pg_temp', nullif(current_setting('search_path'), '')), true)`)
 	for _, stmt := range stmts {
 		if _, err := t.tx.Exec(ctx, stmt); err != nil {
 			return fmt.Errorf("index: shadow: %.60s: %w", stmt, t.db.translate(err))
