@@ -299,6 +299,7 @@ func (db *DB) DeleteObjects(ctx context.Context, hs []cairn.Hash) error {
 // removed from the table's files. (Copies in the server's write-ahead log
 // and in backups last until those are recycled: docs/postgres.md.)
 func (db *DB) Purge(ctx context.Context, p cairn.Purge) error {
+	var xid string // the purge's transaction, for the readers older than it
 	err := db.update(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE objects SET data = NULL, codec = 0 WHERE hash = $1 AND data IS NOT NULL`, p.Hash[:])
 		if err != nil {
@@ -314,6 +315,9 @@ func (db *DB) Purge(ctx context.Context, p cairn.Purge) error {
 			}
 			return nil // already purged
 		}
+		if err := tx.QueryRow(ctx, `SELECT pg_current_xact_id()::xid::text`).Scan(&xid); err != nil {
+			return err
+		}
 		_, err = tx.Exec(ctx, `INSERT INTO purges (hash, principal, reason, time) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (hash) DO UPDATE SET principal = excluded.principal, reason = excluded.reason, time = excluded.time`,
 			p.Hash[:], string(p.Principal), p.Reason, p.Time.UnixNano())
@@ -323,22 +327,21 @@ func (db *DB) Purge(ctx context.Context, p cairn.Purge) error {
 		return fmt.Errorf("purge %s: %w", p.Hash.Short(), err)
 	}
 	// The purge has committed: what follows only tidies and tells.
-	var purgedAt time.Time
-	if err := db.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&purgedAt); err != nil {
-		db.log.WarnContext(ctx, "purge: could not read the server's time after it", "err", db.translate(err))
-	}
 	if err := db.vacuumObjects(ctx); err != nil {
 		db.log.WarnContext(ctx, "purge: vacuum after purge did not complete; autovacuum removes the old row later", "err", err)
 	}
-	// A transaction that began before the purge and still reads (a deep
-	// check's view, a long report) may see the old row: the vacuum keeps
-	// it for that transaction.
-	var readers []int32
-	if purgedAt.IsZero() {
+	if xid == "" { // already purged
 		return nil
 	}
+	// A transaction whose snapshot is older than the purge (a deep
+	// check's view, a long report or dump, of any role: backend_xmin is
+	// shown to every role) may see the old row, and the vacuum keeps it
+	// for that transaction. Not seen here: a standby's feedback,
+	// replication slots, prepared transactions.
+	var readers []int32
 	if err := db.pool.QueryRow(ctx, `SELECT coalesce(array_agg(pid ORDER BY pid), '{}') FROM pg_stat_activity
-		WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL AND xact_start < $1`, purgedAt).Scan(&readers); err != nil {
+		WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL
+			AND age(backend_xmin) >= age($1::xid) AND backend_type IS DISTINCT FROM 'autovacuum worker'`, xid).Scan(&readers); err != nil {
 		db.log.WarnContext(ctx, "purge: could not tell whether a transaction still reads the content", "err", db.translate(err))
 	} else if len(readers) > 0 {
 		db.log.WarnContext(ctx, "purge: transactions that began before it may still read the content; its bytes stay in the database until they end and objects is vacuumed again (autovacuum does)", "pids", readers)

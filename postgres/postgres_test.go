@@ -2,13 +2,17 @@ package postgres_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"cairn"
 	"cairn/postgres"
@@ -276,17 +280,19 @@ func TestInspect(t *testing.T) {
 
 // TestPurge_BesideAView: a purge while a transaction that began before it
 // still reads says that the content's bytes stay until that transaction
-// ends; a purge with no such reader says nothing.
+// ends; a purge with no such reader says nothing. cairn runs as a role
+// that is not a superuser, which sees other roles' sessions only in part.
 func TestPurge_BesideAView(t *testing.T) {
 	ctx := t.Context()
+	suffix := strconv.FormatInt(time.Now().UnixNano(), 36)
 	var logged bytes.Buffer
-	db, err := postgres.Open(ctx, pgtest.URL(t), &postgres.Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	db, err := postgres.Open(ctx, asOwner(t, pgtest.URL(t), "cairn_purger_"+suffix), &postgres.Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	var blobs []cairn.Object
-	for _, s := range []string{"a secret", "another"} {
+	for _, s := range []string{"a secret", "another", "a third"} {
 		data := []byte(s)
 		blobs = append(blobs, cairn.Object{Hash: cairn.Hash(sha256.Sum256(data)), Kind: cairn.KindBlob, Data: data})
 	}
@@ -312,5 +318,26 @@ func TestPurge_BesideAView(t *testing.T) {
 	}
 	if !strings.Contains(logged.String(), "may still read") {
 		t.Fatalf("a purge beside a view said nothing of it:\n%s", logged.String())
+	}
+
+	// A reader of another role, which sees no transaction start of
+	// cairn's role in pg_stat_activity, nor cairn of its.
+	logged.Reset()
+	other, err := pgx.Connect(ctx, asOwner(t, pgtest.URL(t), "cairn_reader_"+suffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(context.Background())
+	tx, err := other.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, `SELECT 1`); err != nil { // the snapshot
+		t.Fatal(err)
+	}
+	purge(blobs[2])
+	if !strings.Contains(logged.String(), "may still read") {
+		t.Fatalf("a purge beside another role's reader said nothing of it:\n%s", logged.String())
 	}
 }
