@@ -12,16 +12,13 @@ import (
 	"cairn/index"
 )
 
-// shadowedTables are the tables a full build writes (builtTables) and
-// those whose one row of totals or counters it reads and updates, as
-// Shadow makes them again.
-func shadowedTables() []string {
-	return append(builtTables(), "fts_stats", "file_ids", "index_state")
-}
-
-// keptTables are the shadowed tables whose rows Shadow copies: a build
-// updates them rather than filling them.
+// keptTables are the tables whose one row of totals or counters a full
+// build reads and updates rather than fills: Shadow copies their rows.
 var keptTables = []string{"fts_stats", "file_ids", "index_state"}
+
+// shadowedTables are the tables a full build writes (builtTables) and
+// keptTables, as Shadow makes them again.
+func shadowedTables() []string { return append(builtTables(), keptTables...) }
 
 // Shadow makes, in the session's temporary schema, a table of each of the
 // index's tables (index.Shadower): LIKE it, with its defaults, checks and

@@ -120,10 +120,10 @@ func (s *Store) Update(ctx context.Context, fn func(*Tx) error) error {
 }
 
 // Inspect runs fn in a transaction that reads one view of the store and
-// keeps nothing. A backend that can (SQLite) runs it without the write
-// lock, so that others write meanwhile, and fn may write only what the
-// backend keeps apart from the vault (its temporary tables); otherwise it
-// is Update, rolled back.
+// keeps nothing. A backend that can (SQLite, PostgreSQL) runs it without
+// the write lock, so that others write meanwhile, and fn may write only
+// what the backend keeps apart from the vault (its temporary tables);
+// otherwise it is Update, rolled back.
 func (s *Store) Inspect(ctx context.Context, fn func(*Tx) error) error {
 	if in, ok := s.b.(interface {
 		Inspect(context.Context, func(cairn.Tx) error) error
