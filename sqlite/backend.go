@@ -600,7 +600,10 @@ func (db *DB) Inspect(ctx context.Context, fn func(cairn.Tx) error) error {
 		return translate(err)
 	}
 	err = fn(&Tx{db: db, conn: conn, tx: tx})
-	if perr := db.r.QueryRowContext(ctx, `SELECT count(*) FROM purges`).Scan(&after); perr == nil && after != purged {
+	if perr := db.r.QueryRowContext(ctx, `SELECT count(*) FROM purges`).Scan(&after); perr != nil {
+		return errors.Join(err, fmt.Errorf("read the purges after a view of %s: %w", db.path, translate(perr)))
+	}
+	if after != purged {
 		return cairn.Errorf(cairn.EUNAVAILABLE, "content was purged while %s was read", db.path).
 			WithHint("Run the command again.")
 	}
