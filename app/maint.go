@@ -108,10 +108,24 @@ func (a *App) Doctor(ctx context.Context, opts DoctorOptions) (*DoctorReport, er
 		if _, err := os.Stat(t.Path); err != nil {
 			add("worktree", fmt.Sprintf("%s is registered but missing: %v", t.Path, err))
 		}
+		head, err := a.v.Store.Head(ctx, t.Branch)
+		if !t.Pending.IsZero() || err == nil && head != t.Base {
+			// A command may be syncing the folder now: look again under
+			// the tree's lock, and not at all while another holds it.
+			u, unlock, lerr := a.v.Trees.Settled(ctx, t)
+			if lerr != nil {
+				return nil, fmt.Errorf("check the working tree %s: %w", t.Path, lerr)
+			}
+			if u == nil {
+				continue
+			}
+			t = u
+			head, err = a.v.Store.Head(ctx, t.Branch)
+			unlock()
+		}
 		if !t.Pending.IsZero() {
 			add("worktree", fmt.Sprintf("%s has an unfinished sync to %s (any command run there finishes it)", t.Path, t.Pending.Short()))
 		}
-		head, err := a.v.Store.Head(ctx, t.Branch)
 		switch {
 		case err != nil:
 			add("worktree", fmt.Sprintf("%s holds branch %s, which does not exist", t.Path, t.Branch))

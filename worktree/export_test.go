@@ -32,3 +32,6 @@ func (m *Manager) StatRow(ctx context.Context, t *Tree, path string) (FileStat, 
 	r, err := m.st.Stat(ctx, t.ID, path)
 	return r, err == nil
 }
+
+// LockPath is the file whose lock a change of tree t holds.
+func (m *Manager) LockPath(t *Tree) string { return m.lockPath(t) }

@@ -131,6 +131,30 @@ func (m *Manager) CatchUp(ctx context.Context, t *Tree) (*SyncReport, error) {
 	return m.syncHead(ctx, t, nil, true)
 }
 
+// Settled returns t's record read again under the tree's lock, with the
+// function that releases it, so that a check of the tree (cairn doctor)
+// does not take a sync another process is making for one left unfinished;
+// nil when another process holds the lock (it is syncing the folder now)
+// or the tree is gone.
+func (m *Manager) Settled(ctx context.Context, t *Tree) (*Tree, func(), error) {
+	unlock, err := tryLockFile(m.lockPath(t))
+	if errors.Is(err, errLocked) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	u := *t
+	if err := m.reload(ctx, &u); err != nil {
+		unlock()
+		if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+			return nil, nil, nil
+		}
+		return nil, nil, err
+	}
+	return &u, unlock, nil
+}
+
 // syncHead is SyncHeadPrewritten under the tree's lock. With interrupted,
 // a journaled sync is taken for one a dead process left, and finished
 // reading the whole folder; otherwise it is this process's own (a commit

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -379,5 +380,34 @@ func TestSync_StatRows(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"modified a.md (incoming)"}, e.status()); diff != "" {
 		t.Errorf("status mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestSettled: a check of a working tree reads it again under the tree's
+// lock, and not at all while another holder has the lock (a command that
+// is syncing the folder now).
+func TestSettled(t *testing.T) {
+	e := setup(t)
+	u, unlock, err := e.m.Settled(e.ctx, e.wt)
+	if err != nil || u == nil || u.ID != e.wt.ID || u.Path != e.wt.Path {
+		t.Fatalf("Settled of a tree nobody syncs = %+v, %v", u, err)
+	}
+	unlock()
+	f, err := os.OpenFile(e.m.LockPath(e.wt), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	if u, _, err := e.m.Settled(e.ctx, e.wt); err != nil || u != nil {
+		t.Errorf("Settled while another holds the tree's lock = %+v, %v; want nothing", u, err)
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	if u, unlock, err := e.m.Settled(e.ctx, e.wt); err != nil || u == nil {
+		t.Errorf("Settled once the lock is let go = %+v, %v", u, err)
+	} else {
+		unlock()
 	}
 }
