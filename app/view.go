@@ -73,8 +73,8 @@ func (v *View) Name() string { return v.name }
 // Read calls fn with a snapshot of the view: one state of it, consistent
 // for everything fn reads. A view of main or of a commit whose tree main's
 // index holds reads the committed index; any other view applies its
-// difference from main's index inside a transaction that is rolled back,
-// holding the vault's write lock while fn runs, so fn should be quick.
+// difference from main's index in memory, on a snapshot of it, without
+// the vault's write lock (index.Index.View says when a read takes it).
 func (v *View) Read(ctx context.Context, fn func(*Snapshot) error) error {
 	a := v.a
 	st, err := a.mainState(ctx)

@@ -111,7 +111,19 @@ func (ix *Index) Preview(ctx context.Context, b *store.Batch, at, tree cairn.Has
 
 // preview brings an overlay of a snapshot from commit at to tree and calls
 // fn with it and the preview.
-func (ix *Index) preview(ctx context.Context, b *store.Batch, at, tree cairn.Hash, fn func(*overlay, *Preview) error) (err error) {
+func (ix *Index) preview(ctx context.Context, b *store.Batch, at, tree cairn.Hash, fn func(*overlay, *Preview) error) error {
+	return ix.onSnapshot(ctx, b, tree, func(st State) error {
+		if st.Commit != at {
+			return ErrStale
+		}
+		return nil
+	}, fn)
+}
+
+// onSnapshot brings an overlay of a snapshot of the committed index, whose
+// state check accepts, to tree and calls fn with it and the preview.
+func (ix *Index) onSnapshot(ctx context.Context, b *store.Batch, tree cairn.Hash, check func(State) error,
+	fn func(*overlay, *Preview) error) (err error) {
 	snap, err := ix.st.Snapshot(ctx)
 	if err != nil {
 		return fmt.Errorf("index: read a snapshot: %w", err)
@@ -125,8 +137,8 @@ func (ix *Index) preview(ctx context.Context, b *store.Batch, at, tree cairn.Has
 	if err != nil {
 		return err
 	}
-	if st.Commit != at {
-		return ErrStale
+	if err := check(st); err != nil {
+		return err
 	}
 	if st.Tree == store.EmptyTree {
 		return ErrBulk

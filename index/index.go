@@ -158,14 +158,51 @@ func (ix *Index) Update(ctx context.Context) error {
 // errRollback ends a view's transaction without keeping anything.
 var errRollback = errors.New("index view: roll back")
 
-// View applies the difference between the indexed tree and tree inside a
-// write transaction, calls fn with a Reader of the result, and rolls back:
-// nothing is kept. It serves branches, proposals and old commits without
-// indexing them; the cost follows the size of the difference. It holds the
-// write lock while fn runs, so fn should be quick. b, when not nil, holds
-// objects of tree that are not stored (a draft's): they are read from it
-// and never written.
+// View calls fn with a Reader of the index of tree, without keeping it: it
+// serves branches, proposals, drafts and old commits without indexing
+// them, at a cost that follows the size of their difference from the
+// indexed tree. b, when not nil, holds objects of tree that are not stored
+// (a draft's): they are read from it and never written.
+//
+// The difference is applied in memory to a snapshot of the committed index
+// (the overlay the lint gate judges changes on, [Index.Preview]), so a
+// view takes no lock and neither waits for writers nor holds them up:
+// searches merge the snapshot's hits with the changed pages' words, and
+// titles, counts and queries by field merge the snapshot's rows with the
+// overlay's. The one read an overlay does not answer itself, a query of a
+// field's containment (which ignores case as each storage's SQL does), is
+// made in a write transaction of its own, holding the vault's write lock
+// for that call: what it returns (paths, titles) follows from tree alone,
+// so it agrees with the overlay's other answers whatever committed
+// meanwhile. A difference too large to apply in memory (a full build) is
+// applied inside a write transaction that is rolled back, holding the lock
+// while fn runs. fn runs once.
 func (ix *Index) View(ctx context.Context, b *store.Batch, tree cairn.Hash, fn func(*Reader) error) error {
+	batch := b
+	if batch == nil {
+		batch = ix.s.NewBatch()
+	}
+	var fnErr error
+	err := ix.onSnapshot(ctx, batch, tree, func(State) error { return nil }, func(o *overlay, _ *Preview) error {
+		o.locked = func(ctx context.Context, read func(StorageReader) error) error {
+			return ix.lockedView(ctx, b, tree, func(r *Reader) error { return read(r.q) })
+		}
+		fnErr = fn(&Reader{q: o, t: batchTrees{batch}})
+		return nil
+	})
+	if errors.Is(err, ErrBulk) {
+		return ix.lockedView(ctx, b, tree, fn)
+	}
+	if err != nil {
+		return err
+	}
+	return fnErr
+}
+
+// lockedView applies the difference between the indexed tree and tree
+// inside a write transaction, calls fn with a Reader of the result, and
+// rolls back. It holds the write lock while fn runs.
+func (ix *Index) lockedView(ctx context.Context, b *store.Batch, tree cairn.Hash, fn func(*Reader) error) error {
 	var fnErr error
 	err := ix.s.Update(ctx, func(tx *store.Tx) error {
 		if b != nil {

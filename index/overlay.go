@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"iter"
+	"maps"
 	"slices"
 	"strings"
 
@@ -25,9 +27,12 @@ var errBuild = errors.New("index overlay: a full build does not run on an overla
 // It holds the rows the update touched, whole: every file row it read or
 // wrote, every link it wrote, and the changes to the key, citation and
 // lookup tables as sets of rows added and removed. Reads merge those with
-// the base's rows. It keeps no full text: Search, Titles, Stats and the
-// snapshots (Snapshot, SaveSnapshot, SnapshotDrift) are not answered
-// (EINTERNAL). Every write is also journaled, so that a transaction whose
+// the base's rows, a search the base's hits with the words of the pages
+// it wrote, a query by fields the base's answer with the field rows it
+// wrote, the counts the base's adjusted by the rows it changed. A query
+// of a field's containment is answered through locked when it is set; it
+// and the snapshots (Snapshot, SaveSnapshot, SnapshotDrift) are not
+// answered otherwise (EINTERNAL). Every write is also journaled, so that a transaction whose
 // rows are still the base's can be brought to the same state by making
 // the same writes, without reading or parsing again.
 type overlay struct {
@@ -52,9 +57,23 @@ type overlay struct {
 
 	findings map[int64][]lint.Finding // files whose findings were written
 
+	// The full text's changes: the pages written (their title's and
+	// text's words), and the base's pages whose text was deleted (their
+	// words as they were written).
+	texts    map[int64]pageText
+	textGone map[int64]pageText
+
+	// fields are the field rows of the files whose rows the overlay
+	// deleted or wrote: all of them, which the base's are not.
+	fields map[int64][]FieldRow
+
 	// journal is every write, in order, to be made again on a transaction
 	// whose rows are the base's ([Index.ApplyPreview]).
 	journal []func(context.Context, StorageTx) error
+
+	// locked, when set, makes a read the overlay does not answer itself
+	// on the index of the same tree in a write transaction ([Index.View]).
+	locked func(ctx context.Context, read func(StorageReader) error) error
 }
 
 // record adds a write to the journal.
@@ -113,6 +132,8 @@ func newOverlay(base StorageReader, next int64) *overlay {
 		files: map[int64]*FileRow{}, deleted: map[int64]bool{}, keyValues: map[string]bool{},
 		links: map[LinkKey]*LinkRow{}, srcs: map[int64]bool{}, baseLinks: map[int64][]LinkRow{},
 		findings: map[int64][]lint.Finding{},
+		texts:    map[int64]pageText{}, textGone: map[int64]pageText{},
+		fields:   map[int64][]FieldRow{},
 		keys:     newRowSet(func(r KeyRow) string { return r.Value }),
 		cites:    newRowSet(func(r CiteRow) string { return r.Value }),
 		linkKeys: newRowSet(func(r LinkKeyRow) int64 { return r.Hash }),
@@ -658,15 +679,265 @@ func (o *overlay) written(ctx context.Context, id int64, fs []lint.Finding, rule
 	return out, nil
 }
 
-// Stats is not answered on an overlay.
-func (o *overlay) Stats(context.Context) (Stats, error) { return Stats{}, notInOverlay("Stats") }
+// viaLock makes read on the index of the overlay's tree in a write
+// transaction, when the overlay has a way to ([Index.View]); what is
+// not answered on an overlay otherwise.
+func (o *overlay) viaLock(ctx context.Context, what string, read func(StorageReader) error) error {
+	if o.locked == nil {
+		return notInOverlay(what)
+	}
+	return o.locked(ctx, read)
+}
 
-// Titles is not answered on an overlay.
-func (o *overlay) Titles(context.Context) ([]TitleRow, error) { return nil, notInOverlay("Titles") }
+// Stats adjusts the base's counts by the rows of the files, links and
+// findings the overlay changed: the base's rows of each taken away, its
+// own added.
+func (o *overlay) Stats(ctx context.Context) (Stats, error) {
+	st, err := o.base.Stats(ctx)
+	if err != nil {
+		return Stats{}, err
+	}
+	count := func(r *FileRow, sign int) {
+		st.Files += sign
+		if r.Kind == lint.KindPage {
+			st.Pages += sign
+		}
+	}
+	for _, keys := range []iter.Seq[int64]{maps.Keys(o.files), maps.Keys(o.deleted)} {
+		for id := range keys {
+			if _, held := o.files[id]; held && o.deleted[id] {
+				continue // counted once
+			}
+			r, err := o.base.File(ctx, id)
+			switch {
+			case err == nil:
+				count(&r, -1)
+			case cairn.ErrorCode(err) != cairn.ENOTFOUND:
+				return Stats{}, err
+			}
+			if r := o.files[id]; r != nil && !o.deleted[id] {
+				count(r, 1)
+			}
+		}
+	}
+	links := func(rows []LinkRow, sign int) {
+		for _, l := range rows {
+			st.Links += sign
+			if l.Status != statusCodes[markdown.StatusResolved] {
+				st.Broken += sign
+			}
+		}
+	}
+	for src := range o.srcs {
+		base, err := o.baseLinksFrom(ctx, src)
+		if err != nil {
+			return Stats{}, err
+		}
+		links(base, -1)
+		mine, err := o.LinksFrom(ctx, src)
+		if err != nil {
+			return Stats{}, err
+		}
+		links(mine, 1)
+	}
+	for id, fs := range o.findings {
+		base, err := o.base.Findings(ctx, id, "")
+		if err != nil {
+			return Stats{}, err
+		}
+		st.Findings += len(fs) - len(base)
+	}
+	return st, nil
+}
 
-// Search is not answered on an overlay: it keeps no full text.
-func (o *overlay) Search(context.Context, FullTextQuery) ([]SearchHit, error) {
-	return nil, notInOverlay("Search")
+// Titles merges the base's title rows with the overlay's: the rows of the
+// files it holds or deleted are its own, the others the base's.
+func (o *overlay) Titles(ctx context.Context) ([]TitleRow, error) {
+	base, err := o.base.Titles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mine, err := o.basePaths(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TitleRow, 0, len(base)+len(o.files))
+	for _, r := range base {
+		if !mine[r.Path] {
+			out = append(out, r)
+		}
+	}
+	for _, r := range o.files {
+		if r.Kind == lint.KindPage {
+			out = append(out, titleRow(r))
+		}
+	}
+	slices.SortFunc(out, func(a, b TitleRow) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+// basePaths returns the paths, in the base, of the files the overlay
+// holds or deleted: the base's rows it answers for itself.
+func (o *overlay) basePaths(ctx context.Context) (map[string]bool, error) {
+	out := make(map[string]bool, len(o.files)+len(o.deleted))
+	for _, ids := range []iter.Seq[int64]{maps.Keys(o.files), maps.Keys(o.deleted)} {
+		for id := range ids {
+			p, err := o.base.Path(ctx, id)
+			if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+				continue // not in the base
+			}
+			if err != nil {
+				return nil, err
+			}
+			out[p] = true
+		}
+	}
+	return out, nil
+}
+
+// Search merges the base's hits, but for the pages whose text the
+// overlay changed, with the overlay's pages that match, in the order the
+// Storage doc defines, and scores them all by the totals the overlay's
+// changes give (TextStats).
+func (o *overlay) Search(ctx context.Context, q FullTextQuery) ([]SearchHit, error) {
+	if len(q.Terms) == 0 {
+		return nil, cairn.Errorf(cairn.EINVALID, "index: a search needs a word to look for")
+	}
+	stats, err := o.TextStats(ctx, q.Terms)
+	if err != nil {
+		return nil, err
+	}
+	gone := make(map[string]bool, len(o.textGone))
+	for id := range o.textGone {
+		p, err := o.base.Path(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		gone[p] = true
+	}
+	limit := max(q.Limit, 1)
+	bq := q
+	bq.Limit = limit + len(gone) // those the overlay answers for are left out
+	base, err := o.base.Search(ctx, bq)
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]SearchHit, 0, len(base)+len(o.texts))
+	for _, h := range base {
+		if !gone[h.Path] {
+			hits = append(hits, h)
+		}
+	}
+	for id, t := range o.texts {
+		r := o.files[id]
+		if r == nil || q.Type != "" && r.Type != q.Type || !underFolder(r.Path, q.Folder) || !t.holdsAll(t.text, q.Terms) {
+			continue
+		}
+		pageID := r.PageID
+		if pageID == "" {
+			pageID = strings.TrimSuffix(r.Path, ".md")
+		}
+		hits = append(hits, SearchHit{Path: r.Path, ID: pageID, Title: r.Title, Type: r.Type, Blob: r.Blob,
+			InTitle: t.holdsAll(t.title, q.Terms), Words: r.Words})
+	}
+	slices.SortFunc(hits, func(a, b SearchHit) int {
+		if a.InTitle != b.InTitle {
+			if a.InTitle {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(a.Words, b.Words), strings.Compare(a.Path, b.Path))
+	})
+	hits = hits[:min(limit, len(hits))]
+	for i := range hits {
+		hits[i].Score = stats.score(hits[i].Words)
+	}
+	return hits, nil
+}
+
+// TextStats adjusts the base's totals and page counts by the pages whose
+// text the overlay deleted and wrote.
+func (o *overlay) TextStats(ctx context.Context, terms []FullTextTerm) (TextStats, error) {
+	st, err := o.base.TextStats(ctx, terms)
+	if err != nil {
+		return TextStats{}, err
+	}
+	st.Holding = slices.Clone(st.Holding)
+	adjust := func(texts map[int64]pageText, sign int64) {
+		for _, t := range texts {
+			st.Pages += sign
+			st.Words += sign * int64(t.words)
+			for i, term := range terms {
+				st.Holding[i] += sign * int64(t.count(term))
+			}
+		}
+	}
+	adjust(o.textGone, -1)
+	adjust(o.texts, 1)
+	return st, nil
+}
+
+// underFolder reports whether path is under folder (a path ending in "/",
+// compared ignoring ASCII case; "" is every folder), as a search's filter
+// keeps it.
+func underFolder(path, folder string) bool {
+	if len(path) < len(folder) {
+		return false
+	}
+	for i := range len(folder) {
+		if lowerASCII(path[i]) != lowerASCII(folder[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// pageText is a page's full text as the index wrote it: the title's
+// words, and the words of the title and body, each separated by spaces.
+type pageText struct {
+	title, text string
+	words       int // of text
+}
+
+func newPageText(title, text string) pageText {
+	return pageText{title: title, text: text, words: len(strings.Fields(text))}
+}
+
+// holdsAll reports whether the words of s hold every term.
+func (pageText) holdsAll(s string, terms []FullTextTerm) bool {
+	for _, t := range terms {
+		found := false
+		for w := range strings.FieldsSeq(s) {
+			if w == t.Word || t.Prefix && strings.HasPrefix(w, t.Word) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// count is what the page adds to the pages holding term: 1 when it holds
+// the word, for a prefix the number of distinct words it starts.
+func (t pageText) count(term FullTextTerm) int {
+	seen := map[string]bool{}
+	for w := range strings.FieldsSeq(t.text) {
+		if w == term.Word || term.Prefix && strings.HasPrefix(w, term.Word) {
+			seen[w] = true
+		}
+	}
+	return len(seen)
 }
 
 // Snapshot is not answered on an overlay.
@@ -797,22 +1068,154 @@ func (o *overlay) DeleteKeys(_ context.Context, file int64, keys []markdown.Key)
 	return nil
 }
 
-// InsertFields records field rows: an overlay answers no query by field.
+// InsertFields adds field rows to a file's (whose fields the base held
+// none of, or the overlay deleted).
 func (o *overlay) InsertFields(_ context.Context, rows []FieldRow) error {
 	rows = slices.Clone(rows)
 	o.record(func(ctx context.Context, q StorageTx) error { return q.InsertFields(ctx, rows) })
+	for _, r := range rows {
+		o.fields[r.File] = append(o.fields[r.File], r)
+	}
 	return nil
 }
 
-// DeleteFields records the deletion of a file's field rows.
+// DeleteFields removes a file's field rows.
 func (o *overlay) DeleteFields(_ context.Context, file int64) error {
 	o.record(func(ctx context.Context, q StorageTx) error { return q.DeleteFields(ctx, file) })
+	o.fields[file] = []FieldRow{}
 	return nil
 }
 
-// PagesWhere is not answered on an overlay: it keeps no field rows.
-func (o *overlay) PagesWhere(context.Context, string, []FieldQuery) ([]TitleRow, error) {
-	return nil, notInOverlay("PagesWhere")
+// PagesWhere takes the base's answer for the files whose fields the
+// overlay did not change (with their rows as the overlay holds them: a
+// page's type changes only with its fields) and checks the others' field
+// rows itself. A condition of containment (which ignores case as the
+// storage's SQL does) is answered through locked.
+func (o *overlay) PagesWhere(ctx context.Context, typ string, where []FieldQuery) ([]TitleRow, error) {
+	for _, w := range where {
+		if w.Op == OpContains {
+			var rows []TitleRow
+			err := o.viaLock(ctx, "PagesWhere", func(q StorageReader) (err error) {
+				rows, err = q.PagesWhere(ctx, typ, where)
+				return err
+			})
+			return rows, err
+		}
+	}
+	base, err := o.base.PagesWhere(ctx, typ, where)
+	if err != nil {
+		return nil, err
+	}
+	// The base's rows of files whose fields the overlay changed, or
+	// deleted, are left out; those it only holds are its rows; those it
+	// holds, new or with fields changed, it checks.
+	ids := make(map[int64]bool, len(o.fields)+len(o.deleted)+len(o.files))
+	for _, keys := range []iter.Seq[int64]{maps.Keys(o.fields), maps.Keys(o.deleted), maps.Keys(o.files)} {
+		for id := range keys {
+			ids[id] = true
+		}
+	}
+	changed := make(map[string]bool, len(ids))
+	held := make(map[string]*FileRow, len(ids))
+	var check []*FileRow
+	for id := range ids {
+		p, err := o.base.Path(ctx, id)
+		inBase := err == nil
+		if err != nil && cairn.ErrorCode(err) != cairn.ENOTFOUND {
+			return nil, err
+		}
+		_, fieldsChanged := o.fields[id]
+		r := o.files[id]
+		switch {
+		case inBase && (fieldsChanged || o.deleted[id]):
+			changed[p] = true
+		case inBase && r != nil:
+			held[p] = r
+		}
+		if r != nil && !o.deleted[id] && (!inBase || fieldsChanged) {
+			check = append(check, r)
+		}
+	}
+	out := make([]TitleRow, 0, len(base))
+	for _, t := range base {
+		if changed[t.Path] {
+			continue
+		}
+		if r := held[t.Path]; r != nil {
+			t = titleRow(r)
+		}
+		out = append(out, t)
+	}
+	for _, r := range check {
+		if r.Kind != lint.KindPage || typ != "" && r.Type != typ || !fieldsMeet(o.fields[r.ID], where) {
+			continue
+		}
+		out = append(out, titleRow(r))
+	}
+	slices.SortFunc(out, func(a, b TitleRow) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+func titleRow(r *FileRow) TitleRow {
+	return TitleRow{Path: r.Path, Title: r.Title, Type: r.Type, Aliases: r.Aliases, Inbound: r.Inbound}
+}
+
+// fieldsMeet reports whether a page's field rows meet every condition, as
+// a storage's PagesWhere selects them (FieldQuery; Groups): each group met
+// by one row, and a != met by no row.
+func fieldsMeet(rows []FieldRow, where []FieldQuery) bool {
+	for _, group := range Groups(where) {
+		met := slices.ContainsFunc(rows, func(r FieldRow) bool {
+			if r.Name != group[0].Name {
+				return false
+			}
+			for _, c := range group {
+				if !fieldMeets(r, c) {
+					return false
+				}
+			}
+			return true
+		})
+		if !met {
+			return false
+		}
+		if w := group[0]; w.Op == OpNe && slices.ContainsFunc(rows, func(r FieldRow) bool {
+			return r.Name == w.Name && fieldMeets(r, FieldQuery{Name: w.Name, Op: OpEq, Value: w.Value})
+		}) {
+			return false
+		}
+	}
+	return true
+}
+
+// fieldMeets reports whether one field row meets a condition on its field
+// (!= and a field's presence are met by every row; see fieldsMeet).
+func fieldMeets(r FieldRow, c FieldQuery) bool {
+	n, num := c.Num()
+	switch c.Op {
+	case OpEq:
+		return r.Value == c.Value || num && r.Num != nil && *r.Num == n
+	case OpLt, OpLe, OpGt, OpGe:
+		var d int
+		if num {
+			if r.Num == nil {
+				return false
+			}
+			d = cmp.Compare(*r.Num, n)
+		} else {
+			d = strings.Compare(r.Value, c.Value)
+		}
+		switch c.Op {
+		case OpLt:
+			return d < 0
+		case OpLe:
+			return d <= 0
+		case OpGt:
+			return d > 0
+		}
+		return d >= 0
+	}
+	return true
 }
 
 // InsertCites adds citation rows.
@@ -925,15 +1328,21 @@ func (o *overlay) DeleteFindings(_ context.Context, file int64) error {
 	return nil
 }
 
-// WriteText is only journaled: an overlay answers no full-text search.
+// WriteText keeps the page's words.
 func (o *overlay) WriteText(_ context.Context, id int64, title, text string) error {
 	o.record(func(ctx context.Context, q StorageTx) error { return q.WriteText(ctx, id, title, text) })
+	o.texts[id] = newPageText(title, text)
 	return nil
 }
 
-// DeleteText is only journaled.
+// DeleteText drops the page's words written, or notes the base's as gone.
 func (o *overlay) DeleteText(_ context.Context, id int64, text string) error {
 	o.record(func(ctx context.Context, q StorageTx) error { return q.DeleteText(ctx, id, text) })
+	if _, written := o.texts[id]; written {
+		delete(o.texts, id)
+		return nil
+	}
+	o.textGone[id] = newPageText("", text)
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -414,3 +415,215 @@ func picture(ctx context.Context, r index.StorageReader) (string, error) {
 	add("tree %s", st.Tree.Short())
 	return strings.Join(out, "\n"), nil
 }
+
+// TestIndex_ViewMatchesCommitted runs random edit sequences and reads each
+// change, before committing it, through a view (the overlay of a snapshot,
+// no lock), then through main's index once it is committed: every read of
+// a Reader (pages, links, findings, titles, counts, fields, and searches by
+// words, prefixes, phrases, type and folder, with small and large limits)
+// answers the same, scores to within rounding.
+func TestIndex_ViewMatchesCommitted(t *testing.T) {
+	seeds, steps := 3, 25
+	if testing.Short() {
+		seeds, steps = 2, 10
+	}
+	viewed := 0
+	for seed := range seeds {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			e := setup(t)
+			g := newGen(uint64(300 + seed))
+			for step := range steps {
+				head, tree, b := e.stage(g.edits())
+				var inView string
+				err := e.ix.View(e.ctx, b, tree, func(r *index.Reader) error {
+					var err error
+					inView, err = readerPicture(e.ctx, r)
+					return err
+				})
+				if err != nil {
+					t.Fatalf("step %d: view: %v", step, err)
+				}
+				e.commitTree(b, head, tree)
+				want, err := readerPicture(e.ctx, e.ix.Main())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want, inView); diff != "" {
+					t.Fatalf("step %d: reads (-committed +view):\n%s", step, diff)
+				}
+				viewed++
+			}
+		})
+	}
+	if viewed < seeds*steps {
+		t.Errorf("only %d of %d changes were viewed", viewed, seeds*steps)
+	}
+}
+
+// TestIndex_ViewTakesNoLock: while another transaction holds the write
+// lock, a view of a draft answers its reads, searches and counts
+// included; a query of a field's containment, which the overlay answers in
+// a write transaction of its own, waits for the lock.
+func TestIndex_ViewTakesNoLock(t *testing.T) {
+	e := setup(t)
+	e.commit(map[string]string{"a.md": "# Alpha\n\n[[b]] gardens", "b.md": "# Beta\n\nhello gardens"})
+	_, tree, b := e.stage(map[string]string{"c.md": "---\ntitle: Gamma\n---\n[[a]] gardens of gamma", "b.md": ""})
+	holding, release := make(chan struct{}), make(chan struct{})
+	locked := make(chan error, 1)
+	go func() {
+		locked <- e.s.Update(e.ctx, func(tx *store.Tx) error {
+			close(holding)
+			<-release
+			return nil
+		})
+	}()
+	<-holding
+	ctx, cancel := context.WithTimeout(e.ctx, 2*time.Second)
+	defer cancel()
+	var found []index.SearchResult
+	var titles []index.Title
+	var broken []lint.Finding
+	err := e.ix.View(ctx, b, tree, func(r *index.Reader) error {
+		var err error
+		if found, err = r.Search(ctx, index.SearchQuery{Text: "gardens"}); err != nil {
+			return err
+		}
+		if titles, err = r.Titles(ctx); err != nil {
+			return err
+		}
+		if broken, err = r.Findings(ctx, index.FindingFilter{Rule: lint.BrokenLink}); err != nil {
+			return err
+		}
+		st, err := r.Stats(ctx)
+		if err == nil && (st.Pages != 2 || st.Links != 2 || st.Broken != 1) {
+			err = fmt.Errorf("stats = %+v, want 2 pages, 2 links, 1 broken", st)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("a view beside the write lock: %v", err)
+	}
+	var paths []string
+	for _, f := range found {
+		paths = append(paths, f.Path)
+	}
+	if !slices.Equal(paths, []string{"c.md", "a.md"}) && !slices.Equal(paths, []string{"a.md", "c.md"}) {
+		t.Errorf("search in the view = %v, want a.md and c.md", paths)
+	}
+	if len(titles) != 2 || titles[0].Path != "a.md" || titles[1].Path != "c.md" {
+		t.Errorf("titles in the view = %+v", titles)
+	}
+	if len(broken) != 1 || broken[0].Page != "a.md" {
+		t.Errorf("broken links in the view = %+v, want a.md's", broken)
+	}
+	// A field's containment waits for the lock, here past the deadline.
+	contains := []index.FieldQuery{{Name: "title", Op: index.OpContains, Value: "amm"}}
+	short, cancel2 := context.WithTimeout(e.ctx, 300*time.Millisecond)
+	defer cancel2()
+	err = e.ix.View(short, b, tree, func(r *index.Reader) error {
+		_, err := r.Where(short, "", contains)
+		return err
+	})
+	if err == nil {
+		t.Errorf("a containment in a view answered while another transaction held the write lock")
+	}
+	close(release)
+	if err := <-locked; err != nil {
+		t.Fatal(err)
+	}
+	err = e.ix.View(e.ctx, b, tree, func(r *index.Reader) error {
+		ts, err := r.Where(e.ctx, "", contains)
+		if err == nil && (len(ts) != 1 || ts[0].Path != "c.md") {
+			err = fmt.Errorf("pages whose title holds amm = %+v, want c.md", ts)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readerPicture describes what a Reader answers.
+func readerPicture(ctx context.Context, r *index.Reader) (string, error) {
+	var out []string
+	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	titles, err := r.Titles(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, ti := range titles {
+		add("title %+v", ti)
+		p, err := r.Page(ctx, ti.Path)
+		if err != nil {
+			return "", err
+		}
+		add("page %+v", *p)
+		links, err := r.Links(ctx, ti.Path)
+		if err != nil {
+			return "", err
+		}
+		back, err := r.Backlinks(ctx, ti.Path)
+		if err != nil {
+			return "", err
+		}
+		add("links %+v back %+v", links, back)
+	}
+	for _, ref := range append(slices.Clone(names0), titles0()...) {
+		to, err := r.Resolve(ctx, ref)
+		add("resolve %s: %s %v", ref, to, cairn.ErrorCode(err))
+	}
+	fs, err := r.Findings(ctx, index.FindingFilter{})
+	if err != nil {
+		return "", err
+	}
+	for _, f := range fs {
+		add("finding %s", f.Key())
+	}
+	st, err := r.Stats(ctx)
+	if err != nil {
+		return "", err
+	}
+	add("stats %+v", st)
+	for _, q := range []struct {
+		typ   string
+		where []index.FieldQuery
+	}{
+		{"", nil},
+		{"concept", nil},
+		{"", []index.FieldQuery{{Name: "n", Op: index.OpGt, Value: "5"}}},
+		{"", []index.FieldQuery{{Name: "n", Op: index.OpGt, Value: "2"}, {Name: "n", Op: index.OpLe, Value: "12"}}},
+		{"", []index.FieldQuery{{Name: "n", Op: index.OpNe, Value: "3"}}},
+		{"", []index.FieldQuery{{Name: "n", Op: index.OpGt, Value: "3"}}},
+		{"", []index.FieldQuery{{Name: "n", Op: index.OpGe, Value: "12"}}},
+		{"", []index.FieldQuery{{Name: "n", Op: index.OpLt, Value: "12"}}},
+		{"", []index.FieldQuery{{Name: "n", Op: index.OpLe, Value: "3"}}},
+		{"", []index.FieldQuery{{Name: "n", Op: index.OpGe, Value: "x"}}},
+		{"", []index.FieldQuery{{Name: "n"}}},
+		{"summary", []index.FieldQuery{{Name: "n", Op: index.OpEq, Value: "x"}}},
+		{"", []index.FieldQuery{{Name: "title", Op: index.OpEq, Value: "Alpha"}}},
+		{"", []index.FieldQuery{{Name: "title", Op: index.OpLt, Value: "C"}}},
+		{"", []index.FieldQuery{{Name: "aliases", Op: index.OpEq, Value: "alpha"}, {Name: "sources"}}},
+		{"", []index.FieldQuery{{Name: "title", Op: index.OpContains, Value: "PH"}}},
+	} {
+		ts, err := r.Where(ctx, q.typ, q.where)
+		if err != nil {
+			return "", err
+		}
+		add("where %s %v: %+v", q.typ, q.where, ts)
+	}
+	for _, text := range []string{"gardens", "alpha", "part", "see", "a*", "ga*", "home", "words gardens",
+		`"about gardens"`, "gardens type:concept", "gardens folder:notes", "b* folder:a/b", "zzz", "shared gardens"} {
+		for _, limit := range []int{1, 3, 100} {
+			res, err := r.Search(ctx, index.SearchQuery{Text: text, Limit: limit})
+			if err != nil {
+				return "", fmt.Errorf("search %q: %w", text, err)
+			}
+			for i, h := range res {
+				add("search %q limit %d #%d: %s %s %q %s score %.9f snippet %q %v", text, limit, i, h.Path, h.ID, h.Title, h.Type, h.Score, h.Snippet, h.Matches)
+			}
+		}
+	}
+	return strings.Join(out, "\n"), nil
+}
+
+func titles0() []string { return titles }

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"math"
 
 	"cairn"
 	"cairn/lint"
@@ -143,6 +144,9 @@ type StorageReader interface {
 	// order the Storage doc describes. An expression the engine cannot
 	// run is an error; q has at least one term.
 	Search(ctx context.Context, q FullTextQuery) ([]SearchHit, error)
+	// TextStats returns the totals and the terms' page counts the scores
+	// of a search for terms weigh by.
+	TextStats(ctx context.Context, terms []FullTextTerm) (TextStats, error)
 	// Snapshot returns every row of the index, with file ids replaced by
 	// paths, as sorted lines per table: two indexes of one tree in one
 	// implementation have equal snapshots ([Index.Check]).
@@ -439,4 +443,38 @@ type SearchHit struct {
 	Score float64
 	// InTitle says the page's title holds every term.
 	InTitle bool
+	// Words is the page's [FileRow.Words], which ranks it.
+	Words int
 }
+
+// TextStats are what a search's scores weigh by ([Storage]'s BM25): the
+// pages in the full text, the words they hold in all, and for each term of
+// a query how many pages hold it (for a prefix, the sum over the words it
+// starts). Broad marks a prefix that starts more words than a storage
+// sums: it counts as being in every page.
+type TextStats struct {
+	Pages, Words int64
+	Holding      []int64
+	Broad        []bool
+}
+
+// score returns BM25 of a page of words words that holds every term.
+func (s TextStats) score(words int) float64 {
+	if s.Pages <= 0 {
+		return 0
+	}
+	idf := 0.0
+	for i, n := range s.Holding {
+		n := min(n, s.Pages)
+		if s.Broad[i] {
+			n = s.Pages
+		}
+		idf += math.Log(1 + (float64(s.Pages)-float64(n)+0.5)/(float64(n)+0.5))
+	}
+	avg := max(float64(s.Words)/float64(s.Pages), 1)
+	norm := 1 - bm25B + bm25B*float64(words)/avg
+	return idf * (bm25K1 + 1) / (1 + bm25K1*norm)
+}
+
+// BM25's parameters ([Storage]).
+const bm25K1, bm25B = 1.2, 0.75

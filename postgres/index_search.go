@@ -124,7 +124,34 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 	for i, h := range hits {
 		norm := 1 - bm25B + bm25B*float64(h.words)/avgWords
 		h.Score = idf * (bm25K1 + 1) / (1 + bm25K1*norm)
+		h.Words = int(h.words)
 		out[i] = h.SearchHit
+	}
+	return out, nil
+}
+
+// TextStats returns the full text's totals and the pages holding each
+// term, as Search weighs by them.
+func (r *indexReader) TextStats(ctx context.Context, terms []index.FullTextTerm) (index.TextStats, error) {
+	if r.w != nil {
+		if err := r.w.saveText(ctx); err != nil {
+			return index.TextStats{}, err
+		}
+	}
+	var st searchTotals
+	if err := r.queryRow(ctx, `SELECT pages, words, more FROM fts_stats WHERE id = 1`, nil, &st.pages, &st.words, &st.more); err != nil {
+		return index.TextStats{}, fmt.Errorf("index: search: %w", err)
+	}
+	out := index.TextStats{Pages: st.pages, Words: st.words, Holding: make([]int64, len(terms)), Broad: make([]bool, len(terms))}
+	if len(terms) == 0 {
+		return out, nil
+	}
+	lo, hi := vocabRanges(terms)
+	if err := r.queryRow(ctx, `WITH `+vocabCTE(1, 2)+` SELECT `+vocabColumns, []any{lo, hi}, &st.vocabWords, &st.vocabPages); err != nil {
+		return index.TextStats{}, fmt.Errorf("index: search: %w", err)
+	}
+	for i := range terms {
+		out.Holding[i], out.Broad[i] = st.vocabPages[i], st.vocabWords[i] > prefixWords
 	}
 	return out, nil
 }

@@ -118,13 +118,36 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 	}
 	idf := 0.0
 	for _, n := range holding {
+		n = min(n, float64(st.pages))
 		idf += math.Log(1 + (float64(st.pages)-n+0.5)/(n+0.5))
 	}
 	out := make([]index.SearchHit, len(hits))
 	for i, h := range hits {
 		norm := 1 - bm25B + bm25B*float64(h.words)/st.avgWords
 		h.Score = idf * (bm25K1 + 1) / (1 + bm25K1*norm)
+		h.Words = int(h.words)
 		out[i] = h.SearchHit
+	}
+	return out, nil
+}
+
+// TextStats returns the full text's totals and the pages holding each
+// term, as Search weighs by them.
+func (r *indexReader) TextStats(ctx context.Context, terms []index.FullTextTerm) (index.TextStats, error) {
+	st, err := r.textTotals(ctx)
+	if err != nil {
+		return index.TextStats{}, err
+	}
+	out := index.TextStats{Pages: st.pages, Words: st.words, Holding: make([]int64, len(terms)), Broad: make([]bool, len(terms))}
+	if st.pages == 0 {
+		return out, nil
+	}
+	holding, broad, err := r.pagesHolding(ctx, terms, st.pages)
+	if err != nil {
+		return index.TextStats{}, err
+	}
+	for i, n := range holding {
+		out.Holding[i], out.Broad[i] = int64(n), broad[i]
 	}
 	return out, nil
 }
@@ -265,8 +288,8 @@ func (s *search) query(ctx context.Context, table string, limit int, exclude []i
 
 // pagesHolding returns, for each term, how many pages of the full text
 // hold it, from fts_words: for a prefix, the sum over the words it starts
-// (up to prefixWords of them, else every page), at most pages; and which
-// terms are prefixes that start more than prefixWords words.
+// (up to prefixWords of them, else every page), which may exceed pages;
+// and which terms are prefixes that start more than prefixWords words.
 func (r *indexReader) pagesHolding(ctx context.Context, terms []index.FullTextTerm, pages int64) ([]float64, []bool, error) {
 	out := make([]float64, len(terms))
 	broad := make([]bool, len(terms))
@@ -289,15 +312,15 @@ func (r *indexReader) pagesHolding(ctx context.Context, terms []index.FullTextTe
 		if err != nil {
 			return nil, nil, fmt.Errorf("index: search: pages holding %q: %w", t.Word, translate(err))
 		}
-		out[i] = min(n, float64(pages))
+		out[i] = n
 	}
 	return out, broad, nil
 }
 
 // textTotals are the full text's totals that BM25 weighs by.
 type textTotals struct {
-	pages    int64
-	avgWords float64
+	pages, words int64
+	avgWords     float64
 }
 
 // textTotals reads FTS5's own totals (its averages record, row 1 of
@@ -321,7 +344,7 @@ func (r *indexReader) textTotals(ctx context.Context) (textTotals, error) {
 		return textTotals{}, cairn.Errorf(cairn.EINTERNAL, "index: search: the full text's totals do not decode (%x)", block).
 			WithHint("Try: cairn reindex")
 	}
-	t := textTotals{pages: int64(rows)}
+	t := textTotals{pages: int64(rows), words: int64(words)}
 	if rows > 0 {
 		t.avgWords = max(float64(words)/float64(rows), 1)
 	}

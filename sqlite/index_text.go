@@ -231,6 +231,14 @@ func (t *indexTx) Search(ctx context.Context, q index.FullTextQuery) ([]index.Se
 	return t.indexReader.Search(ctx, q)
 }
 
+// TextStats is indexReader.TextStats of what the transaction wrote so far.
+func (t *indexTx) TextStats(ctx context.Context, terms []index.FullTextTerm) (index.TextStats, error) {
+	if err := t.flushText(ctx); err != nil {
+		return index.TextStats{}, err
+	}
+	return t.indexReader.TextStats(ctx, terms)
+}
+
 // Snapshot is indexReader.Snapshot of what the transaction wrote so far.
 func (t *indexTx) Snapshot(ctx context.Context) (map[string][]string, error) {
 	if err := t.flushText(ctx); err != nil {

@@ -68,23 +68,32 @@ func TestPostgres_DoctorBesideWriters(t *testing.T) {
 // when the check was too short for three writes to land beside it.
 func doctorBesideWriters(t *testing.T, dir string, write func(round, n int) result) {
 	t.Helper()
+	besideLong(t, dir, []string{"doctor"}, write)
+}
+
+// besideLong runs cairn with args long at dir, twice, and short, a command
+// of a child process (the n-th of the round), over and over while each
+// runs. It fails when short fails, when the long command fails, or when
+// the long command was too short for three of short to end beside it.
+func besideLong(t *testing.T, dir string, long []string, short func(round, n int) result) {
+	t.Helper()
 	for round := range 2 {
-		doctor := exec.Command(cairnBin(t), "doctor")
-		doctor.Dir, doctor.Env = dir, append(os.Environ(), "CAIRN_USER=tester")
-		out, err := os.CreateTemp(t.TempDir(), "doctor")
+		cmd := exec.Command(cairnBin(t), long...)
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), "CAIRN_USER=tester")
+		out, err := os.CreateTemp(t.TempDir(), "long")
 		if err != nil {
 			t.Fatal(err)
 		}
-		doctor.Stdout, doctor.Stderr = out, out
+		cmd.Stdout, cmd.Stderr = out, out
 		start := time.Now()
-		if err := doctor.Start(); err != nil {
+		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		var doctorErr error
+		var longErr error
 		var took time.Duration
 		done := make(chan struct{})
 		go func() {
-			doctorErr = doctor.Wait()
+			longErr = cmd.Wait()
 			took = time.Since(start)
 			close(done)
 		}()
@@ -96,23 +105,23 @@ func doctorBesideWriters(t *testing.T, dir string, write func(round, n int) resu
 				return false
 			}
 		}
-		writes, during := 0, 0
+		n, during := 0, 0
 		for !finished() {
-			if r := write(round, writes); r.code != 0 {
-				t.Fatalf("round %d: write %d, %v into cairn doctor: exit %d\n%s%s", round, writes, time.Since(start).Round(time.Millisecond), r.code, r.stdout, r.stderr)
+			if r := short(round, n); r.code != 0 {
+				t.Fatalf("round %d: command %d, %v into cairn %s: exit %d\n%s%s", round, n, time.Since(start).Round(time.Millisecond), long[0], r.code, r.stdout, r.stderr)
 			}
-			writes++
+			n++
 			if !finished() {
-				during++ // it landed while the check ran
+				during++ // it ended while the long command ran
 			}
 		}
-		if doctorErr != nil {
+		if longErr != nil {
 			b, _ := os.ReadFile(out.Name())
-			t.Fatalf("round %d: cairn doctor: %v\n%s", round, doctorErr, b)
+			t.Fatalf("round %d: cairn %s: %v\n%s", round, long[0], longErr, b)
 		}
-		t.Logf("round %d: cairn doctor took %v; %d writes landed while it ran", round, took.Round(time.Millisecond), during)
+		t.Logf("round %d: cairn %s took %v; %d commands ended while it ran", round, long[0], took.Round(time.Millisecond), during)
 		if took < 2*time.Second || during < 3 {
-			t.Fatalf("round %d: cairn doctor took %v and %d writes landed beside it; the test needs a longer check", round, took, during)
+			t.Fatalf("round %d: cairn %s took %v and %d commands ended beside it; the test needs a longer one", round, long[0], took, during)
 		}
 	}
 }
