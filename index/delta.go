@@ -62,6 +62,30 @@ func (ix *Index) Apply(ctx context.Context, tx *store.Tx, tree cairn.Hash) (*Del
 	return d, nil
 }
 
+// SnapshotLimiter is a Storage whose snapshots hold a connection of a
+// pool that the reads of trees and contents share: a view or preview
+// holds its snapshot while it reads them, so as many snapshots as the
+// pool has connections would each wait for one more, for ever.
+// MaxSnapshots is how many may be open at once; the index waits for one
+// to close before it opens another.
+type SnapshotLimiter interface {
+	MaxSnapshots() int
+}
+
+// snapshotSlot waits until a snapshot may be opened ([SnapshotLimiter])
+// and returns the function that frees its place.
+func (ix *Index) snapshotSlot(ctx context.Context) (func(), error) {
+	if ix.snapshots == nil {
+		return func() {}, nil
+	}
+	select {
+	case ix.snapshots <- struct{}{}:
+		return func() { <-ix.snapshots }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("index: wait for a snapshot: %w", ctx.Err())
+	}
+}
+
 // ErrStale is what [Index.Preview] returns when the committed index no
 // longer reflects the commit the caller judged against: main moved.
 var ErrStale = errors.New("the index reflects another commit of main")
@@ -120,10 +144,16 @@ func (ix *Index) preview(ctx context.Context, b *store.Batch, at, tree cairn.Has
 	}, fn)
 }
 
-// onSnapshot brings an overlay of a snapshot of the committed index, whose
-// state check accepts, to tree and calls fn with it and the preview.
+// onSnapshot brings an overlay of a snapshot of the committed index to
+// tree and calls fn with it and the preview. A preview's check accepts the
+// snapshot's state, and its Delta is kept; a view (check nil) keeps none.
 func (ix *Index) onSnapshot(ctx context.Context, b *store.Batch, tree cairn.Hash, check func(State) error,
 	fn func(*overlay, *Preview) error) (err error) {
+	release, err := ix.snapshotSlot(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	snap, err := ix.st.Snapshot(ctx)
 	if err != nil {
 		return fmt.Errorf("index: read a snapshot: %w", err)
@@ -137,8 +167,10 @@ func (ix *Index) onSnapshot(ctx context.Context, b *store.Batch, tree cairn.Hash
 	if err != nil {
 		return err
 	}
-	if err := check(st); err != nil {
-		return err
+	if check != nil {
+		if err := check(st); err != nil {
+			return err
+		}
 	}
 	if st.Tree == store.EmptyTree {
 		return ErrBulk
@@ -148,7 +180,10 @@ func (ix *Index) onSnapshot(ctx context.Context, b *store.Batch, tree cairn.Hash
 		return err
 	}
 	o := newOverlay(snap, next)
-	pv := &Preview{Delta: &Delta{}, base: st, next: next}
+	pv := &Preview{base: st, next: next}
+	if check != nil {
+		pv.Delta = &Delta{}
+	}
 	if err := ix.apply(ctx, o, batchTrees{b}, st.Tree, tree, pv.Delta); err != nil {
 		if errors.Is(err, errBuild) {
 			return ErrBulk

@@ -44,6 +44,9 @@ type Index struct {
 	log *slog.Logger
 	// types are the compiled types of recent trees.
 	types typeCache
+	// snapshots holds a place for each open snapshot, when the storage
+	// bounds them (SnapshotLimiter).
+	snapshots chan struct{}
 }
 
 // New returns the index over the store s, keeping its rows in st, which
@@ -53,7 +56,11 @@ func New(s *store.Store, st Storage, opts *Options) *Index {
 	if opts == nil {
 		opts = &Options{}
 	}
-	return &Index{s: s, st: st, log: cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	ix := &Index{s: s, st: st, log: cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	if l, ok := st.(SnapshotLimiter); ok {
+		ix.snapshots = make(chan struct{}, max(1, l.MaxSnapshots()))
+	}
+	return ix
 }
 
 // inTx calls fn with the index's rows inside tx, and releases them.
@@ -183,20 +190,21 @@ func (ix *Index) View(ctx context.Context, b *store.Batch, tree cairn.Hash, fn f
 		batch = ix.s.NewBatch()
 	}
 	var fnErr error
-	err := ix.onSnapshot(ctx, batch, tree, func(State) error { return nil }, func(o *overlay, _ *Preview) error {
+	ran := false
+	err := ix.onSnapshot(ctx, batch, tree, nil, func(o *overlay, _ *Preview) error {
 		o.locked = func(ctx context.Context, read func(StorageReader) error) error {
 			return ix.lockedView(ctx, b, tree, func(r *Reader) error { return read(r.q) })
 		}
-		fnErr = fn(&Reader{q: o, t: batchTrees{batch}})
+		ran, fnErr = true, fn(&Reader{q: o, t: batchTrees{batch}})
 		return nil
 	})
-	if errors.Is(err, ErrBulk) {
+	switch {
+	case ran && fnErr != nil:
+		return fnErr // what fn met, whatever closing the snapshot then met
+	case errors.Is(err, ErrBulk):
 		return ix.lockedView(ctx, b, tree, fn)
 	}
-	if err != nil {
-		return err
-	}
-	return fnErr
+	return err
 }
 
 // lockedView applies the difference between the indexed tree and tree

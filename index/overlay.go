@@ -41,6 +41,7 @@ type overlay struct {
 	state   *State
 	nextID  int64
 	files   map[int64]*FileRow // rows read or written; absent: the base's
+	changed map[int64]bool     // files whose rows were inserted or changed
 	deleted map[int64]bool     // files deleted
 	depths0 bool               // ClearDepths ran: base depths read as -1
 
@@ -129,7 +130,7 @@ func (s *rowSet[K, T]) merge(base []T, k K, match func(T) bool) []T {
 func newOverlay(base StorageReader, next int64) *overlay {
 	return &overlay{
 		base: base, nextID: next,
-		files: map[int64]*FileRow{}, deleted: map[int64]bool{}, keyValues: map[string]bool{},
+		files: map[int64]*FileRow{}, changed: map[int64]bool{}, deleted: map[int64]bool{}, keyValues: map[string]bool{},
 		links: map[LinkKey]*LinkRow{}, srcs: map[int64]bool{}, baseLinks: map[int64][]LinkRow{},
 		findings: map[int64][]lint.Finding{},
 		texts:    map[int64]pageText{}, textGone: map[int64]pageText{},
@@ -689,10 +690,25 @@ func (o *overlay) viaLock(ctx context.Context, what string, read func(StorageRea
 	return o.locked(ctx, read)
 }
 
+// overlayLookups is the most rows of the base a read of an overlay looks
+// up one at a time (Stats, Titles, PagesWhere: the base's rows of what the
+// overlay changed). A change that touched more (a new index.md, a lint
+// setting: every file's depth or findings) is read through locked, in a
+// write transaction of its own, when the overlay has it.
+const overlayLookups = 500
+
 // Stats adjusts the base's counts by the rows of the files, links and
 // findings the overlay changed: the base's rows of each taken away, its
 // own added.
 func (o *overlay) Stats(ctx context.Context) (Stats, error) {
+	if o.locked != nil && len(o.changed)+len(o.deleted)+len(o.srcs)+len(o.findings) > overlayLookups {
+		var st Stats
+		err := o.locked(ctx, func(q StorageReader) (err error) {
+			st, err = q.Stats(ctx)
+			return err
+		})
+		return st, err
+	}
 	st, err := o.base.Stats(ctx)
 	if err != nil {
 		return Stats{}, err
@@ -703,21 +719,16 @@ func (o *overlay) Stats(ctx context.Context) (Stats, error) {
 			st.Pages += sign
 		}
 	}
-	for _, keys := range []iter.Seq[int64]{maps.Keys(o.files), maps.Keys(o.deleted)} {
-		for id := range keys {
-			if _, held := o.files[id]; held && o.deleted[id] {
-				continue // counted once
-			}
-			r, err := o.base.File(ctx, id)
-			switch {
-			case err == nil:
-				count(&r, -1)
-			case cairn.ErrorCode(err) != cairn.ENOTFOUND:
-				return Stats{}, err
-			}
-			if r := o.files[id]; r != nil && !o.deleted[id] {
-				count(r, 1)
-			}
+	for id := range o.changedFiles() {
+		r, err := o.base.File(ctx, id)
+		switch {
+		case err == nil:
+			count(&r, -1)
+		case cairn.ErrorCode(err) != cairn.ENOTFOUND:
+			return Stats{}, err
+		}
+		if r := o.files[id]; r != nil && !o.deleted[id] {
+			count(r, 1)
 		}
 	}
 	links := func(rows []LinkRow, sign int) {
@@ -750,48 +761,57 @@ func (o *overlay) Stats(ctx context.Context) (Stats, error) {
 	return st, nil
 }
 
+// changedFiles returns the ids of the files whose rows the overlay
+// inserted, changed or deleted (not those it only read).
+func (o *overlay) changedFiles() map[int64]bool {
+	out := make(map[int64]bool, len(o.changed)+len(o.deleted))
+	for _, ids := range []iter.Seq[int64]{maps.Keys(o.changed), maps.Keys(o.deleted)} {
+		for id := range ids {
+			out[id] = true
+		}
+	}
+	return out
+}
+
 // Titles merges the base's title rows with the overlay's: the rows of the
-// files it holds or deleted are its own, the others the base's.
+// files it changed or deleted are its own, the others the base's.
 func (o *overlay) Titles(ctx context.Context) ([]TitleRow, error) {
+	changed := o.changedFiles()
+	if o.locked != nil && len(changed) > overlayLookups {
+		var rows []TitleRow
+		err := o.locked(ctx, func(q StorageReader) (err error) {
+			rows, err = q.Titles(ctx)
+			return err
+		})
+		return rows, err
+	}
 	base, err := o.base.Titles(ctx)
 	if err != nil {
 		return nil, err
 	}
-	mine, err := o.basePaths(ctx)
-	if err != nil {
-		return nil, err
+	mine := make(map[string]bool, len(changed))
+	for id := range changed {
+		p, err := o.base.Path(ctx, id)
+		if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+			continue // not in the base
+		}
+		if err != nil {
+			return nil, err
+		}
+		mine[p] = true
 	}
-	out := make([]TitleRow, 0, len(base)+len(o.files))
+	out := make([]TitleRow, 0, len(base)+len(o.changed))
 	for _, r := range base {
 		if !mine[r.Path] {
 			out = append(out, r)
 		}
 	}
-	for _, r := range o.files {
-		if r.Kind == lint.KindPage {
+	for id := range o.changed {
+		if r := o.files[id]; r != nil && r.Kind == lint.KindPage {
 			out = append(out, titleRow(r))
 		}
 	}
 	slices.SortFunc(out, func(a, b TitleRow) int { return strings.Compare(a.Path, b.Path) })
-	return out, nil
-}
-
-// basePaths returns the paths, in the base, of the files the overlay
-// holds or deleted: the base's rows it answers for itself.
-func (o *overlay) basePaths(ctx context.Context) (map[string]bool, error) {
-	out := make(map[string]bool, len(o.files)+len(o.deleted))
-	for _, ids := range []iter.Seq[int64]{maps.Keys(o.files), maps.Keys(o.deleted)} {
-		for id := range ids {
-			p, err := o.base.Path(ctx, id)
-			if cairn.ErrorCode(err) == cairn.ENOTFOUND {
-				continue // not in the base
-			}
-			if err != nil {
-				return nil, err
-			}
-			out[p] = true
-		}
-	}
 	return out, nil
 }
 
@@ -802,6 +822,14 @@ func (o *overlay) basePaths(ctx context.Context) (map[string]bool, error) {
 func (o *overlay) Search(ctx context.Context, q FullTextQuery) ([]SearchHit, error) {
 	if len(q.Terms) == 0 {
 		return nil, cairn.Errorf(cairn.EINVALID, "index: a search needs a word to look for")
+	}
+	if o.locked != nil && len(o.textGone) > overlayLookups {
+		var hits []SearchHit
+		err := o.locked(ctx, func(r StorageReader) (err error) {
+			hits, err = r.Search(ctx, q)
+			return err
+		})
+		return hits, err
 	}
 	stats, err := o.TextStats(ctx, q.Terms)
 	if err != nil {
@@ -977,7 +1005,7 @@ func (o *overlay) InsertFiles(_ context.Context, rows []FileRow) error {
 	rows = slices.Clone(rows)
 	o.record(func(ctx context.Context, q StorageTx) error { return q.InsertFiles(ctx, rows) })
 	for _, r := range rows {
-		o.files[r.ID] = &r
+		o.files[r.ID], o.changed[r.ID] = &r, true
 		delete(o.deleted, r.ID)
 		o.nextID = max(o.nextID, r.ID+1)
 	}
@@ -994,8 +1022,15 @@ func (o *overlay) UpdateFile(ctx context.Context, r FileRow) error {
 	if err != nil {
 		return err
 	}
+	if _, ok := o.fields[r.ID]; !ok && cur.Type != r.Type {
+		// The type changed and the fields did not: the page had none
+		// before (a page with frontmatter has its field rows deleted
+		// when it changes), and has none now (its type is not one).
+		o.fields[r.ID] = []FieldRow{}
+	}
 	r.Inbound, r.Depth = cur.Inbound, cur.Depth
 	*cur = r
+	o.changed[r.ID] = true
 	return nil
 }
 
@@ -1004,6 +1039,7 @@ func (o *overlay) DeleteFile(_ context.Context, id int64) error {
 	o.record(func(ctx context.Context, q StorageTx) error { return q.DeleteFile(ctx, id) })
 	o.deleted[id] = true
 	delete(o.files, id)
+	delete(o.changed, id)
 	return nil
 }
 
@@ -1018,6 +1054,7 @@ func (o *overlay) AddInbound(ctx context.Context, id int64, delta int) error {
 		return err
 	}
 	r.Inbound += delta
+	o.changed[id] = true
 	return nil
 }
 
@@ -1086,21 +1123,24 @@ func (o *overlay) DeleteFields(_ context.Context, file int64) error {
 	return nil
 }
 
-// PagesWhere takes the base's answer for the files whose fields the
-// overlay did not change (with their rows as the overlay holds them: a
-// page's type changes only with its fields) and checks the others' field
-// rows itself. A condition of containment (which ignores case as the
-// storage's SQL does) is answered through locked.
+// PagesWhere takes the base's answer for the files whose fields and type
+// the overlay did not change (with their rows as the overlay holds them)
+// and checks the others' field rows itself (a page whose type changed
+// counts as one whose fields did: UpdateFile). A condition of containment
+// (which ignores case as the storage's SQL does), or a change of more
+// files than overlayLookups, is answered through locked.
 func (o *overlay) PagesWhere(ctx context.Context, typ string, where []FieldQuery) ([]TitleRow, error) {
-	for _, w := range where {
-		if w.Op == OpContains {
-			var rows []TitleRow
-			err := o.viaLock(ctx, "PagesWhere", func(q StorageReader) (err error) {
-				rows, err = q.PagesWhere(ctx, typ, where)
-				return err
-			})
-			return rows, err
-		}
+	ids := o.changedFiles()
+	for id := range o.fields {
+		ids[id] = true
+	}
+	if slices.ContainsFunc(where, func(w FieldQuery) bool { return w.Op == OpContains }) || o.locked != nil && len(ids) > overlayLookups {
+		var rows []TitleRow
+		err := o.viaLock(ctx, "PagesWhere", func(q StorageReader) (err error) {
+			rows, err = q.PagesWhere(ctx, typ, where)
+			return err
+		})
+		return rows, err
 	}
 	base, err := o.base.PagesWhere(ctx, typ, where)
 	if err != nil {
@@ -1109,12 +1149,6 @@ func (o *overlay) PagesWhere(ctx context.Context, typ string, where []FieldQuery
 	// The base's rows of files whose fields the overlay changed, or
 	// deleted, are left out; those it only holds are its rows; those it
 	// holds, new or with fields changed, it checks.
-	ids := make(map[int64]bool, len(o.fields)+len(o.deleted)+len(o.files))
-	for _, keys := range []iter.Seq[int64]{maps.Keys(o.fields), maps.Keys(o.deleted), maps.Keys(o.files)} {
-		for id := range keys {
-			ids[id] = true
-		}
-	}
 	changed := make(map[string]bool, len(ids))
 	held := make(map[string]*FileRow, len(ids))
 	var check []*FileRow

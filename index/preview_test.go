@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"cairn/index"
 	"cairn/lint"
 	"cairn/markdown"
+	"cairn/postgres/pgtest"
 	"cairn/store"
 )
 
@@ -627,3 +629,166 @@ func readerPicture(ctx context.Context, r *index.Reader) (string, error) {
 }
 
 func titles0() []string { return titles }
+
+// TestIndex_ViewEdgeCases reads changes the random edits do not make
+// through a view and through main once committed, and compares.
+func TestIndex_ViewEdgeCases(t *testing.T) {
+	long := strings.Repeat("t", 300) // a type too long to be a field row
+	many := map[string]string{}
+	for i := range 600 {
+		many[fmt.Sprintf("p%03d.md", i)] = fmt.Sprintf("# P%d\n\nwords about gardens [[p%03d]]\n", i, (i+1)%600)
+	}
+	for _, c := range []struct {
+		name         string
+		base, change map[string]string
+		reads        []viewRead
+	}{
+		{"a folder whose name is not ASCII",
+			map[string]string{"café/a.md": "# A\n\ngardens\n", "Émile/b.md": "# B\n\ngardens\n", "notes/b.md": "# B\n\ngardens\n"},
+			map[string]string{"café/new.md": "# New\n\ngardens new\n", "Émile/c.md": "# C\n\ngardens\n", "notes/c.md": "# C\n\ngardens\n"},
+			[]viewRead{{search: "gardens folder:café"}, {search: "gardens folder:CAFÉ"}, {search: "gardens folder:Café"}, {search: "gardens folder:émile"},
+				{search: "gardens folder:Émile"}, {search: "gardens folder:NOTES"}, {search: "g* folder:café"}}},
+		{"a type that is no field row",
+			map[string]string{"a.md": "# A\n\ngardens\n", "b.md": "---\ntype: " + long + "\n---\n# B\n"},
+			map[string]string{"a.md": "---\ntype: " + long + "\n---\n# A\n\ngardens\n"},
+			[]viewRead{{typ: long}, {search: "gardens type:" + long}, {typ: long, where: []index.FieldQuery{{Name: "title"}}}}},
+		{"a change of every file's findings and depth",
+			many, map[string]string{"index.md": "# Home\n\n[[p000]]\n", "p300.md": "# P300\n\nchanged gardens\n"},
+			[]viewRead{{stats: true}, {titles: true}, {typ: ""}, {search: "gardens"}, {search: "changed"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := setup(t)
+			e.commit(c.base)
+			head, tree, b := e.stage(c.change)
+			var inView string
+			err := e.ix.View(e.ctx, b, tree, func(r *index.Reader) error {
+				var err error
+				inView, err = readAll(e.ctx, r, c.reads)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.commitTree(b, head, tree)
+			want, err := readAll(e.ctx, e.ix.Main(), c.reads)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, inView); diff != "" {
+				t.Errorf("reads (-committed +view):\n%s", diff)
+			}
+		})
+	}
+}
+
+// viewRead is one read of TestIndex_ViewEdgeCases: a search, or pages by
+// type and fields, or the counts, or the titles.
+type viewRead struct {
+	search        string
+	typ           string
+	where         []index.FieldQuery
+	stats, titles bool
+}
+
+func readAll(ctx context.Context, r *index.Reader, reads []viewRead) (string, error) {
+	var out []string
+	for _, q := range reads {
+		switch {
+		case q.search != "":
+			res, err := r.Search(ctx, index.SearchQuery{Text: q.search, Limit: 20})
+			if err != nil {
+				return "", err
+			}
+			for i, h := range res {
+				out = append(out, fmt.Sprintf("search %.40q #%d %s score %.9f", q.search, i, h.Path, h.Score))
+			}
+			out = append(out, fmt.Sprintf("search %.40q: %d", q.search, len(res)))
+		case q.stats:
+			st, err := r.Stats(ctx)
+			if err != nil {
+				return "", err
+			}
+			out = append(out, fmt.Sprintf("stats %+v", st))
+		case q.titles:
+			ts, err := r.Titles(ctx)
+			if err != nil {
+				return "", err
+			}
+			out = append(out, fmt.Sprintf("titles %+v", ts))
+		default:
+			ts, err := r.Where(ctx, q.typ, q.where)
+			if err != nil {
+				return "", err
+			}
+			for _, ti := range ts {
+				out = append(out, fmt.Sprintf("where %.20s %v: %s %.20s %d", q.typ, q.where, ti.Path, ti.Type, ti.Inbound))
+			}
+			out = append(out, fmt.Sprintf("where %.20s %v: %d", q.typ, q.where, len(ts)))
+		}
+	}
+	return strings.Join(out, "\n"), nil
+}
+
+// TestIndex_ViewsAtOnce: more views at once than the read pool has
+// connections, each reading contents (a search's snippets) while it holds
+// its snapshot, all answer: snapshots are bounded below the pool
+// (SnapshotLimiter), so that the reads of contents always find one.
+func TestIndex_ViewsAtOnce(t *testing.T) {
+	e := setup(t)
+	files := map[string]string{}
+	for i := range 200 {
+		files[fmt.Sprintf("p%d.md", i)] = fmt.Sprintf("# P%d\n\nwords about gardens %d [[p%d]]\n", i, i, (i+1)%200)
+	}
+	e.commit(files)
+	n := 8
+	if pgtest.Enabled() {
+		n = 24 // the pool has 16
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, 60*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		change := map[string]string{}
+		for j := range 30 {
+			change[fmt.Sprintf("p%d.md", (i*30+j)%200)] = fmt.Sprintf("# Q%d\n\nchanged gardens %d %d\n", j, i, j)
+		}
+		_, tree, b := e.stage(change)
+		wg.Go(func() {
+			for range 10 {
+				err := e.ix.View(ctx, b, tree, func(r *index.Reader) error {
+					_, err := r.Search(ctx, index.SearchQuery{Text: "gardens", Limit: 20})
+					return err
+				})
+				if err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIndex_ViewCancelled: a view whose context ends while fn runs
+// returns what fn returned, the context's error, not what closing the
+// snapshot then met.
+func TestIndex_ViewCancelled(t *testing.T) {
+	e := setup(t)
+	e.commit(map[string]string{"a.md": "# A\n\ngardens\n"})
+	_, tree, b := e.stage(map[string]string{"b.md": "# B\n\ngardens\n"})
+	for range 10 {
+		ctx, cancel := context.WithCancel(e.ctx)
+		err := e.ix.View(ctx, b, tree, func(r *index.Reader) error {
+			cancel()
+			time.Sleep(5 * time.Millisecond)
+			return ctx.Err()
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("a cancelled view returned %v, want context.Canceled", err)
+		}
+	}
+}

@@ -36,6 +36,11 @@ func NewIndexStorage(db *DB) index.Storage {
 // Committed returns a reader of the committed index.
 func (s *IndexStorage) Committed() index.StorageReader { return s.committed }
 
+// MaxSnapshots is half the pool: a snapshot holds a connection of it while
+// the store's reads of trees and contents take others
+// (index.SnapshotLimiter).
+func (s *IndexStorage) MaxSnapshots() int { return max(1, int(s.db.pool.Config().MaxConns)/2) }
+
 // Snapshot returns a reader of the committed index in one REPEATABLE READ
 // READ ONLY transaction: it sees the state of its first read until it is
 // closed, and neither waits for the writer nor holds it up.

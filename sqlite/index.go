@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 
 	"cairn"
@@ -31,6 +32,11 @@ func NewIndexStorage(db *DB) *IndexStorage {
 // Committed returns a reader of the committed index.
 func (s *IndexStorage) Committed() index.StorageReader { return s.committed }
 
+// MaxSnapshots is half the read pool: a snapshot holds a connection of
+// it while the store's reads of trees and contents take others
+// (index.SnapshotLimiter).
+func (s *IndexStorage) MaxSnapshots() int { return max(1, s.db.readers/2) }
+
 // Snapshot returns a reader of the committed index in one read
 // transaction of the read pool (SQLite's WAL keeps the state it first
 // reads until it ends). Its statements are prepared in the transaction,
@@ -51,10 +57,11 @@ type indexSnapshot struct {
 	tx *sql.Tx
 }
 
-// Close closes the statements and ends the read transaction.
+// Close closes the statements and ends the read transaction (which
+// database/sql has ended already when the context it began with ended).
 func (s *indexSnapshot) Close() error {
 	err := s.p.close()
-	if rerr := s.tx.Rollback(); err == nil {
+	if rerr := s.tx.Rollback(); err == nil && !errors.Is(rerr, sql.ErrTxDone) {
 		err = rerr
 	}
 	return translate(err)

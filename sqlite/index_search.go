@@ -189,8 +189,9 @@ func searchFilter(q index.FullTextQuery) (string, []any) {
 		args = append(args, q.Type)
 	}
 	if q.Folder != "" {
-		sql += ` AND substr(f.path, 1, ?) = ? COLLATE NOCASE`
-		args = append(args, len(q.Folder), q.Folder)
+		// length() counts characters, as substr() does.
+		sql += ` AND substr(f.path, 1, length(?)) = ? COLLATE NOCASE`
+		args = append(args, q.Folder, q.Folder)
 	}
 	return sql, args
 }

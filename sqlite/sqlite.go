@@ -85,6 +85,8 @@ type DB struct {
 	path  string
 	w     *sql.DB   // one connection; transactions BEGIN IMMEDIATE
 	r     *sql.DB   // read-only pool
+	// readers is the read pool's size.
+	readers int
 	rq    *readPool // r, its statements prepared once
 	log   *slog.Logger
 	codec codec.Codec
@@ -167,6 +169,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	}
 	db.rq = &readPool{db: db.r, stmts: map[string]*sql.Stmt{}}
 	n := cmp.Or(opts.Readers, 4)
+	db.readers = n
 	db.r.SetMaxOpenConns(n)
 	db.r.SetMaxIdleConns(n)
 	db.r.SetConnMaxIdleTime(0)
