@@ -184,6 +184,11 @@ var errRollback = errors.New("index view: roll back")
 // meanwhile. A difference too large to apply in memory (a full build) is
 // applied inside a write transaction that is rolled back, holding the lock
 // while fn runs. fn runs once.
+//
+// One answer may differ from the index of tree: a search for a prefix
+// that starts more words than a storage sums for its score (64) in the
+// snapshot and no more in tree, or the reverse, is scored as in the
+// snapshot (its matches and their order do not change).
 func (ix *Index) View(ctx context.Context, b *store.Batch, tree cairn.Hash, fn func(*Reader) error) error {
 	batch := b
 	if batch == nil {

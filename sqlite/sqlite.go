@@ -82,20 +82,20 @@ func (o *Options) Validate() error {
 
 // DB is an open vault database. It implements cairn.Backend.
 type DB struct {
-	path  string
-	w     *sql.DB   // one connection; transactions BEGIN IMMEDIATE
-	r     *sql.DB   // read-only pool
+	path string
+	w    *sql.DB // one connection; transactions BEGIN IMMEDIATE
+	r    *sql.DB // read-only pool
 	// readers is the read pool's size.
 	readers int
-	rq    *readPool // r, its statements prepared once
-	log   *slog.Logger
-	codec codec.Codec
-	now   func() time.Time
-	crash func(string)
-	held  func(time.Duration) // Options.WriteHeld
-	sync  string              // the synchronous setting: FULL or NORMAL
-	busy  time.Duration
-	base  string // the connection string every pool starts from
+	rq      *readPool // r, its statements prepared once
+	log     *slog.Logger
+	codec   codec.Codec
+	now     func() time.Time
+	crash   func(string)
+	held    func(time.Duration) // Options.WriteHeld
+	sync    string              // the synchronous setting: FULL or NORMAL
+	busy    time.Duration
+	base    string // the connection string every pool starts from
 
 	// The write-ahead log is copied into the database file by a
 	// goroutine on its own connection, not by the commit that happens to
