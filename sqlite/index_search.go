@@ -96,6 +96,24 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 		}
 		s.byType = n*rareType < st.pages
 	}
+	if q.Folder != "" && s.expr == "" {
+		// With no MATCH, a folder's pages are found through their path
+		// keys, and only they are read, when they are few (folderFirst):
+		// else the keys are read in order until enough of them are under
+		// it, which for a folder of few pages is nearly all of them. (With
+		// a MATCH, its matches are read in order: a MATCH of each page of
+		// the folder by its rowid was slower for every folder the tests
+		// have.)
+		limit := int64(max(q.Limit, 1))
+		most := int64(math.Sqrt(float64((limit+1)*st.pages))) + 1
+		under, n, err := r.filesUnder(ctx, q.Folder, most)
+		if err != nil {
+			return nil, err
+		}
+		if folderFirst(n, limit, st.pages) {
+			s.under = under
+		}
+	}
 	s.filter, s.args = searchFilter(q)
 	limit := max(q.Limit, 1)
 	hits, err := s.rank(ctx, "fts_title", limit, nil)
@@ -172,12 +190,41 @@ type search struct {
 	byType   bool   // with no MATCH, the pages of the filter's type are read first
 	filter   string // " AND ..." on files f, for Type and Folder
 	args     []any  // filter's
+	// under, when set, bounds the folded path keys of the folder's files
+	// (filesUnder): they are read first, and only they.
+	under []any
 }
 
 // ranked is a hit with its text key and the length that ranks it.
 type ranked struct {
 	index.SearchHit
 	key, words int64
+}
+
+// folderFirst reports whether a search for limit pages under a folder of
+// files files, among pages, reads the folder's files first: all n of them
+// then, where reading the keys in order until limit+1 are under the
+// folder reads about (limit+1) × pages / n. At 100k pages and a limit of
+// 10, a folder of fewer than some 1,050 files. (A tenth of the pages, as
+// for a type, read a folder of 10k pages this way: 90 ms against 30 ms in
+// order.)
+func folderFirst(files, limit, pages int64) bool { return files*files < (limit+1)*pages }
+
+// filesUnder returns the bounds of the folded path keys of the files
+// under folder (a path ending in "/"), and how many files have one, up to
+// most. The keys are a superset of the files the folder's filter keeps
+// (a path that equals the folder ignoring ASCII case folds to its keys),
+// which searchFilter then keeps.
+func (r *indexReader) filesUnder(ctx context.Context, folder string, most int64) ([]any, int64, error) {
+	lo := cairn.FoldPath(folder)
+	hi := strings.TrimSuffix(lo, "/") + "0" // '/' + 1
+	var n int64
+	err := r.q.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM keys
+		WHERE value >= ? AND value < ? AND step = `+indexStepFile+` LIMIT ?)`, lo, hi, most).Scan(&n)
+	if err != nil {
+		return nil, 0, fmt.Errorf("index: search: files under %s: %w", folder, translate(err))
+	}
+	return []any{lo, hi}, n, nil
 }
 
 // searchFilter is the SQL that keeps the pages of q's type and folder.
@@ -235,7 +282,12 @@ func (s *search) query(ctx context.Context, table string, limit int, exclude []i
 		from = `fts_keys k JOIN files f ON f.id = k.file`
 	}
 	var args []any
-	if s.expr != "" {
+	switch {
+	case s.under != nil: // no MATCH: the folder's files by their path keys
+		from = `keys p CROSS JOIN files f ON f.id = p.file CROSS JOIN fts_keys k ON k.file = f.id`
+		where = `p.value >= ? AND p.value < ? AND p.step = ` + indexStepFile
+		args = append(args, s.under...)
+	case s.expr != "":
 		key, from, where = table+`.rowid`, table+` JOIN fts_keys k ON k.key = `+table+`.rowid JOIN files f ON f.id = k.file`, table+` MATCH ?`
 		args = append(args, s.expr)
 	}

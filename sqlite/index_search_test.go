@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -215,6 +216,15 @@ func sameAsExhaustive(t *testing.T, n, every int) {
 	v := vaultgen.New(vaultgen.Config{Pages: n, Raw: true})
 	var files, later []store.FileChange
 	for i, f := range v.All() {
+		// Folders of few pages, which a search reads through their files'
+		// path keys: one whose name differs in ASCII case from how the
+		// tests ask for it, and one whose name folds beyond ASCII.
+		switch {
+		case i%97 == 5:
+			f.Path = "Rare/" + path.Base(f.Path)
+		case i%89 == 3:
+			f.Path = "Été/" + path.Base(f.Path)
+		}
 		switch {
 		case i%every != 1 && every > 3:
 			later = append(later, store.FileChange{Path: f.Path, Data: f.Data})
@@ -274,7 +284,19 @@ func sameAsExhaustive(t *testing.T, n, every int) {
 	if viaInitials < 20 {
 		t.Errorf("%d queries have a prefix checked against the initials; the test needs more", viaInitials)
 	}
-	cases := []index.FullTextQuery{{Limit: 1}, {Limit: 10}, {Limit: 100}, {Folder: "concepts/", Limit: 10}, {Type: "entity", Limit: 10}}
+	cases := []index.FullTextQuery{{Limit: 1}, {Limit: 10}, {Limit: 100}, {Folder: "concepts/", Limit: 10}, {Type: "entity", Limit: 10},
+		{Folder: "rare/", Limit: 10}}
+	// A folder of few files is read through its files' path keys
+	// (filesUnder); concepts/ is not.
+	st, err := r.textTotals(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for folder, rare := range map[string]bool{"rare/": true, "Été/": true, "été/": true, "concepts/": false, "raw/": false} {
+		if _, n, err := r.filesUnder(ctx, folder, st.pages); err != nil || folderFirst(n, 10, st.pages) != rare || n == 0 {
+			t.Fatalf("files under %s: %d of %d pages (%v); the test wants it read first: %v", folder, n, st.pages, err, rare)
+		}
+	}
 	keysHold(t, db, r)
 	var more, ties int
 	for _, text := range queries {
@@ -313,7 +335,9 @@ func sameAsExhaustive(t *testing.T, n, every int) {
 		t.Fatal(err)
 	}
 	for _, text := range []string{"s*", "ka*", "a*", "th*", "s* k*", "7*"} {
-		for _, q := range []index.FullTextQuery{{Type: rare, Limit: 10}, {Type: "nosuchtype", Limit: 10}, {Type: "entity", Folder: "entities/", Limit: 3}} {
+		for _, q := range []index.FullTextQuery{{Type: rare, Limit: 10}, {Type: "nosuchtype", Limit: 10}, {Type: "entity", Folder: "entities/", Limit: 3},
+			{Folder: "rare/", Limit: 10}, {Folder: "RARE/", Limit: 3}, {Folder: "raw/", Limit: 10}, {Folder: "nosuch/", Limit: 10},
+			{Folder: "été/", Limit: 10}, {Folder: "Été/", Limit: 10}, {Type: "concept", Folder: "rare/", Limit: 10}} {
 			q.Terms = termsOf(text)
 			want := exhaustive(t, db, q)
 			hits, err := r.Search(ctx, q)
