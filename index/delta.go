@@ -67,7 +67,9 @@ func (ix *Index) Apply(ctx context.Context, tx *store.Tx, tree cairn.Hash) (*Del
 // holds its snapshot while it reads them, so as many snapshots as the
 // pool has connections would each wait for one more, for ever.
 // MaxSnapshots is how many may be open at once; the index waits for one
-// to close before it opens another.
+// to close before it opens another. With 0 (a pool too small to spare a
+// connection) no snapshot is opened: views and previews are made in
+// write transactions (ErrBulk).
 type SnapshotLimiter interface {
 	MaxSnapshots() int
 }
@@ -77,6 +79,9 @@ type SnapshotLimiter interface {
 func (ix *Index) snapshotSlot(ctx context.Context) (func(), error) {
 	if ix.snapshots == nil {
 		return func() {}, nil
+	}
+	if cap(ix.snapshots) == 0 {
+		return nil, ErrBulk
 	}
 	select {
 	case ix.snapshots <- struct{}{}:

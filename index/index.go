@@ -58,7 +58,7 @@ func New(s *store.Store, st Storage, opts *Options) *Index {
 	}
 	ix := &Index{s: s, st: st, log: cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))}
 	if l, ok := st.(SnapshotLimiter); ok {
-		ix.snapshots = make(chan struct{}, max(1, l.MaxSnapshots()))
+		ix.snapshots = make(chan struct{}, max(0, l.MaxSnapshots()))
 	}
 	return ix
 }

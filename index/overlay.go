@@ -683,31 +683,32 @@ func (o *overlay) written(ctx context.Context, id int64, fs []lint.Finding, rule
 // viaLock makes read on the index of the overlay's tree in a write
 // transaction, when the overlay has a way to ([Index.View]); what is
 // not answered on an overlay otherwise.
-func (o *overlay) viaLock(ctx context.Context, what string, read func(StorageReader) error) error {
+func viaLock[T any](ctx context.Context, o *overlay, what string, read func(StorageReader) (T, error)) (T, error) {
+	var out T
 	if o.locked == nil {
-		return notInOverlay(what)
+		return out, notInOverlay(what)
 	}
-	return o.locked(ctx, read)
+	err := o.locked(ctx, func(q StorageReader) (err error) {
+		out, err = read(q)
+		return err
+	})
+	return out, err
 }
 
 // overlayLookups is the most rows of the base a read of an overlay looks
-// up one at a time (Stats, Titles, PagesWhere: the base's rows of what the
-// overlay changed). A change that touched more (a new index.md, a lint
-// setting: every file's depth or findings) is read through locked, in a
-// write transaction of its own, when the overlay has it.
+// up one at a time (Stats, Titles, PagesWhere, Search: the base's rows of
+// what the overlay changed). A change of more files, links or texts is
+// read through locked, in a write transaction of its own, when the overlay
+// has it; the findings of more files (a new index.md, a lint setting:
+// every file linted again) are read all at once.
 const overlayLookups = 500
 
 // Stats adjusts the base's counts by the rows of the files, links and
 // findings the overlay changed: the base's rows of each taken away, its
 // own added.
 func (o *overlay) Stats(ctx context.Context) (Stats, error) {
-	if o.locked != nil && len(o.changed)+len(o.deleted)+len(o.srcs)+len(o.findings) > overlayLookups {
-		var st Stats
-		err := o.locked(ctx, func(q StorageReader) (err error) {
-			st, err = q.Stats(ctx)
-			return err
-		})
-		return st, err
+	if o.locked != nil && len(o.changed)+len(o.deleted)+len(o.srcs) > overlayLookups {
+		return viaLock(ctx, o, "Stats", func(q StorageReader) (Stats, error) { return q.Stats(ctx) })
 	}
 	st, err := o.base.Stats(ctx)
 	if err != nil {
@@ -751,12 +752,41 @@ func (o *overlay) Stats(ctx context.Context) (Stats, error) {
 		}
 		links(mine, 1)
 	}
+	if len(o.findings) <= overlayLookups {
+		for id, fs := range o.findings {
+			base, err := o.base.Findings(ctx, id, "")
+			if err != nil {
+				return Stats{}, err
+			}
+			st.Findings += len(fs) - len(base)
+		}
+		return st, nil
+	}
+	// Findings of many files (a change that lints every file again): the
+	// base's, all of them in one read, counted by path. A file keeps its
+	// path (a renamed file is another), and the files whose findings were
+	// written are held, having been linted.
+	all, err := o.base.Findings(ctx, 0, "")
+	if err != nil {
+		return Stats{}, err
+	}
+	byPath := make(map[string]int, len(all))
+	for _, f := range all {
+		byPath[f.Page]++
+	}
 	for id, fs := range o.findings {
-		base, err := o.base.Findings(ctx, id, "")
-		if err != nil {
+		var p string
+		if r := o.files[id]; r != nil {
+			p = r.Path
+		} else if p, err = o.base.Path(ctx, id); cairn.ErrorCode(err) == cairn.ENOTFOUND {
+			p = "" // not in the base: none of its findings are
+		} else if err != nil {
 			return Stats{}, err
 		}
-		st.Findings += len(fs) - len(base)
+		st.Findings += len(fs)
+		if p != "" {
+			st.Findings -= byPath[p]
+		}
 	}
 	return st, nil
 }
@@ -778,12 +808,7 @@ func (o *overlay) changedFiles() map[int64]bool {
 func (o *overlay) Titles(ctx context.Context) ([]TitleRow, error) {
 	changed := o.changedFiles()
 	if o.locked != nil && len(changed) > overlayLookups {
-		var rows []TitleRow
-		err := o.locked(ctx, func(q StorageReader) (err error) {
-			rows, err = q.Titles(ctx)
-			return err
-		})
-		return rows, err
+		return viaLock(ctx, o, "Titles", func(q StorageReader) ([]TitleRow, error) { return q.Titles(ctx) })
 	}
 	base, err := o.base.Titles(ctx)
 	if err != nil {
@@ -824,12 +849,7 @@ func (o *overlay) Search(ctx context.Context, q FullTextQuery) ([]SearchHit, err
 		return nil, cairn.Errorf(cairn.EINVALID, "index: a search needs a word to look for")
 	}
 	if o.locked != nil && len(o.textGone) > overlayLookups {
-		var hits []SearchHit
-		err := o.locked(ctx, func(r StorageReader) (err error) {
-			hits, err = r.Search(ctx, q)
-			return err
-		})
-		return hits, err
+		return viaLock(ctx, o, "Search", func(r StorageReader) ([]SearchHit, error) { return r.Search(ctx, q) })
 	}
 	stats, err := o.TextStats(ctx, q.Terms)
 	if err != nil {
@@ -1135,12 +1155,7 @@ func (o *overlay) PagesWhere(ctx context.Context, typ string, where []FieldQuery
 		ids[id] = true
 	}
 	if slices.ContainsFunc(where, func(w FieldQuery) bool { return w.Op == OpContains }) || o.locked != nil && len(ids) > overlayLookups {
-		var rows []TitleRow
-		err := o.viaLock(ctx, "PagesWhere", func(q StorageReader) (err error) {
-			rows, err = q.PagesWhere(ctx, typ, where)
-			return err
-		})
-		return rows, err
+		return viaLock(ctx, o, "PagesWhere", func(q StorageReader) ([]TitleRow, error) { return q.PagesWhere(ctx, typ, where) })
 	}
 	base, err := o.base.PagesWhere(ctx, typ, where)
 	if err != nil {

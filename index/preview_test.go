@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -731,13 +732,16 @@ func readAll(ctx context.Context, r *index.Reader, reads []viewRead) (string, er
 
 // TestIndex_ViewsAtOnce: more views at once than the read pool has
 // connections, each reading contents (a search's snippets) while it holds
-// its snapshot, all answer: snapshots are bounded below the pool
-// (SnapshotLimiter), so that the reads of contents always find one.
+// its snapshot, half of them also a field's containment (made in a write
+// transaction, which on PostgreSQL takes connections of the same pool),
+// all answer: snapshots are bounded below the pool (SnapshotLimiter), so
+// that the reads of contents always find one, and on PostgreSQL a
+// process's writes wait for their turn holding no connection.
 func TestIndex_ViewsAtOnce(t *testing.T) {
 	e := setup(t)
 	files := map[string]string{}
 	for i := range 200 {
-		files[fmt.Sprintf("p%d.md", i)] = fmt.Sprintf("# P%d\n\nwords about gardens %d [[p%d]]\n", i, i, (i+1)%200)
+		files[fmt.Sprintf("p%d.md", i)] = fmt.Sprintf("---\nstatus: draft %d\n---\n# P%d\n\nwords about gardens %d [[p%d]]\n", i, i, i, (i+1)%200)
 	}
 	e.commit(files)
 	n := 8
@@ -754,10 +758,19 @@ func TestIndex_ViewsAtOnce(t *testing.T) {
 			change[fmt.Sprintf("p%d.md", (i*30+j)%200)] = fmt.Sprintf("# Q%d\n\nchanged gardens %d %d\n", j, i, j)
 		}
 		_, tree, b := e.stage(change)
+		if i%2 == 1 { // a stored tree (a branch's), its contents read from the store
+			if err := b.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			b = nil
+		}
 		wg.Go(func() {
 			for range 10 {
 				err := e.ix.View(ctx, b, tree, func(r *index.Reader) error {
-					_, err := r.Search(ctx, index.SearchQuery{Text: "gardens", Limit: 20})
+					if _, err := r.Search(ctx, index.SearchQuery{Text: "gardens", Limit: 20}); err != nil || b != nil {
+						return err
+					}
+					_, err := r.Where(ctx, "", []index.FieldQuery{{Name: "status", Op: index.OpContains, Value: "RAF"}})
 					return err
 				})
 				if err != nil {
@@ -790,5 +803,55 @@ func TestIndex_ViewCancelled(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("a cancelled view returned %v, want context.Canceled", err)
 		}
+	}
+}
+
+// TestIndex_ViewsLockedAtOnce: views of stored branches that all make a
+// read in a write transaction (a field's containment) at about the same
+// moment (each waits up to a second for the others inside its view) all
+// answer, and answer right. On PostgreSQL each such view holds a
+// connection for its snapshot, one for the transaction and may take one
+// more for the contents that transaction reads: snapshots are a third of
+// the pool, and a process's writes wait for their turn holding no
+// connection.
+func TestIndex_ViewsLockedAtOnce(t *testing.T) {
+	e := setup(t)
+	files := map[string]string{}
+	for i := range 50 {
+		files[fmt.Sprintf("p%d.md", i)] = fmt.Sprintf("---\ntype: note\nstatus: draft %d\n---\n# P%d\n\ngardens %d\n", i, i, i)
+	}
+	e.commit(files)
+	const n = 8
+	ctx, cancel := context.WithTimeout(e.ctx, 60*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	var inside atomic.Int32
+	errs := make([]error, n)
+	for i := range n {
+		change := map[string]string{}
+		for j := range 10 {
+			change[fmt.Sprintf("p%d.md", (i*10+j)%50)] = fmt.Sprintf("---\ntype: note\nstatus: final %d\n---\n# Q%d\n\nchanged %d\n", j, j, i)
+		}
+		_, tree, b := e.stage(change)
+		if err := b.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			errs[i] = e.ix.View(ctx, nil, tree, func(r *index.Reader) error {
+				inside.Add(1)
+				for wait := time.Now(); inside.Load() < n && time.Since(wait) < time.Second; {
+					time.Sleep(time.Millisecond)
+				}
+				ts, err := r.Where(ctx, "note", []index.FieldQuery{{Name: "status", Op: index.OpContains, Value: "fin"}})
+				if err == nil && len(ts) != 10 {
+					err = fmt.Errorf("%d pages of status ~ fin, want 10", len(ts))
+				}
+				return err
+			})
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
 	}
 }

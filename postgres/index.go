@@ -36,10 +36,12 @@ func NewIndexStorage(db *DB) index.Storage {
 // Committed returns a reader of the committed index.
 func (s *IndexStorage) Committed() index.StorageReader { return s.committed }
 
-// MaxSnapshots is half the pool: a snapshot holds a connection of it while
-// the store's reads of trees and contents take others
-// (index.SnapshotLimiter).
-func (s *IndexStorage) MaxSnapshots() int { return max(1, int(s.db.pool.Config().MaxConns)/2) }
+// MaxSnapshots is a third of the pool, one connection aside: a view holds
+// a connection for its snapshot, and for a read it makes in a write
+// transaction one more for that transaction and one more for the reads
+// of contents the transaction makes through the pool
+// (index.SnapshotLimiter); none with a pool of fewer than four.
+func (s *IndexStorage) MaxSnapshots() int { return (int(s.db.pool.Config().MaxConns) - 1) / 3 }
 
 // Snapshot returns a reader of the committed index in one REPEATABLE READ
 // READ ONLY transaction: it sees the state of its first read until it is

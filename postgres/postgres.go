@@ -64,6 +64,11 @@ type DB struct {
 	lock    time.Duration
 	acquire time.Duration
 	key     int64 // the vault's advisory lock key: its schema's
+	// writing holds a place while a write transaction of this process
+	// waits for the vault's lock or holds it: the others wait here,
+	// holding no connection of the pool (which reads need, the lock's
+	// holder's among them).
+	writing chan struct{}
 }
 
 var _ cairn.Backend = (*DB)(nil)
@@ -122,6 +127,7 @@ func Open(ctx context.Context, url string, opts *Options) (*DB, error) {
 		now:     time.Now,
 		lock:    lock,
 		acquire: cmp.Or(opts.AcquireTimeout, 10*time.Second),
+		writing: make(chan struct{}, 1),
 	}
 	schema := SchemaOf(cfg.ConnConfig.RuntimeParams["search_path"])
 	h := fnv.New64a()
@@ -357,13 +363,29 @@ func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 }
 
 // update runs fn in one transaction that holds the vault's write lock.
+// Writes of this process take their turn before they take a connection
+// (writing), then the vault's lock; together they wait at most the lock
+// timeout.
 func (db *DB) update(ctx context.Context, fn func(pgx.Tx) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	start := time.Now()
+	turn := time.NewTimer(db.lock)
+	defer turn.Stop()
+	select {
+	case db.writing <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-turn.C:
+		return &cairn.Error{Code: cairn.EUNAVAILABLE, Message: fmt.Sprintf("the vault database is busy: another write of this process held it for %v", db.lock),
+			Hint: "Try again when the vault is less busy."}
+	}
+	defer func() { <-db.writing }()
+	lock := max(db.lock-time.Since(start), time.Millisecond)
 	// Begin and take the lock in one round trip (the simple protocol runs
 	// both statements of one query; both values are numbers).
 	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: fmt.Sprintf(
-		`BEGIN; SELECT set_config('lock_timeout', '%d', true), pg_advisory_xact_lock(%d)`, max(db.lock.Milliseconds(), 1), db.key)})
+		`BEGIN; SELECT set_config('lock_timeout', '%d', true), pg_advisory_xact_lock(%d)`, max(lock.Milliseconds(), 1), db.key)})
 	if err != nil {
 		return db.translate(err)
 	}

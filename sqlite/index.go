@@ -33,9 +33,9 @@ func NewIndexStorage(db *DB) *IndexStorage {
 func (s *IndexStorage) Committed() index.StorageReader { return s.committed }
 
 // MaxSnapshots is half the read pool: a snapshot holds a connection of
-// it while the store's reads of trees and contents take others
-// (index.SnapshotLimiter).
-func (s *IndexStorage) MaxSnapshots() int { return max(1, s.db.readers/2) }
+// it while the store's reads of trees and contents take one more at a
+// time (index.SnapshotLimiter); none with a pool of one.
+func (s *IndexStorage) MaxSnapshots() int { return s.db.readers / 2 }
 
 // Snapshot returns a reader of the committed index in one read
 // transaction of the read pool (SQLite's WAL keeps the state it first

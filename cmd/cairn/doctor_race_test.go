@@ -21,12 +21,7 @@ func TestDoctorBesideWriters(t *testing.T) {
 	if testing.Short() {
 		t.Skip("races child processes")
 	}
-	dir := filepath.Join(t.TempDir(), "vault")
-	v := vaultgen.New(vaultgen.Config{Pages: 8000})
-	if err := v.WriteDir(t.Context(), dir); err != nil {
-		t.Fatal(err)
-	}
-	must(t, run(t, dir, nil, "init", "."), "init")
+	dir, v := adoptedVault(t, 8000)
 	page := filepath.Join(dir, filepath.FromSlash(v.Path(7)))
 	doctorBesideWriters(t, dir, func(round, n int) result {
 		f, err := os.OpenFile(page, os.O_APPEND|os.O_WRONLY, 0)
@@ -60,6 +55,19 @@ func TestPostgres_DoctorBesideWriters(t *testing.T) {
 		writeFiles(t, beside, map[string]string{"note.md": fmt.Sprintf("# Beside\n\nline %d of round %d\n", n, round)})
 		return run(t, dir, []string{"CAIRN_BUSY_TIMEOUT_MS=1000"}, "import", "--prefix", "beside", beside)
 	})
+}
+
+// adoptedVault generates a vault of pages pages and makes it a vault with
+// cairn init; it returns its folder and the generator.
+func adoptedVault(t *testing.T, pages int) (string, *vaultgen.Vault) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "vault")
+	v := vaultgen.New(vaultgen.Config{Pages: pages})
+	if err := v.WriteDir(t.Context(), dir); err != nil {
+		t.Fatal(err)
+	}
+	must(t, run(t, dir, nil, "init", "."), "init")
+	return dir, v
 }
 
 // doctorBesideWriters runs cairn doctor at dir, twice, and write, a write

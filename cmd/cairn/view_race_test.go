@@ -4,8 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"cairn/internal/vaultgen"
 )
 
 // TestBranchReadsBesideAWriter: reads of a branch that is not main (its
@@ -17,12 +15,7 @@ func TestBranchReadsBesideAWriter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("races child processes")
 	}
-	dir := filepath.Join(t.TempDir(), "vault")
-	v := vaultgen.New(vaultgen.Config{Pages: 8000})
-	if err := v.WriteDir(t.Context(), dir); err != nil {
-		t.Fatal(err)
-	}
-	must(t, run(t, dir, nil, "init", "."), "init")
+	dir, v := adoptedVault(t, 8000)
 	must(t, run(t, dir, nil, "branch", "old"), "branch old")
 	page := filepath.Join(dir, filepath.FromSlash(v.Path(7)))
 	if err := os.WriteFile(page, []byte("# Changed on main\n\n[[nowhere]] gardens\n"), 0o644); err != nil {
