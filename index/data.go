@@ -714,14 +714,11 @@ func pageRow(ctx context.Context, q StorageReader, id int64) (FileRow, *markdown
 	if r.Kind != lint.KindPage {
 		return r, nil, nil
 	}
-	p := &markdown.Page{Path: r.Path, ID: r.PageID, Title: r.Title, Type: r.Type}
+	p := &markdown.Page{Path: r.Path, ID: r.pageID(), Title: r.Title, Type: r.Type}
 	for ts, code := range titleSources {
 		if code == r.TitleSource {
 			p.TitleSource = ts
 		}
-	}
-	if r.PageID == "" {
-		p.ID = strings.TrimSuffix(r.Path, ".md")
 	}
 	for _, x := range []struct {
 		s   string

@@ -814,16 +814,9 @@ func (o *overlay) Titles(ctx context.Context) ([]TitleRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	mine := make(map[string]bool, len(changed))
-	for id := range changed {
-		p, err := o.base.Path(ctx, id)
-		if cairn.ErrorCode(err) == cairn.ENOTFOUND {
-			continue // not in the base
-		}
-		if err != nil {
-			return nil, err
-		}
-		mine[p] = true
+	mine, err := o.basePaths(ctx, maps.Keys(changed))
+	if err != nil {
+		return nil, err
 	}
 	out := make([]TitleRow, 0, len(base)+len(o.changed))
 	for _, r := range base {
@@ -837,6 +830,22 @@ func (o *overlay) Titles(ctx context.Context) ([]TitleRow, error) {
 		}
 	}
 	slices.SortFunc(out, func(a, b TitleRow) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+// basePaths returns the paths in the base of the files ids that are there.
+func (o *overlay) basePaths(ctx context.Context, ids iter.Seq[int64]) (map[string]bool, error) {
+	out := map[string]bool{}
+	for id := range ids {
+		p, err := o.base.Path(ctx, id)
+		if cairn.ErrorCode(err) == cairn.ENOTFOUND {
+			continue // not in the base
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[p] = true
+	}
 	return out, nil
 }
 
@@ -855,13 +864,9 @@ func (o *overlay) Search(ctx context.Context, q FullTextQuery) ([]SearchHit, err
 	if err != nil {
 		return nil, err
 	}
-	gone := make(map[string]bool, len(o.textGone))
-	for id := range o.textGone {
-		p, err := o.base.Path(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		gone[p] = true
+	gone, err := o.basePaths(ctx, maps.Keys(o.textGone))
+	if err != nil {
+		return nil, err
 	}
 	limit := max(q.Limit, 1)
 	bq := q
@@ -878,15 +883,11 @@ func (o *overlay) Search(ctx context.Context, q FullTextQuery) ([]SearchHit, err
 	}
 	for id, t := range o.texts {
 		r := o.files[id]
-		if r == nil || q.Type != "" && r.Type != q.Type || !underFolder(r.Path, q.Folder) || !t.holdsAll(t.text, q.Terms) {
+		if r == nil || q.Type != "" && r.Type != q.Type || !underFolder(r.Path, q.Folder) || !holdsAll(t.text, q.Terms) {
 			continue
 		}
-		pageID := r.PageID
-		if pageID == "" {
-			pageID = strings.TrimSuffix(r.Path, ".md")
-		}
-		hits = append(hits, SearchHit{Path: r.Path, ID: pageID, Title: r.Title, Type: r.Type, Blob: r.Blob,
-			InTitle: t.holdsAll(t.title, q.Terms), Words: r.Words})
+		hits = append(hits, SearchHit{Path: r.Path, ID: r.pageID(), Title: r.Title, Type: r.Type, Blob: r.Blob,
+			InTitle: holdsAll(t.title, q.Terms), Words: r.Words})
 	}
 	slices.SortFunc(hits, func(a, b SearchHit) int {
 		if a.InTitle != b.InTitle {
@@ -899,7 +900,7 @@ func (o *overlay) Search(ctx context.Context, q FullTextQuery) ([]SearchHit, err
 	})
 	hits = hits[:min(limit, len(hits))]
 	for i := range hits {
-		hits[i].Score = stats.score(hits[i].Words)
+		hits[i].Score = stats.Score(hits[i].Words)
 	}
 	return hits, nil
 }
@@ -960,20 +961,19 @@ func newPageText(title, text string) pageText {
 }
 
 // holdsAll reports whether the words of s hold every term.
-func (pageText) holdsAll(s string, terms []FullTextTerm) bool {
+func holdsAll(s string, terms []FullTextTerm) bool {
+	ws := strings.Fields(s)
 	for _, t := range terms {
-		found := false
-		for w := range strings.FieldsSeq(s) {
-			if w == t.Word || t.Prefix && strings.HasPrefix(w, t.Word) {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.ContainsFunc(ws, t.matches) {
 			return false
 		}
 	}
 	return true
+}
+
+// matches reports whether the full text's word w matches term t.
+func (t FullTextTerm) matches(w string) bool {
+	return w == t.Word || t.Prefix && strings.HasPrefix(w, t.Word)
 }
 
 // count is what the page adds to the pages holding term: 1 when it holds
@@ -981,7 +981,7 @@ func (pageText) holdsAll(s string, terms []FullTextTerm) bool {
 func (t pageText) count(term FullTextTerm) int {
 	seen := map[string]bool{}
 	for w := range strings.FieldsSeq(t.text) {
-		if w == term.Word || term.Prefix && strings.HasPrefix(w, term.Word) {
+		if term.matches(w) {
 			seen[w] = true
 		}
 	}

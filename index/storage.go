@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"math"
+	"strings"
 
 	"cairn"
 	"cairn/lint"
@@ -335,6 +336,14 @@ type FileRow struct {
 	Words int
 }
 
+// pageID returns the page's id: PageID, else its path without ".md".
+func (r *FileRow) pageID() string {
+	if r.PageID != "" {
+		return r.PageID
+	}
+	return strings.TrimSuffix(r.Path, ".md")
+}
+
 // KeyRow says file answers to a key (markdown.ResolutionKeys). Rows of a
 // full build come sorted by Value, Step and File.
 type KeyRow struct {
@@ -458,8 +467,9 @@ type TextStats struct {
 	Broad        []bool
 }
 
-// score returns BM25 of a page of words words that holds every term.
-func (s TextStats) score(words int) float64 {
+// Score returns BM25 of a page of words words that holds every term, as
+// the Storage doc defines it: what every storage's Search scores by.
+func (s TextStats) Score(words int) float64 {
 	if s.Pages <= 0 {
 		return 0
 	}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,9 +12,6 @@ import (
 	"cairn"
 	"cairn/index"
 )
-
-// BM25's parameters, FTS5's and Lucene's defaults.
-const bm25K1, bm25B = 1.2, 0.75
 
 // prefixWords is the most words a prefix's page count sums; a prefix
 // starting more words counts as being in every page (as in SQLite).
@@ -93,8 +89,8 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 	}
 	if len(hits) == 0 || st.more > 0 {
 		// No hit brought the totals; or some pages are in fts_more.
-		if err := r.queryRow(ctx, `SELECT pages, words, more FROM fts_stats WHERE id = 1`, nil, &st.pages, &st.words, &st.more); err != nil {
-			return nil, fmt.Errorf("index: search: %w", err)
+		if err := r.totals(ctx, &st); err != nil {
+			return nil, err
 		}
 		if st.more > 0 {
 			if hits, err = r.withMore(ctx, q, hits, limit); err != nil {
@@ -105,26 +101,16 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 			return nil, nil
 		}
 		if st.vocabWords == nil {
-			err := r.queryRow(ctx, `WITH `+vocabCTE(1, 2)+` SELECT `+vocabColumns, []any{lo, hi}, &st.vocabWords, &st.vocabPages)
-			if err != nil {
-				return nil, fmt.Errorf("index: search: %w", err)
+			if err := r.vocabulary(ctx, lo, hi, &st); err != nil {
+				return nil, err
 			}
 		}
 	}
-	idf := 0.0
-	for i := range q.Terms {
-		n := float64(min(st.vocabPages[i], st.pages))
-		if st.vocabWords[i] > prefixWords {
-			n = float64(st.pages)
-		}
-		idf += math.Log(1 + (float64(st.pages)-n+0.5)/(n+0.5))
-	}
-	avgWords := max(float64(st.words)/float64(st.pages), 1)
+	ts := st.stats()
 	out := make([]index.SearchHit, len(hits))
 	for i, h := range hits {
-		norm := 1 - bm25B + bm25B*float64(h.words)/avgWords
-		h.Score = idf * (bm25K1 + 1) / (1 + bm25K1*norm)
 		h.Words = int(h.words)
+		h.Score = ts.Score(h.Words)
 		out[i] = h.SearchHit
 	}
 	return out, nil
@@ -139,21 +125,44 @@ func (r *indexReader) TextStats(ctx context.Context, terms []index.FullTextTerm)
 		}
 	}
 	var st searchTotals
-	if err := r.queryRow(ctx, `SELECT pages, words, more FROM fts_stats WHERE id = 1`, nil, &st.pages, &st.words, &st.more); err != nil {
-		return index.TextStats{}, fmt.Errorf("index: search: %w", err)
+	if err := r.totals(ctx, &st); err != nil {
+		return index.TextStats{}, err
 	}
-	out := index.TextStats{Pages: st.pages, Words: st.words, Holding: make([]int64, len(terms)), Broad: make([]bool, len(terms))}
 	if len(terms) == 0 {
-		return out, nil
+		return st.stats(), nil
 	}
 	lo, hi := vocabRanges(terms)
+	if err := r.vocabulary(ctx, lo, hi, &st); err != nil {
+		return index.TextStats{}, err
+	}
+	return st.stats(), nil
+}
+
+// totals reads the full text's totals into st.
+func (r *indexReader) totals(ctx context.Context, st *searchTotals) error {
+	if err := r.queryRow(ctx, `SELECT pages, words, more FROM fts_stats WHERE id = 1`, nil, &st.pages, &st.words, &st.more); err != nil {
+		return fmt.Errorf("index: search: %w", err)
+	}
+	return nil
+}
+
+// vocabulary reads into st the words and pages of the vocabulary's ranges
+// (vocabRanges).
+func (r *indexReader) vocabulary(ctx context.Context, lo, hi []string, st *searchTotals) error {
 	if err := r.queryRow(ctx, `WITH `+vocabCTE(1, 2)+` SELECT `+vocabColumns, []any{lo, hi}, &st.vocabWords, &st.vocabPages); err != nil {
-		return index.TextStats{}, fmt.Errorf("index: search: %w", err)
+		return fmt.Errorf("index: search: %w", err)
 	}
-	for i := range terms {
-		out.Holding[i], out.Broad[i] = st.vocabPages[i], st.vocabWords[i] > prefixWords
+	return nil
+}
+
+// stats is what the scores weigh by: a prefix starting more than
+// prefixWords words counts as being in every page.
+func (st searchTotals) stats() index.TextStats {
+	ts := index.TextStats{Pages: st.pages, Words: st.words, Holding: st.vocabPages, Broad: make([]bool, len(st.vocabWords))}
+	for i, n := range st.vocabWords {
+		ts.Broad[i] = n > prefixWords
 	}
-	return out, nil
+	return ts
 }
 
 // searchTotals are what a search's score weighs by: the full text's

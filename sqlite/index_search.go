@@ -33,9 +33,6 @@ func ftsMatch(terms []index.FullTextTerm) string {
 	return b.String()
 }
 
-// BM25's parameters, FTS5's and Lucene's defaults.
-const bm25K1, bm25B = 1.2, 0.75
-
 // rareType: a search with no MATCH and a type filter reads the pages of
 // the type first when they are under 1/rareType of all pages (search's
 // byType): at 100k pages, reading the keys in order took 245 ms for a
@@ -55,12 +52,8 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 	if len(q.Terms) == 0 {
 		return nil, cairn.Errorf(cairn.EINVALID, "index: a search needs a word to look for")
 	}
-	st, err := r.textTotals(ctx)
-	if err != nil || st.pages == 0 {
-		return nil, err
-	}
-	holding, broad, err := r.pagesHolding(ctx, q.Terms, st.pages)
-	if err != nil {
+	ts, err := r.TextStats(ctx, q.Terms)
+	if err != nil || ts.Pages == 0 {
 		return nil, err
 	}
 	// A prefix of one or two letters that starts many words is checked
@@ -69,7 +62,7 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 	s := &search{r: r}
 	var rest []index.FullTextTerm
 	for i, t := range q.Terms {
-		if bit := initialBit(t.Word); t.Prefix && broad[i] && bit >= 0 {
+		if bit := initialBit(t.Word); t.Prefix && ts.Broad[i] && bit >= 0 {
 			s.initials = append(s.initials, bit)
 			continue
 		}
@@ -94,7 +87,7 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 		if err := r.q.QueryRowContext(ctx, `SELECT count(*) FROM files WHERE type = ?`, q.Type).Scan(&n); err != nil {
 			return nil, fmt.Errorf("index: search: pages of type %s: %w", q.Type, translate(err))
 		}
-		s.byType = n*rareType < st.pages
+		s.byType = n*rareType < ts.Pages
 	}
 	if q.Folder != "" && s.expr == "" {
 		// With no MATCH, a folder's pages are found through their path
@@ -105,12 +98,12 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 		// the folder by its rowid was slower for every folder the tests
 		// have.)
 		limit := int64(max(q.Limit, 1))
-		most := int64(math.Sqrt(float64((limit+1)*st.pages))) + 1
+		most := int64(math.Sqrt(float64((limit+1)*ts.Pages))) + 1
 		under, n, err := r.filesUnder(ctx, q.Folder, most)
 		if err != nil {
 			return nil, err
 		}
-		if folderFirst(n, limit, st.pages) {
+		if folderFirst(n, limit, ts.Pages) {
 			s.under = under
 		}
 	}
@@ -134,16 +127,10 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 		}
 		hits = append(hits, rest...)
 	}
-	idf := 0.0
-	for _, n := range holding {
-		n = min(n, float64(st.pages))
-		idf += math.Log(1 + (float64(st.pages)-n+0.5)/(n+0.5))
-	}
 	out := make([]index.SearchHit, len(hits))
 	for i, h := range hits {
-		norm := 1 - bm25B + bm25B*float64(h.words)/st.avgWords
-		h.Score = idf * (bm25K1 + 1) / (1 + bm25K1*norm)
 		h.Words = int(h.words)
+		h.Score = ts.Score(h.Words)
 		out[i] = h.SearchHit
 	}
 	return out, nil
