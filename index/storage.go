@@ -435,6 +435,19 @@ type FullTextQuery struct {
 	Limit int
 }
 
+// FolderFirst reports whether a storage's search for limit pages under a
+// folder of files files, among pages, reads the folder's files first: all
+// of them then, where reading the matches in order until limit+1 are
+// under the folder reads about (limit+1) × pages / files. At 100k pages
+// and a limit of 10, a folder of fewer than some 1,050 files. (A tenth of
+// the pages, as SQLite does for a type, read a folder of 10k pages this
+// way: 90 ms against 30 ms in order.)
+func FolderFirst(files, limit, pages int64) bool { return files*files < (limit+1)*pages }
+
+// FolderFiles is how many of a folder's files a storage counts to decide
+// FolderFirst for limit pages among pages: one more than it allows.
+func FolderFiles(limit, pages int64) int64 { return int64(math.Sqrt(float64((limit+1)*pages))) + 1 }
+
 // FullTextTerm is one folded word; with Prefix, any word starting with it.
 type FullTextTerm struct {
 	Word   string

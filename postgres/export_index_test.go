@@ -1,6 +1,10 @@
 package postgres
 
-import "cairn/index"
+import (
+	"context"
+
+	"cairn/index"
+)
 
 // SetLeastShortPages makes the fewest pages the shortest pages' tier of
 // s holds least (1,000 by default), so that a test's small vault has
@@ -11,3 +15,10 @@ func SetLeastShortPages(s index.Storage, least int) {
 
 // BuiltTables are the tables a vault's first build locks.
 func BuiltTables() []string { return builtTables() }
+
+// ReadsFolderFirst reports whether a search of r for limit pages under
+// folder reads the folder's files first.
+func ReadsFolderFirst(ctx context.Context, r index.StorageReader, folder string, limit int) (bool, error) {
+	under, err := r.(*indexReader).folderFirst(ctx, folder, limit)
+	return under != nil, err
+}

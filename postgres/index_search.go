@@ -11,6 +11,7 @@ import (
 
 	"cairn"
 	"cairn/index"
+	"cairn/markdown"
 )
 
 // prefixWords is the most words a prefix's page count sums; a prefix
@@ -65,7 +66,20 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 	limit := max(q.Limit, 1)
 	lo, hi := vocabRanges(q.Terms)
 	filter, fargs := searchFilter(q, 4)
-	rows, err := r.query(ctx, searchSQL(filter, limit), append([]any{ftsQuery(q.Terms), lo, hi}, fargs...)...)
+	args := append([]any{ftsQuery(q.Terms), lo, hi}, fargs...)
+	var under string // the folder's files, when they are read first
+	if q.Folder != "" {
+		first, err := r.folderFirst(ctx, q.Folder, limit)
+		if err != nil {
+			return nil, err
+		}
+		if first != nil {
+			under = fmt.Sprintf(`SELECT file AS id FROM keys WHERE step = %d AND value >= $%d AND value < $%d`,
+				markdown.StepFile, len(args)+1, len(args)+2)
+			args = append(args, first...)
+		}
+	}
+	rows, err := r.query(ctx, searchSQL(filter, under, limit), args...)
 	if err != nil {
 		return nil, fmt.Errorf("index: search: %w", err)
 	}
@@ -220,7 +234,20 @@ const vocabColumns = `(SELECT array_agg(words ORDER BY i) FROM v), (SELECT array
 // among every page: every page of a tier has fewer words than every page
 // outside it, so enough matches there are the first of all. A part of the
 // statement whose condition on what came before is false is not run.
-func searchSQL(filter string, limit int) string {
+//
+// Unless under is not "": a statement selecting the ids of a few files
+// (a folder's, folderFirst), whose pages alone are matched.
+func searchSQL(filter, under string, limit int) string {
+	if under != "" {
+		query := `WITH ` + vocabCTE(2, 3) + `,
+	u AS MATERIALIZED (` + under + `)
+	SELECT m.title @@ $1::tsquery AS in_title, f.id, m.words, f.path, coalesce(f.page_id, left(f.path, -3)), coalesce(f.title, ''),
+		coalesce(f.type, ''), f.blob, s.pages, s.words, s.more, ` + vocabColumns + `
+	FROM u JOIN fts m ON m.id = u.id JOIN files f ON f.id = u.id CROSS JOIN fts_stats s
+	WHERE m.body @@ $1::tsquery AND NOT m.more` + filter + `
+	ORDER BY in_title DESC, m.words, f.path LIMIT {k}`
+		return strings.ReplaceAll(query, "{k}", strconv.Itoa(limit))
+	}
 	matches := func(table string, title bool) string {
 		where := `m.body @@ $1::tsquery AND NOT m.title @@ $1::tsquery`
 		if title {
@@ -274,6 +301,30 @@ func searchSQL(filter string, limit int) string {
 	FROM hits h CROSS JOIN LATERAL (SELECT * FROM files WHERE id = h.id OFFSET 0) f, fts_stats s
 	ORDER BY h.in_title DESC, h.words, f.path LIMIT {k}`
 	return strings.ReplaceAll(query, "{k}", strconv.Itoa(limit))
+}
+
+// folderFirst returns the bounds of the folded path keys of the files
+// under folder (a path ending in "/") when a search for limit pages reads
+// them first (index.FolderFirst): else the tiers' matches are read in
+// order until enough are under the folder, which for a folder of few
+// pages is nearly every match. Nil when not. The keys are a superset of
+// the files the folder's filter keeps (a path that equals the folder
+// ignoring ASCII case folds to its keys), which searchFilter then keeps.
+func (r *indexReader) folderFirst(ctx context.Context, folder string, limit int) ([]any, error) {
+	lo := cairn.FoldPath(folder)
+	hi := strings.TrimSuffix(lo, "/") + "0" // '/' + 1
+	var files, pages int64
+	// The files are counted up to index.FolderFiles, here from the pages.
+	err := r.queryRow(ctx, fmt.Sprintf(`SELECT (SELECT count(*) FROM (SELECT 1 FROM keys WHERE value >= $1 AND value < $2 AND step = %d
+			LIMIT floor(sqrt(%d::float8 * s.pages))::bigint + 1) x), s.pages FROM fts_stats s WHERE s.id = 1`,
+		markdown.StepFile, limit+1), []any{lo, hi}, &files, &pages)
+	if err != nil {
+		return nil, fmt.Errorf("index: search: files under %s: %w", folder, err)
+	}
+	if !index.FolderFirst(files, int64(limit), pages) {
+		return nil, nil
+	}
+	return []any{lo, hi}, nil
 }
 
 // searchFilter is the SQL that keeps the pages of q's type and folder,

@@ -10,6 +10,7 @@ import (
 	neturl "net/url"
 	"os"
 	"os/user"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -131,6 +132,15 @@ func changedVault(n, every int) (*vaultgen.Vault, []store.FileChange, [][]store.
 	v := vaultgen.New(vaultgen.Config{Pages: n, Raw: true})
 	var files, later []store.FileChange
 	for i, f := range v.All() {
+		// Folders of few pages, which a search reads through their files'
+		// path keys: one whose name differs in ASCII case from how the
+		// tests ask for it, and one whose name folds beyond ASCII.
+		switch {
+		case i%97 == 5:
+			f.Path = "Rare/" + path.Base(f.Path)
+		case i%89 == 3:
+			f.Path = "Été/" + path.Base(f.Path)
+		}
 		switch {
 		case i%every != 1 && every > 3:
 			later = append(later, store.FileChange{Path: f.Path, Data: f.Data})
@@ -224,7 +234,7 @@ func exhaustive(t testing.TB, db *postgres.DB, q index.FullTextQuery) []match {
 		if err := rows.Scan(&m.path, &typ, &m.title, &m.words); err != nil {
 			t.Fatal(err)
 		}
-		if q.Type != "" && typ != q.Type || q.Folder != "" && !strings.HasPrefix(strings.ToLower(m.path), strings.ToLower(q.Folder)) {
+		if q.Type != "" && typ != q.Type || q.Folder != "" && !hasFolder(m.path, q.Folder) {
 			continue
 		}
 		out = append(out, m)
@@ -236,6 +246,26 @@ func exhaustive(t testing.TB, db *postgres.DB, q index.FullTextQuery) []match {
 		return cmp.Or(-cmp.Compare(boolInt(a.title), boolInt(b.title)), cmp.Compare(a.words, b.words), strings.Compare(a.path, b.path))
 	})
 	return out
+}
+
+// hasFolder reports whether path is under folder, ignoring ASCII case
+// (as lower() of a "C" column folds).
+func hasFolder(path, folder string) bool {
+	if len(path) < len(folder) {
+		return false
+	}
+	lower := func(c byte) byte {
+		if 'A' <= c && c <= 'Z' {
+			return c + 'a' - 'A'
+		}
+		return c
+	}
+	for i := range len(folder) {
+		if lower(path[i]) != lower(folder[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func boolInt(b bool) int {
@@ -308,7 +338,15 @@ func sameAsExhaustive(t *testing.T, n, every, least int) {
 	if short == 0 || short > pages/2 || least > 0 && (mid <= short || mid > pages/2) || least == 0 && mid != 0 {
 		t.Errorf("%d pages, %d of the shortest, %d of the next shortest: the tiers should hold a few each (the next shortest, none without small tiers)", pages, short, mid)
 	}
-	cases := []index.FullTextQuery{{Limit: 1}, {Limit: 10}, {Limit: 100}, {Folder: "Concepts/", Limit: 10}, {Type: "entity", Limit: 10}}
+	cases := []index.FullTextQuery{{Limit: 1}, {Limit: 10}, {Limit: 100}, {Folder: "Concepts/", Limit: 10}, {Type: "entity", Limit: 10},
+		{Folder: "rare/", Limit: 10}}
+	// A folder of few files is read through its files' path keys first;
+	// concepts/ is not.
+	for folder, few := range map[string]bool{"rare/": true, "Été/": true, "été/": true, "RARE/": true, "concepts/": false, "raw/": false} {
+		if first, err := postgres.ReadsFolderFirst(ctx, r, folder, 10); err != nil || first != few {
+			t.Fatalf("files under %s read first: %v (%v); the test wants %v", folder, first, err, few)
+		}
+	}
 	queries := queryMix(t, v, db, 40)
 	var more, ties, inShort, inMid int
 	for _, text := range queries {
@@ -348,6 +386,25 @@ func sameAsExhaustive(t *testing.T, n, every, least int) {
 				case m >= q.Limit:
 					inMid++
 				}
+			}
+		}
+	}
+	// Words and short prefixes under every kind of folder: of few files
+	// (read first), by another case, beyond ASCII, of none, of many, with
+	// a type.
+	for _, text := range []string{"s*", "ka*", "a*", "th*", "s* k*", "7*", queries[0], queries[len(queries)/2]} {
+		for _, q := range []index.FullTextQuery{{Folder: "rare/", Limit: 10}, {Folder: "RARE/", Limit: 3}, {Folder: "raw/", Limit: 10},
+			{Folder: "nosuch/", Limit: 10}, {Folder: "été/", Limit: 10}, {Folder: "Été/", Limit: 10}, {Folder: "Été/", Limit: 1},
+			{Type: "concept", Folder: "rare/", Limit: 10}, {Type: "entity", Folder: "entities/", Limit: 3}} {
+			q.Terms = termsOf(text)
+			name := fmt.Sprintf("%q type=%q folder=%q limit=%d", text, q.Type, q.Folder, q.Limit)
+			want := exhaustive(t, db, q)
+			hits, err := r.Search(ctx, q)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if got, want := hitPaths(hits), paths(want[:min(len(want), q.Limit)]); !slices.Equal(got, want) {
+				t.Errorf("%s:\n got %v\nwant %v", name, got, want)
 			}
 		}
 	}

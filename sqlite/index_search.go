@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,19 +90,18 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 	}
 	if q.Folder != "" && s.expr == "" {
 		// With no MATCH, a folder's pages are found through their path
-		// keys, and only they are read, when they are few (folderFirst):
+		// keys, and only they are read, when they are few (FolderFirst):
 		// else the keys are read in order until enough of them are under
 		// it, which for a folder of few pages is nearly all of them. (With
 		// a MATCH, its matches are read in order: a MATCH of each page of
 		// the folder by its rowid was slower for every folder the tests
 		// have.)
 		limit := int64(max(q.Limit, 1))
-		most := int64(math.Sqrt(float64((limit+1)*ts.Pages))) + 1
-		under, n, err := r.filesUnder(ctx, q.Folder, most)
+		under, n, err := r.filesUnder(ctx, q.Folder, index.FolderFiles(limit, ts.Pages))
 		if err != nil {
 			return nil, err
 		}
-		if folderFirst(n, limit, ts.Pages) {
+		if index.FolderFirst(n, limit, ts.Pages) {
 			s.under = under
 		}
 	}
@@ -187,15 +185,6 @@ type ranked struct {
 	index.SearchHit
 	key, words int64
 }
-
-// folderFirst reports whether a search for limit pages under a folder of
-// files files, among pages, reads the folder's files first: all n of them
-// then, where reading the keys in order until limit+1 are under the
-// folder reads about (limit+1) × pages / n. At 100k pages and a limit of
-// 10, a folder of fewer than some 1,050 files. (A tenth of the pages, as
-// for a type, read a folder of 10k pages this way: 90 ms against 30 ms in
-// order.)
-func folderFirst(files, limit, pages int64) bool { return files*files < (limit+1)*pages }
 
 // filesUnder returns the bounds of the folded path keys of the files
 // under folder (a path ending in "/"), and how many files have one, up to

@@ -293,7 +293,7 @@ func sameAsExhaustive(t *testing.T, n, every int) {
 		t.Fatal(err)
 	}
 	for folder, rare := range map[string]bool{"rare/": true, "Été/": true, "été/": true, "concepts/": false, "raw/": false} {
-		if _, n, err := r.filesUnder(ctx, folder, st.pages); err != nil || folderFirst(n, 10, st.pages) != rare || n == 0 {
+		if _, n, err := r.filesUnder(ctx, folder, st.pages); err != nil || index.FolderFirst(n, 10, st.pages) != rare || n == 0 {
 			t.Fatalf("files under %s: %d of %d pages (%v); the test wants it read first: %v", folder, n, st.pages, err, rare)
 		}
 	}
