@@ -19,6 +19,6 @@ func BuiltTables() []string { return builtTables() }
 // ReadsFolderFirst reports whether a search of r for limit pages under
 // folder reads the folder's files first.
 func ReadsFolderFirst(ctx context.Context, r index.StorageReader, folder string, limit int) (bool, error) {
-	under, err := r.(*indexReader).folderFirst(ctx, folder, limit)
+	under, _, err := r.(*indexReader).folderFirst(ctx, folder, limit)
 	return under != nil, err
 }

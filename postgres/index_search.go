@@ -69,8 +69,8 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 	args := append([]any{ftsQuery(q.Terms), lo, hi}, fargs...)
 	var under string // the folder's files, when they are read first
 	if q.Folder != "" {
-		first, err := r.folderFirst(ctx, q.Folder, limit)
-		if err != nil {
+		first, none, err := r.folderFirst(ctx, q.Folder, limit)
+		if err != nil || none {
 			return nil, err
 		}
 		if first != nil {
@@ -307,24 +307,25 @@ func searchSQL(filter, under string, limit int) string {
 // under folder (a path ending in "/") when a search for limit pages reads
 // them first (index.FolderFirst): else the tiers' matches are read in
 // order until enough are under the folder, which for a folder of few
-// pages is nearly every match. Nil when not. The keys are a superset of
-// the files the folder's filter keeps (a path that equals the folder
-// ignoring ASCII case folds to its keys), which searchFilter then keeps.
-func (r *indexReader) folderFirst(ctx context.Context, folder string, limit int) ([]any, error) {
+// pages is nearly every match. Nil when not; none when the folder holds
+// no file. The keys are a superset of the files the folder's filter keeps
+// (a path that equals the folder ignoring ASCII case folds to its keys),
+// which searchFilter then keeps.
+func (r *indexReader) folderFirst(ctx context.Context, folder string, limit int) (bounds []any, none bool, err error) {
 	lo := cairn.FoldPath(folder)
 	hi := strings.TrimSuffix(lo, "/") + "0" // '/' + 1
 	var files, pages int64
 	// The files are counted up to index.FolderFiles, here from the pages.
-	err := r.queryRow(ctx, fmt.Sprintf(`SELECT (SELECT count(*) FROM (SELECT 1 FROM keys WHERE value >= $1 AND value < $2 AND step = %d
+	err = r.queryRow(ctx, fmt.Sprintf(`SELECT (SELECT count(*) FROM (SELECT 1 FROM keys WHERE value >= $1 AND value < $2 AND step = %d
 			LIMIT floor(sqrt(%d::float8 * s.pages))::bigint + 1) x), s.pages FROM fts_stats s WHERE s.id = 1`,
 		markdown.StepFile, limit+1), []any{lo, hi}, &files, &pages)
 	if err != nil {
-		return nil, fmt.Errorf("index: search: files under %s: %w", folder, err)
+		return nil, false, fmt.Errorf("index: search: files under %s: %w", folder, err)
 	}
 	if !index.FolderFirst(files, int64(limit), pages) {
-		return nil, nil
+		return nil, files == 0, nil
 	}
-	return []any{lo, hi}, nil
+	return []any{lo, hi}, files == 0, nil
 }
 
 // searchFilter is the SQL that keeps the pages of q's type and folder,

@@ -88,17 +88,17 @@ func (r *indexReader) Search(ctx context.Context, q index.FullTextQuery) ([]inde
 		}
 		s.byType = n*rareType < ts.Pages
 	}
-	if q.Folder != "" && s.expr == "" {
-		// With no MATCH, a folder's pages are found through their path
-		// keys, and only they are read, when they are few (FolderFirst):
+	if q.Folder != "" {
+		// A folder's files are found through their path keys, and when
+		// they are few (FolderFirst) only they are read: with no MATCH,
 		// else the keys are read in order until enough of them are under
-		// it, which for a folder of few pages is nearly all of them. (With
-		// a MATCH, its matches are read in order: a MATCH of each page of
-		// the folder by its rowid was slower for every folder the tests
-		// have.)
+		// it, which for a folder of few pages is nearly all of them; with
+		// a MATCH, its matches are kept by their files alone before their
+		// rows are read. (A MATCH of each page of the folder by its rowid
+		// was slower for a word in one page of eight.)
 		limit := int64(max(q.Limit, 1))
 		under, n, err := r.filesUnder(ctx, q.Folder, index.FolderFiles(limit, ts.Pages))
-		if err != nil {
+		if err != nil || n == 0 {
 			return nil, err
 		}
 		if index.FolderFirst(n, limit, ts.Pages) {
@@ -176,7 +176,8 @@ type search struct {
 	filter   string // " AND ..." on files f, for Type and Folder
 	args     []any  // filter's
 	// under, when set, bounds the folded path keys of the folder's files
-	// (filesUnder): they are read first, and only they.
+	// (filesUnder): with no MATCH they are read first, and only they;
+	// with one, only their matches are read.
 	under []any
 }
 
@@ -259,13 +260,17 @@ func (s *search) query(ctx context.Context, table string, limit int, exclude []i
 	}
 	var args []any
 	switch {
+	case s.expr != "":
+		key, from, where = table+`.rowid`, table+` JOIN fts_keys k ON k.key = `+table+`.rowid JOIN files f ON f.id = k.file`, table+` MATCH ?`
+		args = append(args, s.expr)
+		if s.under != nil { // the matches of the folder's files
+			where += ` AND k.file IN (SELECT p.file FROM keys p WHERE p.value >= ? AND p.value < ? AND p.step = ` + indexStepFile + `)`
+			args = append(args, s.under...)
+		}
 	case s.under != nil: // no MATCH: the folder's files by their path keys
 		from = `keys p CROSS JOIN files f ON f.id = p.file CROSS JOIN fts_keys k ON k.file = f.id`
 		where = `p.value >= ? AND p.value < ? AND p.step = ` + indexStepFile
 		args = append(args, s.under...)
-	case s.expr != "":
-		key, from, where = table+`.rowid`, table+` JOIN fts_keys k ON k.key = `+table+`.rowid JOIN files f ON f.id = k.file`, table+` MATCH ?`
-		args = append(args, s.expr)
 	}
 	initials := `k.text_initials`
 	if table == "fts_title" {
