@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"cairn"
 	"cairn/lint"
@@ -109,7 +110,20 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	// segments.
 	rb := markdown.NewResolverBuilder(byPath.paths(entries))
 	isPage := make([]bool, len(entries))
-	targets := make([]string, len(entries)) // markdown.PackTargets
+	// Each file's links' targets (markdown.PackTargets) and headings and
+	// block ids (markdown.PackFragments), "" but for a page, wait on disk
+	// for the links to be resolved: held in memory they were some 180
+	// bytes a page.
+	targets, err := newSpill(len(entries))
+	if err != nil {
+		return err
+	}
+	defer targets.close()
+	frags, err := newSpill(len(entries))
+	if err != nil {
+		return err
+	}
+	defer frags.close()
 	// linkAt[n] is where file n's links start in the vault's list of
 	// links (linkAt[n+1] where they end).
 	linkAt := make([]int32, len(entries)+1)
@@ -142,28 +156,33 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 		}
 		text <- failed
 	}()
+	// failed ends the writer of the full text, after an error of the
+	// first pass.
+	failed := func(err error) error {
+		close(parsed)
+		<-text
+		return err
+	}
 	at := 0
 	for _, run := range runs {
 		files, err := parseAll(ctx, t, run, true, nil)
 		if err != nil {
-			close(parsed)
-			<-text
-			return err
+			return failed(err)
 		}
 		for i, f := range files {
 			n := at + i
 			f.id = first + int64(n)
 			words[n] = int32(f.words)
 			linkAt[n+1] = linkAt[n]
+			packed, fragments := "", ""
 			if f.page == nil {
 				rb.AddAttachment(entries[n].Path)
 			} else {
-				rb.AddPage(f.page)
-				isPage[n], targets[n] = true, markdown.PackTargets(f.page.Links)
+				rb.AddPageKeys(f.page)
+				isPage[n] = true
+				packed, fragments = markdown.PackTargets(f.page.Links), markdown.PackFragments(f.page)
 				if int64(linkAt[n+1])+int64(len(f.page.Links)) > math.MaxInt32 {
-					close(parsed)
-					<-text
-					return cairn.Errorf(cairn.EINVALID, "index: the vault has more than %d links", math.MaxInt32)
+					return failed(cairn.Errorf(cairn.EINVALID, "index: the vault has more than %d links", math.MaxInt32))
 				}
 				linkAt[n+1] += int32(len(f.page.Links))
 				if typ := f.page.Type; typ != "" {
@@ -173,12 +192,13 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 					pageTypes[n] = typeNames[typ]
 				}
 			}
+			if err := errors.Join(targets.add(packed), frags.add(fragments)); err != nil {
+				return failed(err)
+			}
 			if _, ok := lint.TypeDeclaration(f.path); ok {
 				data, err := t.ReadBlob(ctx, f.blob)
 				if err != nil && !errors.Is(err, cairn.ErrPurged) {
-					close(parsed)
-					<-text
-					return fmt.Errorf("index: read %s: %w", f.path, err)
+					return failed(fmt.Errorf("index: read %s: %w", f.path, err))
 				}
 				decls = append(decls, schema.Declaration{Path: f.path, Data: data})
 			}
@@ -190,9 +210,7 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 			case f.path == policyFile:
 				data, err := t.ReadBlob(ctx, f.blob)
 				if err != nil && !errors.Is(err, cairn.ErrPurged) {
-					close(parsed)
-					<-text
-					return fmt.Errorf("index: read %s: %w", policyFile, err)
+					return failed(fmt.Errorf("index: read %s: %w", policyFile, err))
 				}
 				v.lint = lintSettings(data)
 			}
@@ -201,27 +219,46 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 		parsed <- files
 	}
 	close(parsed)
+	if err := errors.Join(targets.done(), frags.done()); err != nil {
+		<-text
+		return err
+	}
 
-	// Links, resolved on every core: where each leads (dst, the file's
-	// place plus one; 0 for none), its inbound counts and the pages'
-	// depths, in flat lists rather than per-file slices and maps.
+	// Links, resolved on every core, a block of files at a time read back
+	// from disk: where each leads (dst, the file's place plus one; 0 for
+	// none), its inbound counts and the pages' depths, in flat lists
+	// rather than per-file slices and maps.
 	r := rb.Resolver()
 	dst := make([]int32, linkAt[len(entries)])
-	parallel(len(entries), func(i int) {
-		if !isPage[i] {
-			return
+	err = inBlocks(len(entries), resolveBlock, func(lo, hi int) error {
+		packed, err := targets.span(lo, hi)
+		if err != nil {
+			return err
 		}
-		from := &markdown.Page{Path: entries[i].Path}
-		out := dst[linkAt[i]:linkAt[i+1]]
-		for j, l := range markdown.UnpackTargets(targets[i]) {
-			if res := r.Resolve(from, l); res.Status == markdown.StatusResolved {
-				if k, ok := byPath.find(entries, res.Path); ok && k != i {
-					out[j] = int32(k) + 1
+		for i := lo; i < hi; i++ {
+			if !isPage[i] {
+				continue
+			}
+			from := &markdown.Page{Path: entries[i].Path}
+			out := dst[linkAt[i]:linkAt[i+1]]
+			for j, l := range markdown.UnpackTargets(packed[targets.at[i]-targets.at[lo] : targets.at[i+1]-targets.at[lo]]) {
+				if res := r.Resolve(from, l); res.Status == markdown.StatusResolved {
+					if k, ok := byPath.find(entries, res.Path); ok && k != i {
+						out[j] = int32(k) + 1
+					}
 				}
 			}
 		}
-		targets[i] = ""
+		return nil
 	})
+	if err != nil {
+		<-text
+		return err
+	}
+	if err := targets.close(); err != nil {
+		<-text
+		return err
+	}
 	inbound := make([]int32, len(entries))
 	for _, d := range dst {
 		if d != 0 {
@@ -263,16 +300,29 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 			dsts = make([]int64, len(f.page.Links))
 			for j, l := range f.page.Links {
 				res[j] = r.Resolve(f.page, l)
-				if res[j].Status == markdown.StatusResolved {
-					if i, ok := byPath.find(entries, res[j].Path); ok {
-						dsts[j] = first + int64(i)
+				if res[j].Status != markdown.StatusResolved {
+					continue
+				}
+				i, ok := byPath.find(entries, res[j].Path)
+				if !ok {
+					continue
+				}
+				dsts[j] = first + int64(i)
+				if !res[j].SamePage && (l.Heading != "" || l.Block != "") {
+					packed, err := frags.get(i)
+					if err != nil {
+						return err
 					}
+					markdown.CheckFragments(&res[j], packed, l)
 				}
 			}
 		}
 		return prepareRows(ctx, pw, f, res, dsts, int(inbound[k]), int(depth[k]), v, cfg, holders, typeOf)
 	}, w)
 	if err != nil {
+		return err
+	}
+	if err := frags.close(); err != nil {
 		return err
 	}
 	// What resolving held is garbage now, and the storage's finish (its
@@ -424,18 +474,27 @@ func depths(root int, depth, linkAt, dst []int32) {
 	}
 }
 
-// parallel calls fn(i) for i in [0, n) on every core.
-func parallel(n int, fn func(int)) {
-	workers := runtime.GOMAXPROCS(0)
+// resolveBlock is how many files' links a full build resolves at a time,
+// read back from disk in one read.
+const resolveBlock = 4096
+
+// inBlocks calls fn(lo, hi) for each block of size of [0, n) on every
+// core, and returns the first error.
+func inBlocks(n, size int, fn func(lo, hi int) error) error {
+	var next atomic.Int64
+	errs := make([]error, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < n; i += workers {
-				fn(i)
+	for w := range errs {
+		wg.Go(func() {
+			for errs[w] == nil {
+				lo := int(next.Add(int64(size))) - size
+				if lo >= n {
+					return
+				}
+				errs[w] = fn(lo, min(lo+size, n))
 			}
-		}()
+		})
 	}
 	wg.Wait()
+	return errors.Join(errs...)
 }

@@ -2,10 +2,13 @@ package index_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"cairn"
 	"cairn/index"
 	"cairn/internal/vaultgen"
 )
@@ -90,4 +93,24 @@ func TestKeepFirst(t *testing.T) {
 	if want := []string{"a", "b", "c", "c2"}; !slices.Equal(first, want) {
 		t.Errorf("KeepFirst = %q, want %q", first, want)
 	}
+}
+
+// A full build whose temporary folder cannot be written fails with an
+// error that names the folder and says what to do, and leaves the index
+// as it was.
+func TestRebuild_NoTemporaryFolder(t *testing.T) {
+	e := setup(t)
+	e.commit(map[string]string{"index.md": "# Home\n[[a]]\n", "a.md": "# A\n[[index#Home]] [[index#Nope]]\n"})
+	before := e.findings()
+	missing, tmp := filepath.Join(t.TempDir(), "gone"), os.Getenv("TMPDIR")
+	t.Setenv("TMPDIR", missing)
+	err := e.ix.Rebuild(e.ctx)
+	if err == nil || !strings.Contains(err.Error(), missing) || !strings.Contains(cairn.ErrorHint(err), "TMPDIR") {
+		t.Fatalf("rebuild with TMPDIR=%s: %v (hint %q); want an error naming the folder, with a hint", missing, err, cairn.ErrorHint(err))
+	}
+	if after := e.findings(); !slices.Equal(before, after) || len(after) == 0 {
+		t.Errorf("findings after the failed rebuild: %v, want %v", after, before)
+	}
+	t.Setenv("TMPDIR", tmp) // "" is the system's
+	e.check()
 }

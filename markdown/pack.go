@@ -40,21 +40,21 @@ func UnpackTargets(s string) []Link {
 	return out
 }
 
-// packFragments packs a page's heading texts and block ids: a marker byte
-// (so that a page's is never empty), the number of headings, each text,
-// then each id.
-func packFragments(headings []Heading, blocks []string) string {
-	b := appendUvarint([]byte{'p'}, uint64(len(headings)))
-	for _, h := range headings {
+// PackFragments packs what a link to page p's headings and blocks is
+// checked against (CheckFragments): a marker byte (so that a page's is
+// never empty), the number of headings, each text, then each block id.
+func PackFragments(p *Page) string {
+	b := appendUvarint([]byte{'p'}, uint64(len(p.Headings)))
+	for _, h := range p.Headings {
 		b = appendPacked(b, h.Text)
 	}
-	for _, id := range blocks {
+	for _, id := range p.BlockIDs {
 		b = appendPacked(b, id)
 	}
 	return string(b)
 }
 
-// unpackFragments undoes packFragments: the headings (their slugs made
+// unpackFragments undoes PackFragments: the headings (their slugs made
 // again, as Parse makes them) and the block ids.
 func unpackFragments(s string) ([]Heading, []string) {
 	u := unpacker{s[1:]}

@@ -269,8 +269,9 @@ func utf16Len(s string) int {
 // immutable, so safe for concurrent use.
 //
 // It holds what resolving needs of each file and no page: the keys each
-// answers to, and a page's headings and block ids, packed in one string.
-// A full index build holds one for the whole vault.
+// answers to, and a page's headings and block ids, packed in one string
+// (unless its caller keeps those: AddPageKeys). A full index build holds
+// one for the whole vault.
 type Resolver struct {
 	files []string // every file's path, sorted, unique
 	// The keys, a map for each step by their values (a string key is a
@@ -280,7 +281,8 @@ type Resolver struct {
 	one  [StepAlias + 1]map[string]int32
 	many [StepAlias + 1]map[string][]string
 	// frags holds, for each of files, its headings and block ids
-	// (packFragments) when it is a page, "" when it is an attachment.
+	// (PackFragments) when it is a page added with AddPage, "" when it is
+	// an attachment or was added with AddPageKeys.
 	frags []string
 }
 
@@ -343,9 +345,22 @@ func NewResolverBuilder(paths []string) *ResolverBuilder {
 // AddPage adds page p, whose path is one of those the builder was made
 // with; nothing of p is kept after it returns.
 func (b *ResolverBuilder) AddPage(p *Page) {
+	if i, ok := b.addPage(p); ok {
+		b.r.frags[i] = PackFragments(p)
+	}
+}
+
+// AddPageKeys adds page p as AddPage does but keeps only the keys it
+// answers to, not its headings and block ids: the Resolver then leaves a
+// link's fragment to its caller (see Resolve), which keeps them where it
+// chooses (a full index build, on disk).
+func (b *ResolverBuilder) AddPageKeys(p *Page) { b.addPage(p) }
+
+// addPage files page p under its keys, and returns its place in files.
+func (b *ResolverBuilder) addPage(p *Page) (int, bool) {
 	i, ok := slices.BinarySearch(b.r.files, p.Path)
 	if !ok {
-		return
+		return 0, false
 	}
 	// The keys are made of copies, so that they do not keep the page's
 	// text: the path is the builder's own, the id shares it when it is
@@ -364,7 +379,7 @@ func (b *ResolverBuilder) AddPage(p *Page) {
 	for _, k := range ResolutionKeys(&q) {
 		b.add(k, i)
 	}
-	b.r.frags[i] = packFragments(p.Headings, p.BlockIDs)
+	return i, true
 }
 
 // AddAttachment adds the file at path, one of those the builder was made
@@ -426,7 +441,9 @@ func (r *Resolver) Holders(k Key) []string {
 
 // Resolve resolves link l written in page from. With a nil from, a
 // same-page link is broken and files sharing a name are told apart as for
-// a page at the vault root.
+// a page at the vault root. A link to a heading or block of a page added
+// with AddPageKeys is not checked for it (MissingHeading and MissingBlock
+// are false): CheckFragments does that with the page's PackFragments.
 func (r *Resolver) Resolve(from *Page, l Link) Resolution {
 	if l.SamePage() {
 		if from == nil {
@@ -442,12 +459,23 @@ func (r *Resolver) Resolve(from *Page, l Link) Resolution {
 	}
 	res := Match(fromPath, LookupKeys(l), r.Holders)
 	if res.Status == StatusResolved && (l.Heading != "" || l.Block != "") {
-		if i, ok := slices.BinarySearch(r.files, res.Path); ok && r.frags[i] != "" {
-			headings, blocks := unpackFragments(r.frags[i])
-			checkFragment(&res, headings, blocks, l)
+		if i, ok := slices.BinarySearch(r.files, res.Path); ok {
+			CheckFragments(&res, r.frags[i], l)
 		}
 	}
 	return res
+}
+
+// CheckFragments sets res.MissingHeading and res.MissingBlock for link l,
+// resolved (res) to a page whose headings and block ids packed are
+// (PackFragments); "" for a file that is not a page, which is not
+// checked.
+func CheckFragments(res *Resolution, packed string, l Link) {
+	if packed == "" || l.Heading == "" && l.Block == "" {
+		return
+	}
+	headings, blocks := unpackFragments(packed)
+	checkFragment(res, headings, blocks, l)
 }
 
 func checkFragment(res *Resolution, headings []Heading, blocks []string, l Link) {
