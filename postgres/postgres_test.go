@@ -168,6 +168,51 @@ func TestUpdate_LockTimeout(t *testing.T) {
 	}
 }
 
+// TestUpdate_WaitersLeaveTheHolderConnections: writes of one process
+// waiting for the vault's lock hold no connection of its pool, so that
+// the write holding the lock can still read through the pool (as it
+// reads contents) however many wait behind it. With each waiter on a
+// connection of its own, three waiters took every connection the holder
+// could have had, and its read waited for them to give up.
+func TestUpdate_WaitersLeaveTheHolderConnections(t *testing.T) {
+	ctx := t.Context()
+	db, err := postgres.Open(ctx, pgtest.URL(t), &postgres.Options{MaxConns: 3, AcquireTimeout: 2 * time.Second, LockTimeout: 4 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const waiters = 6
+	held, queued := make(chan struct{}), make(chan struct{})
+	var read time.Duration
+	done := make(chan error, 1)
+	go func() {
+		done <- db.Update(ctx, func(cairn.Tx) error {
+			close(held)
+			<-queued
+			start := time.Now()
+			var one int
+			err := db.Pool().QueryRow(ctx, `SELECT 1`).Scan(&one)
+			read = time.Since(start)
+			return err
+		})
+	}()
+	<-held
+	errs := make(chan error, waiters)
+	for range waiters {
+		go func() { errs <- db.Update(ctx, func(cairn.Tx) error { return nil }) }()
+	}
+	time.Sleep(300 * time.Millisecond) // every waiter is waiting by now
+	close(queued)
+	if err := <-done; err != nil || read > time.Second {
+		t.Fatalf("the holder's read through the pool: %v after %v, want it at once", err, read)
+	}
+	for range waiters {
+		if err := <-errs; err != nil {
+			t.Errorf("a write waiting behind the holder: %v", err)
+		}
+	}
+}
+
 // TestPoolExhausted checks that a write waits for a connection of a full
 // pool within a bound, then fails with EUNAVAILABLE.
 func TestPoolExhausted(t *testing.T) {
