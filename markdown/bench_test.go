@@ -1,8 +1,11 @@
 package markdown_test
 
 import (
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"cairn/markdown"
 )
@@ -80,5 +83,55 @@ func BenchmarkParseSlowYAML(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		markdown.Parse("summaries/attention.md", src)
+	}
+}
+
+// BenchmarkResolver builds a Resolver of a generated vault of 100k pages
+// a page at a time, as a full index build does (AddPageKeys), and
+// resolves every link of the vault: it reports the heap the resolver
+// holds a file and the time of a link's resolution.
+func BenchmarkResolver(b *testing.B) {
+	pages, attachments, _ := generatedVault(b, 100_000)
+	var links []markdown.Link
+	var from []*markdown.Page
+	for _, p := range pages {
+		for _, l := range p.Links {
+			links, from = append(links, l), append(from, p)
+		}
+	}
+	paths := make([]string, 0, len(pages)+len(attachments))
+	for _, p := range pages {
+		paths = append(paths, p.Path)
+	}
+	paths = append(paths, attachments...)
+	var resolved int
+	b.ResetTimer()
+	for range b.N {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		rb := markdown.NewResolverBuilder(slices.Clone(paths))
+		for _, p := range pages {
+			rb.AddPageKeys(p)
+		}
+		for _, a := range attachments {
+			rb.AddAttachment(a)
+		}
+		r := rb.Resolver()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(len(paths)), "heap-B/file")
+		start := time.Now()
+		resolved = 0
+		for i, l := range links {
+			if r.Resolve(from[i], l).Status == markdown.StatusResolved {
+				resolved++
+			}
+		}
+		b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(len(links)), "ns/link")
+		runtime.KeepAlive(r)
+	}
+	if resolved < len(links)/2 {
+		b.Fatalf("%d of %d links resolved", resolved, len(links))
 	}
 }

@@ -274,15 +274,11 @@ func utf16Len(s string) int {
 // one for the whole vault.
 type Resolver struct {
 	files []string // every file's path, sorted, unique
-	// The keys, a map for each step by their values (a string key is a
-	// third smaller than a Key in a map's slot, which at a million files
-	// is some 60 MB): one holds those one file answers to, with its
-	// place in files; many those several do, with theirs, sorted.
-	one  [StepAlias + 1]map[string]int32
-	many [StepAlias + 1]map[string][]string
+	keys  keyTable // the keys, by their digests, with the files' places
 	// frags holds, for each of files, its headings and block ids
 	// (PackFragments) when it is a page added with AddPage, "" when it is
-	// an attachment or was added with AddPageKeys.
+	// an attachment or was added with AddPageKeys; nil until a page is
+	// added with AddPage.
 	frags []string
 }
 
@@ -328,24 +324,18 @@ type ResolverBuilder struct {
 func NewResolverBuilder(paths []string) *ResolverBuilder {
 	slices.Sort(paths)
 	files := slices.Compact(paths)
-	r := &Resolver{files: files, frags: make([]string, len(files))}
-	for s := StepFile; s <= StepAlias; s++ {
-		// Every file has a key at StepFile, StepPath and StepStem.
-		switch s {
-		case StepFile, StepPath, StepStem:
-			r.one[s] = make(map[string]int32, len(files))
-		default:
-			r.one[s] = map[string]int32{}
-		}
-		r.many[s] = map[string][]string{}
-	}
-	return &ResolverBuilder{r: r}
+	// Every file has a key at StepFile, StepPath and StepStem, most pages
+	// a title too.
+	return &ResolverBuilder{r: &Resolver{files: files, keys: newKeyTable(4 * len(files))}}
 }
 
 // AddPage adds page p, whose path is one of those the builder was made
 // with; nothing of p is kept after it returns.
 func (b *ResolverBuilder) AddPage(p *Page) {
 	if i, ok := b.addPage(p); ok {
+		if b.r.frags == nil {
+			b.r.frags = make([]string, len(b.r.files))
+		}
 		b.r.frags[i] = PackFragments(p)
 	}
 }
@@ -362,21 +352,8 @@ func (b *ResolverBuilder) addPage(p *Page) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	// The keys are made of copies, so that they do not keep the page's
-	// text: the path is the builder's own, the id shares it when it is
-	// the path without ".md".
-	path := b.r.files[i]
-	q := Page{Path: path, ID: strings.Clone(p.ID), TitleSource: p.TitleSource}
-	if strings.HasPrefix(path, p.ID) {
-		q.ID = path[:len(p.ID)]
-	}
-	if p.TitleSource != TitleFromFilename {
-		q.Title = strings.Clone(p.Title)
-	}
-	for _, a := range p.Aliases {
-		q.Aliases = append(q.Aliases, strings.Clone(a))
-	}
-	for _, k := range ResolutionKeys(&q) {
+	// The keys are filed by their digests: nothing of p is kept.
+	for _, k := range ResolutionKeys(p) {
 		b.add(k, i)
 	}
 	return i, true
@@ -396,33 +373,14 @@ func (b *ResolverBuilder) AddAttachment(path string) {
 
 // add files the file at i under key k.
 func (b *ResolverBuilder) add(k Key, i int) {
-	if k.Step < StepFile || k.Step > StepAlias {
-		return
+	if k.Step >= StepFile && k.Step <= StepAlias {
+		b.r.keys.add(k, i)
 	}
-	one, many := b.r.one[k.Step], b.r.many[k.Step]
-	if j, ok := one[k.Value]; ok {
-		if int(j) != i {
-			delete(one, k.Value)
-			many[k.Value] = []string{b.r.files[j], b.r.files[i]}
-		}
-		return
-	}
-	if paths, ok := many[k.Value]; ok {
-		many[k.Value] = append(paths, b.r.files[i])
-		return
-	}
-	one[k.Value] = int32(i)
 }
 
 // Resolver returns the resolver made; the builder must not be used after.
 func (b *ResolverBuilder) Resolver() *Resolver {
 	r := b.r
-	for _, many := range r.many {
-		for v, paths := range many {
-			slices.Sort(paths)
-			many[v] = slices.Compact(paths)
-		}
-	}
 	b.r = nil
 	return r
 }
@@ -433,10 +391,29 @@ func (r *Resolver) Holders(k Key) []string {
 	if k.Step < StepFile || k.Step > StepAlias {
 		return nil
 	}
-	if i, ok := r.one[k.Step][k.Value]; ok {
-		return r.files[i : i+1 : i+1]
+	first, many := -1, []int(nil)
+	r.keys.files(k, func(f int) {
+		switch {
+		case first < 0:
+			first = f
+		case many == nil:
+			many = []int{first, f}
+		default:
+			many = append(many, f)
+		}
+	})
+	switch {
+	case first < 0:
+		return nil
+	case many == nil:
+		return r.files[first : first+1 : first+1]
 	}
-	return r.many[k.Step][k.Value]
+	slices.Sort(many) // files is sorted: so are the paths
+	out := make([]string, len(many))
+	for j, f := range many {
+		out[j] = r.files[f]
+	}
+	return out
 }
 
 // Resolve resolves link l written in page from. With a nil from, a
@@ -459,7 +436,7 @@ func (r *Resolver) Resolve(from *Page, l Link) Resolution {
 	}
 	res := Match(fromPath, LookupKeys(l), r.Holders)
 	if res.Status == StatusResolved && (l.Heading != "" || l.Block != "") {
-		if i, ok := slices.BinarySearch(r.files, res.Path); ok {
+		if i, ok := slices.BinarySearch(r.files, res.Path); ok && r.frags != nil {
 			CheckFragments(&res, r.frags[i], l)
 		}
 	}
