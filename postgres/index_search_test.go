@@ -352,16 +352,8 @@ func sameAsExhaustive(t *testing.T, n, every, least int) {
 	for _, text := range queries {
 		for _, q := range cases {
 			q.Terms = termsOf(text)
-			name := fmt.Sprintf("%q type=%q folder=%q limit=%d", text, q.Type, q.Folder, q.Limit)
-			want := exhaustive(t, db, q)
-			hits, err := r.Search(ctx, q)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
+			name, want, hits := searchExhaustive(t, db, r, text, q)
 			n := min(len(want), q.Limit)
-			if got := hitPaths(hits); !slices.Equal(got, paths(want[:n])) {
-				t.Errorf("%s:\n got %v\nwant %v", name, got, paths(want[:n]))
-			}
 			for i, h := range hits {
 				if i < n && h.InTitle != want[i].title {
 					t.Errorf("%s: %s in title = %v, want %v", name, h.Path, h.InTitle, want[i].title)
@@ -397,15 +389,7 @@ func sameAsExhaustive(t *testing.T, n, every, least int) {
 			{Folder: "nosuch/", Limit: 10}, {Folder: "été/", Limit: 10}, {Folder: "Été/", Limit: 10}, {Folder: "Été/", Limit: 1},
 			{Type: "concept", Folder: "rare/", Limit: 10}, {Type: "entity", Folder: "entities/", Limit: 3}} {
 			q.Terms = termsOf(text)
-			name := fmt.Sprintf("%q type=%q folder=%q limit=%d", text, q.Type, q.Folder, q.Limit)
-			want := exhaustive(t, db, q)
-			hits, err := r.Search(ctx, q)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			if got, want := hitPaths(hits), paths(want[:min(len(want), q.Limit)]); !slices.Equal(got, want) {
-				t.Errorf("%s:\n got %v\nwant %v", name, got, want)
-			}
+			searchExhaustive(t, db, r, text, q)
 		}
 	}
 	all := len(queries) * len(cases)
@@ -417,6 +401,23 @@ func sameAsExhaustive(t *testing.T, n, every, least int) {
 		t.Errorf("of %d cases, %d match more pages than they return, %d tie at the limit, %d are answered among the shortest pages and %d among the next shortest; the test vault is too small",
 			all, more, ties, inShort, inMid)
 	}
+}
+
+// searchExhaustive searches r for q (text's terms) and checks the pages
+// found against the exhaustive order: it returns the case's name, that
+// order and the hits.
+func searchExhaustive(t *testing.T, db *postgres.DB, r index.StorageReader, text string, q index.FullTextQuery) (string, []match, []index.SearchHit) {
+	t.Helper()
+	name := fmt.Sprintf("%q type=%q folder=%q limit=%d", text, q.Type, q.Folder, q.Limit)
+	want := exhaustive(t, db, q)
+	hits, err := r.Search(t.Context(), q)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if got, want := hitPaths(hits), paths(want[:min(len(want), q.Limit)]); !slices.Equal(got, want) {
+		t.Errorf("%s:\n got %v\nwant %v", name, got, want)
+	}
+	return name, want, hits
 }
 
 // Both backends, given the same commits, keep the same rows and find the
