@@ -1,6 +1,7 @@
 package markdown_test
 
 import (
+	"fmt"
 	"runtime"
 	"slices"
 	"strings"
@@ -134,4 +135,39 @@ func BenchmarkResolver(b *testing.B) {
 	if resolved < len(links)/2 {
 		b.Fatalf("%d of %d links resolved", resolved, len(links))
 	}
+}
+
+// BenchmarkResolverSharedName builds a Resolver of 80k pages that share
+// one name (index.md in a folder each) and resolves a link to that name
+// from a hundred of them: a key of many files costs its files once each
+// to build.
+func BenchmarkResolverSharedName(b *testing.B) {
+	const n = 80_000
+	pages := make([]*markdown.Page, n)
+	paths := make([]string, n)
+	for i := range pages {
+		paths[i] = fmt.Sprintf("d%05d/index.md", i)
+		pages[i] = markdown.Parse(paths[i], []byte("# Overview\n\n[[index]] and [[Overview]]\n"))
+	}
+	var build, resolve time.Duration
+	for range b.N {
+		start := time.Now()
+		rb := markdown.NewResolverBuilder(slices.Clone(paths))
+		for _, p := range pages {
+			rb.AddPageKeys(p)
+		}
+		r := rb.Resolver()
+		build += time.Since(start)
+		start = time.Now()
+		for _, p := range pages[:100] {
+			for _, l := range p.Links {
+				if res := r.Resolve(p, l); res.Status == markdown.StatusBroken {
+					b.Fatalf("%s → %s: broken", p.Path, l.Raw)
+				}
+			}
+		}
+		resolve += time.Since(start)
+	}
+	b.ReportMetric(float64(build.Milliseconds())/float64(b.N), "build-ms")
+	b.ReportMetric(float64(resolve.Microseconds())/float64(b.N*200), "µs/link")
 }

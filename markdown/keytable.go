@@ -3,13 +3,16 @@ package markdown
 import (
 	"hash/maphash"
 	"math/bits"
+	"slices"
 )
 
 // keyTable files the keys of a vault's files under the files answering
 // them, by a 96-bit digest of each key rather than its text: a table of
-// open addressing with linear probing, 16 bytes a slot and three slots
-// for every four keys, where a map of strings took some 60 bytes a key
-// and the keys' own text beside. Keys of several files fill a slot each.
+// open addressing with linear probing, one slot of 16 bytes for each
+// distinct key and at least four slots for every three keys, where a map
+// of strings took some 60 bytes a key and the keys' own text beside. A key
+// of several files (a name every folder has, index.md) keeps their places
+// in a list of its own.
 //
 // The digests come from hash/maphash with seeds drawn for each table, so
 // that no one can make two keys of a vault collide on purpose; by chance
@@ -19,8 +22,12 @@ type keyTable struct {
 	seed1, seed2 maphash.Seed
 	hi           []uint64
 	lo           []uint32
-	file         []int32 // the file's place plus one; 0 for an empty slot
-	n            int     // slots filled
+	// file is the place of the one file answering the slot's key plus
+	// one; -(i+1) for several, whose places are many[i]; 0 for an empty
+	// slot.
+	file []int32
+	many [][]int32
+	n    int // slots filled
 }
 
 // newKeyTable returns a table with room for about keys keys.
@@ -48,28 +55,6 @@ func (t *keyTable) slot(hi uint64) int {
 	return int(s)
 }
 
-// add files the file at place f under key k, once.
-func (t *keyTable) add(k Key, f int) {
-	hi, lo := t.digest(k)
-	t.insert(hi, lo, int32(f)+1)
-}
-
-func (t *keyTable) insert(hi uint64, lo uint32, file int32) {
-	if (t.n+1)*4 > len(t.file)*3 {
-		t.grow()
-	}
-	for s := t.slot(hi); ; s = t.next(s) {
-		switch {
-		case t.file[s] == 0:
-			t.hi[s], t.lo[s], t.file[s] = hi, lo, file
-			t.n++
-			return
-		case t.file[s] == file && t.hi[s] == hi && t.lo[s] == lo:
-			return // filed already
-		}
-	}
-}
-
 func (t *keyTable) next(s int) int {
 	if s++; s == len(t.file) {
 		return 0
@@ -77,25 +62,70 @@ func (t *keyTable) next(s int) int {
 	return s
 }
 
+// find returns the slot of a digest: the one holding it, else the empty
+// slot where it goes.
+func (t *keyTable) find(hi uint64, lo uint32) int {
+	s := t.slot(hi)
+	for t.file[s] != 0 && (t.hi[s] != hi || t.lo[s] != lo) {
+		s = t.next(s)
+	}
+	return s
+}
+
+// add files the file at place f under key k. A file filed twice under a
+// key is listed once by done.
+func (t *keyTable) add(k Key, f int) {
+	if (t.n+1)*4 > len(t.file)*3 {
+		t.grow()
+	}
+	hi, lo := t.digest(k)
+	s := t.find(hi, lo)
+	file := int32(f) + 1
+	switch old := t.file[s]; {
+	case old == 0:
+		t.hi[s], t.lo[s], t.file[s] = hi, lo, file
+		t.n++
+	case old == file:
+	case old > 0:
+		t.many = append(t.many, []int32{old - 1, int32(f)})
+		t.file[s] = -int32(len(t.many))
+	default:
+		t.many[-old-1] = append(t.many[-old-1], int32(f))
+	}
+}
+
 // grow makes the table half as large again, its keys filed anew.
 func (t *keyTable) grow() {
 	hi, lo, file := t.hi, t.lo, t.file
 	t.alloc(len(file) + len(file)/2)
-	t.n = 0
 	for s, f := range file {
 		if f != 0 {
-			t.insert(hi[s], lo[s], f)
+			n := t.find(hi[s], lo[s])
+			t.hi[n], t.lo[n], t.file[n] = hi[s], lo[s], f
 		}
 	}
 }
 
-// files calls fn with the place of each file filed under key k, in no
-// order.
-func (t *keyTable) files(k Key, fn func(f int)) {
-	hi, lo := t.digest(k)
-	for s := t.slot(hi); t.file[s] != 0; s = t.next(s) {
-		if t.hi[s] == hi && t.lo[s] == lo {
-			fn(int(t.file[s]) - 1)
-		}
+// done sorts each list of several files by place, each once.
+func (t *keyTable) done() {
+	for i, m := range t.many {
+		slices.Sort(m)
+		t.many[i] = slices.Compact(m)
 	}
+}
+
+// lookup returns the place of the one file filed under key k, or the
+// number of the list (in many) of the several filed under it; -1 for
+// neither.
+func (t *keyTable) lookup(k Key) (one, list int) {
+	if len(t.file) == 0 { // a table never made
+		return -1, -1
+	}
+	switch f := t.file[t.find(t.digest(k))]; {
+	case f > 0:
+		return int(f) - 1, -1
+	case f < 0:
+		return -1, int(-f) - 1
+	}
+	return -1, -1
 }

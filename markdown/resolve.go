@@ -275,6 +275,9 @@ func utf16Len(s string) int {
 type Resolver struct {
 	files []string // every file's path, sorted, unique
 	keys  keyTable // the keys, by their digests, with the files' places
+	// many holds the paths of the files of each key several answer to,
+	// sorted, by the keys' lists (keyTable.lookup).
+	many [][]string
 	// frags holds, for each of files, its headings and block ids
 	// (PackFragments) when it is a page added with AddPage, "" when it is
 	// an attachment or was added with AddPageKeys; nil until a page is
@@ -381,6 +384,15 @@ func (b *ResolverBuilder) add(k Key, i int) {
 // Resolver returns the resolver made; the builder must not be used after.
 func (b *ResolverBuilder) Resolver() *Resolver {
 	r := b.r
+	r.keys.done()
+	r.many = make([][]string, len(r.keys.many))
+	for i, m := range r.keys.many {
+		r.many[i] = make([]string, len(m))
+		for j, f := range m {
+			r.many[i][j] = r.files[f]
+		}
+	}
+	r.keys.many = nil // the lists are r.many now
 	b.r = nil
 	return r
 }
@@ -391,29 +403,14 @@ func (r *Resolver) Holders(k Key) []string {
 	if k.Step < StepFile || k.Step > StepAlias {
 		return nil
 	}
-	first, many := -1, []int(nil)
-	r.keys.files(k, func(f int) {
-		switch {
-		case first < 0:
-			first = f
-		case many == nil:
-			many = []int{first, f}
-		default:
-			many = append(many, f)
-		}
-	})
+	one, list := r.keys.lookup(k)
 	switch {
-	case first < 0:
-		return nil
-	case many == nil:
-		return r.files[first : first+1 : first+1]
+	case one >= 0:
+		return r.files[one : one+1 : one+1]
+	case list >= 0:
+		return r.many[list]
 	}
-	slices.Sort(many) // files is sorted: so are the paths
-	out := make([]string, len(many))
-	for j, f := range many {
-		out[j] = r.files[f]
-	}
-	return out
+	return nil
 }
 
 // Resolve resolves link l written in page from. With a nil from, a
