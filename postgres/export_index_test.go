@@ -22,3 +22,7 @@ func ReadsFolderFirst(ctx context.Context, r index.StorageReader, folder string,
 	under, _, err := r.(*indexReader).folderFirst(ctx, folder, limit)
 	return under != nil, err
 }
+
+// OnWriteWait makes db call fn whenever one of its writes waits for
+// another's turn.
+func OnWriteWait(db *DB, fn func()) { db.waits = fn }

@@ -69,6 +69,9 @@ type DB struct {
 	// holding no connection of the pool (which reads need, the lock's
 	// holder's among them).
 	writing chan struct{}
+	// waits, when set (by tests), is called when a write of this process
+	// waits for another's turn.
+	waits func()
 }
 
 var _ cairn.Backend = (*DB)(nil)
@@ -374,11 +377,18 @@ func (db *DB) update(ctx context.Context, fn func(pgx.Tx) error) error {
 	defer turn.Stop()
 	select {
 	case db.writing <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-turn.C:
-		return &cairn.Error{Code: cairn.EUNAVAILABLE, Message: fmt.Sprintf("the vault database is busy: another write of this process held it for %v", db.lock),
-			Hint: "Try again when the vault is less busy."}
+	default:
+		if db.waits != nil {
+			db.waits()
+		}
+		select {
+		case db.writing <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-turn.C:
+			return &cairn.Error{Code: cairn.EUNAVAILABLE, Message: fmt.Sprintf("the vault database is busy: another write of this process held it for %v", db.lock),
+				Hint: "Try again when the vault is less busy."}
+		}
 	}
 	defer func() { <-db.writing }()
 	lock := max(db.lock-time.Since(start), time.Millisecond)

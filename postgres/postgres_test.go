@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -172,28 +173,29 @@ func TestUpdate_LockTimeout(t *testing.T) {
 // waiting for the vault's lock hold no connection of its pool, so that
 // the write holding the lock can still read through the pool (as it
 // reads contents) however many wait behind it. With each waiter on a
-// connection of its own, three waiters took every connection the holder
-// could have had, and its read waited for them to give up.
+// connection of its own, the holder's read found every connection taken
+// until the waiters gave up (seen with the turn taken out: the read
+// failed after the acquire timeout).
 func TestUpdate_WaitersLeaveTheHolderConnections(t *testing.T) {
 	ctx := t.Context()
-	db, err := postgres.Open(ctx, pgtest.URL(t), &postgres.Options{MaxConns: 3, AcquireTimeout: 2 * time.Second, LockTimeout: 4 * time.Second})
+	db, err := postgres.Open(ctx, pgtest.URL(t), &postgres.Options{MaxConns: 3, AcquireTimeout: time.Second, LockTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	const waiters = 6
+	waiting := make(chan struct{}, waiters)
+	postgres.OnWriteWait(db, func() { waiting <- struct{}{} })
 	held, queued := make(chan struct{}), make(chan struct{})
-	var read time.Duration
+	release := sync.OnceFunc(func() { close(queued) })
+	defer release() // before db.Close, which waits for the holder's connection
 	done := make(chan error, 1)
 	go func() {
 		done <- db.Update(ctx, func(cairn.Tx) error {
 			close(held)
 			<-queued
-			start := time.Now()
 			var one int
-			err := db.Pool().QueryRow(ctx, `SELECT 1`).Scan(&one)
-			read = time.Since(start)
-			return err
+			return db.Pool().QueryRow(ctx, `SELECT 1`).Scan(&one)
 		})
 	}()
 	<-held
@@ -201,10 +203,16 @@ func TestUpdate_WaitersLeaveTheHolderConnections(t *testing.T) {
 	for range waiters {
 		go func() { errs <- db.Update(ctx, func(cairn.Tx) error { return nil }) }()
 	}
-	time.Sleep(300 * time.Millisecond) // every waiter is waiting by now
-	close(queued)
-	if err := <-done; err != nil || read > time.Second {
-		t.Fatalf("the holder's read through the pool: %v after %v, want it at once", err, read)
+	for range waiters {
+		select {
+		case <-waiting:
+		case err := <-errs:
+			t.Fatalf("a write behind the holder did not wait for its turn: %v", err)
+		}
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatalf("the holder's read through the pool while %d writes wait: %v", waiters, err)
 	}
 	for range waiters {
 		if err := <-errs; err != nil {
