@@ -109,7 +109,6 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	// between, so that a full-text engine that buffers (FTS5) writes large
 	// segments.
 	rb := markdown.NewResolverBuilder(byPath.paths(entries))
-	isPage := make([]bool, len(entries))
 	// Each file's links' targets (markdown.PackTargets) and headings and
 	// block ids (markdown.PackFragments), "" but for a page, wait on disk
 	// for the links to be resolved: held in memory they were some 180
@@ -179,7 +178,6 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 				rb.AddAttachment(entries[n].Path)
 			} else {
 				rb.AddPageKeys(f.page)
-				isPage[n] = true
 				packed, fragments = markdown.PackTargets(f.page.Links), markdown.PackFragments(f.page)
 				if int64(linkAt[n+1])+int64(len(f.page.Links)) > math.MaxInt32 {
 					return failed(cairn.Errorf(cairn.EINVALID, "index: the vault has more than %d links", math.MaxInt32))
@@ -236,7 +234,7 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 			return err
 		}
 		for i := lo; i < hi; i++ {
-			if !isPage[i] {
+			if linkAt[i] == linkAt[i+1] { // no links: a page of none, or not a page
 				continue
 			}
 			from := &markdown.Page{Path: entries[i].Path}
@@ -329,7 +327,7 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	// indexes and full-text merges, in a database engine's own memory)
 	// takes the most memory of the build outside Go's heap: the heap is
 	// given back first, rather than kept beside it.
-	r, byPath, inbound, depth, pageTypes, words, linkAt, isPage = nil, pathIndex{}, nil, nil, nil, nil, nil, nil
+	r, byPath, inbound, depth, pageTypes, words, linkAt = nil, pathIndex{}, nil, nil, nil, nil, nil
 	debug.FreeOSMemory()
 	return q.FinishBuild(ctx)
 }

@@ -444,6 +444,16 @@ type FullTextQuery struct {
 // way: 90 ms against 30 ms in order.)
 func FolderFirst(files, limit, pages int64) bool { return files*files < (limit+1)*pages }
 
+// FolderKeys returns the bounds, lo included and hi not, of the folded
+// path keys (markdown.StepFile) of the files under folder, a path ending
+// in "/". They are a superset of the files a search's folder filter keeps
+// (a path that equals the folder ignoring ASCII case folds to its keys),
+// which the filter then keeps.
+func FolderKeys(folder string) (lo, hi string) {
+	lo = cairn.FoldPath(folder)
+	return lo, strings.TrimSuffix(lo, "/") + "0" // '/' + 1
+}
+
 // FolderFiles is how many of a folder's files a storage counts to decide
 // FolderFirst for limit pages among pages: one more than it allows.
 func FolderFiles(limit, pages int64) int64 { return int64(math.Sqrt(float64((limit+1)*pages))) + 1 }

@@ -308,12 +308,10 @@ func searchSQL(filter, under string, limit int) string {
 // them first (index.FolderFirst): else the tiers' matches are read in
 // order until enough are under the folder, which for a folder of few
 // pages is nearly every match. Nil when not; none when the folder holds
-// no file. The keys are a superset of the files the folder's filter keeps
-// (a path that equals the folder ignoring ASCII case folds to its keys),
-// which searchFilter then keeps.
+// no file. searchFilter keeps those of the keys' files that are under
+// the folder (index.FolderKeys).
 func (r *indexReader) folderFirst(ctx context.Context, folder string, limit int) (bounds []any, none bool, err error) {
-	lo := cairn.FoldPath(folder)
-	hi := strings.TrimSuffix(lo, "/") + "0" // '/' + 1
+	lo, hi := index.FolderKeys(folder)
 	var files, pages int64
 	// The files are counted up to index.FolderFiles, here from the pages.
 	err = r.queryRow(ctx, fmt.Sprintf(`SELECT (SELECT count(*) FROM (SELECT 1 FROM keys WHERE value >= $1 AND value < $2 AND step = %d

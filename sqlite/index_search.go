@@ -188,13 +188,10 @@ type ranked struct {
 }
 
 // filesUnder returns the bounds of the folded path keys of the files
-// under folder (a path ending in "/"), and how many files have one, up to
-// most. The keys are a superset of the files the folder's filter keeps
-// (a path that equals the folder ignoring ASCII case folds to its keys),
-// which searchFilter then keeps.
+// under folder (index.FolderKeys), and how many files have one, up to
+// most; searchFilter keeps those under the folder.
 func (r *indexReader) filesUnder(ctx context.Context, folder string, most int64) ([]any, int64, error) {
-	lo := cairn.FoldPath(folder)
-	hi := strings.TrimSuffix(lo, "/") + "0" // '/' + 1
+	lo, hi := index.FolderKeys(folder)
 	var n int64
 	err := r.q.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM keys
 		WHERE value >= ? AND value < ? AND step = `+indexStepFile+` LIMIT ?)`, lo, hi, most).Scan(&n)
