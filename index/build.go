@@ -76,8 +76,9 @@ func chunks(entries []cairn.Entry) [][]cairn.Entry {
 //     (the keys each page answers to and its headings, in a
 //     markdown.ResolverBuilder; its links' targets);
 //  2. once every link is resolved (inbound counts and depths need them
-//     all), pages are read and parsed again, their rows prepared on every
-//     core and written, each chunk's in key order.
+//     all), pages are parsed again from their content, which the first
+//     pass left in a temporary file, their rows prepared on every core and
+//     written, each chunk's in key order.
 //
 // The storage finishes the build (secondary indexes, the full text's
 // merges) last.
@@ -108,7 +109,9 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	// time while the next is parsed; one page a call and nothing in
 	// between, so that a full-text engine that buffers (FTS5) writes large
 	// segments.
-	rb := markdown.NewResolverBuilder(byPath.paths(entries))
+	// The resolver keeps byPath's list of paths: sorted, and unique as a
+	// tree's are, it neither reorders nor compacts it.
+	rb := markdown.NewResolverBuilder(byPath.paths)
 	// Each file's links' targets (markdown.PackTargets) and headings and
 	// block ids (markdown.PackFragments), "" but for a page, wait on disk
 	// for the links to be resolved: held in memory they were some 180
@@ -123,6 +126,15 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 		return err
 	}
 	defer frags.close()
+	// Each page's content waits on disk for the second pass too: read
+	// again from the store it cost a decompression and, from a database
+	// server, its lookups and the transfer, in both processes.
+	contents, err := newSpill(len(entries))
+	if err != nil {
+		return err
+	}
+	defer contents.close()
+	raw := make([]string, buildChunk)
 	// linkAt[n] is where file n's links start in the vault's list of
 	// links (linkAt[n+1] where they end).
 	linkAt := make([]int32, len(entries)+1)
@@ -164,7 +176,13 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	}
 	at := 0
 	for _, run := range runs {
-		files, err := parseAll(ctx, t, run, true, nil)
+		raw := raw[:len(run)]
+		clear(raw)
+		files, err := parseAll(ctx, t, run, true, func(i int, f *file, data []byte) {
+			if f.page != nil {
+				raw[i] = string(data)
+			}
+		})
 		if err != nil {
 			return failed(err)
 		}
@@ -190,7 +208,7 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 					pageTypes[n] = typeNames[typ]
 				}
 			}
-			if err := errors.Join(targets.add(packed), frags.add(fragments)); err != nil {
+			if err := errors.Join(targets.add(packed), frags.add(fragments), contents.add(raw[i])); err != nil {
 				return failed(err)
 			}
 			if _, ok := lint.TypeDeclaration(f.path); ok {
@@ -217,7 +235,8 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 		parsed <- files
 	}
 	close(parsed)
-	if err := errors.Join(targets.done(), frags.done()); err != nil {
+	raw = nil
+	if err := errors.Join(targets.done(), frags.done(), contents.done()); err != nil {
 		<-text
 		return err
 	}
@@ -241,7 +260,7 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 			out := dst[linkAt[i]:linkAt[i+1]]
 			for j, l := range markdown.UnpackTargets(packed[targets.at[i]-targets.at[lo] : targets.at[i+1]-targets.at[lo]]) {
 				if res := r.Resolve(from, l); res.Status == markdown.StatusResolved {
-					if k, ok := byPath.find(entries, res.Path); ok && k != i {
+					if k, ok := byPath.find(res.Path); ok && k != i {
 						out[j] = int32(k) + 1
 					}
 				}
@@ -284,12 +303,13 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	cfg := v.config()
 	holders := func(_ context.Context, k markdown.Key) ([]string, error) { return r.Holders(k), nil }
 	typeOf := func(p string) (string, error) {
-		if k, ok := byPath.find(entries, p); ok {
+		if k, ok := byPath.find(p); ok {
 			return pageTypes[k], nil
 		}
 		return "", nil
 	}
-	err = prepareAll(ctx, t, runs, func(k int, f *file, pw *writer) error {
+	read := func(at int, run []cairn.Entry) ([]*file, error) { return parseSpilled(contents, at, run) }
+	err = prepareAll(ctx, runs, read, func(k int, f *file, pw *writer) error {
 		f.id, f.words = first+int64(k), int(words[k])
 		var res []markdown.Resolution
 		var dsts []int64
@@ -301,7 +321,7 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 				if res[j].Status != markdown.StatusResolved {
 					continue
 				}
-				i, ok := byPath.find(entries, res[j].Path)
+				i, ok := byPath.find(res[j].Path)
 				if !ok {
 					continue
 				}
@@ -320,7 +340,7 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	if err != nil {
 		return err
 	}
-	if err := frags.close(); err != nil {
+	if err := errors.Join(frags.close(), contents.close()); err != nil {
 		return err
 	}
 	// What resolving held is garbage now, and the storage's finish (its
@@ -332,12 +352,12 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	return q.FinishBuild(ctx)
 }
 
-// prepareAll reads and parses runs of files one after the other, prepares
-// each run's rows on every core with prepare (k is the file's place in all
-// runs) and writes them with w, in key order. A storage that is an
-// OverlappingWriter writes each run's rows while the next is read and
-// prepared.
-func prepareAll(ctx context.Context, t trees, runs [][]cairn.Entry,
+// prepareAll reads and parses runs of files one after the other (read;
+// at is the run's place in all runs), prepares each run's rows on every
+// core with prepare (k is the file's place in all runs) and writes them
+// with w, in key order. A storage that is an OverlappingWriter writes each
+// run's rows while the next is read and prepared.
+func prepareAll(ctx context.Context, runs [][]cairn.Entry, read func(at int, run []cairn.Entry) ([]*file, error),
 	prepare func(k int, f *file, pw *writer) error, w *writer) error {
 	o, ok := w.q.(OverlappingWriter)
 	overlap := ok && o.OverlapWrites()
@@ -354,7 +374,7 @@ func prepareAll(ctx context.Context, t trees, runs [][]cairn.Entry,
 	errs := make([]error, len(workers))
 	at := 0
 	for _, run := range runs {
-		files, err := parseAll(ctx, t, run, false, nil) // the words are counted
+		files, err := read(at, run)
 		if err != nil {
 			return errors.Join(err, written())
 		}
@@ -391,6 +411,29 @@ func prepareAll(ctx context.Context, t trees, runs [][]cairn.Entry,
 	return written()
 }
 
+// parseSpilled parses the files of run, which starts at place at of the
+// build's files, on every core, from the content the first pass spilled
+// (pages' words are not taken: the first pass counted them).
+func parseSpilled(contents *spill, at int, run []cairn.Entry) ([]*file, error) {
+	data, err := contents.read(at, at+len(run))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*file, len(run))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(run); i = int(next.Add(1)) - 1 {
+				lo, hi := contents.at[at+i]-contents.at[at], contents.at[at+i+1]-contents.at[at]
+				out[i] = parse(run[i], data[lo:hi:hi], false)
+			}
+		})
+	}
+	wg.Wait()
+	return out, nil
+}
+
 // prepareRows collects one file's rows in a bulk writer: the file, its
 // keys, citations and links, and its findings.
 func prepareRows(ctx context.Context, w *writer, f *file, res []markdown.Resolution, dsts []int64,
@@ -424,8 +467,14 @@ func prepareRows(ctx context.Context, w *writer, f *file, res []markdown.Resolut
 
 // pathIndex finds files by path in a list of entries that is in the
 // store's order (case-folded paths), not in byte order: it holds the
-// entries' places in byte order of their paths.
-type pathIndex struct{ order []int32 }
+// entries' paths in byte order (the list the resolver keeps too) and their
+// places. (A search of the entries through their places, where the list
+// of paths was the resolver's alone, took some 6% of a PostgreSQL
+// import's time in this process.)
+type pathIndex struct {
+	paths []string
+	order []int32
+}
 
 func newPathIndex(entries []cairn.Entry) pathIndex {
 	order := make([]int32, len(entries))
@@ -433,21 +482,16 @@ func newPathIndex(entries []cairn.Entry) pathIndex {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(entries[a].Path, entries[b].Path) })
-	return pathIndex{order}
-}
-
-// paths returns the entries' paths in byte order.
-func (x pathIndex) paths(entries []cairn.Entry) []string {
-	out := make([]string, len(x.order))
-	for k, i := range x.order {
-		out[k] = entries[i].Path
+	paths := make([]string, len(order))
+	for k, i := range order {
+		paths[k] = entries[i].Path
 	}
-	return out
+	return pathIndex{paths, order}
 }
 
 // find returns the place in entries of the file at path.
-func (x pathIndex) find(entries []cairn.Entry, path string) (int, bool) {
-	k, ok := slices.BinarySearchFunc(x.order, path, func(i int32, p string) int { return strings.Compare(entries[i].Path, p) })
+func (x pathIndex) find(path string) (int, bool) {
+	k, ok := slices.BinarySearch(x.paths, path)
 	if !ok {
 		return 0, false
 	}

@@ -59,15 +59,21 @@ func (s *spill) get(i int) (string, error) { return s.span(i, i+1) }
 // span returns strings lo to hi (excluded) one after the other: the
 // string of i starts at s.at[i]-s.at[lo].
 func (s *spill) span(lo, hi int) (string, error) {
+	buf, err := s.read(lo, hi)
+	return string(buf), err
+}
+
+// read is span as bytes, the caller's own.
+func (s *spill) read(lo, hi int) ([]byte, error) {
 	n := s.at[hi] - s.at[lo]
 	if n == 0 {
-		return "", nil
+		return nil, nil
 	}
 	buf := make([]byte, n)
 	if _, err := s.f.ReadAt(buf, s.at[lo]); err != nil {
-		return "", spillError("read its temporary file", err)
+		return nil, spillError("read its temporary file", err)
 	}
-	return string(buf), nil
+	return buf, nil
 }
 
 // close removes the file and lets the offsets go; again, it does nothing.
@@ -87,5 +93,5 @@ func (s *spill) close() error {
 // temporary file: the folder is missing, not writable or full.
 func spillError(what string, err error) error {
 	return cairn.Errorf(cairn.EUNAVAILABLE, "index: the build could not %s in %s: %w", what, os.TempDir(), err).
-		WithHint("Set TMPDIR to a folder cairn can write with room for the vault's links (some 200 bytes a page).")
+		WithHint("Set TMPDIR to a folder cairn can write with room for the vault's pages (their size, and some 200 bytes a page).")
 }

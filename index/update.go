@@ -735,8 +735,9 @@ func (w *writer) writeFindings(ctx context.Context, id int64, fs []lint.Finding)
 // parseAll reads and parses entries: content is read in bulk and parsed on
 // every core. Purged content is indexed as empty. With text, pages' words
 // are taken for the full text (see parse). each, when set, is called with
-// every parsed file as soon as it is ready, possibly concurrently.
-func parseAll(ctx context.Context, t trees, entries []cairn.Entry, text bool, each func(int, *file)) ([]*file, error) {
+// every parsed file and its content (which it must not keep) as soon as it
+// is ready, possibly concurrently.
+func parseAll(ctx context.Context, t trees, entries []cairn.Entry, text bool, each func(int, *file, []byte)) ([]*file, error) {
 	out := make([]*file, len(entries))
 	at := make(map[cairn.Hash][]int, len(entries))
 	hs := make([]cairn.Hash, 0, len(entries))
@@ -750,7 +751,7 @@ func parseAll(ctx context.Context, t trees, entries []cairn.Entry, text bool, ea
 		for _, i := range at[h] {
 			out[i] = parse(entries[i], data, text)
 			if each != nil {
-				each(i, out[i])
+				each(i, out[i], data)
 			}
 		}
 		return nil
@@ -768,7 +769,7 @@ func parseAll(ctx context.Context, t trees, entries []cairn.Entry, text bool, ea
 		}
 		out[i] = parse(entries[i], data, text)
 		if each != nil {
-			each(i, out[i])
+			each(i, out[i], data)
 		}
 	}
 	return out, nil
