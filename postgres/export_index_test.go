@@ -23,6 +23,10 @@ func ReadsFolderFirst(ctx context.Context, r index.StorageReader, folder string,
 	return under != nil, err
 }
 
+// SetSideIndexes makes the side of db's first builds make at most n of
+// the full text's indexes, and the build's transaction the others.
+func SetSideIndexes(db *DB, n int) { db.sideMost = n }
+
 // OnWriteWait makes db call fn whenever one of its writes waits for
 // another's turn.
 func OnWriteWait(db *DB, fn func()) { db.waits = fn }

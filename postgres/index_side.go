@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -18,14 +19,22 @@ import (
 // (sideEligible) therefore loads it into a table of its own, sideTable, on
 // a connection of its own, and makes that table's indexes there while the
 // build's transaction writes the other rows. The side's transaction
-// commits the table, and the build's transaction swaps it in for fts
-// (swap): fts is dropped and sideTable takes its name, its indexes' names,
-// its comments and its privileges, all in the build's transaction, so
-// that readers find the old empty fts or the whole new one.
+// commits the table with its rows and its constraints (adding one locks
+// out every reader), then makes its indexes in a second one. From that
+// first commit the build's transaction reads the table, for the tiers of
+// the shortest pages, and makes those of its indexes the side has not
+// begun (CREATE INDEX locks out only writers, so both make indexes of the
+// one table at once). It then swaps the table in for fts (swap): fts is
+// dropped and sideTable takes its name, its indexes' names, its comments
+// and its privileges, all in the build's transaction, so that readers
+// find the old empty fts or the whole new one.
 //
-// A build that fails once the swap has begun leaves sideTable behind (its
-// transaction holds the table until it ends), as does a crash; the next
-// full build drops it (dropLeftover).
+// A build that fails drops sideTable, once its own transaction has let go
+// of it (what it does with the table it does in a savepoint, rolled back
+// on failure: textBuild.fromSide). One that fails once the swap has begun
+// leaves it behind (its transaction holds the table until it ends), as
+// does a crash after the side's first commit; the next full build drops
+// it (dropLeftover).
 //
 // A reader in a snapshot taken after the side committed, and waiting for
 // the build's locks, finds the new fts once the build commits, beside its
@@ -49,10 +58,23 @@ type sideText struct {
 	// after are the statements that carry fts's comments and privileges
 	// over, run after the swap.
 	after []string
-	// done receives the end of the side's work, once started; cancel
-	// stops it.
-	done   chan error
-	cancel context.CancelFunc
+	// copying receives the end of the COPY under way, if any: a batch of
+	// rows is sent while the build makes the next (the side's server
+	// process took some 1.6 s of the first pass's 5.4 at 100k pages, which
+	// the writer of the full text waited for).
+	copying chan error
+	// committed is closed once the table is committed with its rows and
+	// constraints, end once the side's work has ended, with err; cancel
+	// stops it. They are set by start.
+	committed, end chan struct{}
+	err            error
+	cancel         context.CancelFunc
+	// mu guards next, the place in fts of the next index to be made, by
+	// the side or by the build's transaction (take), and made, how many
+	// the side took; most bounds those (DB.sideMost).
+	mu         sync.Mutex
+	next, made int
+	most       int
 	// swapping: the build's transaction started the swap (and so locks
 	// sideTable).
 	swapping bool
@@ -89,7 +111,7 @@ func (t *indexTx) startSide(ctx context.Context, dropped []indexDef) (*sideText,
 		t.db.log.Info("full build: the full text is written in the build's transaction", "reason", t.db.translate(err))
 		return nil, dropped, nil
 	}
-	s := &sideText{db: t.db, conn: conn, fts: fts, after: after}
+	s := &sideText{db: t.db, conn: conn, fts: fts, after: after, most: t.db.sideMost}
 	if err := func() error {
 		if err := dropLeftover(ctx, conn); err != nil {
 			return err
@@ -204,35 +226,69 @@ func ownerDefaults(rel string) string {
 		IS NOT DISTINCT FROM (SELECT array_agg(a.privilege_type ORDER BY a.privilege_type) FROM aclexplode(acldefault('r', ` + rel + `.relowner)) a)`
 }
 
-// copy loads rows into sideTable.
+// copy begins to load rows, which it keeps, into sideTable, once the
+// rows before are loaded; it returns how loading those ended.
 func (s *sideText) copy(ctx context.Context, rows [][]any) error {
-	if s.done != nil {
+	if s.end != nil {
 		return errors.New("rows written after the table's indexes were begun")
 	}
-	_, err := s.tx.CopyFrom(ctx, pgx.Identifier{sideTable}, []string{"id", "words", "more", "title", "body"}, pgx.CopyFromRows(rows))
+	if err := s.copied(); err != nil {
+		return err
+	}
+	s.copying = make(chan error, 1)
+	go func() {
+		_, err := s.tx.CopyFrom(ctx, pgx.Identifier{sideTable}, []string{"id", "words", "more", "title", "body"}, pgx.CopyFromRows(rows))
+		s.copying <- err
+	}()
+	return nil
+}
+
+// copied waits for the rows being loaded, if any, and returns how that
+// ended.
+func (s *sideText) copied() error {
+	if s.copying == nil {
+		return nil
+	}
+	err := <-s.copying
+	s.copying = nil
 	return err
 }
 
-// start makes sideTable's indexes and commits it, on its own goroutine;
-// wait returns how that ended.
+// start commits sideTable with its rows and constraints, then makes its
+// indexes (those the build's transaction has not taken: take) and commits
+// them, on its own goroutine. It does nothing once started.
 func (s *sideText) start(ctx context.Context) {
-	s.done = make(chan error, 1)
+	if s.end != nil {
+		return
+	}
+	s.committed, s.end = make(chan struct{}), make(chan struct{})
 	ctx, s.cancel = context.WithCancel(ctx)
 	go func() {
-		s.done <- func() error {
-			if _, err := s.tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '`+buildMemory+`'`); err != nil {
+		defer close(s.end)
+		s.err = func() error {
+			if err := s.copied(); err != nil {
 				return err
 			}
-			var was string
-			if err := s.tx.QueryRow(ctx, `SELECT current_setting('default_tablespace')`).Scan(&was); err != nil {
+			if err := s.begin(ctx); err != nil {
 				return err
 			}
 			for i, d := range s.fts {
-				made, _ := d.on(sideTable, sideName(i))
-				for _, stmt := range made.create(was) {
-					if _, err := s.tx.Exec(ctx, stmt); err != nil {
-						return fmt.Errorf("make index %s of fts: %w", d.name, s.db.translate(err))
+				if d.constraint {
+					if err := s.make(ctx, s.tx, i); err != nil {
+						return err
 					}
+				}
+			}
+			if err := s.tx.Commit(ctx); err != nil {
+				return err
+			}
+			close(s.committed)
+			if err := s.begin(ctx); err != nil {
+				return err
+			}
+			for i, ok := s.take(true); ok; i, ok = s.take(true) {
+				if err := s.make(ctx, s.tx, i); err != nil {
+					return err
 				}
 			}
 			return s.tx.Commit(ctx)
@@ -240,17 +296,103 @@ func (s *sideText) start(ctx context.Context) {
 	}()
 }
 
+// begin begins the side's next transaction, with the memory of a build.
+func (s *sideText) begin(ctx context.Context) error {
+	tx, err := s.conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	s.tx = tx
+	_, err = s.tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '`+buildMemory+`'`)
+	return err
+}
+
+// take returns the place in fts of the next index (not constraint) to
+// make on sideTable, for the side or the build's transaction; ok is false
+// when none is left (for the side: or it made the most it may).
+func (s *sideText) take(side bool) (i int, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.next < len(s.fts) && s.fts[s.next].constraint {
+		s.next++
+	}
+	if s.next == len(s.fts) || side && s.most > 0 && s.made == s.most {
+		return 0, false
+	}
+	if side {
+		s.made++
+	}
+	s.next++
+	return s.next - 1, true
+}
+
+// make makes the i-th of fts's indexes on sideTable in tx, in fts's
+// tablespace.
+func (s *sideText) make(ctx context.Context, tx pgx.Tx, i int) error {
+	var was string
+	if err := tx.QueryRow(ctx, `SELECT current_setting('default_tablespace')`).Scan(&was); err != nil {
+		return err
+	}
+	made, _ := s.fts[i].on(sideTable, sideName(i))
+	for _, stmt := range made.create(was) {
+		if _, err := tx.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("make index %s of fts: %w", s.fts[i].name, s.db.translate(err))
+		}
+	}
+	return nil
+}
+
+// readable waits until sideTable is committed, when the build's
+// transaction may read it, and starts the side if it was not.
+func (s *sideText) readable(ctx context.Context) error {
+	s.start(ctx)
+	select {
+	case <-s.committed:
+		return nil
+	case <-s.end:
+		select {
+		case <-s.committed:
+			return nil // and the side ended since
+		default:
+			return fmt.Errorf("index: full text: %w", s.db.translate(s.err))
+		}
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// wait waits for the side's work to end, and returns how it ended.
+func (s *sideText) wait() error {
+	<-s.end
+	if s.err != nil {
+		return fmt.Errorf("index: full text: %w", s.db.translate(s.err))
+	}
+	return nil
+}
+
+// help makes, in the build's transaction t, the indexes of sideTable the
+// side has not begun, once the table is committed.
+func (s *sideText) help(ctx context.Context, t *indexTx) error {
+	if err := s.readable(ctx); err != nil {
+		return err
+	}
+	if _, err := t.tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '`+buildMemory+`'`); err != nil {
+		return fmt.Errorf("index: full text: %w", t.db.translate(err))
+	}
+	for i, ok := s.take(false); ok; i, ok = s.take(false) {
+		if err := s.make(ctx, t.tx, i); err != nil {
+			return fmt.Errorf("index: full text: %w", err)
+		}
+	}
+	return nil
+}
+
 // swap waits for the side, then puts sideTable in fts's place in the
 // build's transaction.
 func (s *sideText) swap(ctx context.Context, t *indexTx) error {
-	if s.done == nil {
-		s.start(ctx)
-	}
-	err := <-s.done
-	s.cancel()
-	s.done = nil
-	if err != nil {
-		return fmt.Errorf("index: full text: %w", s.db.translate(err))
+	s.start(ctx)
+	if err := s.wait(); err != nil {
+		return err
 	}
 	s.swapping = true
 	stmts := []string{`DROP TABLE fts`, `ALTER TABLE ` + sideTable + ` RENAME TO fts`}
@@ -292,11 +434,11 @@ func (s *sideText) swap(ctx context.Context, t *indexTx) error {
 // error may have committed too), and its connection closed.
 func (s *sideText) close(ctx context.Context) {
 	ctx = context.WithoutCancel(ctx)
-	if s.done != nil {
+	if s.end != nil {
 		s.cancel()
-		<-s.done
-		s.done = nil
+		<-s.end
 	}
+	s.copied()         // after a failure, how the rows were loaded is moot
 	s.tx.Rollback(ctx) // unless it committed
 	if !s.swapping {
 		dropLeftover(ctx, s.conn) // else the next full build does

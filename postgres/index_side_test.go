@@ -23,8 +23,10 @@ import (
 // it had; a table left by a build that died is dropped. What the swap
 // would lose (a view of fts, a trigger on it) or get wrong (a build's
 // transaction that does not see what others commit) keeps fts and writes
-// the text in the build's transaction. A build that fails, on the side or
-// in its own transaction, leaves no table behind and fts as it was.
+// the text in the build's transaction. The build's transaction makes the
+// side's table's indexes the side has not begun. A build that fails, on
+// the side or in its own transaction, leaves no table behind and fts as
+// it was.
 func TestIndexStorage_FirstBuildSwapsFullText(t *testing.T) {
 	ctx := t.Context()
 	_, files, _ := changedVault(300, 3)
@@ -44,8 +46,12 @@ func TestIndexStorage_FirstBuildSwapsFullText(t *testing.T) {
 		// owner: the vault is made, owned and built by a role of the
 		// test's (%r), not the test database's user.
 		owner bool
+		// sideMost: the side makes one index of fts (body's, the first
+		// by name), the build's transaction the others.
+		sideMost int
 	}{
 		{name: "alone", swapped: true},
+		{name: "alone, the build making most of its indexes", swapped: true, sideMost: 1},
 		{name: "comments, privileges, a tablespace and a leftover", swapped: true, setup: []string{
 			`COMMENT ON TABLE fts IS 'the pages'' words'`,
 			`COMMENT ON COLUMN fts.body IS 'title and body'`,
@@ -93,6 +99,12 @@ func TestIndexStorage_FirstBuildSwapsFullText(t *testing.T) {
 		{name: "an index of it the rows break", fails: "fts_words_once", setup: []string{
 			`CREATE UNIQUE INDEX fts_words_once ON fts (words)`,
 		}},
+		{name: "an index of it the rows break, made by the build", fails: "fts_words_once", sideMost: 1, setup: []string{
+			`CREATE UNIQUE INDEX fts_words_once ON fts (words)`,
+		}},
+		{name: "an index of it the rows break, made by the side", fails: "a_fts_words_once", sideMost: 1, setup: []string{
+			`CREATE UNIQUE INDEX a_fts_words_once ON fts (words)`,
+		}},
 		{name: "an index of another table the rows break", fails: "keys_step_once", setup: []string{
 			`CREATE UNIQUE INDEX keys_step_once ON keys (step)`,
 		}},
@@ -111,6 +123,7 @@ func TestIndexStorage_FirstBuildSwapsFullText(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { db.Close() })
+			postgres.SetSideIndexes(db, tc.sideMost)
 			builder := db
 			if tc.sessionTablespace {
 				if name := moveToTablespace(t, db, "fts_title"); name != "" {

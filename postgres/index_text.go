@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -394,7 +395,7 @@ func (t *indexTx) fitTiers(ctx context.Context) error {
 		var words int32
 		switch {
 		case i == 1 && bound < 0 && t.sizes.hasMid(int(pages)):
-			w, err := t.tierBound(ctx, n)
+			w, err := t.tierBound(ctx, "fts", n)
 			if err != nil || w < 0 {
 				return err
 			}
@@ -425,12 +426,13 @@ func (t *indexTx) fitTiers(ctx context.Context) error {
 	return nil
 }
 
-// tierBound returns the bound of a tier of about n pages: one less than
-// the words of the shortest page left out (every page shorter than it is
-// in), or everyPage when n pages are all there are.
-func (t *indexTx) tierBound(ctx context.Context, n int) (int, error) {
+// tierBound returns the bound of a tier of about n pages of the full text
+// in table (fts, or a build's side table): one less than the words of the
+// shortest page left out (every page shorter than it is in), or everyPage
+// when n pages are all there are.
+func (t *indexTx) tierBound(ctx context.Context, table string, n int) (int, error) {
 	var words int32
-	err := t.queryRow(ctx, `SELECT words FROM fts WHERE NOT more ORDER BY words OFFSET $1 LIMIT 1`, []any{n}, &words)
+	err := t.queryRow(ctx, `SELECT words FROM `+table+` WHERE NOT more ORDER BY words OFFSET $1 LIMIT 1`, []any{n}, &words)
 	if notFound(err) {
 		return everyPage, nil
 	}
@@ -527,10 +529,13 @@ func (b *textBuild) add(ctx context.Context, t *indexTx, p *pageText) error {
 	b.totals.add(1, p.words, p.more())
 	for _, part := range p.body {
 		for _, w := range part {
-			if n, ok := b.vocab[w]; ok {
-				b.vocab[w] = n + 1
-			} else {
-				b.vocab[strings.Clone(w)] = 1 // not the page's text
+			// One lookup a word: a new word, rare after the first pages,
+			// is filed again under a copy of its own, not the page's text.
+			n := len(b.vocab)
+			b.vocab[w]++
+			if len(b.vocab) > n {
+				delete(b.vocab, w)
+				b.vocab[strings.Clone(w)] = 1
 			}
 		}
 	}
@@ -559,8 +564,7 @@ func (b *textBuild) flush(ctx context.Context, t *indexTx) error {
 		if err != nil {
 			return fmt.Errorf("index: full text: %w", t.db.translate(err))
 		}
-		clear(b.rows)
-		b.rows, b.bytes = b.rows[:0], 0
+		b.rows, b.bytes = nil, 0 // the side may still be sending them
 	}
 	if len(b.more) > 0 {
 		_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"fts_more"}, []string{"id", "title", "part", "lexemes"}, pgx.CopyFromRows(b.more))
@@ -604,28 +608,16 @@ func (b *textBuild) finish(ctx context.Context, t *indexTx) error {
 			return fmt.Errorf("index: full text: %w", t.db.translate(err))
 		}
 		analyze = analyze[1:]
+		if err := b.fromSide(ctx, t); err != nil {
+			return err
+		}
 		if err := b.side.swap(ctx, t); err != nil {
 			return err
 		}
 		b.side = nil
+	} else if err := b.fillTiers(ctx, t, "fts"); err != nil {
+		return err
 	}
-	pages := int(b.totals.pages)
-	bounds := [2]int{-1, -1}
-	for i, tr := range t.sizes.tiers() {
-		if i == 1 && !t.sizes.hasMid(pages) {
-			continue
-		}
-		if bounds[i], err = t.tierBound(ctx, tr.size(pages)); err != nil {
-			return err
-		}
-		tag, err := t.tx.Exec(ctx, `INSERT INTO `+tr.table+` (id, words, title, body)
-			SELECT id, words, title, body FROM fts WHERE NOT more AND words <= $1`, int32(bounds[i]))
-		if err != nil {
-			return fmt.Errorf("index: full text: short pages: %w", t.db.translate(err))
-		}
-		b.totals.tiers[i] = tag.RowsAffected()
-	}
-	t.bounds = &bounds
 	if fresh {
 		err = b.makeIndexes(ctx, t, nil)
 	} else {
@@ -634,7 +626,7 @@ func (b *textBuild) finish(ctx context.Context, t *indexTx) error {
 	if err != nil {
 		return err
 	}
-	s := b.totals
+	s, bounds := b.totals, *t.bounds
 	if _, err := t.tx.Exec(ctx, `UPDATE fts_stats SET pages = $1, words = $2, more = $3, short_words = $4, short = $5, mid_words = $6, mid = $7`,
 		s.pages, s.words, int32(s.more), int32(bounds[0]), int32(s.tiers[0]), int32(bounds[1]), int32(s.tiers[1])); err != nil {
 		return fmt.Errorf("index: full text: %w", t.db.translate(err))
@@ -644,6 +636,66 @@ func (b *textBuild) finish(ctx context.Context, t *indexTx) error {
 			return fmt.Errorf("index: full text: %w", t.db.translate(err))
 		}
 	}
+	return nil
+}
+
+// fromSide does, once the side's table is committed and while the side
+// makes its indexes, what the build's transaction can of the rest: it
+// fills the tiers from that table and makes their indexes, and makes
+// those of the table's indexes the side has not begun; then it waits for
+// the side. (At 100k pages the tiers and the title's index had taken
+// some 1.4 s after the side's last index.) It does that in a savepoint:
+// a build that fails rolls it back, which lets go of the side's table
+// for the side to drop (sideText.close).
+func (b *textBuild) fromSide(ctx context.Context, t *indexTx) error {
+	if err := b.side.readable(ctx); err != nil {
+		return err
+	}
+	sp, err := t.tx.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("index: full text: %w", t.db.translate(err))
+	}
+	err = b.fillTiers(ctx, t, sideTable)
+	if err == nil {
+		err = b.makeIndexes(ctx, t, func(table string) bool { return table == "fts_short" || table == "fts_mid" })
+	}
+	if err == nil {
+		err = b.side.help(ctx, t)
+	}
+	if err == nil {
+		err = b.side.wait()
+	}
+	if err != nil {
+		return errors.Join(err, sp.Rollback(ctx))
+	}
+	if err := sp.Commit(ctx); err != nil {
+		return fmt.Errorf("index: full text: %w", t.db.translate(err))
+	}
+	return nil
+}
+
+// fillTiers fills the tiers of the shortest pages from the full text in
+// table (fts, or the side's), and sets their bounds (t.bounds) and
+// counts.
+func (b *textBuild) fillTiers(ctx context.Context, t *indexTx, table string) error {
+	pages := int(b.totals.pages)
+	bounds := [2]int{-1, -1}
+	for i, tr := range t.sizes.tiers() {
+		if i == 1 && !t.sizes.hasMid(pages) {
+			continue
+		}
+		var err error
+		if bounds[i], err = t.tierBound(ctx, table, tr.size(pages)); err != nil {
+			return err
+		}
+		tag, err := t.tx.Exec(ctx, `INSERT INTO `+tr.table+` (id, words, title, body)
+			SELECT id, words, title, body FROM `+table+` WHERE NOT more AND words <= $1`, int32(bounds[i]))
+		if err != nil {
+			return fmt.Errorf("index: full text: short pages: %w", t.db.translate(err))
+		}
+		b.totals.tiers[i] = tag.RowsAffected()
+	}
+	t.bounds = &bounds
 	return nil
 }
 

@@ -72,6 +72,9 @@ type DB struct {
 	// waits, when set (by tests), is called when a write of this process
 	// waits for another's turn.
 	waits func()
+	// sideMost, when set (by tests), is the most of fts's indexes a first
+	// build's side makes; the build's transaction makes the others.
+	sideMost int
 }
 
 var _ cairn.Backend = (*DB)(nil)
