@@ -193,9 +193,10 @@ func (r Resolution) Chosen() bool { return r.Status == StatusResolved && len(r.C
 // them (an exact path is StepPath, already tried): to those in from's
 // folder, when any are; then to the shortest path, counted in UTF-16 code
 // units as Obsidian counts it; then to the first in byte order, a
-// deterministic pick where Obsidian's is not stable. Match is exported so
-// the incremental index, which keeps holders in SQL, decides exactly as
-// Resolver does.
+// deterministic pick where Obsidian's is not stable. holders must return
+// each file once, sorted; the result's Candidates may be what it returned.
+// Match is exported so the incremental index, which keeps holders in SQL,
+// decides exactly as Resolver does.
 func Match(from string, keys []Key, holders func(Key) []string) Resolution {
 	for i := 0; i < len(keys); {
 		step := keys[i].Step
@@ -204,7 +205,10 @@ func Match(from string, keys []Key, holders func(Key) []string) Resolution {
 			j++
 		}
 		found := holders(keys[i])
-		if j > i+1 || len(found) > 1 {
+		// One key's holders are sorted already; several keys' are merged.
+		// (A copy and a sort of a key's holders on every lookup cost some
+		// 3 ms a link to a name 80k files share.)
+		if j > i+1 {
 			found = slices.Clone(found)
 			for _, k := range keys[i+1 : j] {
 				found = append(found, holders(k)...)
@@ -231,9 +235,15 @@ func Match(from string, keys []Key, holders func(Key) []string) Resolution {
 // shortest path, the first in byte order among equally short ones.
 func nearest(from string, step Step, found []string) Resolution {
 	dir := from[:strings.LastIndexByte(from, '/')+1]
+	// The files under dir are one run of found (sorted): those directly in
+	// it are looked for there.
+	lo, _ := slices.BinarySearch(found, dir)
 	var own []string
-	for _, p := range found {
-		if strings.LastIndexByte(p, '/')+1 == len(dir) && strings.HasPrefix(p, dir) {
+	for _, p := range found[lo:] {
+		if !strings.HasPrefix(p, dir) {
+			break
+		}
+		if strings.LastIndexByte(p, '/')+1 == len(dir) {
 			own = append(own, p)
 		}
 	}

@@ -320,7 +320,7 @@ func TestMatch(t *testing.T) {
 	t.Parallel()
 	holders := map[markdown.Key][]string{
 		{Step: markdown.StepFile, Value: "b.md"}:  {"b.md"},
-		{Step: markdown.StepStem, Value: "n"}:     {"y/n.md", "x/n.md"},
+		{Step: markdown.StepStem, Value: "n"}:     {"x/n.md", "y/n.md"}, // sorted, as Match asks
 		{Step: markdown.StepTitle, Value: "t"}:    {"t.md"},
 		{Step: markdown.StepTitle, Value: "t2"}:   {"u.md"},
 		{Step: markdown.StepFile, Value: "b"}:     {"b.md"},
@@ -370,6 +370,31 @@ func TestNewResolver_OrderIndependent(t *testing.T) {
 			if diff := cmp.Diff(base.Resolve(nil, l), r.Resolve(nil, l)); diff != "" {
 				t.Fatalf("Resolve(%q) depends on input order (-first +shuffled):\n%s", l.Raw, diff)
 			}
+		}
+	}
+}
+
+// TestMatch_Nearest: among files sharing a name, the one in the linking
+// page's folder wins, found among the files under that folder (its
+// subfolders' and its neighbours' sort beside them); else the shortest
+// path.
+func TestMatch_Nearest(t *testing.T) {
+	t.Parallel()
+	found := []string{"a/b-x/n.md", "a/b/c/n.md", "a/b/n.md", "a/bb/n.md", "a/n.md", "n.md", "zz/n.md"}
+	get := func(k markdown.Key) []string { return found }
+	keys := []markdown.Key{{Step: markdown.StepStem, Value: "n"}}
+	for from, want := range map[string]string{
+		"a/b/page.md":   "a/b/n.md",
+		"a/b/c/page.md": "a/b/c/n.md",
+		"a/bb/page.md":  "a/bb/n.md",
+		"a/page.md":     "a/n.md",
+		"page.md":       "n.md",
+		"a/b-y/page.md": "n.md", // no n.md of its own: the shortest
+		"a/b/d/page.md": "n.md",
+	} {
+		res := markdown.Match(from, keys, get)
+		if res.Status != markdown.StatusResolved || res.Path != want {
+			t.Errorf("from %s: %s %s, want %s", from, res.Status, res.Path, want)
 		}
 	}
 }
