@@ -27,6 +27,10 @@ func ReadsFolderFirst(ctx context.Context, r index.StorageReader, folder string,
 // the full text's indexes, and the build's transaction the others.
 func SetSideIndexes(db *DB, n int) { db.sideMost = n }
 
+// OnSideWait makes db call fn when a first build's transaction has done
+// its part of the full text and waits for the side's.
+func OnSideWait(db *DB, fn func()) { db.sideWaits = fn }
+
 // OnWriteWait makes db call fn whenever one of its writes waits for
 // another's turn.
 func OnWriteWait(db *DB, fn func()) { db.waits = fn }

@@ -82,7 +82,7 @@ func (t *indexTx) Clear(ctx context.Context) error {
 // can: one it cannot (another holds it) stays for the next build, and
 // this one goes on.
 func (t *indexTx) dropLeftover(ctx context.Context) {
-	if err := dropLeftover(ctx, t.tx); err != nil { // in a savepoint
+	if err := dropLeftover(ctx, t.tx, 0); err != nil { // in a savepoint
 		t.db.log.Info("full build: a table a build left stays for the next", "table", sideTable, "reason", t.db.translate(err))
 	}
 }

@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 )
 
 // The full text of a vault's first build, beside the build.
@@ -64,10 +68,11 @@ type sideText struct {
 	// the writer of the full text waited for).
 	copying chan error
 	// committed is closed once the table is committed with its rows and
-	// constraints, end once the side's work has ended, with err; cancel
-	// stops it. They are set by start.
+	// constraints, end once the side's work has ended, with err (failed);
+	// ctx is the work's, and cancel stops it. They are set by start.
 	committed, end chan struct{}
 	err            error
+	ctx            context.Context
 	cancel         context.CancelFunc
 	// mu guards next, the place in fts of the next index to be made, by
 	// the side or by the build's transaction (take), and made, how many
@@ -104,7 +109,7 @@ func (t *indexTx) startSide(ctx context.Context, dropped []indexDef) (*sideText,
 	if !ok {
 		return nil, dropped, nil
 	}
-	conn, err := pgx.ConnectConfig(ctx, t.db.pool.Config().ConnConfig.Copy())
+	conn, err := pgx.ConnectConfig(ctx, sideConfig(t.db))
 	if err != nil {
 		// No connection to spare (max_connections): the build goes on
 		// in its own transaction.
@@ -113,7 +118,7 @@ func (t *indexTx) startSide(ctx context.Context, dropped []indexDef) (*sideText,
 	}
 	s := &sideText{db: t.db, conn: conn, fts: fts, after: after, most: t.db.sideMost}
 	if err := func() error {
-		if err := dropLeftover(ctx, conn); err != nil {
+		if err := dropLeftover(ctx, conn, 0); err != nil {
 			return err
 		}
 		if s.tx, err = conn.Begin(ctx); err != nil {
@@ -263,13 +268,14 @@ func (s *sideText) start(ctx context.Context) {
 	}
 	s.committed, s.end = make(chan struct{}), make(chan struct{})
 	ctx, s.cancel = context.WithCancel(ctx)
+	s.ctx = ctx
 	go func() {
 		defer close(s.end)
 		s.err = func() error {
 			if err := s.copied(); err != nil {
 				return err
 			}
-			if err := s.begin(ctx); err != nil {
+			if err := s.buildMemory(ctx); err != nil {
 				return err
 			}
 			for i, d := range s.fts {
@@ -283,7 +289,12 @@ func (s *sideText) start(ctx context.Context) {
 				return err
 			}
 			close(s.committed)
-			if err := s.begin(ctx); err != nil {
+			tx, err := s.conn.Begin(ctx)
+			if err != nil {
+				return err
+			}
+			s.tx = tx
+			if err := s.buildMemory(ctx); err != nil {
 				return err
 			}
 			for i, ok := s.take(true); ok; i, ok = s.take(true) {
@@ -296,16 +307,30 @@ func (s *sideText) start(ctx context.Context) {
 	}()
 }
 
-// begin begins the side's next transaction, with the memory of a build.
-func (s *sideText) begin(ctx context.Context) error {
-	tx, err := s.conn.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	s.tx = tx
-	_, err = s.tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '`+buildMemory+`'`)
+// buildMemory gives the side's transaction the memory of a build.
+func (s *sideText) buildMemory(ctx context.Context) error {
+	_, err := s.tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '`+buildMemory+`'`)
 	return err
 }
+
+// sideConfig is the configuration of the side's connection: the pool's,
+// but a statement of the side that is cancelled (the build failed, or was
+// cancelled) is cancelled on the server, and the connection kept, rather
+// than the connection closed, which leaves the server's process making
+// an index, holding the side's table, until it next writes to the
+// connection.
+func sideConfig(db *DB) *pgx.ConnConfig {
+	c := db.pool.Config().ConnConfig.Copy()
+	c.BuildContextWatcherHandler = func(conn *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: conn, DeadlineDelay: sideCancelWait}
+	}
+	return c
+}
+
+// sideCancelWait is how long a cancelled statement of the side may take
+// to end on the server before its connection is closed; and how long
+// closing the side waits for its table (sideText.close).
+const sideCancelWait = 5 * time.Second
 
 // take returns the place in fts of the next index (not constraint) to
 // make on sideTable, for the side or the build's transaction; ok is false
@@ -331,7 +356,7 @@ func (s *sideText) take(side bool) (i int, ok bool) {
 func (s *sideText) make(ctx context.Context, tx pgx.Tx, i int) error {
 	var was string
 	if err := tx.QueryRow(ctx, `SELECT current_setting('default_tablespace')`).Scan(&was); err != nil {
-		return err
+		return fmt.Errorf("make index %s of fts: %w", s.fts[i].name, s.db.translate(err))
 	}
 	made, _ := s.fts[i].on(sideTable, sideName(i))
 	for _, stmt := range made.create(was) {
@@ -354,10 +379,10 @@ func (s *sideText) readable(ctx context.Context) error {
 		case <-s.committed:
 			return nil // and the side ended since
 		default:
-			return fmt.Errorf("index: full text: %w", s.db.translate(s.err))
+			return s.failed()
 		}
 	case <-ctx.Done():
-		return context.Cause(ctx)
+		return fmt.Errorf("index: full text: %w", context.Cause(ctx))
 	}
 }
 
@@ -365,9 +390,19 @@ func (s *sideText) readable(ctx context.Context) error {
 func (s *sideText) wait() error {
 	<-s.end
 	if s.err != nil {
-		return fmt.Errorf("index: full text: %w", s.db.translate(s.err))
+		return s.failed()
 	}
 	return nil
+}
+
+// failed is the error of the side's work, which ended with one: the
+// build's context's, when that ended (the server then reports the
+// statement cancelled).
+func (s *sideText) failed() error {
+	if cause := context.Cause(s.ctx); cause != nil {
+		return fmt.Errorf("index: full text: %w", cause)
+	}
+	return fmt.Errorf("index: full text: %w", s.db.translate(s.err))
 }
 
 // help makes, in the build's transaction t, the indexes of sideTable the
@@ -440,10 +475,28 @@ func (s *sideText) close(ctx context.Context) {
 	}
 	s.copied()         // after a failure, how the rows were loaded is moot
 	s.tx.Rollback(ctx) // unless it committed
-	if !s.swapping {
-		dropLeftover(ctx, s.conn) // else the next full build does
+	if !s.swapping {   // else the next full build drops the table
+		if err := s.drop(ctx); err != nil {
+			s.db.log.Info("full build: a table a build left stays for the next", "table", sideTable, "reason", s.db.translate(err))
+		}
 	}
 	s.conn.Close(ctx)
+}
+
+// drop drops sideTable after a build that failed, over the side's
+// connection or, when a cancellation closed that, a new one; waiting at
+// most sideCancelWait for the table, which a cancelled statement's
+// server process may hold a moment longer.
+func (s *sideText) drop(ctx context.Context) error {
+	conn := s.conn
+	if conn.IsClosed() {
+		var err error
+		if conn, err = pgx.ConnectConfig(ctx, sideConfig(s.db)); err != nil {
+			return err
+		}
+		defer conn.Close(ctx)
+	}
+	return dropLeftover(ctx, conn, sideCancelWait)
 }
 
 // dropLeftover drops sideTable from the vault's schema, where a build that
@@ -451,7 +504,7 @@ func (s *sideText) close(ctx context.Context) {
 // another holds it (then it fails at once).
 func dropLeftover(ctx context.Context, q interface {
 	Begin(ctx context.Context) (pgx.Tx, error)
-}) error {
+}, wait time.Duration) error {
 	return pgx.BeginFunc(ctx, q, func(tx pgx.Tx) error {
 		var name string
 		err := tx.QueryRow(ctx, `SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -462,7 +515,14 @@ func dropLeftover(ctx context.Context, q interface {
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `LOCK TABLE `+name+` IN ACCESS EXCLUSIVE MODE NOWAIT`); err != nil {
+		lock := `LOCK TABLE ` + name + ` IN ACCESS EXCLUSIVE MODE NOWAIT`
+		if wait > 0 {
+			if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL lock_timeout = %d`, wait.Milliseconds())); err != nil {
+				return err
+			}
+			lock = strings.TrimSuffix(lock, ` NOWAIT`)
+		}
+		if _, err := tx.Exec(ctx, lock); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `DROP TABLE `+name)

@@ -49,6 +49,9 @@ func TestIndexStorage_FirstBuildSwapsFullText(t *testing.T) {
 		// sideMost: the side makes one index of fts (body's, the first
 		// by name), the build's transaction the others.
 		sideMost int
+		// cancelAtWait: the build is cancelled when its transaction has
+		// done its part and waits for the side.
+		cancelAtWait bool
 	}{
 		{name: "alone", swapped: true},
 		{name: "alone, the build making most of its indexes", swapped: true, sideMost: 1},
@@ -108,6 +111,12 @@ func TestIndexStorage_FirstBuildSwapsFullText(t *testing.T) {
 		{name: "an index of another table the rows break", fails: "keys_step_once", setup: []string{
 			`CREATE UNIQUE INDEX keys_step_once ON keys (step)`,
 		}},
+		// The side makes a slow index (some 9 s of sleeping at 300 pages)
+		// when the build fails or is cancelled: the side's statement is
+		// cancelled on the server and its table dropped.
+		{name: "an index of another table the rows break, the side's slow", fails: "keys_step_once", setup: append(slowIndex,
+			`CREATE UNIQUE INDEX keys_step_once ON keys (step)`)},
+		{name: "cancelled while the side makes a slow index", fails: "context canceled", sideMost: 1, cancelAtWait: true, setup: slowIndex},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url := pgtest.URL(t) + tc.url
@@ -209,7 +218,14 @@ func TestIndexStorage_FirstBuildSwapsFullText(t *testing.T) {
 			defs, _ := indexOIDs(t, db)
 			st := postgres.NewIndexStorage(builder)
 			s, _ := commitVault(t, builder, files)
-			err = index.New(s, st, nil).Rebuild(ctx)
+			bctx := ctx
+			if tc.cancelAtWait {
+				var cancel context.CancelFunc
+				bctx, cancel = context.WithCancel(ctx)
+				defer cancel()
+				postgres.OnSideWait(builder, cancel)
+			}
+			err = index.New(s, st, nil).Rebuild(bctx)
 			after := read()
 			afterDefs, _ := indexOIDs(t, db)
 			if !maps.Equal(afterDefs, defs) {
@@ -306,4 +322,11 @@ func cleanupAsAdmin(t *testing.T, stmts ...string) {
 			}
 		}
 	})
+}
+
+// slowIndex makes an index of fts that sorts first by name and takes
+// some 30 ms a page to make.
+var slowIndex = []string{
+	`CREATE FUNCTION slow_words(int) RETURNS int LANGUAGE sql IMMUTABLE AS $$ SELECT $1 FROM pg_sleep(0.03) $$`,
+	`CREATE INDEX fts_a_slow ON fts (slow_words(words))`,
 }

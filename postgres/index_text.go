@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -663,10 +662,17 @@ func (b *textBuild) fromSide(ctx context.Context, t *indexTx) error {
 		err = b.side.help(ctx, t)
 	}
 	if err == nil {
+		if t.db.sideWaits != nil {
+			t.db.sideWaits()
+		}
 		err = b.side.wait()
 	}
 	if err != nil {
-		return errors.Join(err, sp.Rollback(ctx))
+		// Rolled back even when ctx ended: the table must be let go of.
+		if rerr := sp.Rollback(context.WithoutCancel(ctx)); rerr != nil {
+			t.db.log.Info("full build: the build's transaction holds the side's table until it ends", "reason", t.db.translate(rerr))
+		}
+		return err
 	}
 	if err := sp.Commit(ctx); err != nil {
 		return fmt.Errorf("index: full text: %w", t.db.translate(err))

@@ -75,6 +75,9 @@ type DB struct {
 	// sideMost, when set (by tests), is the most of fts's indexes a first
 	// build's side makes; the build's transaction makes the others.
 	sideMost int
+	// sideWaits, when set (by tests), is called when a first build's
+	// transaction has done its part and waits for the side.
+	sideWaits func()
 }
 
 var _ cairn.Backend = (*DB)(nil)
