@@ -37,13 +37,17 @@ func (ix *Index) Rebuild(ctx context.Context) error {
 			tree = c.Tree
 		}
 		return ix.inTx(ctx, tx, func(q StorageTx) error {
-			if err := build(ctx, q, tx, tree); err != nil {
+			if err := ix.build(ctx, q, tx, tree); err != nil {
 				return err
 			}
 			return q.SetState(ctx, State{Commit: head, Tree: tree})
 		})
 	})
 }
+
+// contentSpillMax is the most content a full build keeps on disk for its
+// second pass (see build; Index.contentMax).
+const contentSpillMax = 1 << 30
 
 // A full build reads the vault a chunk of files at a time, buildChunk
 // files or buildChunkBytes of content, whichever comes first: it holds
@@ -82,7 +86,7 @@ func chunks(entries []cairn.Entry) [][]cairn.Entry {
 //
 // The storage finishes the build (secondary indexes, the full text's
 // merges) last.
-func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
+func (ix *Index) build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	if err := q.Clear(ctx); err != nil {
 		return err
 	}
@@ -128,12 +132,27 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	defer frags.close()
 	// Each page's content waits on disk for the second pass too: read
 	// again from the store it cost a decompression and, from a database
-	// server, its lookups and the transfer, in both processes.
-	contents, err := newSpill(len(entries))
-	if err != nil {
-		return err
+	// server, its lookups and the transfer, in both processes. Not when
+	// the vault's pages are more than contentSpillMax bytes (a $TMPDIR in
+	// memory would hold them all), nor once the file cannot be written
+	// (a full disk): the second pass then reads the store again.
+	var contents *spill
+	var size int64
+	for _, e := range entries {
+		if lint.Classify(e.Path) == lint.KindPage {
+			size += e.Size
+		}
 	}
-	defer contents.close()
+	if size <= ix.contentMax {
+		if contents, err = newSpill(len(entries)); err != nil {
+			return err
+		}
+		defer func() {
+			if contents != nil {
+				contents.close()
+			}
+		}()
+	}
 	raw := make([]string, buildChunk)
 	// linkAt[n] is where file n's links start in the vault's list of
 	// links (linkAt[n+1] where they end).
@@ -179,7 +198,7 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 		raw := raw[:len(run)]
 		clear(raw)
 		files, err := parseAll(ctx, t, run, true, func(i int, f *file, data []byte) {
-			if f.page != nil {
+			if f.page != nil && contents != nil {
 				raw[i] = string(data)
 			}
 		})
@@ -208,8 +227,12 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 					pageTypes[n] = typeNames[typ]
 				}
 			}
-			if err := errors.Join(targets.add(packed), frags.add(fragments), contents.add(raw[i])); err != nil {
+			if err := errors.Join(targets.add(packed), frags.add(fragments)); err != nil {
 				return failed(err)
+			}
+			if contents != nil && contents.add(raw[i]) != nil {
+				contents.close()
+				contents = nil
 			}
 			if _, ok := lint.TypeDeclaration(f.path); ok {
 				data, err := t.ReadBlob(ctx, f.blob)
@@ -236,7 +259,11 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	}
 	close(parsed)
 	raw = nil
-	if err := errors.Join(targets.done(), frags.done(), contents.done()); err != nil {
+	if contents != nil && contents.done() != nil {
+		contents.close()
+		contents = nil
+	}
+	if err := errors.Join(targets.done(), frags.done()); err != nil {
 		<-text
 		return err
 	}
@@ -308,7 +335,12 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 		}
 		return "", nil
 	}
-	read := func(at int, run []cairn.Entry) ([]*file, error) { return parseSpilled(contents, at, run) }
+	read := func(at int, run []cairn.Entry) ([]*file, error) {
+		if contents == nil {
+			return parseAll(ctx, t, run, false, nil)
+		}
+		return parseSpilled(contents, at, run)
+	}
 	err = prepareAll(ctx, runs, read, func(k int, f *file, pw *writer) error {
 		f.id, f.words = first+int64(k), int(words[k])
 		var res []markdown.Resolution
@@ -340,8 +372,11 @@ func build(ctx context.Context, q StorageTx, t trees, tree cairn.Hash) error {
 	if err != nil {
 		return err
 	}
-	if err := errors.Join(frags.close(), contents.close()); err != nil {
+	if err := frags.close(); err != nil {
 		return err
+	}
+	if contents != nil {
+		contents.close()
 	}
 	// What resolving held is garbage now, and the storage's finish (its
 	// indexes and full-text merges, in a database engine's own memory)

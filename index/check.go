@@ -91,7 +91,7 @@ func (ix *Index) check(ctx context.Context, q StorageTx, tx *store.Tx, deep bool
 			return err
 		}
 	}
-	if err := build(ctx, q, tx, st.Tree); err != nil {
+	if err := ix.build(ctx, q, tx, st.Tree); err != nil {
 		return err
 	}
 	if !kept {

@@ -30,5 +30,9 @@ func (ix *Index) SnapshotIn(ctx context.Context, tx *store.Tx) (*Snapshot, error
 // FTSText is the words of s as the full text indexes them.
 func FTSText(s string) string { return ftsText(s) }
 
+// SetContentSpillMax makes the most content a full build of ix keeps on
+// disk for its second pass n bytes.
+func SetContentSpillMax(ix *Index, n int64) { ix.contentMax = n }
+
 // BuildChunk is the most files a full build reads at a time.
 const BuildChunk = buildChunk

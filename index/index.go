@@ -47,6 +47,9 @@ type Index struct {
 	// snapshots holds a place for each open snapshot, when the storage
 	// bounds them (SnapshotLimiter).
 	snapshots chan struct{}
+	// contentMax is the most content a full build keeps on disk for its
+	// second pass: contentSpillMax, but in tests.
+	contentMax int64
 }
 
 // New returns the index over the store s, keeping its rows in st, which
@@ -56,7 +59,7 @@ func New(s *store.Store, st Storage, opts *Options) *Index {
 	if opts == nil {
 		opts = &Options{}
 	}
-	ix := &Index{s: s, st: st, log: cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	ix := &Index{s: s, st: st, log: cmp.Or(opts.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))), contentMax: contentSpillMax}
 	if l, ok := st.(SnapshotLimiter); ok {
 		ix.snapshots = make(chan struct{}, max(0, l.MaxSnapshots()))
 	}

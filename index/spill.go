@@ -93,5 +93,5 @@ func (s *spill) close() error {
 // temporary file: the folder is missing, not writable or full.
 func spillError(what string, err error) error {
 	return cairn.Errorf(cairn.EUNAVAILABLE, "index: the build could not %s in %s: %w", what, os.TempDir(), err).
-		WithHint("Set TMPDIR to a folder cairn can write with room for the vault's pages (their size, and some 200 bytes a page).")
+		WithHint("Set TMPDIR to a folder cairn can write with room for the vault's links (some 200 bytes a page).")
 }

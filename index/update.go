@@ -56,12 +56,12 @@ func (ix *Index) apply(ctx context.Context, q StorageTx, t trees, from, to cairn
 	if from == store.EmptyTree || len(changes) > bulkChanges {
 		// An import: building from scratch is faster than updating.
 		if delta == nil {
-			return build(ctx, q, t, to)
+			return ix.build(ctx, q, t, to)
 		}
 		if delta.Removed, err = (&Reader{q: q}).Findings(ctx, FindingFilter{}); err != nil {
 			return err
 		}
-		if err := build(ctx, q, t, to); err != nil {
+		if err := ix.build(ctx, q, t, to); err != nil {
 			return err
 		}
 		delta.Added, err = (&Reader{q: q}).Findings(ctx, FindingFilter{})
