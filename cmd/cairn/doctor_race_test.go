@@ -128,7 +128,7 @@ func besideLong(t *testing.T, dir string, long []string, short func(round, n int
 			t.Fatalf("round %d: cairn %s: %v\n%s", round, long[0], longErr, b)
 		}
 		t.Logf("round %d: cairn %s took %v; %d commands ended while it ran", round, long[0], took.Round(time.Millisecond), during)
-		if took < 2*time.Second || during < 3 {
+		if during < 3 { // what it is for; how long it took depends on the machine
 			t.Fatalf("round %d: cairn %s took %v and %d commands ended beside it; the test needs a longer one", round, long[0], took, during)
 		}
 	}
