@@ -91,11 +91,15 @@ func (m *Manager) Commit(ctx context.Context, t *Tree, req CommitRequest) (*Comm
 		}
 	}
 	res, err := m.commit(ctx, t, req)
-	unlock()
 	if err != nil || res.Commit == nil {
+		unlock()
 		return res, err
 	}
-	res.Sync, err = m.SyncHead(ctx, t)
+	// The sync the commit journaled, under the same lock: released in
+	// between, another process (cairn doctor) could find the journal with
+	// no one holding the tree, as a dead process leaves it.
+	res.Sync, err = m.syncHead(ctx, t, nil, false)
+	unlock()
 	return res, err
 }
 
