@@ -81,8 +81,9 @@ func chunks(entries []cairn.Entry) [][]cairn.Entry {
 //     markdown.ResolverBuilder; its links' targets);
 //  2. once every link is resolved (inbound counts and depths need them
 //     all), pages are parsed again from their content, which the first
-//     pass left in a temporary file, their rows prepared on every core and
-//     written, each chunk's in key order.
+//     pass left in a temporary file (or read from the store again: see
+//     contents), their rows prepared on every core and written, each
+//     chunk's in key order.
 //
 // The storage finishes the build (secondary indexes, the full text's
 // merges) last.
@@ -143,15 +144,13 @@ func (ix *Index) build(ctx context.Context, q StorageTx, t trees, tree cairn.Has
 			size += e.Size
 		}
 	}
+	// noContents goes on without the file (a close of none does nothing).
+	noContents := func() { contents.close(); contents = nil }
 	if size <= ix.contentMax {
 		if contents, err = newSpill(len(entries)); err != nil {
 			return err
 		}
-		defer func() {
-			if contents != nil {
-				contents.close()
-			}
-		}()
+		defer func() { noContents() }()
 	}
 	raw := make([]string, buildChunk)
 	// linkAt[n] is where file n's links start in the vault's list of
@@ -231,8 +230,7 @@ func (ix *Index) build(ctx context.Context, q StorageTx, t trees, tree cairn.Has
 				return failed(err)
 			}
 			if contents != nil && contents.add(raw[i]) != nil {
-				contents.close()
-				contents = nil
+				noContents()
 			}
 			if _, ok := lint.TypeDeclaration(f.path); ok {
 				data, err := t.ReadBlob(ctx, f.blob)
@@ -260,8 +258,7 @@ func (ix *Index) build(ctx context.Context, q StorageTx, t trees, tree cairn.Has
 	close(parsed)
 	raw = nil
 	if contents != nil && contents.done() != nil {
-		contents.close()
-		contents = nil
+		noContents()
 	}
 	if err := errors.Join(targets.done(), frags.done()); err != nil {
 		<-text
@@ -375,9 +372,7 @@ func (ix *Index) build(ctx context.Context, q StorageTx, t trees, tree cairn.Has
 	if err := frags.close(); err != nil {
 		return err
 	}
-	if contents != nil {
-		contents.close()
-	}
+	noContents()
 	// What resolving held is garbage now, and the storage's finish (its
 	// indexes and full-text merges, in a database engine's own memory)
 	// takes the most memory of the build outside Go's heap: the heap is

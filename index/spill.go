@@ -76,9 +76,10 @@ func (s *spill) read(lo, hi int) ([]byte, error) {
 	return buf, nil
 }
 
-// close removes the file and lets the offsets go; again, it does nothing.
+// close removes the file and lets the offsets go; again, or on a nil
+// spill, it does nothing.
 func (s *spill) close() error {
-	if s.f == nil {
+	if s == nil || s.f == nil {
 		return nil
 	}
 	err := s.f.Close()

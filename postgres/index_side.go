@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -406,11 +405,8 @@ func (s *sideText) failed() error {
 }
 
 // help makes, in the build's transaction t, the indexes of sideTable the
-// side has not begun, once the table is committed.
+// side has not begun; the table must be committed (readable).
 func (s *sideText) help(ctx context.Context, t *indexTx) error {
-	if err := s.readable(ctx); err != nil {
-		return err
-	}
 	if _, err := t.tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '`+buildMemory+`'`); err != nil {
 		return fmt.Errorf("index: full text: %w", t.db.translate(err))
 	}
@@ -515,12 +511,13 @@ func dropLeftover(ctx context.Context, q interface {
 		if err != nil {
 			return err
 		}
-		lock := `LOCK TABLE ` + name + ` IN ACCESS EXCLUSIVE MODE NOWAIT`
+		lock := `LOCK TABLE ` + name + ` IN ACCESS EXCLUSIVE MODE`
 		if wait > 0 {
 			if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL lock_timeout = %d`, wait.Milliseconds())); err != nil {
 				return err
 			}
-			lock = strings.TrimSuffix(lock, ` NOWAIT`)
+		} else {
+			lock += ` NOWAIT`
 		}
 		if _, err := tx.Exec(ctx, lock); err != nil {
 			return err
