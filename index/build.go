@@ -268,7 +268,8 @@ func (ix *Index) build(ctx context.Context, q StorageTx, t trees, tree cairn.Has
 	// Links, resolved on every core, a block of files at a time read back
 	// from disk: where each leads (dst, the file's place plus one; 0 for
 	// none), its inbound counts and the pages' depths, in flat lists
-	// rather than per-file slices and maps.
+	// rather than per-file slices and maps. The second pass takes each
+	// link's file from dst rather than searching the paths again.
 	r := rb.Resolver()
 	dst := make([]int32, linkAt[len(entries)])
 	err = inBlocks(len(entries), resolveBlock, func(lo, hi int) error {
@@ -284,7 +285,7 @@ func (ix *Index) build(ctx context.Context, q StorageTx, t trees, tree cairn.Has
 			out := dst[linkAt[i]:linkAt[i+1]]
 			for j, l := range markdown.UnpackTargets(packed[targets.at[i]-targets.at[lo] : targets.at[i+1]-targets.at[lo]]) {
 				if res := r.Resolve(from, l); res.Status == markdown.StatusResolved {
-					if k, ok := byPath.find(res.Path); ok && k != i {
+					if k, ok := byPath.find(res.Path); ok {
 						out[j] = int32(k) + 1
 					}
 				}
@@ -301,9 +302,11 @@ func (ix *Index) build(ctx context.Context, q StorageTx, t trees, tree cairn.Has
 		return err
 	}
 	inbound := make([]int32, len(entries))
-	for _, d := range dst {
-		if d != 0 {
-			inbound[d-1]++
+	for n := range entries {
+		for _, d := range dst[linkAt[n]:linkAt[n+1]] {
+			if d != 0 && int(d-1) != n { // a page's links to itself are not inbound
+				inbound[d-1]++
+			}
 		}
 	}
 	depth := make([]int32, len(entries))
@@ -313,7 +316,6 @@ func (ix *Index) build(ctx context.Context, q StorageTx, t trees, tree cairn.Has
 	if v.index != 0 {
 		depths(int(v.index-first), depth, linkAt, dst)
 	}
-	dst = nil
 	if err := <-text; err != nil {
 		return err
 	}
@@ -343,17 +345,18 @@ func (ix *Index) build(ctx context.Context, q StorageTx, t trees, tree cairn.Has
 		var res []markdown.Resolution
 		var dsts []int64
 		if f.page != nil {
+			to := dst[linkAt[k]:linkAt[k+1]]
+			if len(to) != len(f.page.Links) { // the same content, parsed as the first pass did
+				return fmt.Errorf("index: %s: %d links, %d in the first pass", f.path, len(f.page.Links), len(to))
+			}
 			res = make([]markdown.Resolution, len(f.page.Links))
 			dsts = make([]int64, len(f.page.Links))
 			for j, l := range f.page.Links {
 				res[j] = r.Resolve(f.page, l)
-				if res[j].Status != markdown.StatusResolved {
+				if res[j].Status != markdown.StatusResolved || to[j] == 0 {
 					continue
 				}
-				i, ok := byPath.find(res[j].Path)
-				if !ok {
-					continue
-				}
+				i := int(to[j] - 1)
 				dsts[j] = first + int64(i)
 				if !res[j].SamePage && (l.Heading != "" || l.Block != "") {
 					packed, err := frags.get(i)
@@ -377,7 +380,7 @@ func (ix *Index) build(ctx context.Context, q StorageTx, t trees, tree cairn.Has
 	// indexes and full-text merges, in a database engine's own memory)
 	// takes the most memory of the build outside Go's heap: the heap is
 	// given back first, rather than kept beside it.
-	r, byPath, inbound, depth, pageTypes, words, linkAt = nil, pathIndex{}, nil, nil, nil, nil, nil
+	r, byPath, inbound, depth, pageTypes, words, linkAt, dst = nil, pathIndex{}, nil, nil, nil, nil, nil, nil
 	debug.FreeOSMemory()
 	return q.FinishBuild(ctx)
 }

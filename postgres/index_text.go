@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -451,7 +450,7 @@ type textBuild struct {
 	// The totals of the pages written or held, and how many hold each
 	// word.
 	totals textTotals
-	vocab  map[string]int32
+	vocab  *wordCounts
 	// dropped are the indexes Clear dropped, for finish to make.
 	dropped []indexDef
 	// side, when not nil, holds the rows of fts: they are loaded into a
@@ -469,7 +468,7 @@ func ftsIndexNames() []string {
 // transaction only.
 const buildMemory = "512MB"
 
-func newTextBuild() *textBuild { return &textBuild{vocab: map[string]int32{}} }
+func newTextBuild() *textBuild { return &textBuild{vocab: newWordCounts()} }
 
 // textBuildRows and textBuildBytes bound what a build holds before it
 // writes.
@@ -528,14 +527,7 @@ func (b *textBuild) add(ctx context.Context, t *indexTx, p *pageText) error {
 	b.totals.add(1, p.words, p.more())
 	for _, part := range p.body {
 		for _, w := range part {
-			// One lookup a word: a new word, rare after the first pages,
-			// is filed again under a copy of its own, not the page's text.
-			n := len(b.vocab)
-			b.vocab[w]++
-			if len(b.vocab) > n {
-				delete(b.vocab, w)
-				b.vocab[strings.Clone(w)] = 1
-			}
+			b.vocab.add(w)
 		}
 	}
 	if p.more() {
@@ -583,9 +575,9 @@ func (b *textBuild) finish(ctx context.Context, t *indexTx) error {
 	if err := b.flush(ctx, t); err != nil {
 		return err
 	}
-	words := slices.Sorted(maps.Keys(b.vocab))
+	words, pages := b.vocab.sorted()
 	_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"fts_vocab"}, []string{"word", "pages"},
-		pgx.CopyFromSlice(len(words), func(i int) ([]any, error) { return []any{words[i], b.vocab[words[i]]}, nil }))
+		pgx.CopyFromSlice(len(words), func(i int) ([]any, error) { return []any{words[i], pages[i]}, nil }))
 	if err != nil {
 		return fmt.Errorf("index: full text: words: %w", t.db.translate(err))
 	}

@@ -77,3 +77,30 @@ func BenchmarkLexemes(b *testing.B) {
 		lexemes(pages[i%len(pages)])
 	}
 }
+
+// TestWordCounts checks the build's page counts of words against a map's,
+// over enough words to grow the table many times, words that are
+// prefixes of each other, the empty word and the words' order.
+func TestWordCounts(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	alphabet := []string{"a", "b", "z", "\x00", "\xff", "é", "abcdefgh"}
+	c, want := newWordCounts(), map[string]int32{}
+	for range 200_000 {
+		var b strings.Builder
+		for range r.IntN(6) {
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		w := b.String()
+		c.add(w)
+		want[w]++
+	}
+	words, pages := c.sorted()
+	if !slices.IsSorted(words) || len(words) != len(want) || len(pages) != len(words) {
+		t.Fatalf("%d words (sorted: %v), want %d", len(words), slices.IsSorted(words), len(want))
+	}
+	for i, w := range words {
+		if pages[i] != want[w] {
+			t.Fatalf("%q: %d pages, want %d", w, pages[i], want[w])
+		}
+	}
+}
