@@ -14,6 +14,7 @@ import (
 	"cairn"
 	"cairn/index"
 	"cairn/lint"
+	"cairn/markdown"
 	"cairn/store"
 )
 
@@ -563,6 +564,45 @@ func TestIndex_SameName(t *testing.T) {
 	e.check()
 	wantFindings(`Home.md ambiguous-link info "Security and privacy"`,
 		`Obsidian Sync/deep/Ancestor.md ambiguous-link info "Security and privacy"`)
+}
+
+// TestIndex_ManyNamesakes: a link to a name a hundred files share keeps
+// the first markdown.MaxCandidates of them and a count, in its stored row
+// and in lint's message, and the incremental index agrees with a rebuild
+// as namesakes come and go.
+func TestIndex_ManyNamesakes(t *testing.T) {
+	e := setup(t)
+	files := map[string]string{"notes/a.md": "[[index]]", "notes/b.md": "[[index]]"}
+	for i := range 100 {
+		files[fmt.Sprintf("t%03d/index.md", i)] = "# Index\n"
+	}
+	e.commit(files)
+	e.check()
+	ls, err := e.ix.Main().Links(e.ctx, "notes/a.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// All equally short: the first in byte order, chosen among them.
+	if len(ls) != 1 || ls[0].To != "t000/index.md" || len(ls[0].Candidates) != markdown.MaxCandidates || ls[0].MoreCandidates != 100-markdown.MaxCandidates {
+		t.Fatalf("Links(notes/a.md) = %+v, want one link to t000/index.md among %d candidates and %d more", ls, markdown.MaxCandidates, 100-markdown.MaxCandidates)
+	}
+	fs, err := e.ix.Main().Findings(e.ctx, index.FindingFilter{Rule: "ambiguous-link"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 2 || !strings.Contains(fs[0].Message, "t009/index.md and 90 more;") || strings.Contains(fs[0].Message, "t010/") {
+		t.Fatalf("findings = %+v, want two naming t000–t009 and 90 more", fs)
+	}
+	// One shorter namesake: the links lead there, and it is listed first.
+	e.commit(map[string]string{"a/index.md": "# Home\n", "t050/index.md": ""})
+	e.check()
+	if ls, err = e.ix.Main().Links(e.ctx, "notes/b.md"); err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 1 || ls[0].To != "a/index.md" || len(ls[0].Candidates) == 0 || ls[0].Candidates[0] != "a/index.md" ||
+		ls[0].MoreCandidates != 100-markdown.MaxCandidates {
+		t.Fatalf("Links(notes/b.md) = %+v, want a/index.md among %d and %d more", ls, markdown.MaxCandidates, 100-markdown.MaxCandidates)
+	}
 }
 
 // TestReader_SearchSnippet: a snippet is the page's text as written, its

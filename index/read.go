@@ -71,7 +71,7 @@ func (r *Reader) Resolve(ctx context.Context, ref string) (string, error) {
 	case qerr != nil:
 		return "", qerr
 	case res.Status == markdown.StatusAmbiguous || res.Chosen():
-		return "", cairn.Errorf(cairn.EINVALID, "%q could mean any of %s", ref, strings.Join(res.Candidates, ", ")).
+		return "", cairn.Errorf(cairn.EINVALID, "%q could mean any of %s", ref, res.CandidateList()).
 			WithHint("Name the page by its path.")
 	case res.Status != markdown.StatusResolved:
 		return "", cairn.Errorf(cairn.ENOTFOUND, "no page or file is named %q", ref).WithHint("Try: cairn search " + ref)
@@ -116,10 +116,18 @@ type LinkInfo struct {
 	Line    int    `json:"line"`
 	Status  string `json:"status"` // resolved, broken, ambiguous
 	// Candidates are the files an ambiguous link could mean, or those a
-	// resolved link's file was chosen among by the shortest path.
-	Candidates []string `json:"candidates,omitempty"`
+	// resolved link's file was chosen among by the shortest path: at most
+	// markdown.MaxCandidates, and MoreCandidates counts the others.
+	Candidates     []string `json:"candidates,omitempty"`
+	MoreCandidates int      `json:"more_candidates,omitempty"`
 	// MissingHeading is set when the target has no such heading or block.
 	MissingHeading bool `json:"missing_heading,omitempty"`
+}
+
+// CandidateList is the link's candidates for a person (see
+// markdown.Resolution.CandidateList).
+func (l LinkInfo) CandidateList() string {
+	return markdown.Resolution{Candidates: l.Candidates, MoreCandidates: l.MoreCandidates}.CandidateList()
 }
 
 // linkInfos describes stored links, each with SrcPath and DstPath.
@@ -139,7 +147,7 @@ func linkInfos(rows []LinkRow) ([]LinkInfo, error) {
 			if err := json.Unmarshal([]byte(row.Detail), &d); err != nil {
 				return nil, err
 			}
-			li.Candidates, li.MissingHeading = d.Candidates, d.MissingHeading || d.MissingBlock
+			li.Candidates, li.MoreCandidates, li.MissingHeading = d.Candidates, d.MoreCandidates, d.MissingHeading || d.MissingBlock
 		}
 		out = append(out, li)
 	}

@@ -521,7 +521,8 @@ func linkOf(row LinkRow) (linkRow, error) {
 // detailJSON stores the parts of a resolution beyond status, step and
 // destination.
 func detailJSON(res markdown.Resolution) string {
-	d := markdown.Resolution{Candidates: res.Candidates, SamePage: res.SamePage, MissingHeading: res.MissingHeading, MissingBlock: res.MissingBlock}
+	d := markdown.Resolution{Candidates: res.Candidates, MoreCandidates: res.MoreCandidates, SamePage: res.SamePage,
+		MissingHeading: res.MissingHeading, MissingBlock: res.MissingBlock}
 	if d.Candidates == nil && !d.SamePage && !d.MissingHeading && !d.MissingBlock {
 		return ""
 	}

@@ -269,10 +269,10 @@ func checkPage(f *Facts, cfg *Config, add addFunc) {
 		case markdown.StatusBroken:
 			add(BrokenLink, Warning, subject, "%s does not lead to any page or file in the vault", l.Raw)
 		case markdown.StatusAmbiguous:
-			add(AmbiguousLink, Warning, subject, "%s could mean any of %s; link by path to choose one", l.Raw, strings.Join(l.Res.Candidates, ", "))
+			add(AmbiguousLink, Warning, subject, "%s could mean any of %s; link by path to choose one", l.Raw, l.Res.CandidateList())
 		case markdown.StatusResolved:
 			if l.Res.Chosen() {
-				add(AmbiguousLink, Info, subject, "%s could mean any of %s; it leads to %s, the shortest path, as in Obsidian; link by path to choose another", l.Raw, strings.Join(l.Res.Candidates, ", "), l.Res.Path)
+				add(AmbiguousLink, Info, subject, "%s could mean any of %s; it leads to %s, the shortest path, as in Obsidian; link by path to choose another", l.Raw, l.Res.CandidateList(), l.Res.Path)
 			}
 			if l.Res.MissingHeading {
 				add(MissingHeading, Warning, subject+"#"+l.Heading, "%s: %s has no heading %q", l.Raw, l.Res.Path, l.Heading)

@@ -1,7 +1,9 @@
 package markdown_test
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"cairn/markdown"
@@ -396,5 +398,47 @@ func TestMatch_Nearest(t *testing.T) {
 		if res.Status != markdown.StatusResolved || res.Path != want {
 			t.Errorf("from %s: %s %s, want %s", from, res.Status, res.Path, want)
 		}
+	}
+}
+
+// TestMatch_ManyCandidates: a name many files share lists the first
+// MaxCandidates of them and counts the rest; a resolved link's file is
+// among those listed wherever it sorts.
+func TestMatch_ManyCandidates(t *testing.T) {
+	t.Parallel()
+	var many []string
+	for i := range 1500 {
+		many = append(many, fmt.Sprintf("t%04d/index.md", i))
+	}
+	title := []markdown.Key{{Step: markdown.StepTitle, Value: "index"}}
+	stem := []markdown.Key{{Step: markdown.StepStem, Value: "index"}}
+	tests := []struct {
+		name  string
+		keys  []markdown.Key
+		found []string
+		want  markdown.Resolution
+	}{
+		{"Ambiguous", title, many, markdown.Resolution{Status: markdown.StatusAmbiguous, Step: markdown.StepTitle,
+			Candidates: many[:markdown.MaxCandidates], MoreCandidates: 1500 - markdown.MaxCandidates}},
+		{"AsMany", title, many[:markdown.MaxCandidates], markdown.Resolution{Status: markdown.StatusAmbiguous,
+			Step: markdown.StepTitle, Candidates: many[:markdown.MaxCandidates]}},
+		{"ShortestFirst", stem, append([]string{"index.md"}, many...), markdown.Resolution{Status: markdown.StatusResolved,
+			Path: "index.md", Step: markdown.StepStem, Candidates: append([]string{"index.md"}, many[:markdown.MaxCandidates-1]...),
+			MoreCandidates: 1501 - markdown.MaxCandidates}},
+		{"ShortestLast", stem, append(slices.Clone(many), "z/index.md"), markdown.Resolution{Status: markdown.StatusResolved,
+			Path: "z/index.md", Step: markdown.StepStem, Candidates: append(slices.Clone(many[:markdown.MaxCandidates-1]), "z/index.md"),
+			MoreCandidates: 1501 - markdown.MaxCandidates}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := markdown.Match("notes/n.md", tc.keys, func(markdown.Key) []string { return tc.found })
+			if diff := cmp.Diff(tc.want, res); diff != "" {
+				t.Errorf("Match mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+	res := markdown.Resolution{Candidates: []string{"a.md", "b.md"}, MoreCandidates: 1490}
+	if got, want := res.CandidateList(), "a.md, b.md and 1490 more"; got != want {
+		t.Errorf("CandidateList() = %q, want %q", got, want)
 	}
 }

@@ -175,7 +175,7 @@ func wikiLink(l markdown.Link, info index.LinkInfo, at string) string {
 		}
 	case info.Status == "ambiguous":
 		class += "+ambiguous"
-		title = "ambiguous: " + strings.Join(info.Candidates, ", ")
+		title = "ambiguous: " + info.CandidateList()
 	default:
 		class += "+broken"
 		title = "no page is " + l.Target

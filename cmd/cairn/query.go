@@ -116,14 +116,14 @@ func (a *cli) links(ref string, back bool) error {
 			case "resolved":
 				note := ""
 				if len(l.Candidates) > 1 {
-					note = "  (the shortest of " + strings.Join(l.Candidates, ", ") + ")"
+					note = "  (the shortest of " + l.CandidateList() + ")"
 				}
 				if l.MissingHeading {
 					note += "  (no such heading)"
 				}
 				fmt.Fprintf(w, "%-40s -> %s%s\n", l.Raw, l.To, note)
 			case "ambiguous":
-				fmt.Fprintf(w, "%-40s -> ambiguous: %s\n", l.Raw, strings.Join(l.Candidates, ", "))
+				fmt.Fprintf(w, "%-40s -> ambiguous: %s\n", l.Raw, l.CandidateList())
 			default:
 				fmt.Fprintf(w, "%-40s -> broken\n", l.Raw)
 			}
