@@ -22,9 +22,10 @@ type wordCounts struct {
 }
 
 type wordSlot struct {
-	hash    uint64 // 0: empty
-	at, len uint32 // the word is words[at : at+len]
-	pages   int32
+	hash  uint64 // 0: empty
+	at    uint64 // the word is words[at : at+len]
+	len   uint32 // a lexeme is at most maxLexeme bytes
+	pages int32
 }
 
 func newWordCounts() *wordCounts {
@@ -39,13 +40,13 @@ func (c *wordCounts) add(w string) {
 		s := &c.slots[i]
 		switch {
 		case s.hash == 0:
-			*s = wordSlot{hash: h, at: uint32(len(c.words)), len: uint32(len(w)), pages: 1}
+			*s = wordSlot{hash: h, at: uint64(len(c.words)), len: uint32(len(w)), pages: 1}
 			c.words = append(c.words, w...)
 			if c.n++; 2*c.n > len(c.slots) {
 				c.grow()
 			}
 			return
-		case s.hash == h && int(s.len) == len(w) && string(c.words[s.at:s.at+s.len]) == w:
+		case s.hash == h && int(s.len) == len(w) && string(c.words[s.at:s.at+uint64(s.len)]) == w:
 			s.pages++
 			return
 		}
@@ -78,7 +79,7 @@ func (c *wordCounts) sorted() ([]string, []int32) {
 		}
 	}
 	all := string(c.words) // one copy, which the words share
-	word := func(s wordSlot) string { return all[s.at : s.at+s.len] }
+	word := func(s wordSlot) string { return all[s.at : s.at+uint64(s.len)] }
 	slices.SortFunc(used, func(a, b wordSlot) int { return strings.Compare(word(a), word(b)) })
 	words, pages := make([]string, len(used)), make([]int32, len(used))
 	for i, s := range used {
