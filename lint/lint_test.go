@@ -1,7 +1,9 @@
 package lint_test
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -99,5 +101,30 @@ func TestNew(t *testing.T) {
 	}
 	if n := len(lint.AtLeast([]lint.Finding{{Severity: lint.Info}, {Severity: lint.Error}}, lint.Warning)); n != 1 {
 		t.Errorf("AtLeast(warning) kept %d", n)
+	}
+}
+
+// TestCheck_ManyClashes: a title and an id that many pages share name the
+// first ten of the others and count the rest.
+func TestCheck_ManyClashes(t *testing.T) {
+	var others []string
+	for i := range 1500 {
+		others = append(others, fmt.Sprintf("d%04d/m.md", i))
+	}
+	p := markdown.Parse("a/m.md", []byte("---\ntitle: Meeting notes\nid: same\n---\n"))
+	f := &lint.Facts{Path: p.Path, Kind: lint.KindPage, Page: p, Inbound: 1,
+		TitleClashes: []lint.Clash{{Value: "Meeting notes", With: others}}, IDClashes: others}
+	var n int
+	for _, fd := range lint.Check(f, nil) {
+		if fd.Rule != lint.DuplicateTitle && fd.Rule != lint.CaseCollision {
+			continue
+		}
+		n++
+		if !strings.Contains(fd.Message, "d0009/m.md and 1490 more") || strings.Contains(fd.Message, "d0010/") {
+			t.Errorf("%s: %q, want d0000–d0009 and 1490 more", fd.Rule, fd.Message)
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d clash findings, want 2", n)
 	}
 }

@@ -283,10 +283,10 @@ func checkPage(f *Facts, cfg *Config, add addFunc) {
 		}
 	}
 	for _, c := range f.TitleClashes {
-		add(DuplicateTitle, Warning, c.Value, "%q is also the title or an alias of %s; links by that name are ambiguous", c.Value, strings.Join(c.With, ", "))
+		add(DuplicateTitle, Warning, c.Value, "%q is also the title or an alias of %s; links by that name are ambiguous", c.Value, markdown.ListPaths(c.With, 0))
 	}
 	if len(f.IDClashes) > 0 {
-		add(CaseCollision, Error, p.ID, "the id %q is also the id of %s (ignoring case)", p.ID, strings.Join(f.IDClashes, ", "))
+		add(CaseCollision, Error, p.ID, "the id %q is also the id of %s (ignoring case)", p.ID, markdown.ListPaths(f.IDClashes, 0))
 	}
 	if isIndex || decl {
 		return
