@@ -2,11 +2,12 @@
 -- candidates and counts the rest (markdown.MaxCandidates), and lint names
 -- at most ten of the pages sharing a page's title, alias or id: rows
 -- written before kept every one, in the link's detail and in lint's
--- messages. The
--- index is emptied so that opening the vault rebuilds it, rather than
--- keep those rows (and a deep check that finds them unlike a rebuild's)
--- until cairn reindex.
+-- messages. The index is emptied so that opening the vault rebuilds it,
+-- rather than keep those rows (and a deep check that finds them unlike a
+-- rebuild's) until cairn reindex.
 
+-- Ids stay unused once used, as a full build's clearing keeps them.
+UPDATE file_ids SET last = greatest(last, (SELECT max(id) FROM files));
 DELETE FROM files;
 DELETE FROM keys;
 DELETE FROM links;
