@@ -1154,7 +1154,7 @@ func TestIndexCheck_WithoutTemp(t *testing.T) {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	cleanupAsAdmin(t, `DROP DATABASE `+database+` WITH (FORCE)`, `DROP ROLE `+role)
+	cleanupAsAdmin(t, pgtest.Base(t), `DROP DATABASE `+database+` WITH (FORCE)`, `DROP ROLE `+role)
 	u, err := neturl.Parse(pgtest.Base(t))
 	if err != nil {
 		t.Fatal(err)

@@ -271,13 +271,42 @@ func TestIndexStorage_FirstBuildSwapsFullText(t *testing.T) {
 	}
 }
 
-// asOwner makes a login role name that may make schemas in the test
+// ownDatabase makes a database of the test's own, dropped when the test
+// ends, and returns its URL with a search_path as pgtest.URL's: for a test
+// that must see no other session's transaction in its database (the other
+// packages' tests share the test database, each in a schema, and may run
+// at the same time).
+func ownDatabase(t *testing.T) string {
+	t.Helper()
+	ctx := t.Context()
+	admin, err := pgx.Connect(ctx, pgtest.Base(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	database := "cairn_own_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	if _, err := admin.Exec(ctx, `CREATE DATABASE `+database); err != nil {
+		t.Fatal(err)
+	}
+	cleanupAsAdmin(t, pgtest.Base(t), `DROP DATABASE `+database+` WITH (FORCE)`)
+	u, err := neturl.Parse(pgtest.Base(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + database
+	q := u.Query()
+	q.Set("search_path", "vault")
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// asOwner makes a login role name that may make schemas in url's
 // database, dropped with what it owns when the test ends, and returns url
 // as that role's.
 func asOwner(t *testing.T, url, name string) string {
 	t.Helper()
 	ctx := t.Context()
-	admin, err := pgx.Connect(ctx, pgtest.Base(t))
+	admin, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +328,7 @@ func asOwner(t *testing.T, url, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cleanupAsAdmin(t, `DROP SCHEMA IF EXISTS `+pgx.Identifier{u.Query().Get("search_path")}.Sanitize()+` CASCADE`,
+	cleanupAsAdmin(t, url, `DROP SCHEMA IF EXISTS `+pgx.Identifier{u.Query().Get("search_path")}.Sanitize()+` CASCADE`,
 		`DROP OWNED BY `+name, `DROP ROLE `+name)
 	u.User = neturl.UserPassword(name, password)
 	return u.String()
@@ -307,10 +336,10 @@ func asOwner(t *testing.T, url, name string) string {
 
 // cleanupAsAdmin runs stmts, in order, on the test database as its
 // administrator when the test ends: dropping what a test made as it.
-func cleanupAsAdmin(t *testing.T, stmts ...string) {
+func cleanupAsAdmin(t *testing.T, url string, stmts ...string) {
 	t.Cleanup(func() {
 		ctx := context.Background()
-		admin, err := pgx.Connect(ctx, pgtest.Base(t))
+		admin, err := pgx.Connect(ctx, url)
 		if err != nil {
 			t.Error(err)
 			return

@@ -335,11 +335,14 @@ func TestInspect(t *testing.T) {
 // still reads says that the content's bytes stay until that transaction
 // ends; a purge with no such reader says nothing. cairn runs as a role
 // that is not a superuser, which sees other roles' sessions only in part.
+// The database is the test's own: any transaction of another test in it
+// is a reader the purge rightly names.
 func TestPurge_BesideAView(t *testing.T) {
 	ctx := t.Context()
 	suffix := strconv.FormatInt(time.Now().UnixNano(), 36)
+	own := ownDatabase(t)
 	var logged bytes.Buffer
-	db, err := postgres.Open(ctx, asOwner(t, pgtest.URL(t), "cairn_purger_"+suffix), &postgres.Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	db, err := postgres.Open(ctx, asOwner(t, own, "cairn_purger_"+suffix), &postgres.Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +379,7 @@ func TestPurge_BesideAView(t *testing.T) {
 	// A reader of another role, which sees no transaction start of
 	// cairn's role in pg_stat_activity, nor cairn of its.
 	logged.Reset()
-	other, err := pgx.Connect(ctx, asOwner(t, pgtest.URL(t), "cairn_reader_"+suffix))
+	other, err := pgx.Connect(ctx, asOwner(t, own, "cairn_reader_"+suffix))
 	if err != nil {
 		t.Fatal(err)
 	}
