@@ -139,8 +139,9 @@ func BenchmarkResolver(b *testing.B) {
 
 // BenchmarkResolverSharedName builds a Resolver of 80k pages that share
 // one name (index.md in a folder each) and resolves a link to that name
-// from a hundred of them: a key of many files costs its files once each
-// to build.
+// from a hundred of them, and from a folder that holds none (the shortest
+// of all 80k, which the resolver keeps): a key of many files costs its
+// files once each to build.
 func BenchmarkResolverSharedName(b *testing.B) {
 	const n = 80_000
 	pages := make([]*markdown.Page, n)
@@ -149,7 +150,8 @@ func BenchmarkResolverSharedName(b *testing.B) {
 		paths[i] = fmt.Sprintf("d%05d/index.md", i)
 		pages[i] = markdown.Parse(paths[i], []byte("# Overview\n\n[[index]] and [[Overview]]\n"))
 	}
-	var build, resolve time.Duration
+	elsewhere := markdown.Parse("notes/n.md", []byte("[[index]]\n"))
+	var build, resolve, away time.Duration
 	for range b.N {
 		start := time.Now()
 		rb := markdown.NewResolverBuilder(slices.Clone(paths))
@@ -167,7 +169,16 @@ func BenchmarkResolverSharedName(b *testing.B) {
 			}
 		}
 		resolve += time.Since(start)
+		// From a folder that holds no index.md: the shortest of them all.
+		start = time.Now()
+		for range 100 {
+			if res := r.Resolve(elsewhere, elsewhere.Links[0]); res.Path != "d00000/index.md" {
+				b.Fatalf("from %s: %+v", elsewhere.Path, res)
+			}
+		}
+		away += time.Since(start)
 	}
 	b.ReportMetric(float64(build.Milliseconds())/float64(b.N), "build-ms")
 	b.ReportMetric(float64(resolve.Microseconds())/float64(b.N*200), "µs/link")
+	b.ReportMetric(float64(away.Microseconds())/float64(b.N*100), "µs/link-elsewhere")
 }

@@ -150,6 +150,9 @@ func FuzzResolve(f *testing.F) {
 	f.Add("p.md|# A\\n# A\\nFoo\\nbar\\n===\\nline ^blk\\n## Part *x*\\n",
 		"[[p#a-1]] [[p#A]] [[p#Foo bar]] [[p#^BLK]] [[p#^none]] [[p#Part x]] [[p#part-x]] [x](p.md#a-2) [[p#A#A]]", uint64(3))
 	f.Add("from/note.md|\nb/note.md|\nlonger/note.md|\nx/sub/note.md|\ny/sub/note.md|", "[[note]] [[sub/note]] [n](note.md)", uint64(2))
+	// None in the linking page's folder: the shortest in UTF-16 units
+	// (é one, 😀 two), which the resolver keeps for each name.
+	f.Add("zz/note.md|\né/note.md|\nab/note.md|\n😀/note.md|\ne/sub/note.md|\nf/sub/note.md|", "[[note]] [[sub/note]] [[note#x]]", uint64(4))
 	f.Fuzz(func(t *testing.T, vault, linking string, seed uint64) {
 		var pages []*markdown.Page
 		var attachments []string

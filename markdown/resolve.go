@@ -244,6 +244,13 @@ func (r Resolution) Chosen() bool { return r.Status == StatusResolved && len(r.C
 // Match is exported so the incremental index, which keeps holders in SQL,
 // decides exactly as Resolver does.
 func Match(from string, keys []Key, holders func(Key) []string) Resolution {
+	return match(from, keys, holders, nil)
+}
+
+// match is Match, where shortest, when not nil, returns the shortest
+// path of the files answering a key several answer (as nearest would find
+// it among them), or "" when it does not know it.
+func match(from string, keys []Key, holders func(Key) []string, shortest func(Key) string) Resolution {
 	for i := 0; i < len(keys); {
 		step := keys[i].Step
 		j := i + 1
@@ -262,14 +269,19 @@ func Match(from string, keys []Key, holders func(Key) []string) Resolution {
 			slices.Sort(found)
 			found = slices.Compact(found)
 		}
+		key := keys[i]
 		i = j
 		switch {
 		case len(found) == 0:
 			continue
 		case len(found) == 1:
 			return Resolution{Status: StatusResolved, Path: found[0], Step: step}
-		case step == StepSuffix || step == StepStem:
-			return nearest(from, step, found)
+		case step == StepSuffix || step == StepStem: // one key each (LookupKeys)
+			best := ""
+			if shortest != nil {
+				best = shortest(key)
+			}
+			return nearest(from, step, found, best)
 		}
 		return Resolution{Status: StatusAmbiguous, Step: step}.withCandidates(found)
 	}
@@ -278,8 +290,9 @@ func Match(from string, keys []Key, holders func(Key) []string) Resolution {
 
 // nearest picks among several files sharing a name (sorted, unique), for a
 // link written in the page at path from: the one in from's folder, else the
-// shortest path, the first in byte order among equally short ones.
-func nearest(from string, step Step, found []string) Resolution {
+// shortest path, the first in byte order among equally short ones (which
+// is shortest, when not "").
+func nearest(from string, step Step, found []string, shortest string) Resolution {
 	dir := from[:strings.LastIndexByte(from, '/')+1]
 	// The files under dir are one run of found (sorted): those directly in
 	// it are looked for there.
@@ -293,19 +306,27 @@ func nearest(from string, step Step, found []string) Resolution {
 			own = append(own, p)
 		}
 	}
-	switch len(own) {
-	case 1:
+	switch {
+	case len(own) == 1:
 		return Resolution{Status: StatusResolved, Path: own[0], Step: step}
-	case 0:
+	case len(own) == 0 && shortest != "":
+		return Resolution{Status: StatusResolved, Path: shortest, Step: step}.withCandidates(found)
+	case len(own) == 0:
 		own = found
 	}
-	best, bestLen := own[0], utf16Len(own[0])
-	for _, p := range own[1:] {
+	return Resolution{Status: StatusResolved, Path: shortestOf(own), Step: step}.withCandidates(own)
+}
+
+// shortestOf returns the shortest of paths (sorted, not empty) in UTF-16
+// code units, the first in byte order among equally short ones.
+func shortestOf(paths []string) string {
+	best, bestLen := paths[0], utf16Len(paths[0])
+	for _, p := range paths[1:] {
 		if n := utf16Len(p); n < bestLen {
 			best, bestLen = p, n
 		}
 	}
-	return Resolution{Status: StatusResolved, Path: best, Step: step}.withCandidates(own)
+	return best
 }
 
 // utf16Len is the length of s in UTF-16 code units, JavaScript's length.
@@ -332,8 +353,11 @@ type Resolver struct {
 	files []string // every file's path, sorted, unique
 	keys  keyTable // the keys, by their digests, with the files' places
 	// many holds the paths of the files of each key several answer to,
-	// sorted, by the keys' lists (keyTable.lookup).
-	many [][]string
+	// sorted, by the keys' lists (keyTable.lookup); short, the shortest of
+	// each list (shortestOf): a link to a name N files share from a folder
+	// holding none of them would otherwise scan all N.
+	many  [][]string
+	short []string
 	// frags holds, for each of files, its headings and block ids
 	// (PackFragments) when it is a page added with AddPage, "" when it is
 	// an attachment or was added with AddPageKeys; nil until a page is
@@ -442,11 +466,13 @@ func (b *ResolverBuilder) Resolver() *Resolver {
 	r := b.r
 	r.keys.done()
 	r.many = make([][]string, len(r.keys.many))
+	r.short = make([]string, len(r.keys.many))
 	for i, m := range r.keys.many {
 		r.many[i] = make([]string, len(m))
 		for j, f := range m {
 			r.many[i][j] = r.files[f]
 		}
+		r.short[i] = shortestOf(r.many[i])
 	}
 	r.keys.many = nil // the lists are r.many now
 	b.r = nil
@@ -469,6 +495,18 @@ func (r *Resolver) Holders(k Key) []string {
 	return nil
 }
 
+// shortest returns the shortest of the files answering k when several
+// do, else "".
+func (r *Resolver) shortest(k Key) string {
+	if k.Step < StepFile || k.Step > StepAlias {
+		return ""
+	}
+	if _, list := r.keys.lookup(k); list >= 0 {
+		return r.short[list]
+	}
+	return ""
+}
+
 // Resolve resolves link l written in page from. With a nil from, a
 // same-page link is broken and files sharing a name are told apart as for
 // a page at the vault root. A link to a heading or block of a page added
@@ -487,7 +525,7 @@ func (r *Resolver) Resolve(from *Page, l Link) Resolution {
 	if from != nil {
 		fromPath = from.Path
 	}
-	res := Match(fromPath, LookupKeys(l), r.Holders)
+	res := match(fromPath, LookupKeys(l), r.Holders, r.shortest)
 	if res.Status == StatusResolved && (l.Heading != "" || l.Block != "") {
 		if i, ok := slices.BinarySearch(r.files, res.Path); ok && r.frags != nil {
 			CheckFragments(&res, r.frags[i], l)
