@@ -74,7 +74,7 @@ func (a *cli) linksCmd() *cobra.Command {
 with where each resolves: a page, broken, or ambiguous (with the candidates).
 Where several files share the name a link gives, it leads where Obsidian sends
 it: to the one in PAGE's folder, else to the shortest path, and the others it
-was chosen among are listed.`,
+was chosen among are listed (the first ten in byte order, then how many more).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.links(args[0], false) },
 	}
