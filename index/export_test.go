@@ -36,3 +36,6 @@ func SetContentSpillMax(ix *Index, n int64) { ix.contentMax = n }
 
 // BuildChunk is the most files a full build reads at a time.
 const BuildChunk = buildChunk
+
+// FirstOthers is firstOthers, for its test.
+var FirstOthers = firstOthers

@@ -29,17 +29,16 @@ func pageFacts(ctx context.Context, f *lint.Facts, holders holdersFunc) error {
 		}
 	}
 	for v, w := range written {
-		var with []string
-		for _, step := range []markdown.Step{markdown.StepTitle, markdown.StepAlias} {
-			h, err := holders(ctx, markdown.Key{Step: step, Value: v})
-			if err != nil {
-				return err
-			}
-			with = append(with, h...)
+		titled, err := holders(ctx, markdown.Key{Step: markdown.StepTitle, Value: v})
+		if err != nil {
+			return err
 		}
-		with = others(with, p.Path)
-		if len(with) > 0 {
-			f.TitleClashes = append(f.TitleClashes, lint.Clash{Value: w, With: with})
+		aliased, err := holders(ctx, markdown.Key{Step: markdown.StepAlias, Value: v})
+		if err != nil {
+			return err
+		}
+		if with, more := firstOthers(p.Path, nil, titled, aliased); len(with) > 0 {
+			f.TitleClashes = append(f.TitleClashes, lint.Clash{Value: w, With: with, More: more})
 		}
 	}
 	slices.SortFunc(f.TitleClashes, func(a, b lint.Clash) int { return compare(a.Value, b.Value) })
@@ -47,11 +46,8 @@ func pageFacts(ctx context.Context, f *lint.Facts, holders holdersFunc) error {
 	if err != nil {
 		return err
 	}
-	for _, o := range others(h, p.Path) {
-		if lint.Classify(o) == lint.KindPage {
-			f.IDClashes = append(f.IDClashes, o)
-		}
-	}
+	isPage := func(o string) bool { return lint.Classify(o) == lint.KindPage }
+	f.IDClashes, f.MoreIDClashes = firstOthers(p.Path, isPage, h, nil)
 	for _, s := range p.Sources {
 		keys := sourceKeys(s)
 		if len(keys) == 0 {
@@ -104,16 +100,34 @@ func compare(a, b string) int {
 	return 0
 }
 
-// others returns paths without self, sorted and unique.
-func others(paths []string, self string) []string {
-	var out []string
-	for _, p := range paths {
-		if p != self {
-			out = append(out, p)
+// firstOthers merges a and b (each sorted; b may be nil) without self,
+// without repeats and, when keep is not nil, without what keep refuses: it
+// returns the first markdown.MaxCandidates of them, sorted, which lint
+// names, and how many more there are. Every page of a title N pages share
+// asks this of N paths, once in a full build and on every commit that
+// changes who shares it: one pass, no copy of the N and no sort.
+func firstOthers(self string, keep func(string) bool, a, b []string) ([]string, int) {
+	var first []string
+	more, last := 0, ""
+	for n := 0; len(a) > 0 || len(b) > 0; n++ {
+		var p string
+		if len(b) == 0 || len(a) > 0 && a[0] <= b[0] {
+			p, a = a[0], a[1:]
+		} else {
+			p, b = b[0], b[1:]
+		}
+		if n > 0 && p == last || p == self || keep != nil && !keep(p) {
+			last = p
+			continue
+		}
+		last = p
+		if len(first) < markdown.MaxCandidates {
+			first = append(first, p)
+		} else {
+			more++
 		}
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	return first, more
 }
 
 // storedFacts reads the facts of one file from the index.

@@ -128,3 +128,35 @@ func TestCheck_ManyClashes(t *testing.T) {
 		t.Errorf("%d clash findings, want 2", n)
 	}
 }
+
+// TestClassify_AsBefore checks Classify against the way it lower-cased
+// every path before (kept here as the oracle), on paths whose case or
+// Unicode letters could tell the two apart.
+func TestClassify_AsBefore(t *testing.T) {
+	contract := []string{"cairn.yaml", "eva.json", "eva.md", "agents.md", "claude.md", "log.md"}
+	before := func(p string) lint.Kind {
+		for _, seg := range strings.Split(p, "/") {
+			if strings.HasPrefix(seg, ".") {
+				return lint.KindHidden
+			}
+		}
+		lower := strings.ToLower(p)
+		switch {
+		case strings.HasPrefix(lower, "raw/"):
+			return lint.KindSource
+		case slices.Contains(contract, lower):
+			return lint.KindContract
+		case strings.HasSuffix(lower, ".md"):
+			return lint.KindPage
+		}
+		return lint.KindAttachment
+	}
+	for _, p := range []string{"a.md", "A.MD", "notes/x.Md", "RAW/p.pdf", "Raw/x.md", "raw", "ra/w.md", "raw/",
+		"CAIRN.yaml", "Eva.JSON", "Log.md", "x/log.md", "ca\u0130rn.yaml", "eva.j\u017fon", "\u212aey.md",
+		".obsidian/a.json", "a/.git/x", "a/b.c/d.md", "a.mD", "\u00e9.md", "\u00c9T\u00c9.MD", "r\u0101w/x.md", "img.png", "",
+		"md", ".md", "x.md.png", "\u0130.md", "agents.MD", "claude.md/x"} {
+		if got, want := lint.Classify(p), before(p); got != want {
+			t.Errorf("Classify(%q) = %v, want %v", p, got, want)
+		}
+	}
+}

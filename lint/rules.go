@@ -5,6 +5,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"cairn/markdown"
 )
@@ -33,18 +34,27 @@ var contractFiles = []string{"cairn.yaml", "eva.json", "eva.md", "agents.md", "c
 
 // Classify returns the kind of the file at a vault path.
 func Classify(p string) Kind {
-	for _, seg := range strings.Split(p, "/") {
-		if strings.HasPrefix(seg, ".") {
-			return KindHidden
-		}
+	if strings.HasPrefix(p, ".") || strings.Contains(p, "/.") {
+		return KindHidden
 	}
-	lower := strings.ToLower(p)
+	// An ASCII path is compared without a lower-case copy (lint's clash
+	// facts classify every other page of a shared id, for every such
+	// page); EqualFold is ToLower's comparison there. Other paths are
+	// lower-cased as Unicode does (İ is i), which EqualFold is not.
+	lower, ascii := p, true
+	for i := 0; i < len(p) && ascii; i++ {
+		ascii = p[i] < utf8.RuneSelf
+	}
+	is := strings.EqualFold
+	if !ascii {
+		lower, is = strings.ToLower(p), func(a, b string) bool { return a == b }
+	}
 	switch {
-	case strings.HasPrefix(lower, "raw/"):
+	case len(lower) >= 4 && is(lower[:4], "raw/"):
 		return KindSource
-	case slices.Contains(contractFiles, lower):
+	case slices.ContainsFunc(contractFiles, func(c string) bool { return is(lower, c) }):
 		return KindContract
-	case strings.HasSuffix(lower, ".md"):
+	case len(lower) >= 3 && is(lower[len(lower)-3:], ".md"):
 		return KindPage
 	}
 	return KindAttachment
@@ -142,7 +152,8 @@ type Link struct {
 // well.
 type Clash struct {
 	Value string   // as the page writes it
-	With  []string // the other pages' paths, sorted
+	With  []string // the other pages' paths, sorted: the first of them
+	More  int      // how many other pages With leaves out
 }
 
 // Facts is everything the rules need to know about one file.
@@ -163,8 +174,10 @@ type Facts struct {
 	// TitleClashes are this page's title and aliases that other pages
 	// answer to as titles or aliases.
 	TitleClashes []Clash
-	// IDClashes are other pages whose id equals this page's, ignoring case.
-	IDClashes []string
+	// IDClashes are other pages whose id equals this page's, ignoring
+	// case, sorted: the first of them; MoreIDClashes counts the others.
+	IDClashes     []string
+	MoreIDClashes int
 	// MissingSources are the entries of source/sources naming no file or
 	// page.
 	MissingSources []string
@@ -283,10 +296,10 @@ func checkPage(f *Facts, cfg *Config, add addFunc) {
 		}
 	}
 	for _, c := range f.TitleClashes {
-		add(DuplicateTitle, Warning, c.Value, "%q is also the title or an alias of %s; links by that name are ambiguous", c.Value, markdown.ListPaths(c.With, 0))
+		add(DuplicateTitle, Warning, c.Value, "%q is also the title or an alias of %s; links by that name are ambiguous", c.Value, markdown.ListPaths(c.With, c.More))
 	}
 	if len(f.IDClashes) > 0 {
-		add(CaseCollision, Error, p.ID, "the id %q is also the id of %s (ignoring case)", p.ID, markdown.ListPaths(f.IDClashes, 0))
+		add(CaseCollision, Error, p.ID, "the id %q is also the id of %s (ignoring case)", p.ID, markdown.ListPaths(f.IDClashes, f.MoreIDClashes))
 	}
 	if isIndex || decl {
 		return
