@@ -328,6 +328,7 @@ func (ix *Index) build(ctx context.Context, q StorageTx, t trees, tree cairn.Has
 	v.types = schema.Load(decls)
 	cfg := v.config()
 	holders := func(_ context.Context, k markdown.Key) ([]string, error) { return r.Holders(k), nil }
+	names := newSharedNames()
 	typeOf := func(p string) (string, error) {
 		if k, ok := byPath.find(p); ok {
 			return pageTypes[k], nil
@@ -367,7 +368,7 @@ func (ix *Index) build(ctx context.Context, q StorageTx, t trees, tree cairn.Has
 				}
 			}
 		}
-		return prepareRows(ctx, pw, f, res, dsts, int(inbound[k]), int(depth[k]), v, cfg, holders, typeOf)
+		return prepareRows(ctx, pw, f, res, dsts, int(inbound[k]), int(depth[k]), v, cfg, holders, names, typeOf)
 	}, w)
 	if err != nil {
 		return err
@@ -470,7 +471,7 @@ func parseSpilled(contents *spill, at int, run []cairn.Entry) ([]*file, error) {
 // prepareRows collects one file's rows in a bulk writer: the file, its
 // keys, citations and links, and its findings.
 func prepareRows(ctx context.Context, w *writer, f *file, res []markdown.Resolution, dsts []int64,
-	inbound, depth int, v vault, cfg *lint.Config, holders holdersFunc, typeOf func(string) (string, error)) error {
+	inbound, depth int, v vault, cfg *lint.Config, holders holdersFunc, names *sharedNames, typeOf func(string) (string, error)) error {
 	reachable := depth != unreachable
 	if err := w.insertFile(ctx, f, inbound, depth); err != nil {
 		return err
@@ -485,7 +486,7 @@ func prepareRows(ctx context.Context, w *writer, f *file, res []markdown.Resolut
 			l.Raw = rawLink(l) // as the index stores it
 			facts.Links = append(facts.Links, lint.Link{Link: l, Res: res[i]})
 		}
-		if err := pageFacts(ctx, facts, holders); err != nil {
+		if err := pageFacts(ctx, facts, holders, names); err != nil {
 			return err
 		}
 		if err := linkTypes(facts, v.types, typeOf); err != nil {

@@ -37,5 +37,13 @@ func SetContentSpillMax(ix *Index, n int64) { ix.contentMax = n }
 // BuildChunk is the most files a full build reads at a time.
 const BuildChunk = buildChunk
 
-// FirstOthers is firstOthers, for its test.
-var FirstOthers = firstOthers
+// SharedNames remembers the sharers of names, as pageFacts asks them.
+type SharedNames = sharedNames
+
+// NewSharedNames returns an empty memory of shared names.
+func NewSharedNames() *SharedNames { return newSharedNames() }
+
+// Others is sharedNames.others, for one title or alias.
+func (s *SharedNames) Others(value, self string, keep func(string) bool, a, b []string) ([]string, int) {
+	return s.others(sharedName{value: value}, self, keep, a, b)
+}

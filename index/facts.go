@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"slices"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -17,7 +18,9 @@ type holdersFunc func(context.Context, markdown.Key) ([]string, error)
 // pageFacts completes the facts of a page from the holders of keys: the
 // title and id clashes and the missing sources. The full build and the
 // incremental update both use it, over memory and over the stored index.
-func pageFacts(ctx context.Context, f *lint.Facts, holders holdersFunc) error {
+// names, when not nil, keeps what the pages sharing a name find of it,
+// for the others asking with the same holders.
+func pageFacts(ctx context.Context, f *lint.Facts, holders holdersFunc, names *sharedNames) error {
 	p := f.Page
 	written := map[string]string{} // folded title or alias → as written
 	if p.TitleSource != markdown.TitleFromFilename && p.Title != "" {
@@ -37,7 +40,7 @@ func pageFacts(ctx context.Context, f *lint.Facts, holders holdersFunc) error {
 		if err != nil {
 			return err
 		}
-		if with, more := firstOthers(p.Path, nil, titled, aliased); len(with) > 0 {
+		if with, more := names.others(sharedName{value: v}, p.Path, nil, titled, aliased); len(with) > 0 {
 			f.TitleClashes = append(f.TitleClashes, lint.Clash{Value: w, With: with, More: more})
 		}
 	}
@@ -47,7 +50,7 @@ func pageFacts(ctx context.Context, f *lint.Facts, holders holdersFunc) error {
 		return err
 	}
 	isPage := func(o string) bool { return lint.Classify(o) == lint.KindPage }
-	f.IDClashes, f.MoreIDClashes = firstOthers(p.Path, isPage, h, nil)
+	f.IDClashes, f.MoreIDClashes = names.others(sharedName{id: true, value: cairn.FoldPath(p.ID)}, p.Path, isPage, h, nil)
 	for _, s := range p.Sources {
 		keys := sourceKeys(s)
 		if len(keys) == 0 {
@@ -102,11 +105,9 @@ func compare(a, b string) int {
 
 // firstOthers merges a and b (each sorted; b may be nil) without self,
 // without repeats and, when keep is not nil, without what keep refuses: it
-// returns the first markdown.MaxCandidates of them, sorted, which lint
-// names, and how many more there are. Every page of a title N pages share
-// asks this of N paths, once in a full build and on every commit that
-// changes who shares it: one pass, no copy of the N and no sort.
-func firstOthers(self string, keep func(string) bool, a, b []string) ([]string, int) {
+// returns the first most of them, sorted, and how many more there are.
+// One pass, no copy of the lists and no sort.
+func firstOthers(self string, keep func(string) bool, most int, a, b []string) ([]string, int) {
 	var first []string
 	more, last := 0, ""
 	for n := 0; len(a) > 0 || len(b) > 0; n++ {
@@ -121,13 +122,78 @@ func firstOthers(self string, keep func(string) bool, a, b []string) ([]string, 
 			continue
 		}
 		last = p
-		if len(first) < markdown.MaxCandidates {
+		if len(first) < most {
 			first = append(first, p)
 		} else {
 			more++
 		}
 	}
 	return first, more
+}
+
+// sharedNames keeps, for each title or alias (folded) and each id that
+// pages share, the first of the pages holding it and how many hold it:
+// every one of N pages sharing a name asks for the others (lint names the
+// first markdown.MaxCandidates of them and counts the rest), and merging
+// the N holders for each was N² in a full build and on every commit that
+// changes who shares the name (every such page is linted again). It is
+// safe for concurrent use, and right for one source of holders: a build's
+// resolver, or one update's reads.
+type sharedNames struct {
+	mu    sync.Mutex
+	names map[sharedName]sharers
+}
+
+type sharedName struct {
+	id    bool // an id (the pages holding the path key); else a title or alias
+	value string
+}
+
+// sharers are the first markdown.MaxCandidates+1 holders of a name (one
+// more than lint names, for a page that is among them) and how many there
+// are.
+type sharers struct {
+	first []string
+	n     int
+}
+
+func newSharedNames() *sharedNames { return &sharedNames{names: map[sharedName]sharers{}} }
+
+// others returns the first markdown.MaxCandidates of the files in a and b
+// (each sorted) that keep accepts, but self, and how many more there are:
+// firstOthers, from what the name's first asker found.
+func (s *sharedNames) others(name sharedName, self string, keep func(string) bool, a, b []string) ([]string, int) {
+	if s == nil {
+		return firstOthers(self, keep, markdown.MaxCandidates, a, b)
+	}
+	s.mu.Lock()
+	all, ok := s.names[name]
+	s.mu.Unlock()
+	if !ok {
+		first, more := firstOthers("", keep, markdown.MaxCandidates+1, a, b)
+		all = sharers{first: first, n: len(first) + more}
+		s.mu.Lock()
+		s.names[name] = all
+		s.mu.Unlock()
+	}
+	n := all.n
+	first := all.first
+	if i, found := slices.BinarySearch(first, self); found {
+		first, n = slices.Delete(slices.Clone(first), i, i+1), n-1
+	} else if (holds(a, self) || holds(b, self)) && (keep == nil || keep(self)) {
+		n-- // self sorts after the first
+	}
+	first = first[:min(len(first), markdown.MaxCandidates)]
+	if len(first) == 0 {
+		first = nil
+	}
+	return first, n - len(first)
+}
+
+// holds reports whether the sorted list has p.
+func holds(list []string, p string) bool {
+	_, ok := slices.BinarySearch(list, p)
+	return ok
 }
 
 // storedFacts reads the facts of one file from the index.

@@ -664,6 +664,7 @@ func (u *update) relint(ctx context.Context, v vault) error {
 	}
 	slices.Sort(ids)
 	cfg := v.config()
+	names := newSharedNames() // of u.holdersOf's reads, which it keeps
 	// A chunk of files at a time: their facts, then the holders of every
 	// key those ask about in one read where the storage can, then the
 	// findings.
@@ -700,7 +701,7 @@ func (u *update) relint(ctx context.Context, v vault) error {
 				continue
 			}
 			if f.Kind == lint.KindPage {
-				if err := pageFacts(ctx, f, u.holdersOf); err != nil {
+				if err := pageFacts(ctx, f, u.holdersOf, names); err != nil {
 					return err
 				}
 				if err := linkTypes(f, v.types, u.typeOf(ctx)); err != nil {
