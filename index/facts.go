@@ -163,7 +163,10 @@ func newSharedNames() *sharedNames { return &sharedNames{names: map[sharedName]s
 // (each sorted) that keep accepts, but self, and how many more there are:
 // firstOthers, from what the name's first asker found.
 func (s *sharedNames) others(name sharedName, self string, keep func(string) bool, a, b []string) ([]string, int) {
-	if s == nil {
+	// A name few files hold (most are held by one) is merged on the spot:
+	// kept, the names of a 100k-page build would cost tens of MB and a
+	// lock for every page.
+	if s == nil || len(a)+len(b) <= markdown.MaxCandidates+1 {
 		return firstOthers(self, keep, markdown.MaxCandidates, a, b)
 	}
 	s.mu.Lock()
@@ -183,7 +186,7 @@ func (s *sharedNames) others(name sharedName, self string, keep func(string) boo
 	} else if (holds(a, self) || holds(b, self)) && (keep == nil || keep(self)) {
 		n-- // self sorts after the first
 	}
-	first = first[:min(len(first), markdown.MaxCandidates)]
+	first = slices.Clip(first[:min(len(first), markdown.MaxCandidates)]) // the memory's: not to be appended to
 	if len(first) == 0 {
 		first = nil
 	}
