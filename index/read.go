@@ -124,11 +124,8 @@ type LinkInfo struct {
 	MissingHeading bool `json:"missing_heading,omitempty"`
 }
 
-// CandidateList is the link's candidates for a person (see
-// markdown.Resolution.CandidateList).
-func (l LinkInfo) CandidateList() string {
-	return markdown.Resolution{Candidates: l.Candidates, MoreCandidates: l.MoreCandidates}.CandidateList()
-}
+// CandidateList is the link's candidates for a person (markdown.ListPaths).
+func (l LinkInfo) CandidateList() string { return markdown.ListPaths(l.Candidates, l.MoreCandidates) }
 
 // linkInfos describes stored links, each with SrcPath and DstPath.
 func linkInfos(rows []LinkRow) ([]LinkInfo, error) {

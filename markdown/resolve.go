@@ -277,22 +277,19 @@ func match(from string, keys []Key, holders func(Key) []string, shortest func(Ke
 		case len(found) == 1:
 			return Resolution{Status: StatusResolved, Path: found[0], Step: step}
 		case step == StepSuffix || step == StepStem: // one key each (LookupKeys)
-			best := ""
-			if shortest != nil {
-				best = shortest(key)
-			}
-			return nearest(from, step, found, best)
+			return nearest(from, key, found, shortest)
 		}
 		return Resolution{Status: StatusAmbiguous, Step: step}.withCandidates(found)
 	}
 	return Resolution{Status: StatusBroken}
 }
 
-// nearest picks among several files sharing a name (sorted, unique), for a
-// link written in the page at path from: the one in from's folder, else the
-// shortest path, the first in byte order among equally short ones (which
-// is shortest, when not "").
-func nearest(from string, step Step, found []string, shortest string) Resolution {
+// nearest picks among several files sharing a name (sorted, unique), the
+// holders of key, for a link written in the page at path from: the one in
+// from's folder, else the shortest path, the first in byte order among
+// equally short ones (which shortest, when not nil, may know: see match).
+func nearest(from string, key Key, found []string, shortest func(Key) string) Resolution {
+	step := key.Step
 	dir := from[:strings.LastIndexByte(from, '/')+1]
 	// The files under dir are one run of found (sorted): those directly in
 	// it are looked for there.
@@ -306,12 +303,15 @@ func nearest(from string, step Step, found []string, shortest string) Resolution
 			own = append(own, p)
 		}
 	}
-	switch {
-	case len(own) == 1:
+	switch len(own) {
+	case 1:
 		return Resolution{Status: StatusResolved, Path: own[0], Step: step}
-	case len(own) == 0 && shortest != "":
-		return Resolution{Status: StatusResolved, Path: shortest, Step: step}.withCandidates(found)
-	case len(own) == 0:
+	case 0:
+		if shortest != nil {
+			if p := shortest(key); p != "" {
+				return Resolution{Status: StatusResolved, Path: p, Step: step}.withCandidates(found)
+			}
+		}
 		own = found
 	}
 	return Resolution{Status: StatusResolved, Path: shortestOf(own), Step: step}.withCandidates(own)
