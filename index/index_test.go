@@ -875,3 +875,53 @@ func TestReader_Where(t *testing.T) {
 		}
 	}
 }
+
+// TestBacklinksPage reads the links into a page many others link to in
+// parts: every part in order, the total with each, nothing past the end.
+func TestBacklinksPage(t *testing.T) {
+	e := setup(t)
+	files := map[string]string{"hub.md": "---\ntitle: Hub\n---\nA page [[Hub]] links to itself."}
+	for i := range 23 {
+		body := "[[hub]]"
+		if i%5 == 0 {
+			body += " and again [[Hub#Top]]"
+		}
+		files[fmt.Sprintf("notes/n%02d.md", i)] = body
+	}
+	files["notes/none.md"] = "[[elsewhere]]"
+	e.commit(files)
+	r := e.ix.Main()
+	all, err := r.Backlinks(e.ctx, "Hub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 28 {
+		t.Fatalf("Backlinks(Hub) gives %d links, want 28 (23 pages, 5 of them twice)", len(all))
+	}
+	var got []index.LinkInfo
+	for off := 0; off < len(all); off += 5 {
+		pg, err := r.BacklinksPage(e.ctx, "Hub", off, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pg.Page != "hub.md" || pg.Total != len(all) {
+			t.Fatalf("BacklinksPage(Hub, %d, 5) = page %q, total %d; want hub.md, %d", off, pg.Page, pg.Total, len(all))
+		}
+		if want := min(5, len(all)-off); len(pg.Links) != want {
+			t.Fatalf("BacklinksPage(Hub, %d, 5) gives %d links, want %d", off, len(pg.Links), want)
+		}
+		got = append(got, pg.Links...)
+	}
+	if diff := cmp.Diff(all, got); diff != "" {
+		t.Errorf("the parts differ from Backlinks (-want +got):\n%s", diff)
+	}
+	for _, c := range []struct{ off, limit, want int }{{0, 0, 28}, {26, 0, 2}, {28, 5, 0}, {1000, 5, 0}, {27, 100, 1}} {
+		pg, err := r.BacklinksPage(e.ctx, "hub.md", c.off, c.limit)
+		if err != nil || len(pg.Links) != c.want || pg.Total != 28 || pg.Links == nil {
+			t.Errorf("BacklinksPage(hub, %d, %d) = %v, %v; want %d links of 28", c.off, c.limit, pg, err, c.want)
+		}
+	}
+	if _, err := r.BacklinksPage(e.ctx, "no such page", 0, 5); cairn.ErrorCode(err) != cairn.ENOTFOUND {
+		t.Errorf("BacklinksPage(no such page) = %v, want ENOTFOUND", err)
+	}
+}

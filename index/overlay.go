@@ -450,9 +450,33 @@ func (o *overlay) LinksFrom(ctx context.Context, src int64) ([]LinkRow, error) {
 	return out, nil
 }
 
-// LinksTo merges the links from other files to dst, by source path and ord.
-func (o *overlay) LinksTo(ctx context.Context, dst int64) ([]LinkRow, error) {
-	base, err := o.base.LinksTo(ctx, dst)
+// LinksTo merges the links from other files to dst, by source path and
+// ord, and returns limit of them from the off-th on (limit 0: all). The
+// base's are read whole: a view's changes may remove or add any of them.
+func (o *overlay) LinksTo(ctx context.Context, dst int64, off, limit int) ([]LinkRow, error) {
+	all, err := o.linksTo(ctx, dst)
+	return window(all, off, limit), err
+}
+
+// CountLinksTo counts the merged links from other files to dst.
+func (o *overlay) CountLinksTo(ctx context.Context, dst int64) (int, error) {
+	all, err := o.linksTo(ctx, dst)
+	return len(all), err
+}
+
+// window returns limit of xs from the off-th on (limit 0: all from there).
+func window[T any](xs []T, off, limit int) []T {
+	xs = xs[min(max(off, 0), len(xs)):]
+	if limit > 0 && limit < len(xs) {
+		xs = xs[:limit]
+	}
+	return xs
+}
+
+// linksTo merges every link from other files to dst, by source path and
+// ord.
+func (o *overlay) linksTo(ctx context.Context, dst int64) ([]LinkRow, error) {
+	base, err := o.base.LinksTo(ctx, dst, 0, 0)
 	if err != nil {
 		return nil, err
 	}

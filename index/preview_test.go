@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"cairn"
 	"cairn/index"
@@ -286,7 +287,7 @@ func picture(ctx context.Context, r index.StorageReader) (string, error) {
 			}
 			add("link %s#%d flags %d status %d to %s (%s) step %d %s %s", p, l.Ord, l.Flags, l.Status, name(l.Dst), l.DstPath, l.Step, l.Detail, hex.EncodeToString(l.Data))
 		}
-		to, err := r.LinksTo(ctx, id)
+		to, err := r.LinksTo(ctx, id, 0, 0)
 		if err != nil {
 			return "", err
 		}
@@ -570,6 +571,24 @@ func readerPicture(ctx context.Context, r *index.Reader) (string, error) {
 			return "", err
 		}
 		add("links %+v back %+v", links, back)
+		// The same backlinks read in parts of two.
+		var parts []index.LinkInfo
+		for off := 0; ; off += 2 {
+			pg, err := r.BacklinksPage(ctx, ti.Path, off, 2)
+			if err != nil {
+				return "", err
+			}
+			if pg.Total != len(back) || pg.Page != ti.Path {
+				return "", fmt.Errorf("BacklinksPage(%s, %d, 2) gives total %d of %s, want %d of %s", ti.Path, off, pg.Total, pg.Page, len(back), ti.Path)
+			}
+			if len(pg.Links) == 0 {
+				break
+			}
+			parts = append(parts, pg.Links...)
+		}
+		if !cmp.Equal(parts, back, cmpopts.EquateEmpty()) {
+			return "", fmt.Errorf("BacklinksPage(%s) in parts of two = %+v, want %+v", ti.Path, parts, back)
+		}
 	}
 	for _, ref := range append(slices.Clone(names0), titles0()...) {
 		to, err := r.Resolve(ctx, ref)

@@ -195,11 +195,52 @@ func (r *Reader) Backlinks(ctx context.Context, ref string) ([]LinkInfo, error) 
 	if err != nil {
 		return nil, err
 	}
-	rows, err := r.q.LinksTo(ctx, id)
+	rows, err := r.q.LinksTo(ctx, id, 0, 0)
 	if err != nil {
 		return nil, err
 	}
 	return linkInfos(rows)
+}
+
+// LinkPage is part of a page's backlinks.
+type LinkPage struct {
+	// Page is the path of the page the links lead to.
+	Page  string     `json:"page"`
+	Links []LinkInfo `json:"links"`
+	// Total is the number of links into the page, of every part.
+	Total int `json:"total"`
+}
+
+// BacklinksPage is Backlinks in parts: limit of the links into the file a
+// reference names from the off-th on (limit 0: all of them from there),
+// and how many there are, so that a page a great many others link to is
+// read a part at a time.
+func (r *Reader) BacklinksPage(ctx context.Context, ref string, off, limit int) (*LinkPage, error) {
+	path, err := r.Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	id, _, err := fileID(ctx, r.q, path)
+	if err != nil {
+		return nil, err
+	}
+	out := &LinkPage{Page: path}
+	if out.Total, err = r.q.CountLinksTo(ctx, id); err != nil {
+		return nil, err
+	}
+	var rows []LinkRow
+	if off < out.Total {
+		if rows, err = r.q.LinksTo(ctx, id, off, limit); err != nil {
+			return nil, err
+		}
+	}
+	if out.Links, err = linkInfos(rows); err != nil {
+		return nil, err
+	}
+	if out.Links == nil {
+		out.Links = []LinkInfo{}
+	}
+	return out, nil
 }
 
 // Edges returns the links of the file at path (an exact path, as Resolve
@@ -224,7 +265,7 @@ func (r *Reader) Edges(ctx context.Context, path string) (out, in []LinkInfo, er
 	if out, err = linkInfos(from); err != nil {
 		return nil, nil, err
 	}
-	to, err := r.q.LinksTo(ctx, id)
+	to, err := r.q.LinksTo(ctx, id, 0, 0)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -115,8 +115,11 @@ type StorageReader interface {
 	// LinksFrom returns the links of file src in order, each with DstPath.
 	LinksFrom(ctx context.Context, src int64) ([]LinkRow, error)
 	// LinksTo returns the links from other files that lead to file dst,
-	// each with SrcPath and DstPath, by SrcPath and Ord.
-	LinksTo(ctx context.Context, dst int64) ([]LinkRow, error)
+	// each with SrcPath and DstPath, by SrcPath and Ord: limit of them
+	// from the off-th on (limit 0: all of them from there).
+	LinksTo(ctx context.Context, dst int64, off, limit int) ([]LinkRow, error)
+	// CountLinksTo returns how many links from other files lead to dst.
+	CountLinksTo(ctx context.Context, dst int64) (int, error)
 	// AnchoredLinksTo returns the links into file dst whose Flags have
 	// LinkAnchored (they name a heading or block of it), self-links
 	// included.

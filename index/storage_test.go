@@ -223,7 +223,7 @@ func TestIndexStorage_Reads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		to, err := r.LinksTo(ctx, 2)
+		to, err := r.LinksTo(ctx, 2, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -240,7 +240,7 @@ func (ix *Index) apply(ctx context.Context, q StorageTx, t trees, from, to cairn
 		}
 		u.dirtyFiles[f.id] = true
 		if old, ok := oldTypes[f.id]; ok && (f.page == nil || f.page.Type != old) {
-			rows, err := q.LinksTo(ctx, f.id)
+			rows, err := q.LinksTo(ctx, f.id, 0, 0)
 			if err != nil {
 				return err
 			}

@@ -454,11 +454,25 @@ func (r *indexReader) LinksFrom(ctx context.Context, src int64) ([]index.LinkRow
 		FROM links l WHERE l.src = $1 ORDER BY l.ord`, src)
 }
 
-// LinksTo returns the links from other files to dst.
-func (r *indexReader) LinksTo(ctx context.Context, dst int64) ([]index.LinkRow, error) {
+// LinksTo returns limit of the links from other files to dst from the
+// off-th on (limit 0: all).
+func (r *indexReader) LinksTo(ctx context.Context, dst int64, off, limit int) ([]index.LinkRow, error) {
+	var lim *int // NULL: no limit
+	if limit > 0 {
+		lim = &limit
+	}
 	return r.links(ctx, true, `SELECT `+indexLinkColumns+`, s.path, coalesce((SELECT path FROM files WHERE id = l.dst), '')
 		FROM links l CROSS JOIN LATERAL (SELECT path FROM files WHERE id = l.src OFFSET 0) s
-		WHERE l.dst = $1 AND l.src <> l.dst ORDER BY s.path, l.ord`, dst)
+		WHERE l.dst = $1 AND l.src <> l.dst ORDER BY s.path, l.ord LIMIT $2 OFFSET $3`, dst, lim, max(off, 0))
+}
+
+// CountLinksTo returns how many links from other files lead to dst.
+func (r *indexReader) CountLinksTo(ctx context.Context, dst int64) (int, error) {
+	var n int
+	if err := r.queryRow(ctx, `SELECT count(*) FROM links WHERE dst = $1 AND src <> dst`, []any{dst}, &n); err != nil {
+		return 0, fmt.Errorf("index: count links to file %d: %w", dst, err)
+	}
+	return n, nil
 }
 
 // linkKeys runs a query of (src, ord).

@@ -373,11 +373,25 @@ func (r *indexReader) LinksFrom(ctx context.Context, src int64) ([]index.LinkRow
 		LEFT JOIN files d ON d.id = l.dst WHERE l.src = ? ORDER BY l.ord`, src)
 }
 
-// LinksTo returns the links from other files to dst.
-func (r *indexReader) LinksTo(ctx context.Context, dst int64) ([]index.LinkRow, error) {
+// LinksTo returns limit of the links from other files to dst from the
+// off-th on (limit 0: all).
+func (r *indexReader) LinksTo(ctx context.Context, dst int64, off, limit int) ([]index.LinkRow, error) {
+	if limit <= 0 {
+		limit = -1 // no limit
+	}
 	return r.links(ctx, true, `SELECT `+indexLinkColumns+`, s.path, coalesce(d.path, '') FROM links l
 		JOIN files s ON s.id = l.src LEFT JOIN files d ON d.id = l.dst
-		WHERE l.dst = ? AND l.src != l.dst ORDER BY s.path, l.ord`, dst)
+		WHERE l.dst = ? AND l.src != l.dst ORDER BY s.path, l.ord LIMIT ? OFFSET ?`, dst, limit, max(off, 0))
+}
+
+// CountLinksTo returns how many links from other files lead to dst.
+func (r *indexReader) CountLinksTo(ctx context.Context, dst int64) (int, error) {
+	var n int
+	err := r.q.QueryRowContext(ctx, `SELECT count(*) FROM links WHERE dst = ? AND src != dst`, dst).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("index: count links to file %d: %w", dst, translate(err))
+	}
+	return n, nil
 }
 
 // linkKeys runs a query of (src, ord).
