@@ -212,15 +212,46 @@ func (a *App) Links(ctx context.Context, page string) ([]index.LinkInfo, error) 
 	return r.Links(ctx, page)
 }
 
-// Backlinks returns the links from other pages of main to the page that
-// page names, by linking path and position. A page that names nothing
-// gives ENOTFOUND.
-func (a *App) Backlinks(ctx context.Context, page string) ([]index.LinkInfo, error) {
+// MaxBacklinks is the most links a part of a page's backlinks holds:
+// a page thousands of others link to is read a part at a time.
+const MaxBacklinks = 1000
+
+// BacklinkOptions select a part of a page's backlinks. The zero value
+// gives the first MaxBacklinks.
+type BacklinkOptions struct {
+	// Offset is the place of the part's first link among them all.
+	Offset int
+	// Limit is the most links of the part: 1 to MaxBacklinks (0: the
+	// most).
+	Limit int
+}
+
+// Backlinks returns part of the links from other pages of main to the page
+// that page names, by linking path and position, with how many there are
+// in all. A page that names nothing gives ENOTFOUND; a negative offset or
+// limit, EINVALID.
+func (a *App) Backlinks(ctx context.Context, page string, opts BacklinkOptions) (*index.LinkPage, error) {
+	off, limit, err := opts.window()
+	if err != nil {
+		return nil, err
+	}
 	r, err := a.mainIndex(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return r.Backlinks(ctx, page)
+	return r.BacklinksPage(ctx, page, off, limit)
+}
+
+// window returns the offset and limit the options give.
+func (o BacklinkOptions) window() (off, limit int, err error) {
+	if o.Offset < 0 || o.Limit < 0 {
+		return 0, 0, cairn.Errorf(cairn.EINVALID, "a part of the backlinks starts at offset 0 or more and holds 0 to %d links, not offset %d, limit %d", MaxBacklinks, o.Offset, o.Limit).
+			WithHint("Leave both out for the first part; pass the next part's cursor as it came.")
+	}
+	if o.Limit == 0 || o.Limit > MaxBacklinks {
+		o.Limit = MaxBacklinks
+	}
+	return o.Offset, o.Limit, nil
 }
 
 // LintOptions select the findings Lint returns. The zero value gives

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -430,22 +431,38 @@ func TestApp_Links(t *testing.T) {
 		}
 	})
 	t.Run("Backlinks", func(t *testing.T) {
-		ls, err := e.a.Backlinks(e.ctx, "Alpha")
+		p, err := e.a.Backlinks(e.ctx, "Alpha", app.BacklinkOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var got []string
-		for _, l := range ls {
+		for _, l := range p.Links {
 			got = append(got, l.From)
 		}
 		if diff := cmp.Diff([]string{"index.md", "notes/c.md"}, got); diff != "" {
 			t.Errorf("Backlinks(Alpha) (-want +got):\n%s", diff)
 		}
+		if p.Page != "notes/a.md" || p.Total != 2 {
+			t.Errorf("Backlinks(Alpha) = page %q, total %d; want notes/a.md, 2", p.Page, p.Total)
+		}
+		// The second link alone, then nothing past the end.
+		p, err = e.a.Backlinks(e.ctx, "Alpha", app.BacklinkOptions{Offset: 1, Limit: 1})
+		if err != nil || len(p.Links) != 1 || p.Links[0].From != "notes/c.md" || p.Total != 2 {
+			t.Errorf("Backlinks(Alpha, offset 1, limit 1) = %+v, %v; want notes/c.md's link of 2", p, err)
+		}
+		p, err = e.a.Backlinks(e.ctx, "Alpha", app.BacklinkOptions{Offset: 2})
+		if err != nil || len(p.Links) != 0 || p.Links == nil || p.Total != 2 {
+			t.Errorf("Backlinks(Alpha, offset 2) = %+v, %v; want no links of 2", p, err)
+		}
+		for _, o := range []app.BacklinkOptions{{Offset: -1}, {Limit: -5}} {
+			_, err := e.a.Backlinks(e.ctx, "Alpha", o)
+			wantCode(t, fmt.Sprintf("Backlinks(Alpha, %+v)", o), err, cairn.EINVALID)
+		}
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		_, err := e.a.Links(e.ctx, "no such page")
 		wantCode(t, "Links(no such page)", err, cairn.ENOTFOUND)
-		_, err = e.a.Backlinks(e.ctx, "no such page")
+		_, err = e.a.Backlinks(e.ctx, "no such page", app.BacklinkOptions{})
 		wantCode(t, "Backlinks(no such page)", err, cairn.ENOTFOUND)
 	})
 }

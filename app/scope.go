@@ -22,6 +22,7 @@ type indexReader interface {
 	Search(ctx context.Context, q index.SearchQuery) ([]index.SearchResult, error)
 	Links(ctx context.Context, ref string) ([]index.LinkInfo, error)
 	Backlinks(ctx context.Context, ref string) ([]index.LinkInfo, error)
+	BacklinksPage(ctx context.Context, ref string, off, limit int) (*index.LinkPage, error)
 	Edges(ctx context.Context, path string) (out, in []index.LinkInfo, err error)
 	Findings(ctx context.Context, f index.FindingFilter) ([]lint.Finding, error)
 	Stats(ctx context.Context) (index.Stats, error)
@@ -104,6 +105,24 @@ func (s *scopedReader) Backlinks(ctx context.Context, ref string) ([]index.LinkI
 	}
 	ls, err := s.r.Backlinks(ctx, ref)
 	return s.keep(ls), err
+}
+
+// BacklinksPage reads the backlinks whole, keeps those of the working
+// set (at most MaxScope pages link from it) and returns the part asked for.
+func (s *scopedReader) BacklinksPage(ctx context.Context, ref string, off, limit int) (*index.LinkPage, error) {
+	path, err := s.Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	ls, err := s.Backlinks(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	part := ls[min(max(off, 0), len(ls)):]
+	if limit > 0 && limit < len(part) {
+		part = part[:limit]
+	}
+	return &index.LinkPage{Page: path, Links: append([]index.LinkInfo{}, part...), Total: len(ls)}, nil
 }
 
 func (s *scopedReader) Edges(ctx context.Context, path string) (out, in []index.LinkInfo, err error) {

@@ -47,7 +47,7 @@ type Service interface {
 
 	Search(ctx context.Context, q index.SearchQuery) ([]index.SearchResult, error)
 	Links(ctx context.Context, page string) ([]index.LinkInfo, error)
-	Backlinks(ctx context.Context, page string) ([]index.LinkInfo, error)
+	Backlinks(ctx context.Context, page string, opts BacklinkOptions) (*index.LinkPage, error)
 	Lint(ctx context.Context, opts LintOptions) ([]lint.Finding, error)
 	// Types lists the types declared at rev (main when ""); Type is one of
 	// them with the schema findings of its pages, at most limit.

@@ -186,6 +186,12 @@ func (s *Snapshot) Backlinks(ctx context.Context, ref string) ([]index.LinkInfo,
 	return s.ix.Backlinks(ctx, ref)
 }
 
+// BacklinksPage returns limit of the links into the page ref names from
+// the off-th on (limit 0: all from there), with how many there are.
+func (s *Snapshot) BacklinksPage(ctx context.Context, ref string, off, limit int) (*index.LinkPage, error) {
+	return s.ix.BacklinksPage(ctx, ref, off, limit)
+}
+
 // Edges returns the links of the file at path (exactly) and the links
 // into it (see index.Reader.Edges).
 func (s *Snapshot) Edges(ctx context.Context, path string) (out, in []index.LinkInfo, err error) {
@@ -543,14 +549,21 @@ func textOf(v any) string {
 
 // Inspection is everything about one page of a view.
 type Inspection struct {
-	Page      *index.PageInfo  `json:"page"`
-	Links     []index.LinkInfo `json:"links"`
-	Backlinks []index.LinkInfo `json:"backlinks"`
-	Findings  []lint.Finding   `json:"findings"`
+	Page  *index.PageInfo  `json:"page"`
+	Links []index.LinkInfo `json:"links"`
+	// Backlinks are the first InspectBacklinks of the links into the
+	// page, of BacklinksTotal.
+	Backlinks      []index.LinkInfo `json:"backlinks"`
+	BacklinksTotal int              `json:"backlinks_total"`
+	Findings       []lint.Finding   `json:"findings"`
 	// Commits are the last commits that changed the page (none for a
 	// page only a draft has).
 	Commits []*cairn.Commit `json:"commits"`
 }
+
+// InspectBacklinks is the most backlinks Inspect returns; BacklinksPage
+// reads the rest.
+const InspectBacklinks = 100
 
 // Inspect returns what the view knows of the page ref names, with the
 // last commits (at most commits) that changed it.
@@ -563,9 +576,11 @@ func (s *Snapshot) Inspect(ctx context.Context, ref string, commits int) (*Inspe
 	if in.Links, err = s.ix.Links(ctx, p.Path); err != nil {
 		return nil, err
 	}
-	if in.Backlinks, err = s.ix.Backlinks(ctx, p.Path); err != nil {
+	back, err := s.ix.BacklinksPage(ctx, p.Path, 0, InspectBacklinks)
+	if err != nil {
 		return nil, err
 	}
+	in.Backlinks, in.BacklinksTotal = back.Links, back.Total
 	if in.Findings, err = s.ix.Findings(ctx, index.FindingFilter{Page: p.Path}); err != nil {
 		return nil, err
 	}

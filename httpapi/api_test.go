@@ -404,3 +404,54 @@ func TestServer_API(t *testing.T) {
 		t.Errorf("routes of the document this test never called: %v", left)
 	}
 }
+
+// TestServer_BacklinksInParts: the links into a page a thousand others
+// link to come a part at a time, each with the total and the next part's
+// cursor, and the client reads the same parts.
+func TestServer_BacklinksInParts(t *testing.T) {
+	e := setup(t)
+	var edits []app.FileEdit
+	for i := range 1003 {
+		edits = append(edits, app.FileEdit{Path: fmt.Sprintf("many/n%04d.md", i), Content: []byte("[[hub]]")})
+	}
+	edits = append(edits, app.FileEdit{Path: "hubs/hub.md", Content: []byte("# Hub\n")})
+	res, err := e.app.CommitChanges(e.ctx, app.ChangesRequest{Base: e.head(), Message: "a hub", Changes: edits})
+	if err != nil || res.Commit == nil {
+		t.Fatalf("CommitChanges = %+v, %v", res, err)
+	}
+	get := func(query string) httpapi.BacklinkPage {
+		t.Helper()
+		code, body, _ := e.do(http.MethodGet, "/api/v1/backlinks?"+query, e.owner, "", nil)
+		var p httpapi.BacklinkPage
+		if err := json.Unmarshal(body, &p); code != http.StatusOK || err != nil {
+			t.Fatalf("GET /backlinks?%s = %d %s", query, code, body)
+		}
+		return p
+	}
+	first := get("page=hub")
+	if len(first.Items) != app.MaxBacklinks || first.Total != 1003 || first.Next == "" || first.Page != "hubs/hub.md" {
+		t.Fatalf("the first part holds %d links of %d, next %q, page %q; want %d of 1003 and a next cursor", len(first.Items), first.Total, first.Next, first.Page, app.MaxBacklinks)
+	}
+	rest := get("page=hub&cursor=" + first.Next)
+	if len(rest.Items) != 3 || rest.Total != 1003 || rest.Next != "" || rest.Items[2].From != "many/n1002.md" {
+		t.Fatalf("the second part = %d links of %d, next %q; want the last 3 and no cursor", len(rest.Items), rest.Total, rest.Next)
+	}
+	var small []string
+	for cur := ""; ; {
+		p := get("page=hubs/hub.md&limit=400&cursor=" + cur)
+		for _, l := range p.Items {
+			small = append(small, l.From)
+		}
+		if cur = p.Next; cur == "" {
+			break
+		}
+	}
+	if len(small) != 1003 || !slices.IsSorted(small) || small[0] != "many/n0000.md" {
+		t.Errorf("parts of 400 gave %d links, sorted %v", len(small), slices.IsSorted(small))
+	}
+	c := e.client()
+	p, err := c.Backlinks(t.Context(), "hub", app.BacklinkOptions{Offset: 1000, Limit: 2})
+	if err != nil || len(p.Links) != 2 || p.Total != 1003 || p.Links[0].From != "many/n1000.md" {
+		t.Errorf("Client.Backlinks(hub, 1000, 2) = %+v, %v", p, err)
+	}
+}

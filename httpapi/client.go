@@ -405,14 +405,18 @@ func (c *Client) Links(ctx context.Context, page string) ([]index.LinkInfo, erro
 	return out.Items, nil
 }
 
-// Backlinks returns the links from other pages to the page that page
-// names.
-func (c *Client) Backlinks(ctx context.Context, page string) ([]index.LinkInfo, error) {
-	var out Items[index.LinkInfo]
-	if err := c.get(ctx, "/backlinks", query("page", page), &out); err != nil {
+// Backlinks returns part of the links from other pages to the page that
+// page names, with how many there are.
+func (c *Client) Backlinks(ctx context.Context, page string, opts app.BacklinkOptions) (*index.LinkPage, error) {
+	if opts.Offset < 0 || opts.Limit < 0 {
+		return nil, cairn.Errorf(cairn.EINVALID, "a part of the backlinks starts at offset 0 or more and holds 0 to %d links, not offset %d, limit %d", app.MaxBacklinks, opts.Offset, opts.Limit)
+	}
+	var p BacklinkPage
+	q := query("page", page, "cursor", cursorAt(opts.Offset), "limit", num(min(opts.Limit, app.MaxBacklinks)))
+	if err := c.get(ctx, "/backlinks", q, &p); err != nil {
 		return nil, err
 	}
-	return out.Items, nil
+	return &index.LinkPage{Page: p.Page, Links: nonNil(p.Items), Total: p.Total}, nil
 }
 
 // Lint returns the lint findings of main, or of opts.At.

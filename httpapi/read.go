@@ -435,8 +435,36 @@ func (s *Server) links(ctx context.Context, in *pageRefIn) (*body[Items[index.Li
 	return list(s.app.Links(ctx, in.Page))
 }
 
-func (s *Server) backlinks(ctx context.Context, in *pageRefIn) (*body[Items[index.LinkInfo]], error) {
-	return list(s.app.Backlinks(ctx, in.Page))
+type backlinksIn struct {
+	Page   string `query:"page" required:"true" doc:"A page's path, id, title or alias."`
+	Cursor string `query:"cursor" doc:"The next cursor of the previous part; none for the first."`
+	Limit  int    `query:"limit" minimum:"0" maximum:"1000" doc:"The most links of the part (default 1000)."`
+}
+
+// BacklinkPage is a part of the links into a page.
+type BacklinkPage struct {
+	// Page is the path of the page the links lead to.
+	Page  string           `json:"page"`
+	Items []index.LinkInfo `json:"items"`
+	// Total is the number of links into the page, of every part.
+	Total int    `json:"total"`
+	Next  string `json:"next,omitempty" doc:"The cursor of the next part, when there is one"`
+}
+
+func (s *Server) backlinks(ctx context.Context, in *backlinksIn) (*body[BacklinkPage], error) {
+	off, err := offset(in.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.app.Backlinks(ctx, in.Page, app.BacklinkOptions{Offset: off, Limit: in.Limit})
+	if err != nil {
+		return nil, err
+	}
+	out := BacklinkPage{Page: p.Page, Items: nonNil(p.Links), Total: p.Total}
+	if end := off + len(p.Links); end < p.Total && len(p.Links) > 0 {
+		out.Next = cursorAt(end)
+	}
+	return &body[BacklinkPage]{Body: out}, nil
 }
 
 type pagesIn struct {

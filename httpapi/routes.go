@@ -180,7 +180,7 @@ func (s *Server) routes() {
 	// The index.
 	register(s, route{method: get, path: "/search", id: "search", summary: "Full-text search of main's pages, best first, in pages", scope: R}, s.search)
 	register(s, route{method: get, path: "/links", id: "links", summary: "A page's links and where each leads", scope: R}, s.links)
-	register(s, route{method: get, path: "/backlinks", id: "backlinks", summary: "The links from other pages to a page", scope: R}, s.backlinks)
+	register(s, route{method: get, path: "/backlinks", id: "backlinks", summary: "The links from other pages to a page, a part at a time", scope: R}, s.backlinks)
 	register(s, route{method: get, path: "/lint", id: "lint", summary: "Lint findings of main or of a revision", scope: R}, s.lint)
 	register(s, route{method: get, path: "/pages", id: "list-pages", summary: "Pages by folder, type and conditions on frontmatter fields (where), by path, paged", scope: R}, s.pages)
 	register(s, route{method: get, path: "/tools", id: "list-tools", summary: "Eva's profile tools, which POST /ask runs (tool, focus, format, count)", scope: R}, s.tools)

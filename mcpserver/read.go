@@ -129,9 +129,19 @@ func readPageTool(ctx context.Context, c *call, in readPageIn) (*readPageOut, er
 		if strings.HasSuffix(p.Path, ".md") {
 			out.Body = string(bodyOf([]byte(f.Content)))
 		}
-		ls, bs, err := s.Edges(ctx, p.Path)
+		ls, err := s.Links(ctx, p.Path)
 		if err != nil {
 			return err
+		}
+		// The pages of the first links into it: a page thousands link to
+		// is not read whole (the backlinks tool pages through them).
+		back, err := s.BacklinksPage(ctx, p.Path, 0, app.MaxBacklinks)
+		if err != nil {
+			return err
+		}
+		bs := back.Links
+		if back.Total > len(bs) {
+			out.Note = "incomingFrom holds the pages of the first " + strconv.Itoa(len(bs)) + " of the " + strconv.Itoa(back.Total) + " links here (backlinks lists them all)"
 		}
 		seen := map[string]bool{}
 		for _, l := range ls {
@@ -314,12 +324,16 @@ func linksTool(back bool) func(ctx context.Context, c *call, in linksIn) (*links
 				return err
 			}
 			out.Page = p
-			var ls []index.LinkInfo
 			if back {
-				ls, err = s.Backlinks(ctx, p)
-			} else {
-				ls, err = s.Links(ctx, p)
+				part, err := s.BacklinksPage(ctx, p, off, app.MaxBacklinks)
+				if err != nil {
+					return err
+				}
+				out.Total = part.Total
+				out.Links = append(out.Links, part.Links...)
+				return nil
 			}
+			ls, err := s.Links(ctx, p)
 			out.Total = len(ls)
 			out.Links = append(out.Links, ls[min(off, len(ls)):]...)
 			return err

@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -356,5 +357,54 @@ func TestWorkingSet(t *testing.T) {
 		if !allowed[p] {
 			t.Errorf("backlinks of concepts/paper: from %s, outside the working set", p)
 		}
+	}
+}
+
+// TestBacklinksInParts: the links into a page a thousand others link to
+// are read a part at a time, with the total and the next part's cursor;
+// read_page names the pages of the first part and says there are more;
+// inspect holds the first InspectBacklinks and the total.
+func TestBacklinksInParts(t *testing.T) {
+	a := fixture(t)
+	ctx := cairn.NewContextWithPrincipal(context.Background(), cairn.User("tester"))
+	var writes []app.PageWrite
+	for i := range 1004 {
+		writes = append(writes, app.PageWrite{Path: fmt.Sprintf("notes/n%04d.md", i), Content: []byte("See [[Paper]].\n")})
+	}
+	if _, err := a.Write(ctx, app.WriteRequest{Message: "many links", Writes: writes}); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, mcpserver.New(a, nil), mcpserver.Stdio("", []auth.Scope{auth.Read}))
+	var froms []string
+	total := -1.0
+	cursor := ""
+	for range 100 {
+		out, isErr := call(t, cs, "backlinks", map[string]any{"page": "concepts/paper", "cursor": cursor})
+		if isErr {
+			t.Fatalf("backlinks: %v", out)
+		}
+		if total >= 0 && out["total"] != total {
+			t.Errorf("the total went from %v to %v between parts", total, out["total"])
+		}
+		total = out["total"].(float64)
+		for _, l := range out["links"].([]any) {
+			froms = append(froms, l.(map[string]any)["from"].(string))
+		}
+		next, _ := out["next_cursor"].(string)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if total < 1004 || len(froms) != int(total) || !slices.IsSorted(froms) {
+		t.Errorf("backlinks in parts: %d links of a total of %v, sorted %v; want them all, in order", len(froms), total, slices.IsSorted(froms))
+	}
+	out, isErr := call(t, cs, "read_page", map[string]any{"id": "concepts/paper"})
+	if isErr || len(out["incomingFrom"].([]any)) > app.MaxBacklinks || !strings.Contains(fmt.Sprint(out["note"]), "backlinks lists them all") {
+		t.Errorf("read_page of a page %v links lead to: %d pages linking, note %v", total, len(out["incomingFrom"].([]any)), out["note"])
+	}
+	out, isErr = call(t, cs, "inspect", map[string]any{"page": "concepts/paper"})
+	if isErr || len(out["backlinks"].([]any)) > app.InspectBacklinks || out["backlinks_total"] != total {
+		t.Errorf("inspect of a page %v links lead to: %d backlinks, total %v", total, len(out["backlinks"].([]any)), out["backlinks_total"])
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"mime/multipart"
@@ -937,5 +938,36 @@ func TestUI_RenameAndContract(t *testing.T) {
 	code, body, _ = b.do("GET", "/pages/cairn.yaml", nil)
 	if code != 200 || !strings.Contains(body, "burst: 2000") {
 		t.Errorf("cairn.yaml in the reader = %d:\n%s", code, body)
+	}
+}
+
+// TestUI_ManyBacklinks: the reader of a page many others link to lists
+// the first app.InspectBacklinks of them and says how many there are.
+func TestUI_ManyBacklinks(t *testing.T) {
+	e := setupIdle(t)
+	head, err := e.app.ResolveCommit(e.ctx, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := e.app.Backlinks(e.ctx, "notes/a.md", app.BacklinkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var edits []app.FileEdit
+	for i := range 130 {
+		edits = append(edits, app.FileEdit{Path: fmt.Sprintf("many/n%03d.md", i), Content: []byte("[[notes/a|A]]")})
+	}
+	if res, err := e.app.CommitChanges(e.ctx, app.ChangesRequest{Base: head.Hash, Message: "links", Changes: edits}); err != nil || res.Commit == nil {
+		t.Fatalf("CommitChanges = %+v, %v", res, err)
+	}
+	b := e.browser()
+	b.signIn(e.reader)
+	code, body, _ := b.do("GET", "/pages/notes/a.md", nil)
+	_, section, _ := strings.Cut(body, "<h2>Backlinks</h2>")
+	section, _, _ = strings.Cut(section, "</section>")
+	total := before.Total + 130
+	shown := strings.Count(section, "<li>")
+	if code != 200 || shown != app.InspectBacklinks || !strings.Contains(section, fmt.Sprintf("The first %d of the %d links here are shown.", app.InspectBacklinks, total)) {
+		t.Errorf("GET /pages/notes/a.md = %d, %d backlinks listed, want %d and a count of %d:\n%s", code, shown, app.InspectBacklinks, total, section)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -89,6 +90,22 @@ func (a *cli) backlinksCmd() *cobra.Command {
 	}
 }
 
+// allBacklinks reads every link into page, a part at a time.
+func allBacklinks(ctx context.Context, ap app.Service, page string) ([]index.LinkInfo, error) {
+	var all []index.LinkInfo
+	for {
+		p, err := ap.Backlinks(ctx, page, app.BacklinkOptions{Offset: len(all)})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, p.Links...)
+		if len(p.Links) == 0 || len(all) >= p.Total {
+			return all, nil
+		}
+		page = p.Page // the parts of one page, should its names change meanwhile
+	}
+}
+
 func (a *cli) links(ref string, back bool) error {
 	ap, err := a.service()
 	if err != nil {
@@ -97,7 +114,7 @@ func (a *cli) links(ref string, back bool) error {
 	defer ap.Close()
 	read := ap.Links
 	if back {
-		read = ap.Backlinks
+		read = func(ctx context.Context, page string) ([]index.LinkInfo, error) { return allBacklinks(ctx, ap, page) }
 	}
 	ls, err := read(a.ctx, ref)
 	if err != nil {

@@ -33,6 +33,7 @@ import (
 	"testing"
 	"time"
 
+	"cairn/app"
 	"cairn/httpapi"
 )
 
@@ -700,5 +701,48 @@ func TestServe_OlderServer(t *testing.T) {
 	want := []string{"POST /api/v1/worktree 422", "GET /api/v1/vault 200", "POST /api/v1/worktree 200", "GET /api/v1/search 200"}
 	if !slices.Equal(seen, want) {
 		t.Errorf("the older server got %q, want %q", seen, want)
+	}
+}
+
+// TestBacklinks_ManyParts: cairn backlinks lists every link into a page
+// more than a part of links (app.MaxBacklinks) lead to, reading the vault
+// itself and through the server running on it, the same both ways.
+func TestBacklinks_ManyParts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs child processes")
+	}
+	vault := filepath.Join(t.TempDir(), "vault")
+	files := map[string]string{"hub.md": "# Hub\n"}
+	const n = app.MaxBacklinks + 205
+	for i := range n {
+		files[fmt.Sprintf("notes/n%04d.md", i)] = "[[hub]]\n"
+	}
+	writeFiles(t, vault, files)
+	must(t, run(t, vault, nil, "init"), "init")
+	list := func() []string {
+		t.Helper()
+		r := run(t, vault, nil, "backlinks", "hub", "--json")
+		must(t, r, "backlinks", "hub", "--json")
+		var out struct {
+			Items []struct {
+				From string `json:"from"`
+			} `json:"items"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatalf("cairn backlinks --json: %v\n%s", err, r.stdout)
+		}
+		var froms []string
+		for _, l := range out.Items {
+			froms = append(froms, l.From)
+		}
+		return froms
+	}
+	local := list()
+	if len(local) != n || !slices.IsSorted(local) || local[n-1] != fmt.Sprintf("notes/n%04d.md", n-1) {
+		t.Fatalf("cairn backlinks hub lists %d links, want %d in order", len(local), n)
+	}
+	startServe(t, vault)
+	if served := list(); !slices.Equal(served, local) {
+		t.Errorf("through the server, cairn backlinks hub lists %d links, not the %d it lists alone", len(served), len(local))
 	}
 }
