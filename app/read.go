@@ -212,46 +212,42 @@ func (a *App) Links(ctx context.Context, page string) ([]index.LinkInfo, error) 
 	return r.Links(ctx, page)
 }
 
-// MaxBacklinks is the most links a part of a page's backlinks holds:
-// a page thousands of others link to is read a part at a time.
+// MaxBacklinks is the most links a part of a page's backlinks holds on
+// the surfaces that answer others (HTTP, MCP): a page thousands of others
+// link to is read a part at a time there.
 const MaxBacklinks = 1000
 
 // BacklinkOptions select a part of a page's backlinks. The zero value
-// gives the first MaxBacklinks.
+// gives them all.
 type BacklinkOptions struct {
 	// Offset is the place of the part's first link among them all.
 	Offset int
-	// Limit is the most links of the part: 1 to MaxBacklinks (0: the
-	// most).
+	// Limit is the most links of the part; 0: all from Offset on.
 	Limit int
 }
 
-// Backlinks returns part of the links from other pages of main to the page
-// that page names, by linking path and position, with how many there are
-// in all. A page that names nothing gives ENOTFOUND; a negative offset or
-// limit, EINVALID.
+// Backlinks returns the links from other pages of main to the page that
+// page names, by linking path and position, or the part of them opts
+// selects, with how many there are in all. A page that names nothing
+// gives ENOTFOUND; a negative offset or limit, EINVALID.
 func (a *App) Backlinks(ctx context.Context, page string, opts BacklinkOptions) (*index.LinkPage, error) {
-	off, limit, err := opts.window()
-	if err != nil {
+	if err := opts.check(); err != nil {
 		return nil, err
 	}
 	r, err := a.mainIndex(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return r.BacklinksPage(ctx, page, off, limit)
+	return r.BacklinksPage(ctx, page, opts.Offset, opts.Limit)
 }
 
-// window returns the offset and limit the options give.
-func (o BacklinkOptions) window() (off, limit int, err error) {
+// check refuses a negative offset or limit.
+func (o BacklinkOptions) check() error {
 	if o.Offset < 0 || o.Limit < 0 {
-		return 0, 0, cairn.Errorf(cairn.EINVALID, "a part of the backlinks starts at offset 0 or more and holds 0 to %d links, not offset %d, limit %d", MaxBacklinks, o.Offset, o.Limit).
-			WithHint("Leave both out for the first part; pass the next part's cursor as it came.")
+		return cairn.Errorf(cairn.EINVALID, "a part of the backlinks starts at offset 0 or more and holds 0 or more links, not offset %d, limit %d", o.Offset, o.Limit).
+			WithHint("Leave both out for them all; pass the next part's cursor as it came.")
 	}
-	if o.Limit == 0 || o.Limit > MaxBacklinks {
-		o.Limit = MaxBacklinks
-	}
-	return o.Offset, o.Limit, nil
+	return nil
 }
 
 // LintOptions select the findings Lint returns. The zero value gives

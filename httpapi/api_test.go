@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -453,5 +454,12 @@ func TestServer_BacklinksInParts(t *testing.T) {
 	p, err := c.Backlinks(t.Context(), "hub", app.BacklinkOptions{Offset: 1000, Limit: 2})
 	if err != nil || len(p.Links) != 2 || p.Total != 1003 || p.Links[0].From != "many/n1000.md" {
 		t.Errorf("Client.Backlinks(hub, 1000, 2) = %+v, %v", p, err)
+	}
+	// All of them, read by the client a part at a time, as the vault
+	// answers them at once.
+	p, err = c.Backlinks(t.Context(), "hub", app.BacklinkOptions{})
+	whole, err2 := e.app.Backlinks(e.ctx, "hub", app.BacklinkOptions{})
+	if err != nil || err2 != nil || len(p.Links) != 1003 || !reflect.DeepEqual(p, whole) {
+		t.Errorf("Client.Backlinks(hub) = %d links of %d (%v), want the %d the vault gives (%v)", len(p.Links), p.Total, err, len(whole.Links), err2)
 	}
 }

@@ -405,18 +405,31 @@ func (c *Client) Links(ctx context.Context, page string) ([]index.LinkInfo, erro
 	return out.Items, nil
 }
 
-// Backlinks returns part of the links from other pages to the page that
-// page names, with how many there are.
+// Backlinks returns the links from other pages to the page that page
+// names, or the part of them opts selects, with how many there are. All
+// of them (opts.Limit 0) are read a part at a time.
 func (c *Client) Backlinks(ctx context.Context, page string, opts app.BacklinkOptions) (*index.LinkPage, error) {
 	if opts.Offset < 0 || opts.Limit < 0 {
-		return nil, cairn.Errorf(cairn.EINVALID, "a part of the backlinks starts at offset 0 or more and holds 0 to %d links, not offset %d, limit %d", app.MaxBacklinks, opts.Offset, opts.Limit)
+		return nil, cairn.Errorf(cairn.EINVALID, "a part of the backlinks starts at offset 0 or more and holds 0 or more links, not offset %d, limit %d", opts.Offset, opts.Limit)
 	}
-	var p BacklinkPage
-	q := query("page", page, "cursor", cursorAt(opts.Offset), "limit", num(min(opts.Limit, app.MaxBacklinks)))
-	if err := c.get(ctx, "/backlinks", q, &p); err != nil {
-		return nil, err
+	out := &index.LinkPage{Links: []index.LinkInfo{}}
+	cursor := cursorAt(opts.Offset)
+	for {
+		want := app.MaxBacklinks
+		if opts.Limit > 0 {
+			want = min(opts.Limit-len(out.Links), app.MaxBacklinks)
+		}
+		var p BacklinkPage
+		if err := c.get(ctx, "/backlinks", query("page", page, "cursor", cursor, "limit", num(want)), &p); err != nil {
+			return nil, err
+		}
+		out.Page, out.Total = p.Page, p.Total
+		out.Links = append(out.Links, p.Items...)
+		if p.Next == "" || opts.Limit > 0 && len(out.Links) >= opts.Limit {
+			return out, nil
+		}
+		page, cursor = p.Page, p.Next // the parts of one page, should its names change meanwhile
 	}
-	return &index.LinkPage{Page: p.Page, Links: nonNil(p.Items), Total: p.Total}, nil
 }
 
 // Lint returns the lint findings of main, or of opts.At.

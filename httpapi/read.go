@@ -456,7 +456,7 @@ func (s *Server) backlinks(ctx context.Context, in *backlinksIn) (*body[Backlink
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.app.Backlinks(ctx, in.Page, app.BacklinkOptions{Offset: off, Limit: in.Limit})
+	p, err := s.app.Backlinks(ctx, in.Page, app.BacklinkOptions{Offset: off, Limit: cmpInt(in.Limit, app.MaxBacklinks)})
 	if err != nil {
 		return nil, err
 	}

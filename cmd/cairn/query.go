@@ -90,22 +90,6 @@ func (a *cli) backlinksCmd() *cobra.Command {
 	}
 }
 
-// allBacklinks reads every link into page, a part at a time.
-func allBacklinks(ctx context.Context, ap app.Service, page string) ([]index.LinkInfo, error) {
-	var all []index.LinkInfo
-	for {
-		p, err := ap.Backlinks(ctx, page, app.BacklinkOptions{Offset: len(all)})
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, p.Links...)
-		if len(p.Links) == 0 || len(all) >= p.Total {
-			return all, nil
-		}
-		page = p.Page // the parts of one page, should its names change meanwhile
-	}
-}
-
 func (a *cli) links(ref string, back bool) error {
 	ap, err := a.service()
 	if err != nil {
@@ -114,7 +98,13 @@ func (a *cli) links(ref string, back bool) error {
 	defer ap.Close()
 	read := ap.Links
 	if back {
-		read = func(ctx context.Context, page string) ([]index.LinkInfo, error) { return allBacklinks(ctx, ap, page) }
+		read = func(ctx context.Context, page string) ([]index.LinkInfo, error) {
+			p, err := ap.Backlinks(ctx, page, app.BacklinkOptions{})
+			if err != nil {
+				return nil, err
+			}
+			return p.Links, nil
+		}
 	}
 	ls, err := read(a.ctx, ref)
 	if err != nil {
