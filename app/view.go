@@ -219,28 +219,40 @@ type Neighbors struct {
 	Path     string   `json:"path"`
 	Outgoing []string `json:"outgoing"`
 	Incoming []string `json:"incoming"`
+	// Note says when Incoming holds the pages of the first MaxBacklinks
+	// links into the page only.
+	Note string `json:"note,omitempty"`
 }
 
 // pageID is a path as a page id: without ".md".
 func pageID(path string) string { return strings.TrimSuffix(path, ".md") }
 
 // Neighbors returns the neighbours of the page ref names, as page ids
-// (paths without .md).
+// (paths without .md); of a page more than MaxBacklinks links lead to,
+// the pages of the first MaxBacklinks.
 func (s *Snapshot) Neighbors(ctx context.Context, ref string) (*Neighbors, error) {
 	path, err := s.ix.Resolve(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	out, in, err := s.edges(ctx, path)
+	ls, err := s.ix.Links(ctx, path)
 	if err != nil {
 		return nil, err
 	}
+	back, err := s.ix.BacklinksPage(ctx, path, 0, MaxBacklinks)
+	if err != nil {
+		return nil, err
+	}
+	out, in := linkEnds(path, ls, back.Links)
 	n := &Neighbors{ID: pageID(path), Path: path, Outgoing: []string{}, Incoming: []string{}}
 	for _, p := range out {
 		n.Outgoing = append(n.Outgoing, pageID(p))
 	}
 	for _, p := range in {
 		n.Incoming = append(n.Incoming, pageID(p))
+	}
+	if back.Total > len(back.Links) {
+		n.Note = fmt.Sprintf("incoming holds the pages of the first %d of the %d links here; backlinks pages through them all", len(back.Links), back.Total)
 	}
 	return n, nil
 }
@@ -252,6 +264,13 @@ func (s *Snapshot) edges(ctx context.Context, path string) (out, in []string, er
 	if err != nil {
 		return nil, nil, err
 	}
+	out, in = linkEnds(path, ls, bs)
+	return out, in, nil
+}
+
+// linkEnds returns the paths the links ls of path lead to and those the
+// links bs into it come from, each once, by path, without path itself.
+func linkEnds(path string, ls, bs []index.LinkInfo) (out, in []string) {
 	for _, l := range ls {
 		if l.To != "" && l.To != path {
 			out = append(out, l.To)
@@ -264,7 +283,7 @@ func (s *Snapshot) edges(ctx context.Context, path string) (out, in []string, er
 	}
 	slices.Sort(out)
 	slices.Sort(in)
-	return slices.Compact(out), slices.Compact(in), nil
+	return slices.Compact(out), slices.Compact(in)
 }
 
 // Path bounds: a path search looks at most this many pages.

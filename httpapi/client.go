@@ -425,7 +425,7 @@ func (c *Client) Backlinks(ctx context.Context, page string, opts app.BacklinkOp
 		}
 		out.Page, out.Total = p.Page, p.Total
 		out.Links = append(out.Links, p.Items...)
-		if p.Next == "" || opts.Limit > 0 && len(out.Links) >= opts.Limit {
+		if p.Next == "" || len(p.Items) == 0 || opts.Limit > 0 && len(out.Links) >= opts.Limit {
 			return out, nil
 		}
 		page, cursor = p.Page, p.Next // the parts of one page, should its names change meanwhile

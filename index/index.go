@@ -247,4 +247,6 @@ func (ix *Index) lockedView(ctx context.Context, b *store.Batch, tree cairn.Hash
 }
 
 // Main returns a Reader of the committed index of main.
-func (ix *Index) Main() *Reader { return &Reader{q: ix.st.Committed(), t: ix.s} }
+func (ix *Index) Main() *Reader {
+	return &Reader{q: ix.st.Committed(), t: ix.s, snapshot: ix.st.Snapshot}
+}

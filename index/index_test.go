@@ -925,3 +925,37 @@ func TestBacklinksPage(t *testing.T) {
 		t.Errorf("BacklinksPage(no such page) = %v, want ENOTFOUND", err)
 	}
 }
+
+// TestBacklinksPage_OneState reads a page's backlinks while commits add
+// more: each answer's total is the number of its links, the count and the
+// part being read from one state of the index.
+func TestBacklinksPage_OneState(t *testing.T) {
+	e := setup(t)
+	e.commit(map[string]string{"hub.md": "# Hub\n", "notes/n000.md": "[[hub]]"})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 1; i <= 60; i++ {
+			e.commit(map[string]string{fmt.Sprintf("notes/n%03d.md", i): "[[hub]]"})
+		}
+	}()
+	r := e.ix.Main()
+	reads := 0
+	for finished := false; !finished; reads++ {
+		select {
+		case <-done:
+			finished = true
+		default:
+		}
+		p, err := r.BacklinksPage(e.ctx, "hub", 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Links) != p.Total {
+			t.Fatalf("read %d: %d links, total %d", reads, len(p.Links), p.Total)
+		}
+	}
+	if p, err := r.BacklinksPage(e.ctx, "hub", 0, 0); err != nil || p.Total != 61 {
+		t.Errorf("after the commits, BacklinksPage(hub) = %+v, %v; want 61 links", p, err)
+	}
+}

@@ -15,6 +15,10 @@ import (
 type Reader struct {
 	q StorageReader
 	t trees
+	// snapshot, when set, opens one state of q's rows, for a read of
+	// several statements that must agree (BacklinksPage); q then reads
+	// whatever is committed at each statement.
+	snapshot func(context.Context) (StorageSnapshot, error)
 }
 
 // PageInfo is what the index knows about a file.
@@ -216,6 +220,16 @@ type LinkPage struct {
 // and how many there are, so that a page a great many others link to is
 // read a part at a time.
 func (r *Reader) BacklinksPage(ctx context.Context, ref string, off, limit int) (*LinkPage, error) {
+	if r.snapshot != nil {
+		// The count and the part of one state: a commit between them
+		// would make the total disagree with the part.
+		snap, err := r.snapshot(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer snap.Close()
+		return (&Reader{q: snap, t: r.t}).BacklinksPage(ctx, ref, off, limit)
+	}
 	path, err := r.Resolve(ctx, ref)
 	if err != nil {
 		return nil, err

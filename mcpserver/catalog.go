@@ -38,7 +38,7 @@ func (s *Server) catalog() []tool {
 			"Pages by folder, type or frontmatter field, by path, paged: {pages: [{path, title, type, aliases, inbound}], total, next_cursor}.",
 			auth.Read, read(""), listPagesTool),
 		define("inspect", "Inspect a page",
-			"Everything about one page: frontmatter, headings, resolved links, backlinks, lint findings and its last commits.",
+			"Everything about one page: frontmatter, headings, resolved links, the first 100 backlinks and how many there are, lint findings and its last commits.",
 			auth.Read, read(""), inspectTool),
 		define("links", "A page's links",
 			"The links of a page in order, each with where it resolves (resolved, broken or ambiguous), paged.",

@@ -103,6 +103,14 @@ type readPageOut struct {
 	Note       string `json:"note,omitempty"`
 }
 
+// joinNotes joins two notes of one result.
+func joinNotes(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
 func readPageTool(ctx context.Context, c *call, in readPageIn) (*readPageOut, error) {
 	if in.Offset < 0 {
 		return nil, cairn.Errorf(cairn.EINVALID, "offset is 0 or more, not %d", in.Offset)
@@ -169,13 +177,14 @@ func readPageTool(ctx context.Context, c *call, in readPageIn) (*readPageOut, er
 	out.Body = out.Body[in.Offset:]
 	if len(mustJSON(out)) > c.budget() {
 		if kept, cut := fit(c, out, &out.IncomingFrom); cut && len(mustJSON(out)) <= c.budget() {
-			out.Note = "incomingFrom holds " + strconv.Itoa(kept) + " of the pages linking here (backlinks lists them all)"
+			out.Note = joinNotes(out.Note, "incomingFrom holds "+strconv.Itoa(kept)+" of the pages linking here (backlinks lists them all)")
 		}
 	}
+	note := out.Note // what was said before the body was cut
 	for over := len(mustJSON(out)) - c.budget(); over > 0 && out.Body != ""; over = len(mustJSON(out)) - c.budget() {
 		out.Body = cutText(out.Body, max(0, len(out.Body)-over-160))
 		out.NextOffset = in.Offset + len(out.Body)
-		out.Note = "the body was cut to fit the result budget; read on with offset " + strconv.Itoa(out.NextOffset)
+		out.Note = joinNotes(note, "the body was cut to fit the result budget; read on with offset "+strconv.Itoa(out.NextOffset))
 	}
 	return out, nil
 }

@@ -403,6 +403,10 @@ func TestBacklinksInParts(t *testing.T) {
 	if isErr || len(out["incomingFrom"].([]any)) > app.MaxBacklinks || !strings.Contains(fmt.Sprint(out["note"]), "backlinks lists them all") {
 		t.Errorf("read_page of a page %v links lead to: %d pages linking, note %v", total, len(out["incomingFrom"].([]any)), out["note"])
 	}
+	out, isErr = call(t, cs, "neighbors", map[string]any{"id": "concepts/paper"})
+	if isErr || len(out["incoming"].([]any)) > app.MaxBacklinks || !strings.Contains(fmt.Sprint(out["note"]), "backlinks pages through them all") {
+		t.Errorf("neighbors of a page %v links lead to: %d incoming, note %v", total, len(out["incoming"].([]any)), out["note"])
+	}
 	out, isErr = call(t, cs, "inspect", map[string]any{"page": "concepts/paper"})
 	if isErr || len(out["backlinks"].([]any)) > app.InspectBacklinks || out["backlinks_total"] != total {
 		t.Errorf("inspect of a page %v links lead to: %d backlinks, total %v", total, len(out["backlinks"].([]any)), out["backlinks_total"])
