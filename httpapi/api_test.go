@@ -455,8 +455,9 @@ func TestServer_BacklinksInParts(t *testing.T) {
 	if err != nil || len(p.Links) != 2 || p.Total != 1003 || p.Links[0].From != "many/n1000.md" {
 		t.Errorf("Client.Backlinks(hub, 1000, 2) = %+v, %v", p, err)
 	}
-	// All of them, read by the client a part at a time, as the vault
-	// answers them at once.
+	// All of them, read by the client a part at a time (of 400 here),
+	// as the vault answers them at once.
+	httpapi.SetBacklinkPart(c, 400)
 	p, err = c.Backlinks(t.Context(), "hub", app.BacklinkOptions{})
 	whole, err2 := e.app.Backlinks(e.ctx, "hub", app.BacklinkOptions{})
 	if err != nil || err2 != nil || len(p.Links) != 1003 || !reflect.DeepEqual(p, whole) {

@@ -41,6 +41,9 @@ type Client struct {
 	http   *http.Client
 	tree   string // the working tree's folder, as the vault records it; "" for none
 	branch string // the branch operations default to
+	// backlinkPart is the size of the parts Backlinks reads every link in
+	// (0: maxBacklinkPart).
+	backlinkPart int
 }
 
 var _ app.Service = (*Client)(nil)
@@ -415,9 +418,10 @@ func (c *Client) Backlinks(ctx context.Context, page string, opts app.BacklinkOp
 	out := &index.LinkPage{Links: []index.LinkInfo{}}
 	cursor := cursorAt(opts.Offset)
 	for {
-		want := app.MaxBacklinks
+		part := cmp.Or(c.backlinkPart, maxBacklinkPart)
+		want := part
 		if opts.Limit > 0 {
-			want = min(opts.Limit-len(out.Links), app.MaxBacklinks)
+			want = min(opts.Limit-len(out.Links), part)
 		}
 		var p BacklinkPage
 		if err := c.get(ctx, "/backlinks", query("page", page, "cursor", cursor, "limit", num(want)), &p); err != nil {

@@ -438,8 +438,14 @@ func (s *Server) links(ctx context.Context, in *pageRefIn) (*body[Items[index.Li
 type backlinksIn struct {
 	Page   string `query:"page" required:"true" doc:"A page's path, id, title or alias."`
 	Cursor string `query:"cursor" doc:"The next cursor of the previous part; none for the first."`
-	Limit  int    `query:"limit" minimum:"0" maximum:"1000" doc:"The most links of the part (default 1000)."`
+	Limit  int    `query:"limit" minimum:"0" maximum:"10000" doc:"The most links of the part (default 1000, at most 10000)."`
 }
+
+// maxBacklinkPart is the most links a part of GET /backlinks holds, when
+// asked for (app.MaxBacklinks by default): a client that reads every part
+// of a page 100k others link to asks for ten parts, not a hundred, each
+// costing about what sorting all the links costs.
+const maxBacklinkPart = 10000
 
 // BacklinkPage is a part of the links into a page.
 type BacklinkPage struct {
