@@ -262,17 +262,61 @@ type LintOptions struct {
 	Rule string
 	// Min keeps the findings at least this severe. Default: all.
 	Min lint.Severity
+	// Offset and Limit select a part of the findings kept: Limit of them
+	// from the Offset-th on (Limit 0: all from there).
+	Offset, Limit int
+}
+
+// LintReport is a part of the lint findings, with the counts of all the
+// findings kept.
+type LintReport struct {
+	Findings []lint.Finding `json:"findings"`
+	// Total is the number of findings kept, of every part.
+	Total    int `json:"total"`
+	Errors   int `json:"errors"`
+	Warnings int `json:"warnings"`
+	Infos    int `json:"infos"`
+	// Rules counts the findings kept of each rule.
+	Rules map[string]int `json:"rules"`
+}
+
+// report counts fs and keeps the part of them opts selects.
+func (opts LintOptions) report(fs []lint.Finding) *LintReport {
+	r := &LintReport{Total: len(fs), Rules: map[string]int{}}
+	for _, f := range fs {
+		r.Rules[f.Rule]++
+		switch f.Severity {
+		case lint.Error:
+			r.Errors++
+		case lint.Warning:
+			r.Warnings++
+		default:
+			r.Infos++
+		}
+	}
+	fs = fs[min(opts.Offset, len(fs)):]
+	if opts.Limit > 0 && opts.Limit < len(fs) {
+		fs = fs[:opts.Limit]
+	}
+	r.Findings = append([]lint.Finding{}, fs...)
+	return r
 }
 
 // Lint returns the lint findings of main, or of opts.At, sorted by page,
-// rule and subject. A Min that is not a severity gives EINVALID, an
+// rule and subject (the part opts selects), with the counts of them all.
+// A Min that is not a severity, or a negative offset or limit, gives
+// EINVALID, an
 // unknown revision or page ENOTFOUND; linting another revision takes the
 // write lock for a moment, and a vault busy with another process gives
 // EUNAVAILABLE saying who holds it.
-func (a *App) Lint(ctx context.Context, opts LintOptions) ([]lint.Finding, error) {
+func (a *App) Lint(ctx context.Context, opts LintOptions) (*LintReport, error) {
 	if opts.Min != "" && opts.Min.Rank() == 0 {
 		return nil, cairn.Errorf(cairn.EINVALID, "%q is not a severity: error, warning or info", opts.Min).
 			WithHint("Try: cairn lint --min warning")
+	}
+	if opts.Offset < 0 || opts.Limit < 0 {
+		return nil, cairn.Errorf(cairn.EINVALID, "a part of the findings starts at offset 0 or more and holds 0 or more, not offset %d, limit %d", opts.Offset, opts.Limit).
+			WithHint("Leave both out for them all; pass the next part's cursor as it came.")
 	}
 	filter := index.FindingFilter{Page: opts.Page, Rule: opts.Rule, Min: opts.Min}
 	if opts.At == "" {
@@ -280,7 +324,11 @@ func (a *App) Lint(ctx context.Context, opts LintOptions) ([]lint.Finding, error
 		if err != nil {
 			return nil, err
 		}
-		return r.Findings(ctx, filter)
+		fs, err := r.Findings(ctx, filter)
+		if err != nil {
+			return nil, err
+		}
+		return opts.report(fs), nil
 	}
 	c, err := a.ResolveCommit(ctx, opts.At)
 	if err != nil {
@@ -298,5 +346,5 @@ func (a *App) Lint(ctx context.Context, opts LintOptions) ([]lint.Finding, error
 	if err != nil {
 		return nil, a.v.ExplainBusy(err)
 	}
-	return fs, nil
+	return opts.report(fs), nil
 }

@@ -479,9 +479,35 @@ func TestApp_Lint(t *testing.T) {
 		return n
 	}
 	t.Run("Main", func(t *testing.T) {
-		fs, err := e.a.Lint(e.ctx, app.LintOptions{})
+		rep, err := e.a.Lint(e.ctx, app.LintOptions{})
 		if err != nil {
 			t.Fatal(err)
+		}
+		fs := rep.Findings
+		if rep.Total != len(fs) || rep.Errors+rep.Warnings+rep.Infos != len(fs) || rep.Rules["broken-link"] != 1 {
+			t.Errorf("Lint() counts %d findings (%d, %d, %d; rules %v) of %d", rep.Total, rep.Errors, rep.Warnings, rep.Infos, rep.Rules, len(fs))
+		}
+		// The same findings a part of two at a time, each with the counts
+		// of them all.
+		if len(fs) < 3 {
+			t.Fatalf("Lint() = %d findings, too few to read in parts", len(fs))
+		}
+		var parts []lint.Finding
+		for off := 0; off < len(fs); off += 2 {
+			part, err := e.a.Lint(e.ctx, app.LintOptions{Offset: off, Limit: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if part.Total != rep.Total || part.Warnings != rep.Warnings || len(part.Findings) != min(2, len(fs)-off) {
+				t.Fatalf("Lint(offset %d, limit 2) = %d findings of %d, want %d of %d", off, len(part.Findings), part.Total, min(2, len(fs)-off), rep.Total)
+			}
+			parts = append(parts, part.Findings...)
+		}
+		if !slices.Equal(parts, fs) {
+			t.Errorf("Lint in parts of two = %+v, want %+v", parts, fs)
+		}
+		if past, err := e.a.Lint(e.ctx, app.LintOptions{Offset: 1000}); err != nil || len(past.Findings) != 0 || past.Findings == nil || past.Total != rep.Total {
+			t.Errorf("Lint(offset 1000) = %+v, %v; want no findings of %d", past, err, rep.Total)
 		}
 		if broken(fs) != 1 {
 			t.Errorf("Lint() = %+v, want the one broken link of index.md", fs)
@@ -491,18 +517,18 @@ func TestApp_Lint(t *testing.T) {
 		}
 	})
 	t.Run("Filters", func(t *testing.T) {
-		fs, err := e.a.Lint(e.ctx, app.LintOptions{Page: "notes/a.md", Rule: "broken-link"})
+		rep, err := e.a.Lint(e.ctx, app.LintOptions{Page: "notes/a.md", Rule: "broken-link"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(fs) != 0 {
+		if fs := rep.Findings; len(fs) != 0 || rep.Total != 0 {
 			t.Errorf("Lint(page notes/a.md, rule broken-link) = %+v, want none", fs)
 		}
-		fs, err = e.a.Lint(e.ctx, app.LintOptions{Min: lint.Error})
+		rep, err = e.a.Lint(e.ctx, app.LintOptions{Min: lint.Error})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range fs {
+		for _, f := range rep.Findings {
 			if f.Severity != lint.Error {
 				t.Errorf("Lint(min error) gave %+v", f)
 			}
@@ -510,10 +536,11 @@ func TestApp_Lint(t *testing.T) {
 	})
 	t.Run("At", func(t *testing.T) {
 		// At the first commit notes/c.md, main's orphan, does not exist.
-		fs, err := e.a.Lint(e.ctx, app.LintOptions{At: "main~1"})
+		rep, err := e.a.Lint(e.ctx, app.LintOptions{At: "main~1"})
 		if err != nil {
 			t.Fatal(err)
 		}
+		fs := rep.Findings
 		for _, f := range fs {
 			if f.Page == "notes/c.md" {
 				t.Errorf("Lint(at main~1) has a finding of notes/c.md, added later: %+v", f)
@@ -526,6 +553,10 @@ func TestApp_Lint(t *testing.T) {
 	t.Run("ErrInvalid", func(t *testing.T) {
 		_, err := e.a.Lint(e.ctx, app.LintOptions{Min: "fatal"})
 		wantCode(t, "Lint(min fatal)", err, cairn.EINVALID)
+		_, err = e.a.Lint(e.ctx, app.LintOptions{Offset: -1})
+		wantCode(t, "Lint(offset -1)", err, cairn.EINVALID)
+		_, err = e.a.Lint(e.ctx, app.LintOptions{Limit: -1})
+		wantCode(t, "Lint(limit -1)", err, cairn.EINVALID)
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		_, err := e.a.Lint(e.ctx, app.LintOptions{At: "nobranch"})

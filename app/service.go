@@ -8,7 +8,6 @@ import (
 	"cairn/auth"
 	"cairn/index"
 	"cairn/ingest"
-	"cairn/lint"
 	"cairn/worktree"
 )
 
@@ -48,7 +47,7 @@ type Service interface {
 	Search(ctx context.Context, q index.SearchQuery) ([]index.SearchResult, error)
 	Links(ctx context.Context, page string) ([]index.LinkInfo, error)
 	Backlinks(ctx context.Context, page string, opts BacklinkOptions) (*index.LinkPage, error)
-	Lint(ctx context.Context, opts LintOptions) ([]lint.Finding, error)
+	Lint(ctx context.Context, opts LintOptions) (*LintReport, error)
 	// Types lists the types declared at rev (main when ""); Type is one of
 	// them with the schema findings of its pages, at most limit.
 	Types(ctx context.Context, rev string) ([]TypeSummary, error)

@@ -21,6 +21,7 @@ import (
 	"cairn/app"
 	"cairn/eva"
 	"cairn/httpapi"
+	"cairn/lint"
 )
 
 // checker sends requests and checks each answer against the OpenAPI
@@ -457,10 +458,60 @@ func TestServer_BacklinksInParts(t *testing.T) {
 	}
 	// All of them, read by the client a part at a time (of 400 here),
 	// as the vault answers them at once.
-	httpapi.SetBacklinkPart(c, 400)
+	httpapi.SetPart(c, 400)
 	p, err = c.Backlinks(t.Context(), "hub", app.BacklinkOptions{})
 	whole, err2 := e.app.Backlinks(e.ctx, "hub", app.BacklinkOptions{})
 	if err != nil || err2 != nil || len(p.Links) != 1003 || !reflect.DeepEqual(p, whole) {
 		t.Errorf("Client.Backlinks(hub) = %d links of %d (%v), want the %d the vault gives (%v)", len(p.Links), p.Total, err, len(whole.Links), err2)
+	}
+}
+
+// TestServer_LintInParts: the findings of a vault of a thousand orphans
+// come a part at a time, each with the counts of them all and the next
+// part's cursor, and the client reads them all as the vault gives them.
+func TestServer_LintInParts(t *testing.T) {
+	e := setup(t)
+	var edits []app.FileEdit
+	for i := range 1003 {
+		edits = append(edits, app.FileEdit{Path: fmt.Sprintf("orphans/o%04d.md", i), Content: []byte("Nobody links here.\n")})
+	}
+	res, err := e.app.CommitChanges(e.ctx, app.ChangesRequest{Base: e.head(), Message: "orphans", Changes: edits})
+	if err != nil || res.Commit == nil {
+		t.Fatalf("CommitChanges = %+v, %v", res, err)
+	}
+	whole, err := e.app.Lint(e.ctx, app.LintOptions{})
+	if err != nil || whole.Total < 1003 {
+		t.Fatalf("Lint() = %d findings, %v; want at least 1003", whole.Total, err)
+	}
+	var got []lint.Finding
+	for cur, n := "", 0; ; n++ {
+		code, body, _ := e.do(http.MethodGet, "/api/v1/lint?cursor="+cur, e.owner, "", nil)
+		var r httpapi.LintReport
+		if err := json.Unmarshal(body, &r); code != http.StatusOK || err != nil {
+			t.Fatalf("GET /lint?cursor=%s = %d %s", cur, code, body)
+		}
+		if r.Total != whole.Total || r.Warnings != whole.Warnings || r.Rules["orphan"] != whole.Rules["orphan"] || len(r.Items) > 1000 {
+			t.Fatalf("part %d: %d findings, total %d, warnings %d; want at most 1000 of %d, %d warnings", n, len(r.Items), r.Total, r.Warnings, whole.Total, whole.Warnings)
+		}
+		got = append(got, r.Items...)
+		if cur = r.Next; cur == "" {
+			if n == 0 {
+				t.Errorf("all %d findings came in one part", len(got))
+			}
+			break
+		}
+	}
+	if !reflect.DeepEqual(got, whole.Findings) {
+		t.Errorf("the parts hold %d findings, not the vault's %d", len(got), len(whole.Findings))
+	}
+	c := e.client()
+	httpapi.SetPart(c, 400)
+	all, err := c.Lint(t.Context(), app.LintOptions{})
+	if err != nil || !reflect.DeepEqual(all, whole) {
+		t.Errorf("Client.Lint() = %d findings of %d (%v), want the vault's %d", len(all.Findings), all.Total, err, whole.Total)
+	}
+	part, err := c.Lint(t.Context(), app.LintOptions{Rule: "orphan", Offset: 5, Limit: 3})
+	if err != nil || len(part.Findings) != 3 || part.Total != whole.Rules["orphan"] {
+		t.Errorf("Client.Lint(orphan, 5, 3) = %+v, %v", part, err)
 	}
 }

@@ -91,6 +91,8 @@ func TestServer_BadInput(t *testing.T) {
 		{"MissingBacklinkPage", "GET", "/api/v1/backlinks?page=nowhere", e.owner, "", nil, 404, cairn.ENOTFOUND},
 		{"BadBacklinkCursor", "GET", "/api/v1/backlinks?page=index&cursor=zz", e.owner, "", nil, 400, cairn.EINVALID},
 		{"TooManyBacklinks", "GET", "/api/v1/backlinks?page=index&limit=10001", e.owner, "", nil, 422, "unprocessable"},
+		{"BadLintCursor", "GET", "/api/v1/lint?cursor=zz", e.owner, "", nil, 400, cairn.EINVALID},
+		{"TooManyFindings", "GET", "/api/v1/lint?limit=10001", e.owner, "", nil, 422, "unprocessable"},
 		{"BadPath", "GET", "/api/v1/files?path=../x", e.owner, "", nil, 400, cairn.EINVALID},
 		{"UnknownRef", "GET", "/api/v1/files?ref=nobranch&path=index.md", e.owner, "", nil, 404, cairn.ENOTFOUND},
 		{"MalformedRef", "GET", "/api/v1/log?ref=main~x", e.owner, "", nil, 400, cairn.EINVALID},

@@ -41,9 +41,9 @@ type Client struct {
 	http   *http.Client
 	tree   string // the working tree's folder, as the vault records it; "" for none
 	branch string // the branch operations default to
-	// backlinkPart is the size of the parts Backlinks reads every link in
-	// (0: maxBacklinkPart).
-	backlinkPart int
+	// part is the size of the parts Backlinks and Lint read every item
+	// in (0: maxPart).
+	part int
 }
 
 var _ app.Service = (*Client)(nil)
@@ -418,7 +418,7 @@ func (c *Client) Backlinks(ctx context.Context, page string, opts app.BacklinkOp
 	out := &index.LinkPage{Links: []index.LinkInfo{}}
 	cursor := cursorAt(opts.Offset)
 	for {
-		part := cmp.Or(c.backlinkPart, maxBacklinkPart)
+		part := cmp.Or(c.part, maxPart)
 		want := part
 		if opts.Limit > 0 {
 			want = min(opts.Limit-len(out.Links), part)
@@ -436,13 +436,33 @@ func (c *Client) Backlinks(ctx context.Context, page string, opts app.BacklinkOp
 	}
 }
 
-// Lint returns the lint findings of main, or of opts.At.
-func (c *Client) Lint(ctx context.Context, opts app.LintOptions) ([]lint.Finding, error) {
-	var r LintReport
-	if err := c.get(ctx, "/lint", query("at", opts.At, "page", opts.Page, "rule", opts.Rule, "min", string(opts.Min)), &r); err != nil {
-		return nil, err
+// Lint returns the lint findings of main, or of opts.At, or the part of
+// them opts selects, with the counts of them all. All of them (opts.Limit
+// 0) are read a part at a time.
+func (c *Client) Lint(ctx context.Context, opts app.LintOptions) (*app.LintReport, error) {
+	if opts.Offset < 0 || opts.Limit < 0 {
+		return nil, cairn.Errorf(cairn.EINVALID, "a part of the findings starts at offset 0 or more and holds 0 or more, not offset %d, limit %d", opts.Offset, opts.Limit)
 	}
-	return r.Items, nil
+	out := &app.LintReport{Findings: []lint.Finding{}}
+	cursor := cursorAt(opts.Offset)
+	for {
+		part := cmp.Or(c.part, maxPart)
+		want := part
+		if opts.Limit > 0 {
+			want = min(opts.Limit-len(out.Findings), part)
+		}
+		var r LintReport
+		q := query("at", opts.At, "page", opts.Page, "rule", opts.Rule, "min", string(opts.Min), "cursor", cursor, "limit", num(want))
+		if err := c.get(ctx, "/lint", q, &r); err != nil {
+			return nil, err
+		}
+		out.Total, out.Errors, out.Warnings, out.Infos, out.Rules = r.Total, r.Errors, r.Warnings, r.Infos, r.Rules
+		out.Findings = append(out.Findings, r.Items...)
+		if r.Next == "" || len(r.Items) == 0 || opts.Limit > 0 && len(out.Findings) >= opts.Limit {
+			return out, nil
+		}
+		cursor = r.Next
+	}
 }
 
 // Pages lists the pages at rev that f selects.

@@ -1,5 +1,5 @@
 package httpapi
 
-// SetBacklinkPart makes c read every backlink in parts of n, so that a
-// test reads several parts of a page a thousand others link to.
-func SetBacklinkPart(c *Client, n int) { c.backlinkPart = n }
+// SetPart makes c read every backlink and finding in parts of n, so that
+// a test reads several parts of a long list.
+func SetPart(c *Client, n int) { c.part = n }

@@ -441,11 +441,11 @@ type backlinksIn struct {
 	Limit  int    `query:"limit" minimum:"0" maximum:"10000" doc:"The most links of the part (default 1000, at most 10000)."`
 }
 
-// maxBacklinkPart is the most links a part of GET /backlinks holds, when
-// asked for (app.MaxBacklinks by default): a client that reads every part
-// of a page 100k others link to asks for ten parts, not a hundred, each
+// maxPart is the most items a part of GET /backlinks or GET /lint holds,
+// when asked for (a thousand by default): a client that reads every part
+// of the 100k links into a page asks for ten parts, not a hundred, each
 // costing about what sorting all the links costs.
-const maxBacklinkPart = 10000
+const maxPart = 10000
 
 // BacklinkPage is a part of the links into a page.
 type BacklinkPage struct {
@@ -512,37 +512,45 @@ func (s *Server) typeDetail(ctx context.Context, in *typeIn) (*body[*app.TypeDet
 }
 
 type lintIn struct {
-	At   string `query:"at" doc:"Lint this revision instead of main."`
-	Page string `query:"page" doc:"Only this file."`
-	Rule string `query:"rule" doc:"Only this rule."`
-	Min  string `query:"min" doc:"Only findings at least this severe: error, warning or info."`
+	At     string `query:"at" doc:"Lint this revision instead of main."`
+	Page   string `query:"page" doc:"Only this file."`
+	Rule   string `query:"rule" doc:"Only this rule."`
+	Min    string `query:"min" doc:"Only findings at least this severe: error, warning or info."`
+	Cursor string `query:"cursor" doc:"The next cursor of the previous part; none for the first."`
+	Limit  int    `query:"limit" minimum:"0" maximum:"10000" doc:"The most findings of the part (default 1000, at most 10000)."`
 }
 
-// LintReport is the findings with their counts by severity.
+// LintReport is a part of the findings, with the counts of them all by
+// severity and by rule.
 type LintReport struct {
 	Items    []lint.Finding `json:"items"`
+	Total    int            `json:"total"`
 	Errors   int            `json:"errors"`
 	Warnings int            `json:"warnings"`
 	Infos    int            `json:"infos"`
+	Rules    map[string]int `json:"rules"`
+	Next     string         `json:"next,omitempty" doc:"The cursor of the next part, when there is one"`
 }
 
+// defaultPart is the size of a part of a long list when the request does
+// not ask for another (at most maxPart).
+const defaultPart = 1000
+
 func (s *Server) lint(ctx context.Context, in *lintIn) (*body[LintReport], error) {
-	fs, err := s.app.Lint(ctx, app.LintOptions{At: in.At, Page: in.Page, Rule: in.Rule, Min: lint.Severity(in.Min)})
+	off, err := offset(in.Cursor)
 	if err != nil {
 		return nil, err
 	}
-	r := LintReport{Items: nonNil(fs)}
-	for _, f := range fs {
-		switch f.Severity {
-		case lint.Error:
-			r.Errors++
-		case lint.Warning:
-			r.Warnings++
-		default:
-			r.Infos++
-		}
+	r, err := s.app.Lint(ctx, app.LintOptions{At: in.At, Page: in.Page, Rule: in.Rule, Min: lint.Severity(in.Min),
+		Offset: off, Limit: cmpInt(in.Limit, defaultPart)})
+	if err != nil {
+		return nil, err
 	}
-	return &body[LintReport]{Body: r}, nil
+	out := LintReport{Items: nonNil(r.Findings), Total: r.Total, Errors: r.Errors, Warnings: r.Warnings, Infos: r.Infos, Rules: r.Rules}
+	if end := off + len(r.Findings); end < r.Total && len(r.Findings) > 0 {
+		out.Next = cursorAt(end)
+	}
+	return &body[LintReport]{Body: out}, nil
 }
 
 type askIn struct {

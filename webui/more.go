@@ -398,18 +398,28 @@ type lintGroup struct {
 	Findings []lint.Finding
 }
 
-// lint shows main's lint findings grouped by page, with counts by rule,
-// and the last health reports.
+// lintPart is the most findings the lint page shows at once.
+const lintPart = 500
+
+// lint shows main's lint findings grouped by page, a part at a time, with
+// counts by rule, and the last health reports.
 func (u *UI) lint(w http.ResponseWriter, r *http.Request, s *session) error {
 	ctx := r.Context()
-	fs, err := u.app.Lint(ctx, app.LintOptions{Rule: r.URL.Query().Get("rule")})
+	rule := r.URL.Query().Get("rule")
+	from := 0
+	if v := r.URL.Query().Get("from"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return cairn.Errorf(cairn.EINVALID, "from=%q is not a place among the findings", v).WithHint("Follow the page's own links to the next findings.")
+		}
+		from = n
+	}
+	rep, err := u.app.Lint(ctx, app.LintOptions{Rule: rule, Offset: from, Limit: lintPart})
 	if err != nil {
 		return err
 	}
-	rules := map[string]int{}
 	var groups []lintGroup
-	for _, f := range fs {
-		rules[f.Rule]++
+	for _, f := range rep.Findings {
 		if n := len(groups); n == 0 || groups[n-1].Page != f.Page {
 			groups = append(groups, lintGroup{Page: f.Page})
 		}
@@ -419,9 +429,14 @@ func (u *UI) lint(w http.ResponseWriter, r *http.Request, s *session) error {
 	if err != nil {
 		return err
 	}
-	return u.show(w, r, s, "lint", "Lint and health", "lint", map[string]any{
-		"Groups": groups, "Rules": rules, "Total": len(fs), "Rule": r.URL.Query().Get("rule"), "Reports": reports,
-	})
+	data := map[string]any{
+		"Groups": groups, "Rules": rep.Rules, "Total": rep.Total, "Rule": rule, "Reports": reports,
+		"First": from + 1, "Last": from + len(rep.Findings), "Next": 0,
+	}
+	if end := from + len(rep.Findings); end < rep.Total && len(rep.Findings) > 0 {
+		data["Next"] = end
+	}
+	return u.show(w, r, s, "lint", "Lint and health", "lint", data)
 }
 
 // health runs the vault's agent's health check of main and shows the

@@ -971,3 +971,47 @@ func TestUI_ManyBacklinks(t *testing.T) {
 		t.Errorf("GET /pages/notes/a.md = %d, %d backlinks listed, want %d and a count of %d:\n%s", code, shown, app.InspectBacklinks, total, section)
 	}
 }
+
+// TestUI_LintInParts: the lint page of a vault of more findings than it
+// shows at once shows the first of them, the counts of them all and a
+// link to the next; a place that is not a number is refused.
+func TestUI_LintInParts(t *testing.T) {
+	e := setupIdle(t)
+	head, err := e.app.ResolveCommit(e.ctx, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var edits []app.FileEdit
+	for i := range 600 {
+		edits = append(edits, app.FileEdit{Path: fmt.Sprintf("orphans/o%03d.md", i), Content: []byte("Nobody links here.\n")})
+	}
+	if res, err := e.app.CommitChanges(e.ctx, app.ChangesRequest{Base: head.Hash, Message: "orphans", Changes: edits}); err != nil || res.Commit == nil {
+		t.Fatalf("CommitChanges = %+v, %v", res, err)
+	}
+	whole, err := e.app.Lint(e.ctx, app.LintOptions{})
+	if err != nil || whole.Total <= 500 {
+		t.Fatalf("Lint() = %d findings, %v; want more than 500", whole.Total, err)
+	}
+	b := e.browser()
+	b.signIn(e.reader)
+	code, body, _ := b.do("GET", "/lint", nil)
+	shown := strings.Count(body, `<span class="sev `)
+	if code != 200 || shown != 500 || !strings.Contains(body, fmt.Sprintf("Findings 1 to 500 of %d.", whole.Total)) ||
+		!strings.Contains(body, `href="/lint?from=500"`) || !strings.Contains(body, fmt.Sprintf("%d findings on main.", whole.Total)) {
+		t.Fatalf("GET /lint = %d, %d findings shown; want the first 500 of %d and a link to the next:\n%s", code, shown, whole.Total, body)
+	}
+	// The last part: no link to a next one.
+	last := (whole.Total - 1) / 500 * 500
+	code, body, _ = b.do("GET", fmt.Sprintf("/lint?from=%d", last), nil)
+	if shown := strings.Count(body, `<span class="sev `); code != 200 || shown != whole.Total-last ||
+		!strings.Contains(body, fmt.Sprintf("Findings %d to %d of %d.", last+1, whole.Total, whole.Total)) || strings.Contains(body, "Next findings") {
+		t.Errorf("GET /lint?from=%d = %d, %d findings shown; want the last %d and no next link", last, code, shown, whole.Total-last)
+	}
+	// One rule's findings: the link to the next part keeps to the rule.
+	if code, body, _ := b.do("GET", "/lint?rule=orphan", nil); code != 200 || !strings.Contains(body, `href="/lint?rule=orphan&amp;from=500"`) {
+		t.Errorf("GET /lint?rule=orphan = %d, without a link to the rule's next findings:\n%s", code, body)
+	}
+	if code, _, _ := b.do("GET", "/lint?from=x", nil); code != http.StatusBadRequest {
+		t.Errorf("GET /lint?from=x = %d, want 400", code)
+	}
+}

@@ -162,11 +162,11 @@ indexing it. With --strict, exit 1 when any finding is a warning or an error.`,
 			if min != "" && lint.Severity(min).Rank() == 0 {
 				return usageError("--min must be error, warning or info")
 			}
-			fs, err := ap.Lint(a.ctx, app.LintOptions{At: at, Page: page, Rule: rule, Min: lint.Severity(min)})
+			rep, err := ap.Lint(a.ctx, app.LintOptions{At: at, Page: page, Rule: rule, Min: lint.Severity(min)})
 			if err != nil {
 				return err
 			}
-			if strict && len(lint.AtLeast(fs, lint.Warning)) > 0 {
+			if strict && rep.Errors+rep.Warnings > 0 {
 				a.code = exitRefused
 			}
 			type item struct {
@@ -174,18 +174,16 @@ indexing it. With --strict, exit 1 when any finding is a warning or an error.`,
 				lint.Finding
 			}
 			var out []item
-			counts := map[lint.Severity]int{}
-			for _, f := range fs {
+			for _, f := range rep.Findings {
 				out = append(out, item{ID: f.ID(), Finding: f})
-				counts[f.Severity]++
 			}
 			res := items(out)
-			res["errors"], res["warnings"], res["infos"] = counts[lint.Error], counts[lint.Warning], counts[lint.Info]
+			res["errors"], res["warnings"], res["infos"] = rep.Errors, rep.Warnings, rep.Infos
 			return a.emit(res, func(w io.Writer) {
-				for _, f := range fs {
+				for _, f := range rep.Findings {
 					fmt.Fprintf(w, "%-8s %-22s %s: %s\n", f.Severity, f.Rule, f.Page, f.Message)
 				}
-				fmt.Fprintf(w, "%d errors, %d warnings, %d infos\n", counts[lint.Error], counts[lint.Warning], counts[lint.Info])
+				fmt.Fprintf(w, "%d errors, %d warnings, %d infos\n", rep.Errors, rep.Warnings, rep.Infos)
 			})
 		},
 	}
