@@ -216,11 +216,35 @@ func pending(ad *ingest.Added) bool {
 	return ad.Known && (ad.Source.Status == ingest.Queued || ad.Source.Status == ingest.Running)
 }
 
-// Sources lists the sources, newest first; status keeps those with that
-// status (queued, running, merged, held, rejected or failed; "" for all),
-// and any other is EINVALID. Listing needs no principal.
-func (a *App) Sources(ctx context.Context, status string) ([]*ingest.Source, error) {
-	return a.ingest.List(ctx, status)
+// SourceFilter selects sources. The zero value gives them all.
+type SourceFilter struct {
+	// Status keeps the sources of this status: queued, running, merged,
+	// held, rejected or failed ("": every source).
+	Status string
+	// Offset and Limit keep Limit of them from the Offset-th on (Limit
+	// 0: all from there).
+	Offset, Limit int
+}
+
+// SourceList is a part of the sources, newest first, with how many there
+// are of the status asked for.
+type SourceList struct {
+	Sources []*ingest.Source `json:"sources"`
+	Total   int              `json:"total"`
+}
+
+// Sources returns the sources f selects, newest first, with how many
+// there are of its status. An unknown status, or a negative offset or
+// limit, is EINVALID. Listing needs no principal.
+func (a *App) Sources(ctx context.Context, f SourceFilter) (*SourceList, error) {
+	srcs, n, err := a.ingest.List(ctx, f.Status, f.Offset, f.Limit)
+	if err != nil {
+		return nil, err
+	}
+	if srcs == nil {
+		srcs = []*ingest.Source{}
+	}
+	return &SourceList{Sources: srcs, Total: n}, nil
 }
 
 // Source returns a source with its history, by id (4 or more leading hex

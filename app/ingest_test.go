@@ -97,8 +97,8 @@ func TestApp_Ingest(t *testing.T) {
 		if cairn.ErrorCode(err) != cairn.EINVALID {
 			t.Fatalf("Ingest(missing file) = %v, want EINVALID", err)
 		}
-		if srcs, err := a.Sources(ctx, ""); err != nil || len(srcs) != 0 {
-			t.Errorf("Sources after a refused ingest = %d, %v; want none", len(srcs), err)
+		if l, err := a.Sources(ctx, app.SourceFilter{}); err != nil || len(l.Sources) != 0 || l.Total != 0 {
+			t.Errorf("Sources after a refused ingest = %+v, %v; want none", l, err)
 		}
 	})
 	t.Run("ErrNoFiles", func(t *testing.T) {
@@ -172,8 +172,8 @@ func TestApp_IngestData(t *testing.T) {
 		if _, err := a.IngestData(ctx, []ingest.Data{{Name: "", Data: []byte(article)}}, app.IngestOptions{}); cairn.ErrorCode(err) != cairn.EINVALID {
 			t.Fatalf("IngestData(no name) = %v, want EINVALID", err)
 		}
-		if srcs, err := a.Sources(ctx, ""); err != nil || len(srcs) != 0 {
-			t.Errorf("Sources after a refused ingest = %d, %v; want none", len(srcs), err)
+		if l, err := a.Sources(ctx, app.SourceFilter{}); err != nil || len(l.Sources) != 0 || l.Total != 0 {
+			t.Errorf("Sources after a refused ingest = %+v, %v; want none", l, err)
 		}
 	})
 	t.Run("ErrNoPrincipal", func(t *testing.T) {
@@ -192,12 +192,15 @@ func TestApp_Sources(t *testing.T) {
 	}
 	id := res.Files[0].Source.ID
 	t.Run("List", func(t *testing.T) {
-		srcs, err := a.Sources(ctx, ingest.Queued)
+		l, err := a.Sources(ctx, app.SourceFilter{Status: ingest.Queued})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(srcs) != 1 || srcs[0].ID != id {
-			t.Errorf("Sources(queued) = %d sources, want the one queued", len(srcs))
+		if srcs := l.Sources; len(srcs) != 1 || srcs[0].ID != id || l.Total != 1 {
+			t.Errorf("Sources(queued) = %d sources of %d, want the one queued", len(srcs), l.Total)
+		}
+		if l, err := a.Sources(ctx, app.SourceFilter{Offset: 1}); err != nil || len(l.Sources) != 0 || l.Total != 1 {
+			t.Errorf("Sources(offset 1) = %+v, %v; want none of 1", l, err)
 		}
 	})
 	t.Run("Show", func(t *testing.T) {
@@ -210,8 +213,13 @@ func TestApp_Sources(t *testing.T) {
 		}
 	})
 	t.Run("ErrStatus", func(t *testing.T) {
-		if _, err := a.Sources(ctx, "bogus"); cairn.ErrorCode(err) != cairn.EINVALID {
+		if _, err := a.Sources(ctx, app.SourceFilter{Status: "bogus"}); cairn.ErrorCode(err) != cairn.EINVALID {
 			t.Errorf("Sources(bogus) = %v, want EINVALID", err)
+		}
+		for _, f := range []app.SourceFilter{{Offset: -1}, {Limit: -1}} {
+			if _, err := a.Sources(ctx, f); cairn.ErrorCode(err) != cairn.EINVALID {
+				t.Errorf("Sources(%+v) = %v, want EINVALID", f, err)
+			}
 		}
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {

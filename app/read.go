@@ -280,8 +280,9 @@ type LintReport struct {
 	Rules map[string]int `json:"rules"`
 }
 
-// report counts fs and keeps the part of them opts selects.
-func (opts LintOptions) report(fs []lint.Finding) *LintReport {
+// Report counts fs and keeps the part of them opts selects (its Offset
+// and Limit).
+func (opts LintOptions) Report(fs []lint.Finding) *LintReport {
 	r := &LintReport{Total: len(fs), Rules: map[string]int{}}
 	for _, f := range fs {
 		r.Rules[f.Rule]++
@@ -328,7 +329,7 @@ func (a *App) Lint(ctx context.Context, opts LintOptions) (*LintReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		return opts.report(fs), nil
+		return opts.Report(fs), nil
 	}
 	c, err := a.ResolveCommit(ctx, opts.At)
 	if err != nil {
@@ -346,5 +347,5 @@ func (a *App) Lint(ctx context.Context, opts LintOptions) (*LintReport, error) {
 	if err != nil {
 		return nil, a.v.ExplainBusy(err)
 	}
-	return opts.report(fs), nil
+	return opts.Report(fs), nil
 }

@@ -81,7 +81,7 @@ type Service interface {
 
 	Ingest(ctx context.Context, files []string, opts IngestOptions) (*IngestResult, error)
 	IngestData(ctx context.Context, items []ingest.Data, opts IngestOptions) (*IngestResult, error)
-	Sources(ctx context.Context, status string) ([]*ingest.Source, error)
+	Sources(ctx context.Context, f SourceFilter) (*SourceList, error)
 	Source(ctx context.Context, ref string) (*ingest.Source, error)
 	RetrySource(ctx context.Context, ref string) (*ingest.Source, error)
 	Jobs(ctx context.Context, f JobFilter) ([]*Job, error)

@@ -21,6 +21,7 @@ import (
 	"cairn/app"
 	"cairn/eva"
 	"cairn/httpapi"
+	"cairn/ingest"
 	"cairn/lint"
 )
 
@@ -513,5 +514,53 @@ func TestServer_LintInParts(t *testing.T) {
 	part, err := c.Lint(t.Context(), app.LintOptions{Rule: "orphan", Offset: 5, Limit: 3})
 	if err != nil || len(part.Findings) != 3 || part.Total != whole.Rules["orphan"] {
 		t.Errorf("Client.Lint(orphan, 5, 3) = %+v, %v", part, err)
+	}
+}
+
+// TestServer_SourcesInParts: the sources come a part at a time, newest
+// first, each part with the total and the next part's cursor, and the
+// client reads them all as the vault lists them.
+func TestServer_SourcesInParts(t *testing.T) {
+	e := setup(t)
+	var data []ingest.Data
+	for i := range 7 {
+		data = append(data, ingest.Data{Name: fmt.Sprintf("note-%d.md", i), Data: []byte(fmt.Sprintf("# Note %d\n\nA source of its own.\n", i))})
+	}
+	if _, err := e.app.IngestData(e.ctx, data, app.IngestOptions{Detach: true}); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := e.app.Sources(e.ctx, app.SourceFilter{})
+	if err != nil || whole.Total != 7 || len(whole.Sources) != 7 {
+		t.Fatalf("Sources() = %+v, %v; want 7", whole, err)
+	}
+	var got []string
+	for cur, n := "", 0; ; n++ {
+		code, body, _ := e.do(http.MethodGet, "/api/v1/sources?limit=3&cursor="+cur, e.owner, "", nil)
+		var p httpapi.SourcePage
+		if err := json.Unmarshal(body, &p); code != http.StatusOK || err != nil || p.Total != 7 || len(p.Items) > 3 {
+			t.Fatalf("GET /sources?limit=3&cursor=%s = %d %s", cur, code, body)
+		}
+		for _, s := range p.Items {
+			got = append(got, s.ID)
+		}
+		if cur = p.Next; cur == "" {
+			if n != 2 {
+				t.Errorf("7 sources came in %d parts of 3, want 3", n+1)
+			}
+			break
+		}
+	}
+	var want []string
+	for _, s := range whole.Sources {
+		want = append(want, s.ID)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the parts list %v, the vault %v", got, want)
+	}
+	c := e.client()
+	httpapi.SetPart(c, 2)
+	all, err := c.Sources(t.Context(), app.SourceFilter{})
+	if err != nil || all.Total != 7 || len(all.Sources) != 7 || all.Sources[6].ID != want[6] {
+		t.Errorf("Client.Sources() = %+v, %v; want the 7 in order", all, err)
 	}
 }

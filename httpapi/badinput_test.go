@@ -93,6 +93,8 @@ func TestServer_BadInput(t *testing.T) {
 		{"TooManyBacklinks", "GET", "/api/v1/backlinks?page=index&limit=10001", e.owner, "", nil, 422, "unprocessable"},
 		{"BadLintCursor", "GET", "/api/v1/lint?cursor=zz", e.owner, "", nil, 400, cairn.EINVALID},
 		{"TooManyFindings", "GET", "/api/v1/lint?limit=10001", e.owner, "", nil, 422, "unprocessable"},
+		{"BadSourceCursor", "GET", "/api/v1/sources?cursor=zz", e.owner, "", nil, 400, cairn.EINVALID},
+		{"TooManySources", "GET", "/api/v1/sources?limit=10001", e.owner, "", nil, 422, "unprocessable"},
 		{"BadPath", "GET", "/api/v1/files?path=../x", e.owner, "", nil, 400, cairn.EINVALID},
 		{"UnknownRef", "GET", "/api/v1/files?ref=nobranch&path=index.md", e.owner, "", nil, 404, cairn.ENOTFOUND},
 		{"MalformedRef", "GET", "/api/v1/log?ref=main~x", e.owner, "", nil, 400, cairn.EINVALID},

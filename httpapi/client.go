@@ -459,6 +459,13 @@ func (c *Client) Lint(ctx context.Context, opts app.LintOptions) (*app.LintRepor
 		out.Total, out.Errors, out.Warnings, out.Infos, out.Rules = r.Total, r.Errors, r.Warnings, r.Infos, r.Rules
 		out.Findings = append(out.Findings, r.Items...)
 		if r.Next == "" || len(r.Items) == 0 || opts.Limit > 0 && len(out.Findings) >= opts.Limit {
+			if opts.Limit == 0 && opts.Offset == 0 {
+				// Every finding: counted as they came, so that the counts
+				// are those of the list whatever changed between parts.
+				all := app.LintOptions{}.Report(out.Findings)
+				all.Findings = out.Findings
+				return all, nil
+			}
 			return out, nil
 		}
 		cursor = r.Next
@@ -806,13 +813,31 @@ func (c *Client) IngestData(ctx context.Context, items []ingest.Data, opts app.I
 		WithHint("The sources not finished stay queued; cairn sources shows where they are.")
 }
 
-// Sources lists the sources, newest first.
-func (c *Client) Sources(ctx context.Context, status string) ([]*ingest.Source, error) {
-	var out Items[*ingest.Source]
-	if err := c.get(ctx, "/sources", query("status", status), &out); err != nil {
-		return nil, err
+// Sources lists the sources f selects, newest first, with how many there
+// are of its status. All of them (f.Limit 0) are read a part at a time.
+func (c *Client) Sources(ctx context.Context, f app.SourceFilter) (*app.SourceList, error) {
+	if f.Offset < 0 || f.Limit < 0 {
+		return nil, cairn.Errorf(cairn.EINVALID, "a part of the sources starts at offset 0 or more and holds 0 or more, not offset %d, limit %d", f.Offset, f.Limit)
 	}
-	return out.Items, nil
+	out := &app.SourceList{Sources: []*ingest.Source{}}
+	cursor := cursorAt(f.Offset)
+	for {
+		part := cmp.Or(c.part, maxPart)
+		want := part
+		if f.Limit > 0 {
+			want = min(f.Limit-len(out.Sources), part)
+		}
+		var p SourcePage
+		if err := c.get(ctx, "/sources", query("status", f.Status, "cursor", cursor, "limit", num(want)), &p); err != nil {
+			return nil, err
+		}
+		out.Total = p.Total
+		out.Sources = append(out.Sources, p.Items...)
+		if p.Next == "" || len(p.Items) == 0 || f.Limit > 0 && len(out.Sources) >= f.Limit {
+			return out, nil
+		}
+		cursor = p.Next
+	}
 }
 
 // Source returns a source with its history, by id or name.

@@ -139,10 +139,35 @@ func (s *Server) eventsRoute(r route) {
 
 type sourcesIn struct {
 	Status string `query:"status" doc:"Only sources of this status: queued, running, merged, held, rejected or failed."`
+	Cursor string `query:"cursor" doc:"The next cursor of the previous part; none for the first."`
+	Limit  int    `query:"limit" minimum:"0" maximum:"10000" doc:"The most sources of the part (default 1000, at most 10000)."`
 }
 
-func (s *Server) sources(ctx context.Context, in *sourcesIn) (*body[Items[*ingest.Source]], error) {
-	return list(s.app.Sources(ctx, in.Status))
+// SourcePage is a part of the sources, newest first.
+type SourcePage struct {
+	Items []*ingest.Source `json:"items"`
+	// Total is the number of sources of the status asked for.
+	Total int    `json:"total"`
+	Next  string `json:"next,omitempty" doc:"The cursor of the next part, when there is one"`
+}
+
+func (s *Server) sources(ctx context.Context, in *sourcesIn) (*body[SourcePage], error) {
+	off, err := offset(in.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	limit := cmpInt(in.Limit, defaultPart)
+	// One more than the part, to know whether another follows whatever
+	// the count, read apart, says.
+	l, err := s.app.Sources(ctx, app.SourceFilter{Status: in.Status, Offset: off, Limit: limit + 1})
+	if err != nil {
+		return nil, err
+	}
+	out := SourcePage{Items: l.Sources, Total: l.Total}
+	if len(out.Items) > limit {
+		out.Items, out.Next = out.Items[:limit], cursorAt(off+limit)
+	}
+	return &body[SourcePage]{Body: out}, nil
 }
 
 type sourceIn struct {

@@ -695,17 +695,27 @@ func (s *Service) Get(ctx context.Context, ref string) (*Source, error) {
 	return src, nil
 }
 
-// List returns the sources, newest first; status filters ("" for all).
-func (s *Service) List(ctx context.Context, status string) ([]*Source, error) {
+// List returns the sources, newest first; status filters ("" for all),
+// and off and limit keep limit of them from the off-th on (limit 0: all
+// from there). It returns how many there are of that status too.
+func (s *Service) List(ctx context.Context, status string, off, limit int) ([]*Source, int, error) {
 	if status != "" && !slices.Contains([]string{Queued, Running, Merged, Held, Rejected, Failed}, status) {
-		return nil, cairn.Errorf(cairn.EINVALID, "unknown status %q", status).
+		return nil, 0, cairn.Errorf(cairn.EINVALID, "unknown status %q", status).
 			WithHint("Use queued, running, merged, held, rejected or failed.")
 	}
-	out, err := s.st.Sources(ctx, status)
-	if err != nil {
-		return nil, fmt.Errorf("list sources: %w", err)
+	if off < 0 || limit < 0 {
+		return nil, 0, cairn.Errorf(cairn.EINVALID, "a part of the sources starts at offset 0 or more and holds 0 or more, not offset %d, limit %d", off, limit).
+			WithHint("Leave both out for them all; pass the next part's cursor as it came.")
 	}
-	return out, nil
+	n, err := s.st.CountSources(ctx, status)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list sources: %w", err)
+	}
+	out, err := s.st.Sources(ctx, status, off, limit)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list sources: %w", err)
+	}
+	return out, n, nil
 }
 
 // Retry queues a failed or rejected source again: its job runs again (a
@@ -924,7 +934,7 @@ func (s *Service) Stuck(ctx context.Context, src *Source) (why string, stuck boo
 // Check reports sources whose records disagree: a status that is not its
 // proposal's, a queued or running source whose job is finished or gone.
 func (s *Service) Check(ctx context.Context) ([]string, error) {
-	srcs, err := s.List(ctx, "")
+	srcs, _, err := s.List(ctx, "", 0, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -37,8 +37,12 @@ type Storage interface {
 	// name, newest first; none is an empty result, not an error.
 	SourcesNamed(ctx context.Context, name string, limit int) ([]*Source, error)
 	// Sources returns the sources whose status is status (every source
-	// for ""), newest first, then by name. An unknown status matches none.
-	Sources(ctx context.Context, status string) ([]*Source, error)
+	// for ""), newest first, then by name: limit of them from the off-th
+	// on (limit 0: all from there). An unknown status matches none.
+	Sources(ctx context.Context, status string, off, limit int) ([]*Source, error)
+	// CountSources counts the sources whose status is status (every
+	// source for "").
+	CountSources(ctx context.Context, status string) (int, error)
 	// History returns the history of source id, oldest first (empty when
 	// it has none or there is no such source).
 	History(ctx context.Context, id string) ([]Step, error)

@@ -448,9 +448,9 @@ func TestBrowser_DropFiles(t *testing.T) {
 		t.Fatalf("after the drop the form holds %d files, want 2", n)
 	}
 	tb.run("send them", chromedp.Submit(chromedp.ID("file")), chromedp.WaitVisible(chromedp.CSS(".notice")))
-	srcs, err := e.app.Sources(e.ctx, "")
-	if err != nil || len(srcs) != 2 {
-		t.Errorf("after dropping two files: %d sources, %v; want 2", len(srcs), err)
+	l, err := e.app.Sources(e.ctx, app.SourceFilter{})
+	if err != nil || len(l.Sources) != 2 {
+		t.Errorf("after dropping two files: %+v, %v; want 2 sources", l, err)
 	}
 	tb.clean("drop and send")
 }

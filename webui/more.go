@@ -70,13 +70,11 @@ func (u *UI) revokeToken(w http.ResponseWriter, r *http.Request, s *session) err
 // form.
 func (u *UI) sources(w http.ResponseWriter, r *http.Request, s *session) error {
 	ctx := r.Context()
-	srcs, err := u.app.Sources(ctx, "")
+	l, err := u.app.Sources(ctx, app.SourceFilter{Limit: 100})
 	if err != nil {
 		return err
 	}
-	if len(srcs) > 100 {
-		srcs = srcs[:100]
-	}
+	srcs := l.Sources
 	jobs, err := u.app.Jobs(ctx, app.JobFilter{Limit: 30})
 	if err != nil {
 		return err
@@ -417,6 +415,16 @@ func (u *UI) lint(w http.ResponseWriter, r *http.Request, s *session) error {
 	rep, err := u.app.Lint(ctx, app.LintOptions{Rule: rule, Offset: from, Limit: lintPart})
 	if err != nil {
 		return err
+	}
+	if from > 0 && from >= rep.Total {
+		// A link to a part that is gone (findings were fixed since): the
+		// first part.
+		to := "/lint"
+		if rule != "" {
+			to += "?rule=" + url.QueryEscape(rule)
+		}
+		http.Redirect(w, r, to, http.StatusSeeOther)
+		return nil
 	}
 	var groups []lintGroup
 	for _, f := range rep.Findings {

@@ -425,10 +425,11 @@ func TestUI_Ingest(t *testing.T) {
 	if !strings.Contains(body, "paper.md: queued") && !strings.Contains(body, "paper.md: running") && !strings.Contains(body, "paper.md: merged") {
 		t.Errorf("after the upload the page lacks paper.md's status:\n%s", body)
 	}
-	srcs, err := e.app.Sources(e.ctx, "")
+	l, err := e.app.Sources(e.ctx, app.SourceFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	srcs := l.Sources
 	var job int64
 	for _, s := range srcs {
 		if s.Name == "paper.md" {
@@ -461,7 +462,7 @@ func TestUI_Ingest(t *testing.T) {
 	}
 
 	// Bad uploads change nothing.
-	before, _ := e.app.Sources(e.ctx, "")
+	before, _ := e.app.Sources(e.ctx, app.SourceFilter{})
 	code, body, _ = b.upload(key, map[string]string{"big.md": strings.Repeat("a", 2<<20)})
 	if code != http.StatusRequestEntityTooLarge || !strings.Contains(body, "larger than 1.0 MiB") {
 		t.Errorf("an upload past the bound = %d:\n%s", code, body)
@@ -480,8 +481,8 @@ func TestUI_Ingest(t *testing.T) {
 	if code != http.StatusForbidden {
 		t.Errorf("a read-only session's upload = %d, want 403", code)
 	}
-	if after, _ := e.app.Sources(e.ctx, ""); len(after) != len(before) {
-		t.Errorf("the refused uploads added sources: %d before, %d after", len(before), len(after))
+	if after, _ := e.app.Sources(e.ctx, app.SourceFilter{}); after.Total != before.Total {
+		t.Errorf("the refused uploads added sources: %d before, %d after", before.Total, after.Total)
 	}
 }
 
@@ -1010,6 +1011,10 @@ func TestUI_LintInParts(t *testing.T) {
 	// One rule's findings: the link to the next part keeps to the rule.
 	if code, body, _ := b.do("GET", "/lint?rule=orphan", nil); code != 200 || !strings.Contains(body, `href="/lint?rule=orphan&amp;from=500"`) {
 		t.Errorf("GET /lint?rule=orphan = %d, without a link to the rule's next findings:\n%s", code, body)
+	}
+	// A part that is gone (its findings fixed since): the first part.
+	if code, _, h := b.do("GET", "/lint?rule=orphan&from=100000", nil); code != http.StatusSeeOther || h.Get("Location") != "/lint?rule=orphan" {
+		t.Errorf("GET /lint?rule=orphan&from=100000 = %d to %q, want 303 to /lint?rule=orphan", code, h.Get("Location"))
 	}
 	if code, _, _ := b.do("GET", "/lint?from=x", nil); code != http.StatusBadRequest {
 		t.Errorf("GET /lint?from=x = %d, want 400", code)

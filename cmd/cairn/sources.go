@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"cairn"
+	"cairn/app"
 	"cairn/ingest"
 )
 
@@ -30,10 +31,11 @@ is gone).`,
 				return err
 			}
 			defer c.Close()
-			srcs, err := c.Sources(a.ctx, status)
+			l, err := c.Sources(a.ctx, app.SourceFilter{Status: status})
 			if err != nil {
 				return err
 			}
+			srcs := l.Sources
 			return a.emit(items(srcs), func(w io.Writer) {
 				if len(srcs) == 0 {
 					fmt.Fprintln(w, "No sources. Try: cairn ingest FILE")

@@ -143,16 +143,24 @@ func (s *Storage) SourcesNamed(ctx context.Context, name string, n int) ([]*inge
 		name, limit(n))
 }
 
-// Sources returns the sources of a status ("" for all), newest first, then
-// by name.
-func (s *Storage) Sources(ctx context.Context, status string) ([]*ingest.Source, error) {
-	query := `SELECT ` + columns + ` FROM sources`
-	var args []any
-	if status != "" {
-		query += ` WHERE status = $1`
-		args = append(args, status)
+// Sources returns limit of the sources of a status ("" for all) from the
+// off-th on (limit 0: all), newest first, then by name.
+func (s *Storage) Sources(ctx context.Context, status string, off, n int) ([]*ingest.Source, error) {
+	var lim *int // NULL: no limit
+	if n > 0 {
+		lim = &n
 	}
-	return many(ctx, s.db.Q(), query+` ORDER BY created DESC, name`, args...)
+	return many(ctx, s.db.Q(), `SELECT `+columns+` FROM sources WHERE $1 = '' OR status = $1
+		ORDER BY created DESC, name LIMIT $2 OFFSET $3`, status, lim, max(off, 0))
+}
+
+// CountSources counts the sources of a status ("" for all).
+func (s *Storage) CountSources(ctx context.Context, status string) (int, error) {
+	var n int
+	if err := s.db.Q().QueryRow(ctx, `SELECT count(*) FROM sources WHERE $1 = '' OR status = $1`, status).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count sources: %w", postgres.Translate(err))
+	}
+	return n, nil
 }
 
 // History returns the history of source id, oldest first.

@@ -127,16 +127,29 @@ func (s *Storage) SourcesNamed(ctx context.Context, name string, limit int) ([]*
 		name, name, limit)
 }
 
-// Sources returns the sources of a status ("" for all), newest first, then
-// by name.
-func (s *Storage) Sources(ctx context.Context, status string) ([]*ingest.Source, error) {
+// Sources returns limit of the sources of a status ("" for all) from the
+// off-th on (limit 0: all), newest first, then by name.
+func (s *Storage) Sources(ctx context.Context, status string, off, limit int) ([]*ingest.Source, error) {
 	query := `SELECT ` + columns + ` FROM sources`
 	var args []any
 	if status != "" {
 		query += ` WHERE status = ?`
 		args = append(args, status)
 	}
-	return many(ctx, s.db.Read(), query+` ORDER BY created DESC, name`, args...)
+	if limit <= 0 {
+		limit = -1 // no limit
+	}
+	return many(ctx, s.db.Read(), query+` ORDER BY created DESC, name LIMIT ? OFFSET ?`, append(args, limit, max(off, 0))...)
+}
+
+// CountSources counts the sources of a status ("" for all).
+func (s *Storage) CountSources(ctx context.Context, status string) (int, error) {
+	var n int
+	err := s.db.Read().QueryRowContext(ctx, `SELECT count(*) FROM sources WHERE ? = '' OR status = ?`, status, status).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count sources: %w", sqlite.Translate(err))
+	}
+	return n, nil
 }
 
 // History returns the history of source id, oldest first.

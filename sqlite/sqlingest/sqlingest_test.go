@@ -234,9 +234,12 @@ func testStorageSource(t *testing.T, db storageDB, st ingest.Storage) {
 			{"Name", func() ([]*ingest.Source, error) { return st.SourcesNamed(ctx, "a.md", 3) }, []string{"aaaa2222", "aaaa1111"}},
 			{"Path", func() ([]*ingest.Source, error) { return st.SourcesNamed(ctx, "raw/a.md", 3) }, []string{"aaaa1111"}},
 			{"NameNone", func() ([]*ingest.Source, error) { return st.SourcesNamed(ctx, "z.md", 3) }, []string{}},
-			{"All", func() ([]*ingest.Source, error) { return st.Sources(ctx, "") }, []string{"cccc0000", "aaaa2222", "aaaa1111"}},
-			{"Status", func() ([]*ingest.Source, error) { return st.Sources(ctx, ingest.Queued) }, []string{"aaaa1111"}},
-			{"StatusNone", func() ([]*ingest.Source, error) { return st.Sources(ctx, "nonsense") }, []string{}},
+			{"All", func() ([]*ingest.Source, error) { return st.Sources(ctx, "", 0, 0) }, []string{"cccc0000", "aaaa2222", "aaaa1111"}},
+			{"Part", func() ([]*ingest.Source, error) { return st.Sources(ctx, "", 1, 1) }, []string{"aaaa2222"}},
+			{"Rest", func() ([]*ingest.Source, error) { return st.Sources(ctx, "", 1, 0) }, []string{"aaaa2222", "aaaa1111"}},
+			{"PastTheEnd", func() ([]*ingest.Source, error) { return st.Sources(ctx, "", 3, 2) }, []string{}},
+			{"Status", func() ([]*ingest.Source, error) { return st.Sources(ctx, ingest.Queued, 0, 0) }, []string{"aaaa1111"}},
+			{"StatusNone", func() ([]*ingest.Source, error) { return st.Sources(ctx, "nonsense", 0, 0) }, []string{}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				got, err := tc.find()
@@ -247,6 +250,13 @@ func testStorageSource(t *testing.T, db storageDB, st ingest.Storage) {
 					t.Errorf("(-want +got):\n%s", diff)
 				}
 			})
+		}
+	})
+	t.Run("Count", func(t *testing.T) {
+		for status, want := range map[string]int{"": 3, ingest.Queued: 1, "nonsense": 0} {
+			if n, err := st.CountSources(ctx, status); n != want || err != nil {
+				t.Errorf("CountSources(%q) = %d, %v; want %d", status, n, err, want)
+			}
 		}
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
