@@ -626,17 +626,17 @@ func listSourcesTool(ctx context.Context, c *call, in statusIn) (*sourcesOut, er
 	if in.Limit < 0 || in.Limit > 100 {
 		return nil, cairn.Errorf(cairn.EINVALID, "limit is 1 to 100, not %d", in.Limit)
 	}
-	ss, err := c.s.a.Sources(ctx, in.Status)
+	limit := cmp.Or(in.Limit, 20)
+	ss, err := c.s.a.Sources(ctx, app.SourceFilter{Status: in.Status, Limit: limit})
 	if err != nil {
 		return nil, err
 	}
-	out := &sourcesOut{Sources: append([]*ingest.Source{}, ss...)}
-	if limit := cmp.Or(in.Limit, 20); len(out.Sources) > limit {
-		out.Sources = out.Sources[:limit]
-		out.Note = strconv.Itoa(limit) + " of " + strconv.Itoa(len(ss)) + " sources"
+	out := &sourcesOut{Sources: ss.Sources}
+	if ss.Total > len(ss.Sources) {
+		out.Note = strconv.Itoa(len(ss.Sources)) + " of " + strconv.Itoa(ss.Total) + " sources"
 	}
 	if n, cut := fit(c, out, &out.Sources); cut {
-		out.Note = "cut to fit the result budget: " + strconv.Itoa(n) + " of " + strconv.Itoa(len(ss))
+		out.Note = "cut to fit the result budget: " + strconv.Itoa(n) + " of " + strconv.Itoa(ss.Total)
 	}
 	return out, nil
 }
