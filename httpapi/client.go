@@ -416,23 +416,43 @@ func (c *Client) Backlinks(ctx context.Context, page string, opts app.BacklinkOp
 		return nil, cairn.Errorf(cairn.EINVALID, "a part of the backlinks starts at offset 0 or more and holds 0 or more links, not offset %d, limit %d", opts.Offset, opts.Limit)
 	}
 	out := &index.LinkPage{Links: []index.LinkInfo{}}
-	cursor := cursorAt(opts.Offset)
-	for {
-		part := cmp.Or(c.part, maxPart)
-		want := part
-		if opts.Limit > 0 {
-			want = min(opts.Limit-len(out.Links), part)
-		}
+	err := c.parts(opts.Offset, opts.Limit, func(cursor string, want int) (int, string, error) {
 		var p BacklinkPage
 		if err := c.get(ctx, "/backlinks", query("page", page, "cursor", cursor, "limit", num(want)), &p); err != nil {
-			return nil, err
+			return 0, "", err
 		}
 		out.Page, out.Total = p.Page, p.Total
 		out.Links = append(out.Links, p.Items...)
-		if p.Next == "" || len(p.Items) == 0 || opts.Limit > 0 && len(out.Links) >= opts.Limit {
-			return out, nil
+		page = p.Page // the parts of one page, should its names change meanwhile
+		return len(p.Items), p.Next, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// parts reads a list a part at a time from offset off: get asks for the
+// part at cursor of at most want items and returns how many it held and
+// the next part's cursor. It stops once limit items are read (0: all),
+// or at a part that is empty or has no next cursor, whatever the server
+// says.
+func (c *Client) parts(off, limit int, get func(cursor string, want int) (got int, next string, err error)) error {
+	cursor, read := cursorAt(off), 0
+	for {
+		want := cmp.Or(c.part, maxPart)
+		if limit > 0 {
+			want = min(limit-read, want)
 		}
-		page, cursor = p.Page, p.Next // the parts of one page, should its names change meanwhile
+		got, next, err := get(cursor, want)
+		if err != nil {
+			return err
+		}
+		read += got
+		if next == "" || got == 0 || limit > 0 && read >= limit {
+			return nil
+		}
+		cursor = next
 	}
 }
 
@@ -444,32 +464,27 @@ func (c *Client) Lint(ctx context.Context, opts app.LintOptions) (*app.LintRepor
 		return nil, cairn.Errorf(cairn.EINVALID, "a part of the findings starts at offset 0 or more and holds 0 or more, not offset %d, limit %d", opts.Offset, opts.Limit)
 	}
 	out := &app.LintReport{Findings: []lint.Finding{}}
-	cursor := cursorAt(opts.Offset)
-	for {
-		part := cmp.Or(c.part, maxPart)
-		want := part
-		if opts.Limit > 0 {
-			want = min(opts.Limit-len(out.Findings), part)
-		}
+	err := c.parts(opts.Offset, opts.Limit, func(cursor string, want int) (int, string, error) {
 		var r LintReport
 		q := query("at", opts.At, "page", opts.Page, "rule", opts.Rule, "min", string(opts.Min), "cursor", cursor, "limit", num(want))
 		if err := c.get(ctx, "/lint", q, &r); err != nil {
-			return nil, err
+			return 0, "", err
 		}
 		out.Total, out.Errors, out.Warnings, out.Infos, out.Rules = r.Total, r.Errors, r.Warnings, r.Infos, r.Rules
 		out.Findings = append(out.Findings, r.Items...)
-		if r.Next == "" || len(r.Items) == 0 || opts.Limit > 0 && len(out.Findings) >= opts.Limit {
-			if opts.Limit == 0 && opts.Offset == 0 {
-				// Every finding: counted as they came, so that the counts
-				// are those of the list whatever changed between parts.
-				all := app.LintOptions{}.Report(out.Findings)
-				all.Findings = out.Findings
-				return all, nil
-			}
-			return out, nil
-		}
-		cursor = r.Next
+		return len(r.Items), r.Next, nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	if opts.Limit == 0 && opts.Offset == 0 {
+		// Every finding: counted as they came, so that the counts are
+		// those of the list whatever changed between parts.
+		all := app.LintOptions{}.Report(out.Findings)
+		all.Findings = out.Findings
+		return all, nil
+	}
+	return out, nil
 }
 
 // Pages lists the pages at rev that f selects.
@@ -820,24 +835,19 @@ func (c *Client) Sources(ctx context.Context, f app.SourceFilter) (*app.SourceLi
 		return nil, cairn.Errorf(cairn.EINVALID, "a part of the sources starts at offset 0 or more and holds 0 or more, not offset %d, limit %d", f.Offset, f.Limit)
 	}
 	out := &app.SourceList{Sources: []*ingest.Source{}}
-	cursor := cursorAt(f.Offset)
-	for {
-		part := cmp.Or(c.part, maxPart)
-		want := part
-		if f.Limit > 0 {
-			want = min(f.Limit-len(out.Sources), part)
-		}
+	err := c.parts(f.Offset, f.Limit, func(cursor string, want int) (int, string, error) {
 		var p SourcePage
 		if err := c.get(ctx, "/sources", query("status", f.Status, "cursor", cursor, "limit", num(want)), &p); err != nil {
-			return nil, err
+			return 0, "", err
 		}
 		out.Total = p.Total
 		out.Sources = append(out.Sources, p.Items...)
-		if p.Next == "" || len(p.Items) == 0 || f.Limit > 0 && len(out.Sources) >= f.Limit {
-			return out, nil
-		}
-		cursor = p.Next
+		return len(p.Items), p.Next, nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // Source returns a source with its history, by id or name.
