@@ -530,7 +530,6 @@ func funcs() template.FuncMap {
 			return t.UTC().Format("2006-01-02 15:04 UTC")
 		},
 		"first": func(s string) string { l, _, _ := strings.Cut(strings.TrimSpace(s), "\n"); return l },
-		"query": url.QueryEscape,
 		"sev":   func(s lint.Severity) string { return string(s) },
 		"list":  func(xs ...string) []string { return xs },
 	}

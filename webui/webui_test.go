@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"log/slog"
 	"mime/multipart"
@@ -1018,5 +1019,26 @@ func TestUI_LintInParts(t *testing.T) {
 	}
 	if code, _, _ := b.do("GET", "/lint?from=x", nil); code != http.StatusBadRequest {
 		t.Errorf("GET /lint?from=x = %d, want 400", code)
+	}
+}
+
+// TestUI_HistoryOfSlashedBranch: the history page's link to a branch
+// whose name holds a slash leads to that branch (its name escaped once).
+func TestUI_HistoryOfSlashedBranch(t *testing.T) {
+	e := setupIdle(t)
+	if _, err := e.app.CreateBranch(e.ctx, "agent/drafts", "main"); err != nil {
+		t.Fatal(err)
+	}
+	b := e.browser()
+	b.signIn(e.reader)
+	code, body, _ := b.do("GET", "/history", nil)
+	m := regexp.MustCompile(`href="(/history\?ref=agent[^"]*)"`).FindStringSubmatch(body)
+	if code != 200 || m == nil {
+		t.Fatalf("GET /history = %d, without a link to agent/drafts:\n%s", code, body)
+	}
+	link := html.UnescapeString(m[1])
+	code, body, _ = b.do("GET", link, nil)
+	if code != 200 || !strings.Contains(body, "agent/drafts") {
+		t.Errorf("GET %s (the history page's link to agent/drafts) = %d:\n%s", link, code, body)
 	}
 }
