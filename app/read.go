@@ -231,7 +231,7 @@ type BacklinkOptions struct {
 // selects, with how many there are in all. A page that names nothing
 // gives ENOTFOUND; a negative offset or limit, EINVALID.
 func (a *App) Backlinks(ctx context.Context, page string, opts BacklinkOptions) (*index.LinkPage, error) {
-	if err := opts.check(); err != nil {
+	if err := CheckPart("backlinks", opts.Offset, opts.Limit); err != nil {
 		return nil, err
 	}
 	r, err := a.mainIndex(ctx)
@@ -241,10 +241,11 @@ func (a *App) Backlinks(ctx context.Context, page string, opts BacklinkOptions) 
 	return r.BacklinksPage(ctx, page, opts.Offset, opts.Limit)
 }
 
-// check refuses a negative offset or limit.
-func (o BacklinkOptions) check() error {
-	if o.Offset < 0 || o.Limit < 0 {
-		return cairn.Errorf(cairn.EINVALID, "a part of the backlinks starts at offset 0 or more and holds 0 or more links, not offset %d, limit %d", o.Offset, o.Limit).
+// CheckPart refuses a negative offset or limit of a part of a list (the
+// backlinks, the findings, the sources): EINVALID, naming what.
+func CheckPart(what string, off, limit int) error {
+	if off < 0 || limit < 0 {
+		return cairn.Errorf(cairn.EINVALID, "a part of the %s starts at offset 0 or more and holds 0 or more, not offset %d, limit %d", what, off, limit).
 			WithHint("Leave both out for them all; pass the next part's cursor as it came.")
 	}
 	return nil
@@ -295,11 +296,7 @@ func (opts LintOptions) Report(fs []lint.Finding) *LintReport {
 			r.Infos++
 		}
 	}
-	fs = fs[min(opts.Offset, len(fs)):]
-	if opts.Limit > 0 && opts.Limit < len(fs) {
-		fs = fs[:opts.Limit]
-	}
-	r.Findings = append([]lint.Finding{}, fs...)
+	r.Findings = append([]lint.Finding{}, index.Window(fs, opts.Offset, opts.Limit)...)
 	return r
 }
 
@@ -315,9 +312,8 @@ func (a *App) Lint(ctx context.Context, opts LintOptions) (*LintReport, error) {
 		return nil, cairn.Errorf(cairn.EINVALID, "%q is not a severity: error, warning or info", opts.Min).
 			WithHint("Try: cairn lint --min warning")
 	}
-	if opts.Offset < 0 || opts.Limit < 0 {
-		return nil, cairn.Errorf(cairn.EINVALID, "a part of the findings starts at offset 0 or more and holds 0 or more, not offset %d, limit %d", opts.Offset, opts.Limit).
-			WithHint("Leave both out for them all; pass the next part's cursor as it came.")
+	if err := CheckPart("findings", opts.Offset, opts.Limit); err != nil {
+		return nil, err
 	}
 	filter := index.FindingFilter{Page: opts.Page, Rule: opts.Rule, Min: opts.Min}
 	if opts.At == "" {

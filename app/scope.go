@@ -118,11 +118,7 @@ func (s *scopedReader) BacklinksPage(ctx context.Context, ref string, off, limit
 	if err != nil {
 		return nil, err
 	}
-	part := ls[min(max(off, 0), len(ls)):]
-	if limit > 0 && limit < len(part) {
-		part = part[:limit]
-	}
-	return &index.LinkPage{Page: path, Links: append([]index.LinkInfo{}, part...), Total: len(ls)}, nil
+	return &index.LinkPage{Page: path, Links: append([]index.LinkInfo{}, index.Window(ls, off, limit)...), Total: len(ls)}, nil
 }
 
 func (s *scopedReader) Edges(ctx context.Context, path string) (out, in []index.LinkInfo, err error) {

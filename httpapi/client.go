@@ -41,8 +41,8 @@ type Client struct {
 	http   *http.Client
 	tree   string // the working tree's folder, as the vault records it; "" for none
 	branch string // the branch operations default to
-	// part is the size of the parts Backlinks and Lint read every item
-	// in (0: maxPart).
+	// part is the size of the parts Backlinks, Lint and Sources read
+	// every item in (0: maxPart).
 	part int
 }
 
@@ -412,8 +412,8 @@ func (c *Client) Links(ctx context.Context, page string) ([]index.LinkInfo, erro
 // names, or the part of them opts selects, with how many there are. All
 // of them (opts.Limit 0) are read a part at a time.
 func (c *Client) Backlinks(ctx context.Context, page string, opts app.BacklinkOptions) (*index.LinkPage, error) {
-	if opts.Offset < 0 || opts.Limit < 0 {
-		return nil, cairn.Errorf(cairn.EINVALID, "a part of the backlinks starts at offset 0 or more and holds 0 or more links, not offset %d, limit %d", opts.Offset, opts.Limit)
+	if err := app.CheckPart("backlinks", opts.Offset, opts.Limit); err != nil {
+		return nil, err
 	}
 	out := &index.LinkPage{Links: []index.LinkInfo{}}
 	err := c.parts(opts.Offset, opts.Limit, func(cursor string, want int) (int, string, error) {
@@ -460,8 +460,8 @@ func (c *Client) parts(off, limit int, get func(cursor string, want int) (got in
 // them opts selects, with the counts of them all. All of them (opts.Limit
 // 0) are read a part at a time.
 func (c *Client) Lint(ctx context.Context, opts app.LintOptions) (*app.LintReport, error) {
-	if opts.Offset < 0 || opts.Limit < 0 {
-		return nil, cairn.Errorf(cairn.EINVALID, "a part of the findings starts at offset 0 or more and holds 0 or more, not offset %d, limit %d", opts.Offset, opts.Limit)
+	if err := app.CheckPart("findings", opts.Offset, opts.Limit); err != nil {
+		return nil, err
 	}
 	out := &app.LintReport{Findings: []lint.Finding{}}
 	err := c.parts(opts.Offset, opts.Limit, func(cursor string, want int) (int, string, error) {
@@ -831,8 +831,8 @@ func (c *Client) IngestData(ctx context.Context, items []ingest.Data, opts app.I
 // Sources lists the sources f selects, newest first, with how many there
 // are of its status. All of them (f.Limit 0) are read a part at a time.
 func (c *Client) Sources(ctx context.Context, f app.SourceFilter) (*app.SourceList, error) {
-	if f.Offset < 0 || f.Limit < 0 {
-		return nil, cairn.Errorf(cairn.EINVALID, "a part of the sources starts at offset 0 or more and holds 0 or more, not offset %d, limit %d", f.Offset, f.Limit)
+	if err := app.CheckPart("sources", f.Offset, f.Limit); err != nil {
+		return nil, err
 	}
 	out := &app.SourceList{Sources: []*ingest.Source{}}
 	err := c.parts(f.Offset, f.Limit, func(cursor string, want int) (int, string, error) {

@@ -191,6 +191,15 @@ func offset(cursor string) (int, error) { return app.CursorOffset(cursor) }
 // cursorAt encodes the cursor of the page that starts at offset n.
 func cursorAt(n int) string { return app.Cursor(n) }
 
+// nextOf is the cursor after a part of got items at offset off of total,
+// when more follow.
+func nextOf(off, got, total int) string {
+	if got == 0 || off+got >= total {
+		return ""
+	}
+	return cursorAt(off + got)
+}
+
 // next is the cursor after a page of got items at offset off, when a full
 // page says there may be more.
 func next(off, got, limit int) string {
@@ -441,10 +450,10 @@ type backlinksIn struct {
 	Limit  int    `query:"limit" minimum:"0" maximum:"10000" doc:"The most links of the part (default 1000, at most 10000)."`
 }
 
-// maxPart is the most items a part of GET /backlinks or GET /lint holds,
-// when asked for (a thousand by default): a client that reads every part
-// of the 100k links into a page asks for ten parts, not a hundred, each
-// costing about what sorting all the links costs.
+// maxPart is the most items a part of GET /backlinks, /lint or /sources
+// holds when asked for (a thousand by default): a client that reads every
+// part of the 100k links into a page asks for ten parts, not a hundred,
+// each costing about what sorting all the links costs.
 const maxPart = 10000
 
 // BacklinkPage is a part of the links into a page.
@@ -466,10 +475,7 @@ func (s *Server) backlinks(ctx context.Context, in *backlinksIn) (*body[Backlink
 	if err != nil {
 		return nil, err
 	}
-	out := BacklinkPage{Page: p.Page, Items: nonNil(p.Links), Total: p.Total}
-	if end := off + len(p.Links); end < p.Total && len(p.Links) > 0 {
-		out.Next = cursorAt(end)
-	}
+	out := BacklinkPage{Page: p.Page, Items: nonNil(p.Links), Total: p.Total, Next: nextOf(off, len(p.Links), p.Total)}
 	return &body[BacklinkPage]{Body: out}, nil
 }
 
@@ -546,10 +552,8 @@ func (s *Server) lint(ctx context.Context, in *lintIn) (*body[LintReport], error
 	if err != nil {
 		return nil, err
 	}
-	out := LintReport{Items: nonNil(r.Findings), Total: r.Total, Errors: r.Errors, Warnings: r.Warnings, Infos: r.Infos, Rules: r.Rules}
-	if end := off + len(r.Findings); end < r.Total && len(r.Findings) > 0 {
-		out.Next = cursorAt(end)
-	}
+	out := LintReport{Items: nonNil(r.Findings), Total: r.Total, Errors: r.Errors, Warnings: r.Warnings, Infos: r.Infos, Rules: r.Rules,
+		Next: nextOf(off, len(r.Findings), r.Total)}
 	return &body[LintReport]{Body: out}, nil
 }
 

@@ -455,7 +455,7 @@ func (o *overlay) LinksFrom(ctx context.Context, src int64) ([]LinkRow, error) {
 // base's are read whole: a view's changes may remove or add any of them.
 func (o *overlay) LinksTo(ctx context.Context, dst int64, off, limit int) ([]LinkRow, error) {
 	all, err := o.linksTo(ctx, dst)
-	return window(all, off, limit), err
+	return Window(all, off, limit), err
 }
 
 // CountLinksTo counts the merged links from other files to dst.
@@ -464,8 +464,9 @@ func (o *overlay) CountLinksTo(ctx context.Context, dst int64) (int, error) {
 	return len(all), err
 }
 
-// window returns limit of xs from the off-th on (limit 0: all from there).
-func window[T any](xs []T, off, limit int) []T {
+// Window returns limit of xs from the off-th on (limit 0: all from
+// there): the part of a list an offset and a limit select.
+func Window[T any](xs []T, off, limit int) []T {
 	xs = xs[min(max(off, 0), len(xs)):]
 	if limit > 0 && limit < len(xs) {
 		xs = xs[:limit]

@@ -934,9 +934,9 @@ func (s *Service) Stuck(ctx context.Context, src *Source) (why string, stuck boo
 // Check reports sources whose records disagree: a status that is not its
 // proposal's, a queued or running source whose job is finished or gone.
 func (s *Service) Check(ctx context.Context) ([]string, error) {
-	srcs, _, err := s.List(ctx, "", 0, 0)
+	srcs, err := s.st.Sources(ctx, "", 0, 0)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("list sources: %w", err)
 	}
 	var out []string
 	for _, src := range srcs {
