@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"html/template"
 	"net/url"
-	"regexp"
 	"strings"
 
-	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
@@ -28,27 +26,20 @@ const wikiScheme = "cairn-wiki:"
 
 // renderer turns a page's Markdown into safe HTML.
 type renderer struct {
-	md     goldmark.Markdown
-	policy *bluemonday.Policy
+	md goldmark.Markdown
 }
 
 // newRenderer returns the renderer: CommonMark with GitHub's tables,
 // strikethrough, task lists and autolinks; raw HTML in the page is left
-// out (goldmark's default), and what goldmark writes passes bluemonday's
-// policy for user content besides, so no script, event handler, style or
-// javascript: link reaches the browser.
+// out (goldmark's default), and what goldmark writes is sanitized besides
+// (sanitize), so no script, event handler, style or javascript: link
+// reaches the browser.
 func newRenderer() *renderer {
 	md := goldmark.New(
 		goldmark.WithExtensions(extension.GFM),
 		goldmark.WithParserOptions(parser.WithASTTransformers(gmutil.Prioritized(wikiLinks{}, 100))),
 	)
-	p := bluemonday.UGCPolicy()
-	p.AllowAttrs("class").Matching(regexp.MustCompile(`^(wikilink|embed|broken|ambiguous)( (wikilink|embed|broken|ambiguous))*$`)).OnElements("a")
-	p.AllowAttrs("title").OnElements("a")
-	p.AllowAttrs("id").Matching(regexp.MustCompile(`^h-[\p{L}\p{M}\p{N}_-]*$`)).OnElements("h1", "h2", "h3", "h4", "h5", "h6")
-	p.RequireNoFollowOnFullyQualifiedLinks(true)
-	p.AddTargetBlankToFullyQualifiedLinks(true)
-	return &renderer{md: md, policy: p}
+	return &renderer{md: md}
 }
 
 // wikiLinks is the AST transformer that turns cairn-wiki: links into
@@ -105,7 +96,7 @@ func (r *renderer) Render(path string, src []byte, links []index.LinkInfo, at st
 	if err := r.md.Convert(body, &buf); err != nil {
 		return "", fmt.Errorf("render %s: %w", path, err)
 	}
-	return template.HTML(r.policy.SanitizeBytes(buf.Bytes())), nil
+	return template.HTML(sanitize(buf.Bytes())), nil
 }
 
 // rewriteLinks returns the page's body with each wikilink and embed
