@@ -31,13 +31,26 @@ func sanitize(src []byte) []byte {
 	var out bytes.Buffer
 	out.Grow(len(src))
 	z := html.NewTokenizer(bytes.NewReader(src))
-	var closers []string // elements whose end tags are dropped with their start tag
-	skip := 0            // depth inside elements dropped with their content
+	// The elements open: those written, to be closed, and those dropped,
+	// whose end tags are dropped too. Every element written is closed,
+	// so nothing in a page opens around what follows it (a link or a
+	// table left open would take in the reader's own links).
+	type open struct {
+		tag     string
+		written bool
+	}
+	var stack []open
+	skip := 0 // depth inside elements dropped with their content
 	for {
 		tt := z.Next()
 		switch tt {
-		case html.ErrorToken:
-			return out.Bytes() // the end (the reader is memory: no other error)
+		case html.ErrorToken: // the end (the reader is memory: no other error)
+			for i := len(stack) - 1; i >= 0; i-- {
+				if stack[i].written {
+					out.WriteString("</" + stack[i].tag + ">")
+				}
+			}
+			return out.Bytes()
 		case html.TextToken:
 			if skip == 0 {
 				out.WriteString(html.EscapeString(string(z.Text())))
@@ -54,14 +67,25 @@ func sanitize(src []byte) []byte {
 				continue
 			}
 			attrs, ok := pageAttrs(tok.Data, tok.Attr)
-			if !ok {
-				if tt == html.StartTagToken {
-					closers = append(closers, tok.Data)
+			void := voidElement(tok.Data)
+			switch {
+			case !ok && !void && tt == html.StartTagToken:
+				stack = append(stack, open{tag: tok.Data})
+			case !ok:
+			case void:
+				tok.Attr = attrs
+				out.WriteString(tok.String())
+			default:
+				// A self-closing element that is not void is open in a
+				// browser: it is closed here.
+				tok.Type, tok.Attr = html.StartTagToken, attrs
+				out.WriteString(tok.String())
+				if tt == html.SelfClosingTagToken {
+					out.WriteString("</" + tok.Data + ">")
+				} else {
+					stack = append(stack, open{tag: tok.Data, written: true})
 				}
-				continue
 			}
-			tok.Attr = attrs
-			out.WriteString(tok.String())
 		case html.EndTagToken:
 			tok := z.Token()
 			if dropsContent(tok.Data) {
@@ -71,16 +95,33 @@ func sanitize(src []byte) []byte {
 			if skip > 0 {
 				continue
 			}
-			if n := len(closers); n > 0 && closers[n-1] == tok.Data {
-				closers = closers[:n-1]
-				continue
-			}
-			if _, ok := pageAttrs(tok.Data, nil); ok || tok.Data == "a" || tok.Data == "img" {
-				out.WriteString(tok.String())
+			// The end tag closes the latest element of its name that is
+			// open, and those opened inside it; one of no open element
+			// is dropped.
+			for i := len(stack) - 1; i >= 0; i-- {
+				if stack[i].tag != tok.Data {
+					continue
+				}
+				for j := len(stack) - 1; j >= i; j-- {
+					if stack[j].written {
+						out.WriteString("</" + stack[j].tag + ">")
+					}
+				}
+				stack = stack[:i]
+				break
 			}
 		}
 		// Comments and doctypes are left out.
 	}
+}
+
+// voidElement reports whether tag has no content and no end tag.
+func voidElement(tag string) bool {
+	switch tag {
+	case "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr":
+		return true
+	}
+	return false
 }
 
 // dropsContent reports whether an element goes with all it holds: its
@@ -201,9 +242,9 @@ func linkClasses(class string) bool {
 }
 
 // paragraphText reports whether s is plain text an image's alt or title
-// may be: letters, numbers, spaces and -_',:[]!./\()&.
+// may be: letters, numbers, ASCII white space and -_',[]!./\().
 func paragraphText(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsNumber(r) && !unicode.IsSpace(r) && !strings.ContainsRune(`-_',:[]!./\()&`, r)
+		return !unicode.IsLetter(r) && !unicode.IsNumber(r) && !strings.ContainsRune("\t\n\f\r -_',[]!./\\()", r)
 	}) < 0
 }

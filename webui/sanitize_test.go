@@ -40,7 +40,8 @@ func markdownPieces() []string {
 		"someone@example.org", "[bad](javascript:alert(%d))", "[bad2](JaVaScRiPt:alert(1))",
 		"[data](data:text/html;base64,PHNjcmlwdD4=)", "[vb](vbscript:msgbox)", "[spaced](<https://a b.com>)",
 		"![an image](https://img.example.com/%d.png \"img title\")", "![alt with ? and \"](x.png)",
-		"![](relative.png)", "![x](javascript:alert(1))",
+		"![](relative.png)", "![x](javascript:alert(1))", "![a: b](x.png)", "![a & b](x.png)", "![a\u00a0b](x.png)",
+		"![x](y.png \"t: u\")", "![a\u3000b](x.png \"a\u2028b\")", "![tab\tand (parens)](x.png 'q')",
 		"<script>alert(%d)</script>", "<img src=x onerror=alert(1)>", "<a href=\"javascript:alert(1)\">raw</a>",
 		"<div style=\"color:red\">styled</div>", "<!-- a comment -->", "<iframe src=\"https://evil\"></iframe>",
 		"<b onclick=x>bold raw</b>", "&lt;escaped&gt; &amp; &#106;avascript: &quot;",
@@ -163,10 +164,20 @@ func TestSanitize_Hostile(t *testing.T) {
 		`<plaintext><script>alert(1)</script>`,
 		`<a href="https://ok.example">unclosed`,
 		`<unknown-element onclick=x>text</unknown-element>`,
+		`<a href="https://evil.example"/>`,
+		`<a href="https://evil.example">unclosed`,
+		`<strong/>bold?`,
+		`<table><tr><td>x`,
+		`<a href=/x><a onclick=1><a href=https://evil.example>t</a>`,
+		`<em><strong>crossed</em></strong> after`,
+		`</p></blockquote></a>stray ends`,
 	}
 	for _, in := range inputs {
 		out := sanitize([]byte(in))
 		if err := checkSafe(out); err != nil {
+			t.Errorf("sanitize(%q) = %q: %v", in, out, err)
+		}
+		if err := checkContained(out); err != nil {
 			t.Errorf("sanitize(%q) = %q: %v", in, out, err)
 		}
 		if again := sanitize(out); !bytes.Equal(again, out) {
@@ -184,6 +195,10 @@ func TestSanitize_Hostile(t *testing.T) {
 		`<div><script>alert(1)</script>kept text</div>`:      `kept text`,
 		`<table><tr><th style="x">h</th></tr></table>`:       `<table><tr><th>h</th></tr></table>`,
 		`<ul><li><input type="checkbox" checked>t</li></ul>`: `<ul><li>t</li></ul>`,
+		`<a href="https://evil.example"/>`:                   `<a href="https://evil.example" rel="nofollow noopener" target="_blank"></a>`,
+		`<p>open <em>and <strong>more`:                       `<p>open <em>and <strong>more</strong></em></p>`,
+		`<p><a onclick=1><a href="/x">t</a></a></p>`:         `<p><a href="/x" rel="nofollow">t</a></p>`,
+		`<img src="x.png" alt="a: b" title="t &amp; u"/>`:    `<img src="x.png"/>`,
 	} {
 		if got := string(sanitize([]byte(in))); got != want {
 			t.Errorf("sanitize(%q) = %q, want %q", in, got, want)
@@ -260,4 +275,40 @@ func browserSafe(addr string) bool {
 		return true
 	}
 	return false
+}
+
+// checkContained parses out between two elements of a page, as the
+// reader shows a page's body, and reports whether anything of out takes
+// in what follows it.
+func checkContained(out []byte) error {
+	doc, err := html.Parse(strings.NewReader(`<body><article id="page">` + string(out) + `</article><aside id="after">text<a href="/own">own</a></aside></body>`))
+	if err != nil {
+		return err
+	}
+	var find func(n *html.Node) *html.Node
+	find = func(n *html.Node) *html.Node {
+		for _, a := range n.Attr {
+			if a.Key == "id" && a.Val == "after" {
+				return n
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if f := find(c); f != nil {
+				return f
+			}
+		}
+		return nil
+	}
+	after := find(doc)
+	if after == nil || after.Parent == nil || after.Parent.Data != "body" {
+		return fmt.Errorf("what follows the page is not outside it")
+	}
+	text := after.FirstChild
+	if text == nil || text.Type != html.TextNode || text.Data != "text" {
+		return fmt.Errorf("what follows the page is changed: its text is in another element")
+	}
+	if own := text.NextSibling; own == nil || own.Data != "a" || own.FirstChild == nil || own.FirstChild.Data != "own" || len(own.Attr) != 1 || own.NextSibling != nil {
+		return fmt.Errorf("what follows the page is changed")
+	}
+	return nil
 }
