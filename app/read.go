@@ -284,19 +284,27 @@ type LintReport struct {
 // Report counts fs and keeps the part of them opts selects (its Offset
 // and Limit).
 func (opts LintOptions) Report(fs []lint.Finding) *LintReport {
-	r := &LintReport{Total: len(fs), Rules: map[string]int{}}
-	for _, f := range fs {
-		r.Rules[f.Rule]++
-		switch f.Severity {
+	return lintReport(&index.FindingPage{
+		Findings: append([]lint.Finding{}, index.Window(fs, opts.Offset, opts.Limit)...),
+		Counts:   index.CountFindings(fs),
+	})
+}
+
+// lintReport is the report of a part of the findings and their counts.
+func lintReport(p *index.FindingPage) *LintReport {
+	r := &LintReport{Findings: p.Findings, Rules: map[string]int{}}
+	for _, c := range p.Counts {
+		r.Total += c.N
+		r.Rules[c.Rule] += c.N
+		switch c.Severity {
 		case lint.Error:
-			r.Errors++
+			r.Errors += c.N
 		case lint.Warning:
-			r.Warnings++
+			r.Warnings += c.N
 		default:
-			r.Infos++
+			r.Infos += c.N
 		}
 	}
-	r.Findings = append([]lint.Finding{}, index.Window(fs, opts.Offset, opts.Limit)...)
 	return r
 }
 
@@ -321,11 +329,11 @@ func (a *App) Lint(ctx context.Context, opts LintOptions) (*LintReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		fs, err := r.Findings(ctx, filter)
+		p, err := r.FindingsPage(ctx, filter, opts.Offset, opts.Limit)
 		if err != nil {
 			return nil, err
 		}
-		return opts.Report(fs), nil
+		return lintReport(p), nil
 	}
 	c, err := a.ResolveCommit(ctx, opts.At)
 	if err != nil {
@@ -335,13 +343,13 @@ func (a *App) Lint(ctx context.Context, opts LintOptions) (*LintReport, error) {
 	if _, err := a.mainIndex(ctx); err != nil {
 		return nil, err
 	}
-	var fs []lint.Finding
+	var p *index.FindingPage
 	err = a.v.Index.View(ctx, nil, c.Tree, func(r *index.Reader) error {
-		fs, err = r.Findings(ctx, filter)
+		p, err = r.FindingsPage(ctx, filter, opts.Offset, opts.Limit)
 		return err
 	})
 	if err != nil {
 		return nil, a.v.ExplainBusy(err)
 	}
-	return opts.Report(fs), nil
+	return lintReport(p), nil
 }

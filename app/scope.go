@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"cairn"
@@ -25,6 +26,7 @@ type indexReader interface {
 	BacklinksPage(ctx context.Context, ref string, off, limit int) (*index.LinkPage, error)
 	Edges(ctx context.Context, path string) (out, in []index.LinkInfo, err error)
 	Findings(ctx context.Context, f index.FindingFilter) ([]lint.Finding, error)
+	FindingsPage(ctx context.Context, f index.FindingFilter, off, limit int) (*index.FindingPage, error)
 	Stats(ctx context.Context) (index.Stats, error)
 	Titles(ctx context.Context) ([]index.Title, error)
 	Where(ctx context.Context, typ string, where []index.FieldQuery) ([]index.Title, error)
@@ -129,9 +131,34 @@ func (s *scopedReader) Edges(ctx context.Context, path string) (out, in []index.
 	return s.keep(out), s.keep(in), err
 }
 
+// Findings reads the findings of each file of the working set, not the
+// vault's.
 func (s *scopedReader) Findings(ctx context.Context, f index.FindingFilter) ([]lint.Finding, error) {
-	fs, err := s.r.Findings(ctx, f)
-	return slices.DeleteFunc(fs, func(f lint.Finding) bool { return f.Page != "" && !s.scope[f.Page] }), err
+	if f.Page != "" {
+		if !s.scope[f.Page] {
+			return nil, nil
+		}
+		return s.r.Findings(ctx, f)
+	}
+	var out []lint.Finding
+	for _, p := range slices.Sorted(maps.Keys(s.scope)) {
+		f.Page = p
+		fs, err := s.r.Findings(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fs...)
+	}
+	return out, nil
+}
+
+func (s *scopedReader) FindingsPage(ctx context.Context, f index.FindingFilter, off, limit int) (*index.FindingPage, error) {
+	fs, err := s.Findings(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(fs, index.FindingOrder)
+	return &index.FindingPage{Findings: append([]lint.Finding{}, index.Window(fs, off, limit)...), Counts: index.CountFindings(fs)}, nil
 }
 
 func (s *scopedReader) Stats(ctx context.Context) (index.Stats, error) { return s.r.Stats(ctx) }

@@ -206,6 +206,19 @@ func (s *Snapshot) Findings(ctx context.Context, f index.FindingFilter) ([]lint.
 	return s.ix.Findings(ctx, f)
 }
 
+// FindingsPage returns limit (0: all) of the view's lint findings that f
+// selects, from the off-th on, and the counts of them all (see
+// index.Reader.FindingsPage).
+func (s *Snapshot) FindingsPage(ctx context.Context, f index.FindingFilter, off, limit int) (*index.FindingPage, error) {
+	if f.Min != "" && f.Min.Rank() == 0 {
+		return nil, cairn.Errorf(cairn.EINVALID, "%q is not a severity: error, warning or info", f.Min)
+	}
+	if err := CheckPart("findings", off, limit); err != nil {
+		return nil, err
+	}
+	return s.ix.FindingsPage(ctx, f, off, limit)
+}
+
 // Stats counts the view's files, pages, links and findings.
 func (s *Snapshot) Stats(ctx context.Context) (index.Stats, error) { return s.ix.Stats(ctx) }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"cairn"
 	"cairn/index"
@@ -923,6 +924,56 @@ func TestBacklinksPage(t *testing.T) {
 	}
 	if _, err := r.BacklinksPage(e.ctx, "no such page", 0, 5); cairn.ErrorCode(err) != cairn.ENOTFOUND {
 		t.Errorf("BacklinksPage(no such page) = %v, want ENOTFOUND", err)
+	}
+}
+
+// TestFindingsPage reads a vault's lint findings in parts: put together,
+// the parts are every finding in FindingOrder, with paths and subjects
+// that differ in case and in letters beyond ASCII (compared byte by byte
+// on both backends), and the counts are those of every finding the
+// filter keeps.
+func TestFindingsPage(t *testing.T) {
+	e := setup(t)
+	files := map[string]string{}
+	for i, name := range []string{"B.md", "a.md", "é/x.md", "Z/y.md", "c.md", "ä.md"} {
+		files[name] = fmt.Sprintf("# Page %d\n\n[[Zeta]] [[alpha]] [[Émile]] [[beta]] [[Beta]] [[zeta#Top]] ![[zzz]] [[%d]]\n", i, i)
+	}
+	files["ok.md"] = "---\ntitle: Ok\ntype: concept\n---\n# Ok\n"
+	e.commit(files)
+	r := e.ix.Main()
+	for _, f := range []index.FindingFilter{{}, {Min: lint.Warning}, {Min: lint.Error}, {Page: "é/x.md"}, {Page: "missing.md"}} {
+		want, err := r.Findings(e.ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Page == "" && f.Min == "" && len(want) < 30 {
+			t.Fatalf("the vault has %d findings, want at least 30", len(want))
+		}
+		slices.SortFunc(want, index.FindingOrder)
+		var got []lint.Finding
+		for off := 0; ; off += 3 {
+			pg, err := r.FindingsPage(e.ctx, f, off, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(index.CountFindings(want), pg.Counts, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("FindingsPage(%+v, %d, 3) counts differ (-want +got):\n%s", f, off, diff)
+			}
+			if pg.Findings == nil || len(pg.Findings) > 3 {
+				t.Fatalf("FindingsPage(%+v, %d, 3) gives %v", f, off, pg.Findings)
+			}
+			if len(pg.Findings) == 0 {
+				break
+			}
+			got = append(got, pg.Findings...)
+		}
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("FindingsPage(%+v) in parts of three differs from the findings in order (-want +got):\n%s", f, diff)
+		}
+		all, err := r.FindingsPage(e.ctx, f, 0, 0)
+		if err != nil || !cmp.Equal(all.Findings, want, cmpopts.EquateEmpty()) {
+			t.Errorf("FindingsPage(%+v, 0, 0) = %v, %v; want all %d", f, all, err, len(want))
+		}
 	}
 }
 

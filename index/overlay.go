@@ -630,6 +630,52 @@ func (o *overlay) Edges(ctx context.Context) (map[int64][]int64, error) {
 	return out, nil
 }
 
+// FindingsPart merges every finding q selects, then cuts the part: a
+// view's changes can land anywhere in the order.
+func (o *overlay) FindingsPart(ctx context.Context, q FindingQuery, off, limit int) ([]lint.Finding, error) {
+	fs, err := o.findingsOf(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(fs, FindingOrder)
+	return Window(fs, off, limit), nil
+}
+
+// CountFindings counts the merged findings q selects.
+func (o *overlay) CountFindings(ctx context.Context, q FindingQuery) ([]FindingCount, error) {
+	fs, err := o.findingsOf(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return CountFindings(fs), nil
+}
+
+// findingsOf merges the findings q selects, in no order.
+func (o *overlay) findingsOf(ctx context.Context, q FindingQuery) ([]lint.Finding, error) {
+	fs, err := o.Findings(ctx, q.File, q.Rule)
+	if err != nil || len(q.Severities) == 0 {
+		return fs, err
+	}
+	return slices.DeleteFunc(fs, func(f lint.Finding) bool { return !slices.Contains(q.Severities, f.Severity) }), nil
+}
+
+// CountFindings counts fs by rule and severity, by rule then severity.
+func CountFindings(fs []lint.Finding) []FindingCount {
+	n := map[FindingCount]int{}
+	for _, f := range fs {
+		n[FindingCount{Rule: f.Rule, Severity: f.Severity}]++
+	}
+	out := make([]FindingCount, 0, len(n))
+	for c, k := range n {
+		c.N = k
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b FindingCount) int {
+		return cmp.Or(strings.Compare(a.Rule, b.Rule), strings.Compare(string(a.Severity), string(b.Severity)))
+	})
+	return out
+}
+
 // Findings merges the findings of file (0: every file) and rule ("": every
 // rule).
 func (o *overlay) Findings(ctx context.Context, file int64, rule string) ([]lint.Finding, error) {

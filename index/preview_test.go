@@ -601,6 +601,36 @@ func readerPicture(ctx context.Context, r *index.Reader) (string, error) {
 	for _, f := range fs {
 		add("finding %s", f.Key())
 	}
+	// The same findings read in parts of two, with their counts, for
+	// every file, a rule and a least severity.
+	filters := []index.FindingFilter{{}, {Min: lint.Warning}, {Min: lint.Error}}
+	if len(fs) > 0 {
+		filters = append(filters, index.FindingFilter{Rule: fs[len(fs)/2].Rule}, index.FindingFilter{Page: fs[0].Page, Min: lint.Warning})
+	}
+	for _, f := range filters {
+		want, err := r.Findings(ctx, f)
+		if err != nil {
+			return "", err
+		}
+		slices.SortFunc(want, index.FindingOrder)
+		var parts []lint.Finding
+		for off := 0; ; off += 2 {
+			pg, err := r.FindingsPage(ctx, f, off, 2)
+			if err != nil {
+				return "", err
+			}
+			if !cmp.Equal(pg.Counts, index.CountFindings(want), cmpopts.EquateEmpty()) {
+				return "", fmt.Errorf("FindingsPage(%+v, %d, 2) counts %+v, want %+v", f, off, pg.Counts, index.CountFindings(want))
+			}
+			if len(pg.Findings) == 0 {
+				break
+			}
+			parts = append(parts, pg.Findings...)
+		}
+		if !cmp.Equal(parts, want, cmpopts.EquateEmpty()) {
+			return "", fmt.Errorf("FindingsPage(%+v) in parts of two = %+v, want %+v", f, parts, want)
+		}
+	}
 	st, err := r.Stats(ctx)
 	if err != nil {
 		return "", err

@@ -319,6 +319,58 @@ func (r *Reader) Findings(ctx context.Context, f FindingFilter) ([]lint.Finding,
 	return out, nil
 }
 
+// FindingPage is a part of the findings a filter selects, and how many
+// of them there are of each rule and severity.
+type FindingPage struct {
+	Findings []lint.Finding
+	Counts   []FindingCount
+}
+
+// FindingsPage returns limit (0: all) of the findings f selects from the
+// off-th on, in FindingOrder, and the counts of them all, both read in
+// one state of the index. Only the part is read: the storage sorts and
+// counts.
+func (r *Reader) FindingsPage(ctx context.Context, f FindingFilter, off, limit int) (*FindingPage, error) {
+	if r.snapshot != nil {
+		snap, err := r.snapshot(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer snap.Close()
+		return (&Reader{q: snap, t: r.t}).FindingsPage(ctx, f, off, limit)
+	}
+	out := &FindingPage{Findings: []lint.Finding{}}
+	q := FindingQuery{Rule: f.Rule}
+	if f.Page != "" {
+		id, _, err := fileID(ctx, r.q, f.Page)
+		if err != nil || id == 0 {
+			return out, err // no such file: no findings
+		}
+		q.File = id
+	}
+	if f.Min != "" {
+		for _, s := range []lint.Severity{lint.Error, lint.Warning, lint.Info} {
+			if s.Rank() >= f.Min.Rank() {
+				q.Severities = append(q.Severities, s)
+			}
+		}
+	}
+	var err error
+	if out.Counts, err = r.q.CountFindings(ctx, q); err != nil {
+		return nil, err
+	}
+	total := 0
+	for _, c := range out.Counts {
+		total += c.N
+	}
+	if off < total {
+		if out.Findings, err = r.q.FindingsPart(ctx, q, off, limit); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // Stats counts what the index holds.
 type Stats struct {
 	Files    int `json:"files"`

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"strings"
@@ -140,6 +141,11 @@ type StorageReader interface {
 	// Findings returns the findings of file (0: every file) and rule ("":
 	// every rule), each with Page set, in no order.
 	Findings(ctx context.Context, file int64, rule string) ([]lint.Finding, error)
+	// FindingsPart returns limit (0: all) of the findings q selects from
+	// the off-th on, each with Page set, in FindingOrder.
+	FindingsPart(ctx context.Context, q FindingQuery, off, limit int) ([]lint.Finding, error)
+	// CountFindings counts the findings q selects, by rule and severity.
+	CountFindings(ctx context.Context, q FindingQuery) ([]FindingCount, error)
 	// Stats counts the rows.
 	Stats(ctx context.Context) (Stats, error)
 	// Titles returns the title row of every page, by path.
@@ -370,6 +376,31 @@ type FieldRow struct {
 	Name  string
 	Value string
 	Num   *float64
+}
+
+// FindingQuery selects findings in a storage: those of File (0: every
+// file) and Rule ("": every rule) whose severity is one of Severities
+// (none: every severity).
+type FindingQuery struct {
+	File       int64
+	Rule       string
+	Severities []lint.Severity
+}
+
+// FindingOrder compares findings as a storage returns a part of them: by
+// page, rule, subject, message and severity, each byte by byte. It is
+// lint.Sort's order, with ties broken.
+func FindingOrder(a, b lint.Finding) int {
+	return cmp.Or(strings.Compare(a.Page, b.Page), strings.Compare(a.Rule, b.Rule),
+		strings.Compare(a.Subject, b.Subject), strings.Compare(a.Message, b.Message),
+		strings.Compare(string(a.Severity), string(b.Severity)))
+}
+
+// FindingCount is how many findings of Rule have Severity.
+type FindingCount struct {
+	Rule     string
+	Severity lint.Severity
+	N        int
 }
 
 // LinkAnchored is the bit of [LinkRow.Flags] of a link that names a heading

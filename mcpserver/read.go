@@ -370,6 +370,9 @@ type lintOut struct {
 	NextCursor string         `json:"next_cursor,omitempty"`
 }
 
+// lintPart is the most findings the lint tool reads for one answer.
+const lintPart = 1000
+
 func lintTool(ctx context.Context, c *call, in lintIn) (*lintOut, error) {
 	off, err := app.CursorOffset(in.Cursor)
 	if err != nil {
@@ -383,10 +386,17 @@ func lintTool(ctx context.Context, c *call, in lintIn) (*lintOut, error) {
 				return err
 			}
 		}
-		fs, err := s.Findings(ctx, index.FindingFilter{Page: page, Rule: in.Rule, Min: lint.Severity(in.Min)})
-		out.Total = len(fs)
-		out.Findings = append(out.Findings, fs[min(off, len(fs)):]...)
-		return err
+		// One part, cut further to fit the budget: a vault's findings
+		// are not read whole for a page of them.
+		p, err := s.FindingsPage(ctx, index.FindingFilter{Page: page, Rule: in.Rule, Min: lint.Severity(in.Min)}, off, lintPart)
+		if err != nil {
+			return err
+		}
+		for _, c := range p.Counts {
+			out.Total += c.N
+		}
+		out.Findings = append(out.Findings, p.Findings...)
+		return nil
 	})
 	if err != nil {
 		return nil, err

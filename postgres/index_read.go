@@ -542,6 +542,89 @@ func (r *indexReader) Findings(ctx context.Context, file int64, rule string) ([]
 	return out, nil
 }
 
+// findingWhere returns the condition, and its arguments, of the
+// findings q selects, of findings n.
+func findingWhere(q index.FindingQuery) (string, []any) {
+	where, args := `true`, []any{}
+	if q.File != 0 {
+		args = append(args, q.File)
+		where += ` AND n.file = $` + strconv.Itoa(len(args))
+	}
+	if q.Rule != "" {
+		args = append(args, q.Rule)
+		where += ` AND n.rule = $` + strconv.Itoa(len(args))
+	}
+	if len(q.Severities) > 0 {
+		sevs := make([]string, len(q.Severities))
+		for i, s := range q.Severities {
+			sevs[i] = string(s)
+		}
+		args = append(args, sevs)
+		where += ` AND n.severity = ANY($` + strconv.Itoa(len(args)) + `)`
+	}
+	return where, args
+}
+
+// FindingsPart returns limit (0: all) of the findings q selects from the
+// off-th on, in index.FindingOrder (text compared byte by byte: COLLATE
+// "C").
+func (r *indexReader) FindingsPart(ctx context.Context, q index.FindingQuery, off, limit int) ([]lint.Finding, error) {
+	var lim *int // NULL: no limit
+	if limit > 0 {
+		lim = &limit
+	}
+	where, args := findingWhere(q)
+	n := len(args)
+	rows, err := r.query(ctx, `SELECT f.path, n.rule, n.severity, n.subject, n.message
+		FROM findings n JOIN files f ON f.id = n.file WHERE `+where+`
+		ORDER BY f.path, n.rule COLLATE "C", n.subject COLLATE "C", n.message COLLATE "C", n.severity COLLATE "C"
+		LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2), append(args, lim, max(off, 0))...)
+	if err != nil {
+		return nil, fmt.Errorf("index: read findings: %w", err)
+	}
+	defer rows.Close()
+	out := []lint.Finding{}
+	for rows.Next() {
+		var fd lint.Finding
+		var sev string
+		if err := rows.Scan(&fd.Page, &fd.Rule, &sev, &fd.Subject, &fd.Message); err != nil {
+			return nil, fmt.Errorf("index: read findings: %w", r.db.translate(err))
+		}
+		fd.Severity = lint.Severity(sev)
+		out = append(out, fd)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: read findings: %w", r.db.translate(err))
+	}
+	return out, nil
+}
+
+// CountFindings counts the findings q selects, by rule and severity.
+func (r *indexReader) CountFindings(ctx context.Context, q index.FindingQuery) ([]index.FindingCount, error) {
+	where, args := findingWhere(q)
+	rows, err := r.query(ctx, `SELECT n.rule, n.severity, count(*)
+		FROM findings n JOIN files f ON f.id = n.file WHERE `+where+`
+		GROUP BY n.rule, n.severity ORDER BY n.rule COLLATE "C", n.severity COLLATE "C"`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("index: count findings: %w", err)
+	}
+	defer rows.Close()
+	var out []index.FindingCount
+	for rows.Next() {
+		var c index.FindingCount
+		var sev string
+		if err := rows.Scan(&c.Rule, &sev, &c.N); err != nil {
+			return nil, fmt.Errorf("index: count findings: %w", r.db.translate(err))
+		}
+		c.Severity = lint.Severity(sev)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: count findings: %w", r.db.translate(err))
+	}
+	return out, nil
+}
+
 // Stats counts the rows.
 func (r *indexReader) Stats(ctx context.Context) (index.Stats, error) {
 	var s index.Stats

@@ -452,6 +452,79 @@ func (r *indexReader) Findings(ctx context.Context, file int64, rule string) ([]
 	return out, translate(rows.Err())
 }
 
+// findingWhere returns the condition, and its arguments, of the
+// findings q selects, of findings n.
+func findingWhere(q index.FindingQuery) (string, []any) {
+	where, args := `1`, []any{}
+	if q.File != 0 {
+		where += ` AND n.file = ?`
+		args = append(args, q.File)
+	}
+	if q.Rule != "" {
+		where += ` AND n.rule = ?`
+		args = append(args, q.Rule)
+	}
+	if len(q.Severities) > 0 {
+		where += ` AND n.severity IN (?` + strings.Repeat(`, ?`, len(q.Severities)-1) + `)`
+		for _, s := range q.Severities {
+			args = append(args, string(s))
+		}
+	}
+	return where, args
+}
+
+// FindingsPart returns limit (0: all) of the findings q selects from the
+// off-th on, in index.FindingOrder (SQLite compares text byte by byte).
+func (r *indexReader) FindingsPart(ctx context.Context, q index.FindingQuery, off, limit int) ([]lint.Finding, error) {
+	if limit <= 0 {
+		limit = -1 // no limit
+	}
+	where, args := findingWhere(q)
+	rows, err := r.q.QueryContext(ctx, `SELECT f.path, n.rule, n.severity, n.subject, n.message
+		FROM findings n JOIN files f ON f.id = n.file WHERE `+where+`
+		ORDER BY f.path, n.rule, n.subject, n.message, n.severity LIMIT ? OFFSET ?`, append(args, limit, max(off, 0))...)
+	if err != nil {
+		return nil, fmt.Errorf("index: read findings: %w", translate(err))
+	}
+	defer rows.Close()
+	out := []lint.Finding{}
+	for rows.Next() {
+		var fd lint.Finding
+		if err := rows.Scan(&fd.Page, &fd.Rule, &fd.Severity, &fd.Subject, &fd.Message); err != nil {
+			return nil, fmt.Errorf("index: read findings: %w", translate(err))
+		}
+		out = append(out, fd)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: read findings: %w", translate(err))
+	}
+	return out, nil
+}
+
+// CountFindings counts the findings q selects, by rule and severity.
+func (r *indexReader) CountFindings(ctx context.Context, q index.FindingQuery) ([]index.FindingCount, error) {
+	where, args := findingWhere(q)
+	rows, err := r.q.QueryContext(ctx, `SELECT n.rule, n.severity, count(*)
+		FROM findings n JOIN files f ON f.id = n.file WHERE `+where+`
+		GROUP BY n.rule, n.severity ORDER BY n.rule, n.severity`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("index: count findings: %w", translate(err))
+	}
+	defer rows.Close()
+	var out []index.FindingCount
+	for rows.Next() {
+		var c index.FindingCount
+		if err := rows.Scan(&c.Rule, &c.Severity, &c.N); err != nil {
+			return nil, fmt.Errorf("index: count findings: %w", translate(err))
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("index: count findings: %w", translate(err))
+	}
+	return out, nil
+}
+
 // Stats counts the rows.
 func (r *indexReader) Stats(ctx context.Context) (index.Stats, error) {
 	var s index.Stats
