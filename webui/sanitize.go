@@ -12,11 +12,11 @@ import (
 // sanitize returns the HTML goldmark wrote for a page with only what a
 // page may hold: the elements Markdown renders to, each with the few
 // attributes cairn gives it; links and images to http, https, mailto or
-// relative addresses; every link rel="nofollow", and a link to another
-// site opening apart (target="_blank", rel="nofollow noopener").
-// Everything else goes: other elements' tags (their text stays, escaped),
-// script, style and the like with their content, comments, doctypes and
-// every other attribute.
+// relative addresses; every link with an address rel="nofollow", and a
+// link to another site opening apart (target="_blank", rel="nofollow
+// noopener"); every element it writes closed. Everything else goes: other
+// elements' tags (their text stays, escaped), script, style and the like
+// with their content, comments, doctypes and every other attribute.
 //
 // goldmark leaves a page's raw HTML out already and drops links to
 // javascript: and the like; this is the second wall, and it keeps what
@@ -40,7 +40,7 @@ func sanitize(src []byte) []byte {
 		written bool
 	}
 	var stack []open
-	skip := 0 // depth inside elements dropped with their content
+	var dropping []string // the elements dropped with their content, open
 	for {
 		tt := z.Next()
 		switch tt {
@@ -52,18 +52,21 @@ func sanitize(src []byte) []byte {
 			}
 			return out.Bytes()
 		case html.TextToken:
-			if skip == 0 {
+			if len(dropping) == 0 {
 				out.WriteString(html.EscapeString(string(z.Text())))
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
 			tok := z.Token()
 			if dropsContent(tok.Data) {
-				if tt == html.StartTagToken {
-					skip++
+				// Self-closing, an element of raw text is still open
+				// (the tokenizer, as a browser, reads raw text to its
+				// end tag); another has no content.
+				if tt == html.StartTagToken || rawText(tok.Data) {
+					dropping = append(dropping, tok.Data)
 				}
 				continue
 			}
-			if skip > 0 {
+			if len(dropping) > 0 {
 				continue
 			}
 			attrs, ok := pageAttrs(tok.Data, tok.Attr)
@@ -88,11 +91,10 @@ func sanitize(src []byte) []byte {
 			}
 		case html.EndTagToken:
 			tok := z.Token()
-			if dropsContent(tok.Data) {
-				skip = max(skip-1, 0)
-				continue
-			}
-			if skip > 0 {
+			if n := len(dropping); n > 0 {
+				if dropping[n-1] == tok.Data {
+					dropping = dropping[:n-1]
+				}
 				continue
 			}
 			// The end tag closes the latest element of its name that is
@@ -128,8 +130,17 @@ func voidElement(tag string) bool {
 // content is code, style, or a document of its own.
 func dropsContent(tag string) bool {
 	switch tag {
-	case "script", "style", "iframe", "frame", "frameset", "object", "embed", "noembed",
-		"noframes", "noscript", "title", "template", "textarea", "svg", "math", "xmp", "plaintext":
+	case "frameset", "object", "template", "svg", "math":
+		return true
+	}
+	return rawText(tag)
+}
+
+// rawText reports whether the content of an element of tag is read as
+// text up to its end tag, as x/net/html's tokenizer and browsers do.
+func rawText(tag string) bool {
+	switch tag {
+	case "script", "style", "iframe", "noembed", "noframes", "noscript", "title", "textarea", "xmp", "plaintext":
 		return true
 	}
 	return false

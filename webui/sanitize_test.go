@@ -171,6 +171,10 @@ func TestSanitize_Hostile(t *testing.T) {
 		`<a href=/x><a onclick=1><a href=https://evil.example>t</a>`,
 		`<em><strong>crossed</em></strong> after`,
 		`</p></blockquote></a>stray ends`,
+		`<embed src=x>text after a void element`,
+		`<svg></style><p>x</p></svg>`,
+		`<script/>alert(1)</script>`,
+		`<textarea/><b onclick=x>y</b></textarea>`,
 	}
 	for _, in := range inputs {
 		out := sanitize([]byte(in))
@@ -199,6 +203,11 @@ func TestSanitize_Hostile(t *testing.T) {
 		`<p>open <em>and <strong>more`:                       `<p>open <em>and <strong>more</strong></em></p>`,
 		`<p><a onclick=1><a href="/x">t</a></a></p>`:         `<p><a href="/x" rel="nofollow">t</a></p>`,
 		`<img src="x.png" alt="a: b" title="t &amp; u"/>`:    `<img src="x.png"/>`,
+		`<embed src=x>kept`:                                  `kept`,
+		`<frame src=x>kept`:                                  `kept`,
+		`<svg></style><p>x</p></svg>after`:                   `after`,
+		`<script/>alert(1)</script>after`:                    `after`,
+		`<svg/>after`:                                        `after`,
 	} {
 		if got := string(sanitize([]byte(in))); got != want {
 			t.Errorf("sanitize(%q) = %q, want %q", in, got, want)
