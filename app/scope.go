@@ -62,7 +62,7 @@ func notInScope(path string) error {
 
 // scopedReader reads the index within a working set.
 type scopedReader struct {
-	r     indexReader
+	r     *index.Reader
 	scope map[string]bool
 }
 
@@ -132,33 +132,17 @@ func (s *scopedReader) Edges(ctx context.Context, path string) (out, in []index.
 }
 
 // Findings reads the findings of each file of the working set, not the
-// vault's.
+// vault's, in one state of the index.
 func (s *scopedReader) Findings(ctx context.Context, f index.FindingFilter) ([]lint.Finding, error) {
-	if f.Page != "" {
-		if !s.scope[f.Page] {
-			return nil, nil
-		}
-		return s.r.Findings(ctx, f)
-	}
-	var out []lint.Finding
-	for _, p := range slices.Sorted(maps.Keys(s.scope)) {
-		f.Page = p
-		fs, err := s.r.Findings(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, fs...)
-	}
-	return out, nil
-}
-
-func (s *scopedReader) FindingsPage(ctx context.Context, f index.FindingFilter, off, limit int) (*index.FindingPage, error) {
-	fs, err := s.Findings(ctx, f)
+	p, err := s.FindingsPage(ctx, f, 0, 0)
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(fs, index.FindingOrder)
-	return &index.FindingPage{Findings: append([]lint.Finding{}, index.Window(fs, off, limit)...), Counts: index.CountFindings(fs)}, nil
+	return p.Findings, nil
+}
+
+func (s *scopedReader) FindingsPage(ctx context.Context, f index.FindingFilter, off, limit int) (*index.FindingPage, error) {
+	return s.r.FindingsPageIn(ctx, slices.Sorted(maps.Keys(s.scope)), f, off, limit)
 }
 
 func (s *scopedReader) Stats(ctx context.Context) (index.Stats, error) { return s.r.Stats(ctx) }

@@ -974,6 +974,16 @@ func TestFindingsPage(t *testing.T) {
 		if err != nil || !cmp.Equal(all.Findings, want, cmpopts.EquateEmpty()) {
 			t.Errorf("FindingsPage(%+v, 0, 0) = %v, %v; want all %d", f, all, err, len(want))
 		}
+		// The same of a working set: the findings of its files only.
+		set := []string{"a.md", "é/x.md", "missing.md", "ok.md"}
+		in := slices.DeleteFunc(slices.Clone(want), func(x lint.Finding) bool { return !slices.Contains(set, x.Page) })
+		pg, err := r.FindingsPageIn(e.ctx, set, f, 2, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !cmp.Equal(pg.Findings, index.Window(in, 2, 5), cmpopts.EquateEmpty()) || !cmp.Equal(pg.Counts, index.CountFindings(in), cmpopts.EquateEmpty()) {
+			t.Errorf("FindingsPageIn(%v, %+v, 2, 5) = %+v, want %+v of %d", set, f, pg, index.Window(in, 2, 5), len(in))
+		}
 	}
 }
 

@@ -329,49 +329,90 @@ type FindingPage struct {
 
 // FindingsPage returns limit (0: all) of the findings f selects from the
 // off-th on, in FindingOrder, and the counts of them all, both read in
-// one state of the index. Only the part is read: the storage sorts and
-// counts.
+// one state of the index. A part of the committed index is sorted and
+// counted by the storage, so only the part is read; every finding, or a
+// part of a view (whose changes land anywhere in the order), is read
+// whole, sorted and counted here.
 func (r *Reader) FindingsPage(ctx context.Context, f FindingFilter, off, limit int) (*FindingPage, error) {
+	return r.findingsPage(ctx, nil, f, off, limit)
+}
+
+// FindingsPageIn is FindingsPage of the files at paths only (exact
+// paths; a file the index does not hold has no findings): the findings
+// of a working set, read file by file in one state.
+func (r *Reader) FindingsPageIn(ctx context.Context, paths []string, f FindingFilter, off, limit int) (*FindingPage, error) {
+	if paths == nil {
+		paths = []string{}
+	}
+	return r.findingsPage(ctx, paths, f, off, limit)
+}
+
+// findingsPage is FindingsPage of the files at paths (nil: every file).
+func (r *Reader) findingsPage(ctx context.Context, paths []string, f FindingFilter, off, limit int) (*FindingPage, error) {
 	if r.snapshot != nil {
 		snap, err := r.snapshot(ctx)
 		if err != nil {
 			return nil, err
 		}
 		defer snap.Close()
-		return (&Reader{q: snap, t: r.t}).FindingsPage(ctx, f, off, limit)
+		return (&Reader{q: snap, t: r.t}).findingsPage(ctx, paths, f, off, limit)
 	}
-	out := &FindingPage{Findings: []lint.Finding{}}
-	q := FindingQuery{Rule: f.Rule}
-	if f.Page != "" {
-		id, _, err := fileID(ctx, r.q, f.Page)
-		if err != nil || id == 0 {
-			return out, err // no such file: no findings
-		}
-		q.File = id
-	}
+	var sevs []lint.Severity
 	if f.Min != "" {
 		for _, s := range []lint.Severity{lint.Error, lint.Warning, lint.Info} {
 			if s.Rank() >= f.Min.Rank() {
-				q.Severities = append(q.Severities, s)
+				sevs = append(sevs, s)
 			}
 		}
 	}
-	var err error
-	if off == 0 && limit <= 0 {
-		// Every finding: read in no order and sorted here (faster than
-		// the database's sort of them all), counted as read.
-		fs, err := r.q.Findings(ctx, q.File, q.Rule)
+	_, view := r.q.(*overlay)
+	if paths == nil && !view && (off > 0 || limit > 0) {
+		q := FindingQuery{Rule: f.Rule, Severities: sevs}
+		if f.Page != "" {
+			id, _, err := fileID(ctx, r.q, f.Page)
+			if err != nil || id == 0 {
+				return &FindingPage{Findings: []lint.Finding{}}, err // no such file: no findings
+			}
+			q.File = id
+		}
+		return r.storagePart(ctx, q, off, limit)
+	}
+	if paths == nil {
+		paths = []string{f.Page} // "": every file
+	}
+	var fs []lint.Finding
+	for _, p := range paths {
+		if f.Page != "" && p != f.Page {
+			continue
+		}
+		var id int64
+		if p != "" {
+			var err error
+			if id, _, err = fileID(ctx, r.q, p); err != nil {
+				return nil, err
+			}
+			if id == 0 {
+				continue // no such file: no findings
+			}
+		}
+		part, err := r.q.Findings(ctx, id, f.Rule)
 		if err != nil {
 			return nil, err
 		}
-		if len(q.Severities) > 0 {
-			fs = slices.DeleteFunc(fs, func(f lint.Finding) bool { return !slices.Contains(q.Severities, f.Severity) })
-		}
-		slices.SortFunc(fs, FindingOrder)
-		out.Findings = append(out.Findings, fs...)
-		out.Counts = CountFindings(fs)
-		return out, nil
+		fs = append(fs, part...)
 	}
+	if len(sevs) > 0 {
+		fs = slices.DeleteFunc(fs, func(f lint.Finding) bool { return !slices.Contains(sevs, f.Severity) })
+	}
+	slices.SortFunc(fs, FindingOrder)
+	return &FindingPage{Findings: append([]lint.Finding{}, Window(fs, off, limit)...), Counts: CountFindings(fs)}, nil
+}
+
+// storagePart reads a part of the findings q selects and their counts
+// from the storage, which sorts and counts them.
+func (r *Reader) storagePart(ctx context.Context, q FindingQuery, off, limit int) (*FindingPage, error) {
+	out := &FindingPage{Findings: []lint.Finding{}}
+	var err error
 	if out.Counts, err = r.q.CountFindings(ctx, q); err != nil {
 		return nil, err
 	}

@@ -144,7 +144,8 @@ type StorageReader interface {
 	// FindingsPart returns limit (0: all) of the findings q selects from
 	// the off-th on, each with Page set, in FindingOrder.
 	FindingsPart(ctx context.Context, q FindingQuery, off, limit int) ([]lint.Finding, error)
-	// CountFindings counts the findings q selects, by rule and severity.
+	// CountFindings counts the findings q selects, by rule and severity,
+	// sorted by rule then severity, byte by byte (as CountFindings).
 	CountFindings(ctx context.Context, q FindingQuery) ([]FindingCount, error)
 	// Stats counts the rows.
 	Stats(ctx context.Context) (Stats, error)

@@ -542,6 +542,19 @@ func (r *indexReader) Findings(ctx context.Context, file int64, rule string) ([]
 	return out, nil
 }
 
+// findingFrom returns the tables, the condition and its arguments of
+// the findings q selects: findings n with their files f. The findings of
+// one file join their file's row laterally, as Findings does, so that
+// the planner starts from the file's findings.
+func findingFrom(q index.FindingQuery) (string, []any) {
+	from := `findings n JOIN files f ON f.id = n.file`
+	if q.File != 0 {
+		from = `findings n CROSS JOIN LATERAL (SELECT path FROM files WHERE id = n.file OFFSET 0) f`
+	}
+	where, args := findingWhere(q)
+	return from + ` WHERE ` + where, args
+}
+
 // findingWhere returns the condition, and its arguments, of the
 // findings q selects, of findings n.
 func findingWhere(q index.FindingQuery) (string, []any) {
@@ -573,10 +586,9 @@ func (r *indexReader) FindingsPart(ctx context.Context, q index.FindingQuery, of
 	if limit > 0 {
 		lim = &limit
 	}
-	where, args := findingWhere(q)
+	from, args := findingFrom(q)
 	n := len(args)
-	rows, err := r.query(ctx, `SELECT f.path, n.rule, n.severity, n.subject, n.message
-		FROM findings n JOIN files f ON f.id = n.file WHERE `+where+`
+	rows, err := r.query(ctx, `SELECT f.path, n.rule, n.severity, n.subject, n.message FROM `+from+`
 		ORDER BY f.path, n.rule COLLATE "C", n.subject COLLATE "C", n.message COLLATE "C", n.severity COLLATE "C"
 		LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2), append(args, lim, max(off, 0))...)
 	if err != nil {
@@ -601,9 +613,8 @@ func (r *indexReader) FindingsPart(ctx context.Context, q index.FindingQuery, of
 
 // CountFindings counts the findings q selects, by rule and severity.
 func (r *indexReader) CountFindings(ctx context.Context, q index.FindingQuery) ([]index.FindingCount, error) {
-	where, args := findingWhere(q)
-	rows, err := r.query(ctx, `SELECT n.rule, n.severity, count(*)
-		FROM findings n JOIN files f ON f.id = n.file WHERE `+where+`
+	from, args := findingFrom(q)
+	rows, err := r.query(ctx, `SELECT n.rule, n.severity, count(*) FROM `+from+`
 		GROUP BY n.rule, n.severity ORDER BY n.rule COLLATE "C", n.severity COLLATE "C"`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("index: count findings: %w", err)
