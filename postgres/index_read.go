@@ -525,21 +525,7 @@ func (r *indexReader) Findings(ctx context.Context, file int64, rule string) ([]
 	if err != nil {
 		return nil, fmt.Errorf("index: read findings: %w", err)
 	}
-	defer rows.Close()
-	var out []lint.Finding
-	for rows.Next() {
-		var fd lint.Finding
-		var sev string
-		if err := rows.Scan(&fd.Page, &fd.Rule, &sev, &fd.Subject, &fd.Message); err != nil {
-			return nil, fmt.Errorf("index: read findings: %w", r.db.translate(err))
-		}
-		fd.Severity = lint.Severity(sev)
-		out = append(out, fd)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("index: read findings: %w", r.db.translate(err))
-	}
-	return out, nil
+	return r.scanFindings(rows, nil)
 }
 
 // findingFrom returns the tables, the condition and its arguments of
@@ -594,8 +580,13 @@ func (r *indexReader) FindingsPart(ctx context.Context, q index.FindingQuery, of
 	if err != nil {
 		return nil, fmt.Errorf("index: read findings: %w", err)
 	}
+	return r.scanFindings(rows, []lint.Finding{})
+}
+
+// scanFindings appends the findings of rows (path, rule, severity,
+// subject, message) to out, and closes rows.
+func (r *indexReader) scanFindings(rows pgx.Rows, out []lint.Finding) ([]lint.Finding, error) {
 	defer rows.Close()
-	out := []lint.Finding{}
 	for rows.Next() {
 		var fd lint.Finding
 		var sev string

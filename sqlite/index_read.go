@@ -438,18 +438,7 @@ func (r *indexReader) Findings(ctx context.Context, file int64, rule string) ([]
 	if err != nil {
 		return nil, fmt.Errorf("index: read findings: %w", translate(err))
 	}
-	defer rows.Close()
-	var out []lint.Finding
-	for rows.Next() {
-		var fd lint.Finding
-		var sev string
-		if err := rows.Scan(&fd.Page, &fd.Rule, &sev, &fd.Subject, &fd.Message); err != nil {
-			return nil, translate(err)
-		}
-		fd.Severity = lint.Severity(sev)
-		out = append(out, fd)
-	}
-	return out, translate(rows.Err())
+	return scanFindings(rows, nil)
 }
 
 // findingWhere returns the condition, and its arguments, of the
@@ -486,8 +475,13 @@ func (r *indexReader) FindingsPart(ctx context.Context, q index.FindingQuery, of
 	if err != nil {
 		return nil, fmt.Errorf("index: read findings: %w", translate(err))
 	}
+	return scanFindings(rows, []lint.Finding{})
+}
+
+// scanFindings appends the findings of rows (path, rule, severity,
+// subject, message) to out, and closes rows.
+func scanFindings(rows *sql.Rows, out []lint.Finding) ([]lint.Finding, error) {
 	defer rows.Close()
-	out := []lint.Finding{}
 	for rows.Next() {
 		var fd lint.Finding
 		if err := rows.Scan(&fd.Page, &fd.Rule, &fd.Severity, &fd.Subject, &fd.Message); err != nil {
