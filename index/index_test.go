@@ -987,6 +987,50 @@ func TestFindingsPage(t *testing.T) {
 	}
 }
 
+// TestFindingsPage_OneState reads a part of the findings while commits
+// add more: each answer's counts add up to the findings of its part (a
+// part large enough for all), the counts and the part being read from
+// one state of the index.
+func TestFindingsPage_OneState(t *testing.T) {
+	e := setup(t)
+	e.commit(map[string]string{"notes/n000.md": "[[missing-0]]"})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 1; i <= 60; i++ {
+			e.commit(map[string]string{fmt.Sprintf("notes/n%03d.md", i): fmt.Sprintf("[[missing-%d]]", i)})
+		}
+	}()
+	r := e.ix.Main()
+	total := func(p *index.FindingPage) int {
+		n := 0
+		for _, c := range p.Counts {
+			n += c.N
+		}
+		return n
+	}
+	reads := 0
+	for finished := false; !finished; reads++ {
+		select {
+		case <-done:
+			finished = true
+		default:
+		}
+		// A limit, so that the storage counts and cuts (every finding
+		// at once is read in one statement).
+		p, err := r.FindingsPage(e.ctx, index.FindingFilter{}, 0, 1_000_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Findings) != total(p) {
+			t.Fatalf("read %d: %d findings, counts adding up to %d", reads, len(p.Findings), total(p))
+		}
+	}
+	if p, err := r.FindingsPage(e.ctx, index.FindingFilter{Rule: "broken-link"}, 0, 1_000_000); err != nil || len(p.Findings) != 61 || total(p) != 61 {
+		t.Errorf("after the commits, FindingsPage(broken-link) = %+v, %v; want 61 findings", p, err)
+	}
+}
+
 // TestBacklinksPage_OneState reads a page's backlinks while commits add
 // more: each answer's total is the number of its links, the count and the
 // part being read from one state of the index.
