@@ -1002,13 +1002,6 @@ func TestFindingsPage_OneState(t *testing.T) {
 		}
 	}()
 	r := e.ix.Main()
-	total := func(p *index.FindingPage) int {
-		n := 0
-		for _, c := range p.Counts {
-			n += c.N
-		}
-		return n
-	}
 	reads := 0
 	for finished := false; !finished; reads++ {
 		select {
@@ -1022,11 +1015,11 @@ func TestFindingsPage_OneState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(p.Findings) != total(p) {
-			t.Fatalf("read %d: %d findings, counts adding up to %d", reads, len(p.Findings), total(p))
+		if len(p.Findings) != p.Total() {
+			t.Fatalf("read %d: %d findings, counts adding up to %d", reads, len(p.Findings), p.Total())
 		}
 	}
-	if p, err := r.FindingsPage(e.ctx, index.FindingFilter{Rule: "broken-link"}, 0, 1_000_000); err != nil || len(p.Findings) != 61 || total(p) != 61 {
+	if p, err := r.FindingsPage(e.ctx, index.FindingFilter{Rule: "broken-link"}, 0, 1_000_000); err != nil || len(p.Findings) != 61 || p.Total() != 61 {
 		t.Errorf("after the commits, FindingsPage(broken-link) = %+v, %v; want 61 findings", p, err)
 	}
 }

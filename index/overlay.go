@@ -630,33 +630,18 @@ func (o *overlay) Edges(ctx context.Context) (map[int64][]int64, error) {
 	return out, nil
 }
 
-// FindingsPart merges every finding q selects, then cuts the part: a
-// view's changes can land anywhere in the order.
-func (o *overlay) FindingsPart(ctx context.Context, q FindingQuery, off, limit int) ([]lint.Finding, error) {
-	fs, err := o.findingsOf(ctx, q)
+// FindingsPart merges every finding q selects once, then sorts, counts
+// and cuts the part: a view's changes can land anywhere in the order.
+func (o *overlay) FindingsPart(ctx context.Context, q FindingQuery, off, limit int) ([]lint.Finding, []FindingCount, error) {
+	fs, err := o.Findings(ctx, q.File, q.Rule)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if len(q.Severities) > 0 {
+		fs = slices.DeleteFunc(fs, func(f lint.Finding) bool { return !slices.Contains(q.Severities, f.Severity) })
 	}
 	slices.SortFunc(fs, FindingOrder)
-	return Window(fs, off, limit), nil
-}
-
-// CountFindings counts the merged findings q selects.
-func (o *overlay) CountFindings(ctx context.Context, q FindingQuery) ([]FindingCount, error) {
-	fs, err := o.findingsOf(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	return CountFindings(fs), nil
-}
-
-// findingsOf merges the findings q selects, in no order.
-func (o *overlay) findingsOf(ctx context.Context, q FindingQuery) ([]lint.Finding, error) {
-	fs, err := o.Findings(ctx, q.File, q.Rule)
-	if err != nil || len(q.Severities) == 0 {
-		return fs, err
-	}
-	return slices.DeleteFunc(fs, func(f lint.Finding) bool { return !slices.Contains(q.Severities, f.Severity) }), nil
+	return append([]lint.Finding{}, Window(fs, off, limit)...), CountFindings(fs), nil
 }
 
 // CountFindings counts fs by rule and severity, by rule then severity.

@@ -224,12 +224,7 @@ func (r *Reader) BacklinksPage(ctx context.Context, ref string, off, limit int) 
 	if r.snapshot != nil {
 		// The count and the part of one state: a commit between them
 		// would make the total disagree with the part.
-		snap, err := r.snapshot(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer snap.Close()
-		return (&Reader{q: snap, t: r.t}).BacklinksPage(ctx, ref, off, limit)
+		return oneState(ctx, r, func(r *Reader) (*LinkPage, error) { return r.BacklinksPage(ctx, ref, off, limit) })
 	}
 	path, err := r.Resolve(ctx, ref)
 	if err != nil {
@@ -320,6 +315,18 @@ func (r *Reader) Findings(ctx context.Context, f FindingFilter) ([]lint.Finding,
 	return out, nil
 }
 
+// oneState returns read of a reader of one state of r's rows, a snapshot
+// r opens and closes (r must have a way to open one).
+func oneState[T any](ctx context.Context, r *Reader, read func(*Reader) (T, error)) (T, error) {
+	snap, err := r.snapshot(ctx)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer snap.Close()
+	return read(&Reader{q: snap, t: r.t})
+}
+
 // FindingPage is a part of the findings a filter selects, and how many
 // of them there are of each rule and severity.
 type FindingPage struct {
@@ -327,12 +334,21 @@ type FindingPage struct {
 	Counts   []FindingCount
 }
 
+// Total is the number of findings of every part.
+func (p *FindingPage) Total() int {
+	n := 0
+	for _, c := range p.Counts {
+		n += c.N
+	}
+	return n
+}
+
 // FindingsPage returns limit (0: all) of the findings f selects from the
 // off-th on, in FindingOrder, and the counts of them all, both read in
-// one state of the index. A part of the committed index is sorted and
-// counted by the storage, so only the part is read; every finding, or a
-// part of a view (whose changes land anywhere in the order), is read
-// whole, sorted and counted here.
+// one state of the index. A part is the storage's to sort and count (the
+// committed index reads only the part; a view merges its findings once);
+// every finding is read in no order, sorted and counted here, which is
+// faster than the database's sort.
 func (r *Reader) FindingsPage(ctx context.Context, f FindingFilter, off, limit int) (*FindingPage, error) {
 	return r.findingsPage(ctx, nil, f, off, limit)
 }
@@ -350,12 +366,7 @@ func (r *Reader) FindingsPageIn(ctx context.Context, paths []string, f FindingFi
 // findingsPage is FindingsPage of the files at paths (nil: every file).
 func (r *Reader) findingsPage(ctx context.Context, paths []string, f FindingFilter, off, limit int) (*FindingPage, error) {
 	if r.snapshot != nil {
-		snap, err := r.snapshot(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer snap.Close()
-		return (&Reader{q: snap, t: r.t}).findingsPage(ctx, paths, f, off, limit)
+		return oneState(ctx, r, func(r *Reader) (*FindingPage, error) { return r.findingsPage(ctx, paths, f, off, limit) })
 	}
 	var sevs []lint.Severity
 	if f.Min != "" {
@@ -365,8 +376,7 @@ func (r *Reader) findingsPage(ctx context.Context, paths []string, f FindingFilt
 			}
 		}
 	}
-	_, view := r.q.(*overlay)
-	if paths == nil && !view && (off > 0 || limit > 0) {
+	if paths == nil && (off > 0 || limit > 0) {
 		q := FindingQuery{Rule: f.Rule, Severities: sevs}
 		if f.Page != "" {
 			id, _, err := fileID(ctx, r.q, f.Page)
@@ -375,7 +385,11 @@ func (r *Reader) findingsPage(ctx context.Context, paths []string, f FindingFilt
 			}
 			q.File = id
 		}
-		return r.storagePart(ctx, q, off, limit)
+		part, counts, err := r.q.FindingsPart(ctx, q, off, limit)
+		if err != nil {
+			return nil, err
+		}
+		return &FindingPage{Findings: part, Counts: counts}, nil
 	}
 	if paths == nil {
 		paths = []string{f.Page} // "": every file
@@ -406,26 +420,6 @@ func (r *Reader) findingsPage(ctx context.Context, paths []string, f FindingFilt
 	}
 	slices.SortFunc(fs, FindingOrder)
 	return &FindingPage{Findings: append([]lint.Finding{}, Window(fs, off, limit)...), Counts: CountFindings(fs)}, nil
-}
-
-// storagePart reads a part of the findings q selects and their counts
-// from the storage, which sorts and counts them.
-func (r *Reader) storagePart(ctx context.Context, q FindingQuery, off, limit int) (*FindingPage, error) {
-	out := &FindingPage{Findings: []lint.Finding{}}
-	var err error
-	if out.Counts, err = r.q.CountFindings(ctx, q); err != nil {
-		return nil, err
-	}
-	total := 0
-	for _, c := range out.Counts {
-		total += c.N
-	}
-	if off < total {
-		if out.Findings, err = r.q.FindingsPart(ctx, q, off, limit); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }
 
 // Stats counts what the index holds.

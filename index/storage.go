@@ -142,11 +142,10 @@ type StorageReader interface {
 	// every rule), each with Page set, in no order.
 	Findings(ctx context.Context, file int64, rule string) ([]lint.Finding, error)
 	// FindingsPart returns limit (0: all) of the findings q selects from
-	// the off-th on, each with Page set, in FindingOrder.
-	FindingsPart(ctx context.Context, q FindingQuery, off, limit int) ([]lint.Finding, error)
-	// CountFindings counts the findings q selects, by rule and severity,
-	// sorted by rule then severity, byte by byte (as CountFindings).
-	CountFindings(ctx context.Context, q FindingQuery) ([]FindingCount, error)
+	// the off-th on, each with Page set, in FindingOrder, and the counts of
+	// all of them by rule and severity, sorted by rule then severity (as
+	// CountFindings). The two are of one state inside a snapshot.
+	FindingsPart(ctx context.Context, q FindingQuery, off, limit int) ([]lint.Finding, []FindingCount, error)
 	// Stats counts the rows.
 	Stats(ctx context.Context) (Stats, error)
 	// Titles returns the title row of every page, by path.

@@ -392,9 +392,7 @@ func lintTool(ctx context.Context, c *call, in lintIn) (*lintOut, error) {
 		if err != nil {
 			return err
 		}
-		for _, c := range p.Counts {
-			out.Total += c.N
-		}
+		out.Total = p.Total()
 		out.Findings = append(out.Findings, p.Findings...)
 		return nil
 	})

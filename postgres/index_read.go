@@ -566,8 +566,12 @@ func findingWhere(q index.FindingQuery) (string, []any) {
 
 // FindingsPart returns limit (0: all) of the findings q selects from the
 // off-th on, in index.FindingOrder (text compared byte by byte: COLLATE
-// "C").
-func (r *indexReader) FindingsPart(ctx context.Context, q index.FindingQuery, off, limit int) ([]lint.Finding, error) {
+// "C"), and their counts.
+func (r *indexReader) FindingsPart(ctx context.Context, q index.FindingQuery, off, limit int) ([]lint.Finding, []index.FindingCount, error) {
+	counts, err := r.countFindings(ctx, q)
+	if err != nil {
+		return nil, nil, err
+	}
 	var lim *int // NULL: no limit
 	if limit > 0 {
 		lim = &limit
@@ -578,9 +582,10 @@ func (r *indexReader) FindingsPart(ctx context.Context, q index.FindingQuery, of
 		ORDER BY f.path, n.rule COLLATE "C", n.subject COLLATE "C", n.message COLLATE "C", n.severity COLLATE "C"
 		LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2), append(args, lim, max(off, 0))...)
 	if err != nil {
-		return nil, fmt.Errorf("index: read findings: %w", err)
+		return nil, nil, fmt.Errorf("index: read findings: %w", err)
 	}
-	return r.scanFindings(rows, []lint.Finding{})
+	part, err := r.scanFindings(rows, []lint.Finding{})
+	return part, counts, err
 }
 
 // scanFindings appends the findings of rows (path, rule, severity,
@@ -602,8 +607,8 @@ func (r *indexReader) scanFindings(rows pgx.Rows, out []lint.Finding) ([]lint.Fi
 	return out, nil
 }
 
-// CountFindings counts the findings q selects, by rule and severity.
-func (r *indexReader) CountFindings(ctx context.Context, q index.FindingQuery) ([]index.FindingCount, error) {
+// countFindings counts the findings q selects, by rule and severity.
+func (r *indexReader) countFindings(ctx context.Context, q index.FindingQuery) ([]index.FindingCount, error) {
 	from, args := findingFrom(q)
 	rows, err := r.query(ctx, `SELECT n.rule, n.severity, count(*) FROM `+from+`
 		GROUP BY n.rule, n.severity ORDER BY n.rule COLLATE "C", n.severity COLLATE "C"`, args...)

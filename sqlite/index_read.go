@@ -463,8 +463,13 @@ func findingWhere(q index.FindingQuery) (string, []any) {
 }
 
 // FindingsPart returns limit (0: all) of the findings q selects from the
-// off-th on, in index.FindingOrder (SQLite compares text byte by byte).
-func (r *indexReader) FindingsPart(ctx context.Context, q index.FindingQuery, off, limit int) ([]lint.Finding, error) {
+// off-th on, in index.FindingOrder (SQLite compares text byte by byte),
+// and their counts.
+func (r *indexReader) FindingsPart(ctx context.Context, q index.FindingQuery, off, limit int) ([]lint.Finding, []index.FindingCount, error) {
+	counts, err := r.countFindings(ctx, q)
+	if err != nil {
+		return nil, nil, err
+	}
 	if limit <= 0 {
 		limit = -1 // no limit
 	}
@@ -473,9 +478,10 @@ func (r *indexReader) FindingsPart(ctx context.Context, q index.FindingQuery, of
 		FROM findings n JOIN files f ON f.id = n.file WHERE `+where+`
 		ORDER BY f.path, n.rule, n.subject, n.message, n.severity LIMIT ? OFFSET ?`, append(args, limit, max(off, 0))...)
 	if err != nil {
-		return nil, fmt.Errorf("index: read findings: %w", translate(err))
+		return nil, nil, fmt.Errorf("index: read findings: %w", translate(err))
 	}
-	return scanFindings(rows, []lint.Finding{})
+	part, err := scanFindings(rows, []lint.Finding{})
+	return part, counts, err
 }
 
 // scanFindings appends the findings of rows (path, rule, severity,
@@ -495,8 +501,8 @@ func scanFindings(rows *sql.Rows, out []lint.Finding) ([]lint.Finding, error) {
 	return out, nil
 }
 
-// CountFindings counts the findings q selects, by rule and severity.
-func (r *indexReader) CountFindings(ctx context.Context, q index.FindingQuery) ([]index.FindingCount, error) {
+// countFindings counts the findings q selects, by rule and severity.
+func (r *indexReader) countFindings(ctx context.Context, q index.FindingQuery) ([]index.FindingCount, error) {
 	where, args := findingWhere(q)
 	rows, err := r.q.QueryContext(ctx, `SELECT n.rule, n.severity, count(*)
 		FROM findings n JOIN files f ON f.id = n.file WHERE `+where+`

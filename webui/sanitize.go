@@ -40,16 +40,21 @@ func sanitize(src []byte) []byte {
 		written bool
 	}
 	var stack []open
+	// closeTo closes the elements open from the i-th on, innermost first.
+	closeTo := func(i int) {
+		for j := len(stack) - 1; j >= i; j-- {
+			if stack[j].written {
+				out.WriteString("</" + stack[j].tag + ">")
+			}
+		}
+		stack = stack[:i]
+	}
 	var dropping []string // the elements dropped with their content, open
 	for {
 		tt := z.Next()
 		switch tt {
 		case html.ErrorToken: // the end (the reader is memory: no other error)
-			for i := len(stack) - 1; i >= 0; i-- {
-				if stack[i].written {
-					out.WriteString("</" + stack[i].tag + ">")
-				}
-			}
+			closeTo(0)
 			return out.Bytes()
 		case html.TextToken:
 			if len(dropping) == 0 {
@@ -101,16 +106,10 @@ func sanitize(src []byte) []byte {
 			// open, and those opened inside it; one of no open element
 			// is dropped.
 			for i := len(stack) - 1; i >= 0; i-- {
-				if stack[i].tag != tok.Data {
-					continue
+				if stack[i].tag == tok.Data {
+					closeTo(i)
+					break
 				}
-				for j := len(stack) - 1; j >= i; j-- {
-					if stack[j].written {
-						out.WriteString("</" + stack[j].tag + ">")
-					}
-				}
-				stack = stack[:i]
-				break
 			}
 		}
 		// Comments and doctypes are left out.
