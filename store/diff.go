@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"errors"
+	"iter"
 	"slices"
 	"strings"
 
@@ -149,16 +151,7 @@ func diffKeys(ctx context.Context, src nodeSource, a, b cairn.Hash, fn func(keyC
 func diffTrees(ctx context.Context, src nodeSource, a, b cairn.Hash, opts *DiffOptions) ([]cairn.Change, error) {
 	var changes []cairn.Change
 	err := diffKeys(ctx, src, a, b, func(kc keyChange) error {
-		switch {
-		case kc.old.hash.IsZero():
-			changes = append(changes, cairn.Change{Kind: cairn.Added, Path: kc.new.filePath(), New: entryOf(kc.new)})
-		case kc.new.hash.IsZero():
-			changes = append(changes, cairn.Change{Kind: cairn.Deleted, Path: kc.old.filePath(), Old: entryOf(kc.old)})
-		case kc.old.filePath() != kc.new.filePath() && kc.old.hash == kc.new.hash && kc.old.mode == kc.new.mode:
-			changes = append(changes, cairn.Change{Kind: cairn.Renamed, Path: kc.new.filePath(), Old: entryOf(kc.old), New: entryOf(kc.new)})
-		default:
-			changes = append(changes, cairn.Change{Kind: cairn.Modified, Path: kc.new.filePath(), Old: entryOf(kc.old), New: entryOf(kc.new)})
-		}
+		changes = append(changes, changeOf(kc))
 		return nil
 	})
 	if err != nil {
@@ -168,6 +161,39 @@ func diffTrees(ctx context.Context, src nodeSource, a, b cairn.Hash, opts *DiffO
 		changes = pairRenames(changes)
 	}
 	return changes, nil
+}
+
+// changeOf is the change a difference at one key makes: a change of case
+// alone, the content the same, is a rename.
+func changeOf(kc keyChange) cairn.Change {
+	switch {
+	case kc.old.hash.IsZero():
+		return cairn.Change{Kind: cairn.Added, Path: kc.new.filePath(), New: entryOf(kc.new)}
+	case kc.new.hash.IsZero():
+		return cairn.Change{Kind: cairn.Deleted, Path: kc.old.filePath(), Old: entryOf(kc.old)}
+	case kc.old.filePath() != kc.new.filePath() && kc.old.hash == kc.new.hash && kc.old.mode == kc.new.mode:
+		return cairn.Change{Kind: cairn.Renamed, Path: kc.new.filePath(), Old: entryOf(kc.old), New: entryOf(kc.new)}
+	}
+	return cairn.Change{Kind: cairn.Modified, Path: kc.new.filePath(), Old: entryOf(kc.old), New: entryOf(kc.new)}
+}
+
+// Changes returns how tree b differs from tree a one change at a time, in
+// key order (case-folded path order), as [Store.Diff] with NoRenames: a
+// diff of a whole vault's trees is not held at once. Subtrees with equal
+// hashes are skipped without being read.
+func (s *Store) Changes(ctx context.Context, a, b cairn.Hash) iter.Seq2[cairn.Change, error] {
+	return func(yield func(cairn.Change, error) bool) {
+		stop := errors.New("stopped")
+		err := diffKeys(ctx, s, a, b, func(kc keyChange) error {
+			if !yield(changeOf(kc), nil) {
+				return stop
+			}
+			return nil
+		})
+		if err != nil && err != stop {
+			yield(cairn.Change{}, err)
+		}
+	}
 }
 
 // pairRenames turns a deletion and an addition of the same non-empty content

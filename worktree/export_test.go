@@ -35,3 +35,7 @@ func (m *Manager) StatRow(ctx context.Context, t *Tree, path string) (FileStat, 
 
 // LockPath is the file whose lock a change of tree t holds.
 func (m *Manager) LockPath(t *Tree) string { return m.lockPath(t) }
+
+// SetStatsPart sets how many stat rows a sync holds before it writes those
+// it can (by default 16,384).
+func (m *Manager) SetStatsPart(n int) { m.rowsPart = n }

@@ -1,6 +1,7 @@
 package worktree
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -96,6 +97,64 @@ func (m *Manager) Behind(ctx context.Context, t *Tree) (bool, error) {
 
 // syncChunk is how many files a sync reads the contents of at once.
 const syncChunk = 4096
+
+// statsPart is how many stat rows a sync holds before it writes those it
+// can.
+const statsPart = 16384
+
+// statRows are the stat rows of the files a sync wrote or read: those of
+// files modified more than racyWindow ago are written to the database
+// statsPart or so at a time, each part in a transaction of its own; the
+// others, and the rest, go with the sync's end (Synced.Stats). A row's
+// Checked is when it is written, as when all went with the end: a file
+// modified within racyWindow of it is read again by the next scan, so a
+// row written early has to wait until its file is that old.
+type statRows struct {
+	m    *Manager
+	t    *Tree
+	rows []FileStat // Checked is set when they are written
+	// young is how many of rows were too recently modified to be written
+	// at the last try: the next waits until statsPart more have come.
+	young int
+}
+
+// add keeps the stat row of d, read or written now, and writes the rows
+// it can when statsPart have come since the last try.
+func (r *statRows) add(ctx context.Context, d *onDisk) error {
+	r.rows = append(r.rows, FileStat{Path: d.Path, Size: d.Size, Mtime: d.Mtime, Blob: d.blob})
+	if len(r.rows) < r.young+cmp.Or(r.m.rowsPart, statsPart) {
+		return nil
+	}
+	now := r.m.Now().UnixNano()
+	var old []FileStat
+	young := r.rows[:0]
+	for _, row := range r.rows {
+		if row.Mtime < now-racyWindow {
+			row.Checked = now
+			old = append(old, row)
+		} else {
+			young = append(young, row)
+		}
+	}
+	r.rows, r.young = young, len(young)
+	if len(old) == 0 {
+		return nil
+	}
+	err := r.m.s.Update(ctx, func(tx *store.Tx) error { return r.m.st.PutStats(ctx, tx.Backend(), r.t.ID, old) })
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", r.t.Path, err)
+	}
+	return nil
+}
+
+// rest returns the rows not written yet, checked now.
+func (r *statRows) rest() []FileStat {
+	now := r.m.Now().UnixNano()
+	for i := range r.rows {
+		r.rows[i].Checked = now
+	}
+	return r.rows
+}
 
 // quickWait is how long CatchUp waits for the vault's write lock.
 const quickWait = 50 * time.Millisecond
@@ -219,16 +278,22 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 		return nil, err
 	}
 	var snap *snapshot
-	var changes []cairn.Change
+	var changes []cairn.Change // the diff, when it is small
 	if !full {
 		baseTree, err := m.treeOf(ctx, t.Base)
 		if err != nil {
 			return nil, err
 		}
-		if changes, err = m.s.Diff(ctx, baseTree, targetTree, &store.DiffOptions{NoRenames: true}); err != nil {
-			return nil, err
+		for c, err := range m.s.Changes(ctx, baseTree, targetTree) {
+			if err != nil {
+				return nil, err
+			}
+			if len(changes) == targetedMax {
+				full = true
+				break
+			}
+			changes = append(changes, c)
 		}
-		full = len(changes) > targetedMax
 		if !full {
 			var paths []string
 			for _, c := range changes {
@@ -253,9 +318,6 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 		for _, p := range snap.leftovers {
 			os.Remove(p) // a dead sync's temporary file: its rename never happened
 		}
-		if changes, err = m.s.Diff(ctx, snap.baseTree, targetTree, &store.DiffOptions{NoRenames: true}); err != nil {
-			return nil, err
-		}
 	}
 	// One operation per path: a change of case alone is a deletion of the
 	// old spelling and an addition of the new one.
@@ -263,27 +325,14 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 		path string
 		want cairn.Entry // zero: delete
 	}
-	var ops []op
-	for _, c := range changes {
-		switch {
-		case c.Kind == cairn.Deleted:
-			ops = append(ops, op{c.Old.Path, cairn.Entry{}})
-		case (c.Kind == cairn.Modified || c.Kind == cairn.Renamed) && c.Old.Path != c.New.Path:
-			ops = append(ops, op{c.Old.Path, cairn.Entry{}}, op{c.New.Path, c.New})
-		default:
-			ops = append(ops, op{c.Path, c.New})
-		}
-	}
 	rep := &SyncReport{}
 	var written []*onDisk
 	var writes []op
 	var clear []string               // overrides to drop
 	var deleted []string             // paths the target does not have
 	keep := map[string]cairn.Entry{} // overrides to add
-	// The paths deleted are taken here, so that ops (the size of the
-	// diff) is not held through the writes.
-	for _, o := range ops {
-		p, want := o.path, o.want
+	// Each operation is classed as the diff is read.
+	class := func(p string, want cairn.Entry) {
 		if want.Blob.IsZero() {
 			deleted = append(deleted, p)
 		}
@@ -298,7 +347,7 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 			}
 		case d == nil && !hasBase, d != nil && hasBase && d.blob == base.Blob && d.Mode == base.Mode:
 			// No local edit: write the target's version.
-			writes = append(writes, o)
+			writes = append(writes, op{p, want})
 			clear = append(clear, p)
 			rep.Updated = append(rep.Updated, p)
 		default:
@@ -313,11 +362,35 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 			}
 		}
 	}
+	classChange := func(c cairn.Change) {
+		switch {
+		case c.Kind == cairn.Deleted:
+			class(c.Old.Path, cairn.Entry{})
+		case (c.Kind == cairn.Modified || c.Kind == cairn.Renamed) && c.Old.Path != c.New.Path:
+			class(c.Old.Path, cairn.Entry{})
+			class(c.New.Path, c.New)
+		default:
+			class(c.Path, c.New)
+		}
+	}
+	if full {
+		// The diff is read again from the scan's base, one change at a
+		// time: a sync of a whole vault holds what it writes, not the diff
+		// beside it.
+		for c, err := range m.s.Changes(ctx, snap.baseTree, targetTree) {
+			if err != nil {
+				return nil, err
+			}
+			classChange(c)
+		}
+	} else {
+		for _, c := range changes {
+			classChange(c)
+		}
+	}
 	// Deletions first, then writes, then the folders deletions emptied:
 	// a change of case alone deletes the old spelling before writing the
 	// new one, and no folder is removed while a file is written into it.
-	results := make([]*onDisk, len(writes))
-	errs := make([]error, len(writes))
 	dirs := &madeDirs{}
 	// Every write, rename, removal and change of mode goes through the
 	// tree's folder opened once: a folder swapped for a symbolic link
@@ -327,27 +400,42 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 		return nil, fmt.Errorf("sync %s: %w", t.Path, err)
 	}
 	defer root.Close()
-	// run makes the writes at idx in parallel, with the contents in blobs.
+	// The stat rows of the files written go to the database a part at a
+	// time as the writes go, not all with the new base: a sync of a whole
+	// folder (an import, a new working tree) would otherwise hold one
+	// for each of its files. A row says what a file on disk holds, true
+	// whatever the tree's base, so one written before the sync ends, or
+	// by a sync that dies, is what the next scan trusts or, the file
+	// changed since, reads again.
+	rows := &statRows{m: m, t: t}
+	// run makes the writes at idx in parallel, with the contents in blobs,
+	// and keeps the stat rows of the files written.
 	run := func(idx []int, blobs map[cairn.Hash][]byte) error {
+		results := make([]*onDisk, len(idx))
+		errs := make([]error, len(idx))
 		var wg sync.WaitGroup
 		workers := min(len(idx), 2*runtime.GOMAXPROCS(0))
 		for w := range workers {
 			wg.Go(func() {
 				for j := w; j < len(idx); j += workers {
-					i := idx[j]
-					o := writes[i]
+					o := writes[idx[j]]
 					data, ok := blobs[o.want.Blob]
 					if !ok && !o.want.Blob.IsZero() {
 						if data, ok = pre.content(o.path, o.want); !ok {
 							data = []byte(fmt.Sprintf("(the content of %s was purged)\n", o.path))
 						}
 					}
-					results[i], errs[i] = m.write(t, root, o.path, o.want, data, pre, dirs)
+					results[j], errs[j] = m.write(t, root, o.path, o.want, data, pre, dirs)
 					m.point("sync:file-written")
 				}
 			})
 		}
 		wg.Wait()
+		for _, r := range results {
+			if r != nil {
+				errs = append(errs, rows.add(ctx, r))
+			}
+		}
 		return errors.Join(errs...)
 	}
 	var deletions, contents []int
@@ -418,14 +506,14 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 			}
 		}
 	}
-	for _, r := range results {
-		if r != nil {
-			written = append(written, r)
+	for _, d := range written {
+		if err := rows.add(ctx, d); err != nil {
+			return nil, err
 		}
 	}
 	m.point("sync:files-written")
 	slices.Sort(clear)
-	done := Synced{Stats: m.statsOf(written), Base: target, Resolved: slices.Compact(clear), Deleted: deleted}
+	done := Synced{Stats: rows.rest(), Base: target, Resolved: slices.Compact(clear), Deleted: deleted}
 	for p, e := range keep {
 		e.Path = p
 		done.Overrides = append(done.Overrides, e)

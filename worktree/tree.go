@@ -43,6 +43,8 @@ type Manager struct {
 	// them.
 	reusedLists atomic.Int64
 	racyLists   time.Duration
+	// rowsPart, when set, replaces statsPart.
+	rowsPart int
 	// journaled wakes the statuses of this process that wait for their
 	// cookie when a watcher of this process journals one.
 	journaled wakeup
