@@ -205,12 +205,15 @@ func (db *DB) purgedError(ctx context.Context, h cairn.Hash) error {
 // HasObjects reports which of hs are stored.
 func (db *DB) HasObjects(ctx context.Context, hs []cairn.Hash) ([]bool, error) {
 	out := make([]bool, len(hs))
-	index := make(map[cairn.Hash][]int, len(hs))
-	for i, h := range hs {
-		index[h] = append(index[h], i)
-	}
+	// Each chunk's hashes by place, a chunk at a time: a check of a whole
+	// import's content holds one chunk's, not one for each file.
+	index := make(map[cairn.Hash][]int, min(len(hs), 500))
 	for start := 0; start < len(hs); start += 500 {
 		chunk := hs[start:min(start+500, len(hs))]
+		clear(index)
+		for i, h := range chunk {
+			index[h] = append(index[h], start+i)
+		}
 		args := make([]any, len(chunk))
 		for i, h := range chunk {
 			args[i] = h[:]

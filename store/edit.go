@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"runtime"
@@ -75,41 +76,45 @@ func (b *Batch) BuildTree(ctx context.Context, files []FileChange) (cairn.Hash, 
 // resolveEdits cleans the paths of changes, turns them into sorted edits by
 // key and checks them against base.
 func (b *Batch) resolveEdits(ctx context.Context, base cairn.Hash, changes []FileChange) ([]edit, error) {
+	// The changes by key, in the order given within a key (the checks
+	// below name the first of two changes of one path): one list, not a
+	// map of lists, which took some 100 bytes a file of an import.
 	type op struct {
-		path string
-		ch   *FileChange
+		key, path string
+		i         int
 	}
-	byKey := make(map[string][]op, len(changes))
-	keys := make([]string, 0, len(changes))
+	ops := make([]op, 0, len(changes))
 	for i := range changes {
-		ch := &changes[i]
-		p, err := cairn.CleanPath(ch.Path)
+		p, err := cairn.CleanPath(changes[i].Path)
 		if err != nil {
 			return nil, err
 		}
-		k := cairn.FoldPath(p)
-		if _, ok := byKey[k]; !ok {
-			keys = append(keys, k)
-		}
-		byKey[k] = append(byKey[k], op{p, ch})
+		ops = append(ops, op{cairn.FoldPath(p), p, i})
 	}
-	slices.Sort(keys)
+	slices.SortFunc(ops, func(a, b op) int { return cmp.Or(strings.Compare(a.key, b.key), cmp.Compare(a.i, b.i)) })
 	if err := b.checkBlobs(ctx, changes); err != nil {
 		return nil, err
 	}
 	hashes := hashAll(changes)
-	edits := make([]edit, 0, len(keys))
-	for _, k := range keys {
-		ops := byKey[k]
+	edits := make([]edit, 0, len(ops))
+	for len(ops) > 0 {
+		k := ops[0].key
+		n := 1
+		for n < len(ops) && ops[n].key == k {
+			n++
+		}
+		group := ops[:n]
+		ops = ops[n:]
 		old, exists, err := lookup(ctx, b, base, k)
 		if err != nil {
 			return nil, err
 		}
 		var put *op
+		var ch *FileChange // put's change
 		deleted := false
-		for i := range ops {
-			o := &ops[i]
-			if o.ch.Delete {
+		for i := range group {
+			o := &group[i]
+			if changes[o.i].Delete {
 				if !exists || old.filePath() != o.path {
 					return nil, notInTree(o.path, base)
 				}
@@ -125,7 +130,7 @@ func (b *Batch) resolveEdits(ctx context.Context, base cairn.Hash, changes []Fil
 				}
 				return nil, clash(put.path, o.path, collisionHint, "%s and %s differ only in case", put.path, o.path)
 			}
-			put = o
+			put, ch = o, &changes[o.i]
 		}
 		if put == nil {
 			edits = append(edits, edit{key: k})
@@ -135,24 +140,24 @@ func (b *Batch) resolveEdits(ctx context.Context, base cairn.Hash, changes []Fil
 			return nil, clash(put.path, old.filePath(), collisionHint+" To rename, delete the old path in the same change.",
 				"%s differs only in case from %s, which is in the vault", put.path, old.filePath())
 		}
-		it := &item{key: k, mode: put.ch.Mode}
+		it := &item{key: k, mode: ch.Mode}
 		if put.path != k {
 			it.path = put.path
 		}
 		if it.mode > cairn.ModeExecutable {
 			return nil, cairn.Errorf(cairn.EINVALID, "%s: unknown mode %d", put.path, it.mode)
 		}
-		if put.ch.Blob.IsZero() {
-			it.hash = hashes[put.ch]
-			it.size = uint64(len(put.ch.Data))
+		if ch.Blob.IsZero() {
+			it.hash = hashes[ch]
+			it.size = uint64(len(ch.Data))
 			b.mu.Lock()
-			b.addBlob(it.hash, put.ch.Data)
+			b.addBlob(it.hash, ch.Data)
 			b.mu.Unlock()
 		} else {
-			if put.ch.Size < 0 {
+			if ch.Size < 0 {
 				return nil, cairn.Errorf(cairn.EINVALID, "%s: negative size", put.path)
 			}
-			it.hash, it.size = put.ch.Blob, uint64(put.ch.Size)
+			it.hash, it.size = ch.Blob, uint64(ch.Size)
 		}
 		edits = append(edits, edit{key: k, put: it})
 	}
@@ -162,13 +167,15 @@ func (b *Batch) resolveEdits(ctx context.Context, base cairn.Hash, changes []Fil
 // hashAll names the new content of changes, on every core when there is
 // much of it.
 func hashAll(changes []FileChange) map[*FileChange]cairn.Hash {
-	out := make(map[*FileChange]cairn.Hash, len(changes))
 	var todo []*FileChange
 	for i := range changes {
 		if ch := &changes[i]; !ch.Delete && ch.Blob.IsZero() {
 			todo = append(todo, ch)
 		}
 	}
+	// Sized for the content to hash: an import names stored content, and
+	// a map with room for each of its files would be so much empty room.
+	out := make(map[*FileChange]cairn.Hash, len(todo))
 	hs := make([]cairn.Hash, len(todo))
 	workers := 1
 	if len(todo) >= 64 {
