@@ -696,7 +696,7 @@ func ReadFile(f File, max int64) ([]byte, error) {
 	if st.size > max {
 		return nil, fmt.Errorf("%s grew past the %d MiB limit", f.Path, max>>20)
 	}
-	data, err := io.ReadAll(io.LimitReader(fd, max+1))
+	data, err := readSized(io.LimitReader(fd, max+1), st.size)
 	if err != nil {
 		return nil, err
 	}
@@ -704,6 +704,26 @@ func ReadFile(f File, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s grew past the %d MiB limit", f.Path, max>>20)
 	}
 	return data, nil
+}
+
+// readSized reads r to its end into a buffer of size bytes and one more,
+// grown only when r holds more: the content of a file that did not change
+// since its stat takes its length in memory, not the up to twice that of a
+// buffer grown while reading (a bulk read holds many at once).
+func readSized(r io.Reader, size int64) ([]byte, error) {
+	data := make([]byte, 0, size+1)
+	for {
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		switch {
+		case err == io.EOF:
+			return data, nil
+		case err != nil:
+			return nil, err
+		case len(data) == cap(data):
+			data = append(data, 0)[:len(data)]
+		}
+	}
 }
 
 // statBeneath reads the metadata of the file at vault path rel under root,
