@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+	"unsafe"
 
 	"cairn"
 )
@@ -79,4 +80,26 @@ type AuditRow struct {
 	Commit cairn.Hash
 	// Detail is a JSON value.
 	Detail json.RawMessage
+}
+
+// FindingsJSON encodes a proposal's findings for a storage's column: a JSON
+// array, "[]" for none. Findings are structs of strings, which json.Marshal
+// always encodes. The string is the encoding's own memory, not a copy of
+// it: the findings of a large import's proposal run to tens of megabytes.
+func FindingsJSON(fs []cairn.Finding) string {
+	if fs == nil {
+		fs = []cairn.Finding{}
+	}
+	data, _ := json.Marshal(fs)
+	return unsafe.String(unsafe.SliceData(data), len(data))
+}
+
+// LogJSON encodes a proposal's log entry for a storage's column, "" for
+// none.
+func LogJSON(e *cairn.LogEntry) string {
+	if e == nil {
+		return ""
+	}
+	data, _ := json.Marshal(e)
+	return string(data)
 }

@@ -174,7 +174,7 @@ func (s *AdmitStorage) AddProposal(ctx context.Context, tx cairn.Tx, p *cairn.Pr
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
 		ON CONFLICT (key) DO NOTHING RETURNING id`,
 		p.Key, p.Route, p.Branch, nullHash(p.Base), p.Tree[:], nullHash(p.Commit), nullHash(p.Result), string(p.Principal), p.Origin,
-		p.Status, string(p.Verdict), findingsJSON(p.Findings), p.Summary, p.Message, logJSON(p.Log), stringOrNull(p.Source),
+		p.Status, string(p.Verdict), admit.FindingsJSON(p.Findings), p.Summary, p.Message, admit.LogJSON(p.Log), stringOrNull(p.Source),
 		int64OrNull(p.Job), p.Error, p.Created.UnixNano(), timeOrNull(p.Decided), stringOrNull(string(p.DecidedBy)), p.Reason).Scan(&id)
 	if err != nil {
 		err = s.db.translate(err)
@@ -197,7 +197,7 @@ func (s *AdmitStorage) DecideProposal(ctx context.Context, tx cairn.Tx, p *cairn
 	}
 	tag, err := q.Exec(ctx, `UPDATE proposals SET status = $1, verdict = $2, findings = $3, proposal = $4, result = $5,
 		decided = $6, decided_by = $7, reason = $8, error = $9 WHERE id = $10`,
-		p.Status, string(p.Verdict), findingsJSON(p.Findings), nullHash(p.Commit), nullHash(p.Result),
+		p.Status, string(p.Verdict), admit.FindingsJSON(p.Findings), nullHash(p.Commit), nullHash(p.Result),
 		timeOrNull(p.Decided), stringOrNull(string(p.DecidedBy)), p.Reason, p.Error, p.ID)
 	if err != nil {
 		return fmt.Errorf("record the decision of proposal %d: %w", p.ID, s.db.translate(err))
@@ -301,25 +301,6 @@ func (s *AdmitStorage) LastEvent(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("read the last event: %w", s.db.translate(err))
 	}
 	return id, nil
-}
-
-// findingsJSON encodes findings for their column. Findings and log entries
-// are structs of strings, which json.Marshal always encodes.
-func findingsJSON(fs []cairn.Finding) string {
-	if fs == nil {
-		fs = []cairn.Finding{}
-	}
-	data, _ := json.Marshal(fs)
-	return string(data)
-}
-
-// logJSON encodes a log entry for its column ("" for none).
-func logJSON(e *cairn.LogEntry) string {
-	if e == nil {
-		return ""
-	}
-	data, _ := json.Marshal(e)
-	return string(data)
 }
 
 // int64OrNull stores zero as NULL.

@@ -156,7 +156,7 @@ func (s *AdmitStorage) AddProposal(ctx context.Context, tx cairn.Tx, p *cairn.Pr
 		findings, summary, message, log, source, job, error, created, decided, decided_by, reason)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		p.Key, p.Route, p.Branch, nullHash(p.Base), p.Tree[:], nullHash(p.Commit), nullHash(p.Result), string(p.Principal), p.Origin,
-		p.Status, string(p.Verdict), findingsJSON(p.Findings), p.Summary, p.Message, logJSON(p.Log), nullString(p.Source),
+		p.Status, string(p.Verdict), admit.FindingsJSON(p.Findings), p.Summary, p.Message, admit.LogJSON(p.Log), nullString(p.Source),
 		nullInt(p.Job), p.Error, p.Created.UnixNano(), nullTime(p.Decided), nullString(string(p.DecidedBy)), p.Reason).Scan(&id)
 	if isUnique(err) {
 		return 0, cairn.Errorf(cairn.ECONFLICT, "a proposal was submitted as %s already", p.Key)
@@ -173,7 +173,7 @@ func (s *AdmitStorage) DecideProposal(ctx context.Context, tx cairn.Tx, p *cairn
 	}
 	res, err := q.ExecContext(ctx, `UPDATE proposals SET status = ?, verdict = ?, findings = ?, proposal = ?, result = ?,
 		decided = ?, decided_by = ?, reason = ?, error = ? WHERE id = ?`,
-		p.Status, string(p.Verdict), findingsJSON(p.Findings), nullHash(p.Commit), nullHash(p.Result),
+		p.Status, string(p.Verdict), admit.FindingsJSON(p.Findings), nullHash(p.Commit), nullHash(p.Result),
 		nullTime(p.Decided), nullString(string(p.DecidedBy)), p.Reason, p.Error, p.ID)
 	if err != nil {
 		return translate(err)
@@ -267,25 +267,6 @@ func (s *AdmitStorage) LastEvent(ctx context.Context) (int64, error) {
 	var id int64
 	err := s.db.rq.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM events`).Scan(&id)
 	return id, translate(err)
-}
-
-// findingsJSON encodes findings for their column. Findings and log entries
-// are structs of strings, which json.Marshal always encodes.
-func findingsJSON(fs []cairn.Finding) string {
-	if fs == nil {
-		fs = []cairn.Finding{}
-	}
-	data, _ := json.Marshal(fs)
-	return string(data)
-}
-
-// logJSON encodes a log entry for its column ("" for none).
-func logJSON(e *cairn.LogEntry) string {
-	if e == nil {
-		return ""
-	}
-	data, _ := json.Marshal(e)
-	return string(data)
 }
 
 func nullInt(n int64) any {
