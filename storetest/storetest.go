@@ -136,8 +136,8 @@ func testObjects(t *testing.T, b cairn.Backend) {
 		t.Errorf("GetObjects(600, half missing) returned %d objects, want %d", len(got), len(many))
 	}
 	// Whether many are stored, past any backend's part: each asked for
-	// again far from its first place, so that the two fall in different
-	// parts.
+	// four times, 600 places apart, so that copies fall in different
+	// parts of any size under 2,400.
 	twice := slices.Concat(asked, asked, asked, asked)
 	has, err := b.HasObjects(ctx, twice)
 	if err != nil {

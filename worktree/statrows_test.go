@@ -2,6 +2,7 @@ package worktree_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,14 +15,18 @@ import (
 	"cairn/worktree"
 )
 
-// countingStorage counts the transactions that write stat rows.
+// countingStorage counts the transactions that write stat rows, and fails
+// the one numbered failAt.
 type countingStorage struct {
 	worktree.Storage
-	puts atomic.Int64
+	puts   atomic.Int64
+	failAt atomic.Int64
 }
 
 func (c *countingStorage) PutStats(ctx context.Context, tx cairn.Tx, id int64, stats []worktree.FileStat) error {
-	c.puts.Add(1)
+	if c.puts.Add(1) == c.failAt.Load() {
+		return errors.New("the database went away")
+	}
 	return c.Storage.PutStats(ctx, tx, id, stats)
 }
 
@@ -78,7 +83,7 @@ func TestSync_StatRowsInParts(t *testing.T) {
 		}
 		return want
 	}
-	checkRows := func(want map[string]cairn.Hash) {
+	checkRows := func(want map[string]cairn.Hash, early bool) {
 		t.Helper()
 		for p, h := range want {
 			r, ok := m.StatRow(ctx, wt, p)
@@ -90,6 +95,8 @@ func TestSync_StatRowsInParts(t *testing.T) {
 				t.Fatalf("%s has no stat row", p)
 			case r.Blob != h || r.Size != info.Size() || r.Mtime != info.ModTime().UnixNano():
 				t.Fatalf("%s: row %+v, file %d bytes at %d, content %s", p, r, info.Size(), info.ModTime().UnixNano(), h.Short())
+			case early && r.Checked < r.Mtime+int64(2*time.Second):
+				t.Fatalf("%s: a row written before the sync's end checked at %d, within the racy window of %d", p, r.Checked, r.Mtime)
 			}
 		}
 	}
@@ -104,7 +111,7 @@ func TestSync_StatRowsInParts(t *testing.T) {
 	if n := st.puts.Load(); n < 5 {
 		t.Errorf("the sync of 50 files wrote its stat rows in %d transactions of their own; want them in parts of 8", n)
 	}
-	checkRows(first)
+	checkRows(first, true)
 
 	// The real clock: every file is within the racy window, so every row
 	// waits for the end.
@@ -117,12 +124,60 @@ func TestSync_StatRowsInParts(t *testing.T) {
 	if n := st.puts.Load(); n != 0 {
 		t.Errorf("%d transactions wrote rows of files modified within the racy window before the sync's end", n)
 	}
-	checkRows(second)
+	checkRows(second, false)
 	status, err := m.Status(ctx, wt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(status.Changes) != 0 {
 		t.Errorf("status after the syncs: %v; want none", status.Changes)
+	}
+
+	// A sync that fails after a part of its rows is written: the next
+	// finishes it, and the rows and the status are as if it had not.
+	m.Now = func() time.Time { return time.Now().Add(time.Hour) }
+	st.puts.Store(0)
+	st.failAt.Store(3)
+	third := commit(80, 40)
+	if _, err := m.SyncHead(ctx, wt); err == nil {
+		t.Fatal("a sync whose rows could not be written ended well")
+	}
+	st.failAt.Store(0)
+	if _, err := m.SyncHead(ctx, wt); err != nil {
+		t.Fatal(err)
+	}
+	checkRows(third, false)
+	if status, err = m.Status(ctx, wt); err != nil || len(status.Changes) != 0 {
+		t.Errorf("status after a sync finished again: %v, %v; want none", status.Changes, err)
+	}
+
+	// A local edit of a file the target deletes is left alone: its row,
+	// deleted with the end, is written after, not before.
+	m.SetStatsPart(1)
+	edited := filepath.Join(dir, "notes", "n000.md")
+	if err := os.WriteFile(edited, []byte("# Note 0, edited here\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Minute)
+	os.Chtimes(edited, past, past)
+	head, _ := s.Head(ctx, "main")
+	c, _ := s.ReadCommit(ctx, head)
+	b := s.NewBatch()
+	tree, err := b.Edit(ctx, c.Tree, []store.FileChange{{Path: "notes/n000.md", Delete: true}, {Path: "notes/n999.md", Data: []byte("new\n")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Commit(ctx, b, store.CommitRequest{Branch: "main", Expected: head, Tree: tree, Principal: cairn.Agent("test"), Message: "delete"}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := m.SyncHead(ctx, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.LeftAlone) != 1 || rep.LeftAlone[0] != "notes/n000.md" {
+		t.Fatalf("left alone: %v; want the local edit", rep.LeftAlone)
+	}
+	if r, ok := m.StatRow(ctx, wt, "notes/n000.md"); !ok || r.Blob != store.BlobHash([]byte("# Note 0, edited here\n")) {
+		t.Errorf("the local edit left alone has row %+v (%v); want its content's", r, ok)
 	}
 }

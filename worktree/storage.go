@@ -84,7 +84,9 @@ type FileStat struct {
 }
 
 // Synced is what a sync did to a working tree's records, written in one
-// transaction with its new base (Storage.FinishSync), in this order.
+// transaction with its new base (Storage.FinishSync), in this order. A
+// sync of many files writes the stat rows of most of them before, with
+// PutStats; Stats holds the others.
 type Synced struct {
 	// Resolved are the paths whose overrides go: the folder now holds the
 	// target's version.
@@ -92,9 +94,11 @@ type Synced struct {
 	// Overrides are the overrides to add: local edits the sync left alone,
 	// with the base they were made from.
 	Overrides []cairn.Entry
-	// Deleted are the paths whose stat rows go: the sync deleted them.
+	// Deleted are the paths whose stat rows go: the target does not have
+	// them (the sync deleted them, or left a local edit alone).
 	Deleted []string
-	// Stats are the stat rows to write: files written, or read, by the sync.
+	// Stats are the stat rows to write: files written, or read, by the
+	// sync, whose rows were not written before.
 	Stats []FileStat
 	// Base is the commit the folder now holds.
 	Base cairn.Hash

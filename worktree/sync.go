@@ -116,6 +116,8 @@ type statRows struct {
 	// young is how many of rows were too recently modified to be written
 	// at the last try: the next waits until statsPart more have come.
 	young int
+	// end are rows that go with the end whatever their files' age.
+	end []FileStat
 }
 
 // add keeps the stat row of d, read or written now, and writes the rows
@@ -147,13 +149,19 @@ func (r *statRows) add(ctx context.Context, d *onDisk) error {
 	return nil
 }
 
+// atEnd keeps the stat row of d, read or written now, for the end alone.
+func (r *statRows) atEnd(d *onDisk) {
+	r.end = append(r.end, FileStat{Path: d.Path, Size: d.Size, Mtime: d.Mtime, Blob: d.blob})
+}
+
 // rest returns the rows not written yet, checked now.
 func (r *statRows) rest() []FileStat {
+	rest := append(r.rows, r.end...)
 	now := r.m.Now().UnixNano()
-	for i := range r.rows {
-		r.rows[i].Checked = now
+	for i := range rest {
+		rest[i].Checked = now
 	}
-	return r.rows
+	return rest
 }
 
 // quickWait is how long CatchUp waits for the vault's write lock.
@@ -331,6 +339,7 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 	var clear []string               // overrides to drop
 	var deleted []string             // paths the target does not have
 	keep := map[string]cairn.Entry{} // overrides to add
+	leftDeleted := map[string]bool{} // local edits of files the target deletes
 	// Each operation is classed as the diff is read.
 	class := func(p string, want cairn.Entry) {
 		if want.Blob.IsZero() {
@@ -353,6 +362,11 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 		default:
 			// A local edit: leave it; it keeps the base it was made from.
 			rep.LeftAlone = append(rep.LeftAlone, p)
+			if want.Blob.IsZero() {
+				// Its stat row goes with the end (Synced.Deleted), and a
+				// new one comes after: not one written before.
+				leftDeleted[p] = true
+			}
 			if _, ok := snap.over[p]; !ok {
 				if hasBase {
 					keep[p] = base
@@ -507,6 +521,10 @@ func (m *Manager) sync(ctx context.Context, t *Tree, target cairn.Hash, full boo
 		}
 	}
 	for _, d := range written {
+		if leftDeleted[d.Path] {
+			rows.atEnd(d)
+			continue
+		}
 		if err := rows.add(ctx, d); err != nil {
 			return nil, err
 		}
