@@ -987,6 +987,27 @@ func TestFindingsPage(t *testing.T) {
 	}
 }
 
+// whileCommitting calls read, with the number of reads before it, until
+// 60 commits made meanwhile on another goroutine, the i-th of files(i),
+// have ended, and once more after.
+func whileCommitting(e *env, files func(i int) map[string]string, read func(n int)) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 1; i <= 60; i++ {
+			e.commit(files(i))
+		}
+	}()
+	for n, finished := 0, false; !finished; n++ {
+		select {
+		case <-done:
+			finished = true
+		default:
+		}
+		read(n)
+	}
+}
+
 // TestFindingsPage_OneState reads a part of the findings while commits
 // add more: each answer's counts add up to the findings of its part (a
 // part large enough for all), the counts and the part being read from
@@ -994,21 +1015,10 @@ func TestFindingsPage(t *testing.T) {
 func TestFindingsPage_OneState(t *testing.T) {
 	e := setup(t)
 	e.commit(map[string]string{"notes/n000.md": "[[missing-0]]"})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := 1; i <= 60; i++ {
-			e.commit(map[string]string{fmt.Sprintf("notes/n%03d.md", i): fmt.Sprintf("[[missing-%d]]", i)})
-		}
-	}()
 	r := e.ix.Main()
-	reads := 0
-	for finished := false; !finished; reads++ {
-		select {
-		case <-done:
-			finished = true
-		default:
-		}
+	whileCommitting(e, func(i int) map[string]string {
+		return map[string]string{fmt.Sprintf("notes/n%03d.md", i): fmt.Sprintf("[[missing-%d]]", i)}
+	}, func(read int) {
 		// A limit, so that the storage counts and cuts (every finding
 		// at once is read in one statement).
 		p, err := r.FindingsPage(e.ctx, index.FindingFilter{}, 0, 1_000_000)
@@ -1016,9 +1026,9 @@ func TestFindingsPage_OneState(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(p.Findings) != p.Total() {
-			t.Fatalf("read %d: %d findings, counts adding up to %d", reads, len(p.Findings), p.Total())
+			t.Fatalf("read %d: %d findings, counts adding up to %d", read, len(p.Findings), p.Total())
 		}
-	}
+	})
 	if p, err := r.FindingsPage(e.ctx, index.FindingFilter{Rule: "broken-link"}, 0, 1_000_000); err != nil || len(p.Findings) != 61 || p.Total() != 61 {
 		t.Errorf("after the commits, FindingsPage(broken-link) = %+v, %v; want 61 findings", p, err)
 	}
@@ -1030,29 +1040,18 @@ func TestFindingsPage_OneState(t *testing.T) {
 func TestBacklinksPage_OneState(t *testing.T) {
 	e := setup(t)
 	e.commit(map[string]string{"hub.md": "# Hub\n", "notes/n000.md": "[[hub]]"})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := 1; i <= 60; i++ {
-			e.commit(map[string]string{fmt.Sprintf("notes/n%03d.md", i): "[[hub]]"})
-		}
-	}()
 	r := e.ix.Main()
-	reads := 0
-	for finished := false; !finished; reads++ {
-		select {
-		case <-done:
-			finished = true
-		default:
-		}
+	whileCommitting(e, func(i int) map[string]string {
+		return map[string]string{fmt.Sprintf("notes/n%03d.md", i): "[[hub]]"}
+	}, func(read int) {
 		p, err := r.BacklinksPage(e.ctx, "hub", 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(p.Links) != p.Total {
-			t.Fatalf("read %d: %d links, total %d", reads, len(p.Links), p.Total)
+			t.Fatalf("read %d: %d links, total %d", read, len(p.Links), p.Total)
 		}
-	}
+	})
 	if p, err := r.BacklinksPage(e.ctx, "hub", 0, 0); err != nil || p.Total != 61 {
 		t.Errorf("after the commits, BacklinksPage(hub) = %+v, %v; want 61 links", p, err)
 	}

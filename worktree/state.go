@@ -500,9 +500,15 @@ func (m *Manager) statsOf(files []*onDisk) []FileStat {
 	now := m.Now().UnixNano()
 	out := make([]FileStat, len(files))
 	for i, d := range files {
-		out[i] = FileStat{Path: d.Path, Size: d.Size, Mtime: d.Mtime, Blob: d.blob, Checked: now}
+		out[i] = d.row()
+		out[i].Checked = now
 	}
 	return out
+}
+
+// row is the stat row of a file read or written, Checked not yet set.
+func (d *onDisk) row() FileStat {
+	return FileStat{Path: d.Path, Size: d.Size, Mtime: d.Mtime, Blob: d.blob}
 }
 
 // listedAs returns which of two names of one file (they differ in case

@@ -123,7 +123,7 @@ type statRows struct {
 // add keeps the stat row of d, read or written now, and writes the rows
 // it can when statsPart have come since the last try.
 func (r *statRows) add(ctx context.Context, d *onDisk) error {
-	r.rows = append(r.rows, FileStat{Path: d.Path, Size: d.Size, Mtime: d.Mtime, Blob: d.blob})
+	r.rows = append(r.rows, d.row())
 	if len(r.rows) < r.young+cmp.Or(r.m.rowsPart, statsPart) {
 		return nil
 	}
@@ -151,7 +151,7 @@ func (r *statRows) add(ctx context.Context, d *onDisk) error {
 
 // atEnd keeps the stat row of d, read or written now, for the end alone.
 func (r *statRows) atEnd(d *onDisk) {
-	r.end = append(r.end, FileStat{Path: d.Path, Size: d.Size, Mtime: d.Mtime, Blob: d.blob})
+	r.end = append(r.end, d.row())
 }
 
 // rest returns the rows not written yet, checked now.
